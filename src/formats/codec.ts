@@ -52,4 +52,24 @@ export type UpstreamCodec = {
   decodeError(status: number, bodyText: string): UpstreamError;
 };
 
-export type Codec = { format: WireFormat; upstream: UpstreamCodec; client?: ClientCodec };
+export type Codec = { format: WireFormat; upstream: UpstreamCodec; client?: ClientCodec; passthrough?: PassthroughCodec };
+
+/** What the engine learns from a response it relays: usage, finish reason, upstream response id. */
+export type Observed = { usage: import('./canonical.ts').Usage | null; finishReason: string | null };
+
+/**
+ * Same-format relay (client and provider speak the same wire format): the body is forwarded with
+ * the model rewritten, and responses are relayed with the gateway's id while usage is observed.
+ */
+export type PassthroughCodec = {
+  /** A copy of the client body ready for the upstream (model rewritten, gateway-only fields removed). */
+  prepareRequest(body: Record<string, unknown>, opts: { upstreamModel: string; modelInBody: boolean }): Record<string, unknown>;
+  /** Rewrites a non-streaming response in place (id, model) and reports what it observed. */
+  rewriteResponse(json: Record<string, unknown>, ctx: { id: string; model: string }): Observed;
+  /** Per-stream relay: each upstream SSE frame in, the client's bytes out ('' to hide a frame). */
+  newStream(ctx: { id: string; model: string; includeUsage: boolean }): {
+    frame(f: import('./sse.ts').SseFrame): string;
+    end(): string;
+    observed(): Observed;
+  };
+};

@@ -1,0 +1,103 @@
+// Starts the real gateway (`src/main.ts serve`) as a child process against the bench upstream,
+// optionally creating an API key first; any failure becomes a reason string, never a crash.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchPath } from './child.ts';
+
+export type GatewayOptions = {
+  /** Config file, absolute or relative to bench/. */
+  config: string;
+  /** Upstream origin, e.g. http://127.0.0.1:1234 (the providers get `<origin>/v1`). */
+  upstream: string;
+  /** Create an API key with `keys create` before serving and return it. */
+  withKey: boolean;
+  /** Sets DATABASE_URL (PostgreSQL records) when given. */
+  databaseUrl?: string;
+};
+
+export type Gateway = { child: ChildProcess; origin: string; apiKey?: string; dbFile: string; stderrTail: () => string };
+
+const REPO = benchPath('..');
+const STARTUP_MS = 30_000;
+
+function gatewayEnv(o: GatewayOptions, dbFile: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GATEWAY_CONFIG: path.isAbsolute(o.config) ? o.config : benchPath(o.config),
+    PORT: '0', HOST: '127.0.0.1', GATEWAY_DB: dbFile,
+    OPENAI_BASE_URL: `${o.upstream}/v1`, OPENAI_API_KEY: 'sk-bench',
+    ANTHROPIC_BASE_URL: `${o.upstream}/v1`, ANTHROPIC_API_KEY: 'sk-ant-bench',
+  };
+  if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
+  else delete env.DATABASE_URL;
+  return env;
+}
+
+/** Keeps the last `max` characters written to a stream, for error messages. */
+function tail(stream: NodeJS.ReadableStream | null, max = 2000): () => string {
+  let text = '';
+  stream?.on('data', (c: Buffer) => { text = (text + c.toString('utf8')).slice(-max); });
+  return () => text.trim();
+}
+
+/**
+ * Limits far above what the bench can reach: the per-key rate limiter runs on every request
+ * (that cost is what we measure) but never refuses one.
+ */
+const KEY_LIMITS = ['--rpm', '100000000', '--tpm', '100000000000'];
+
+/** Runs `src/main.ts keys create --name bench --rpm .. --tpm ..` and returns the printed `sk-gw-...` key. */
+function createKey(env: NodeJS.ProcessEnv): Promise<string> {
+  const args = ['src/main.ts', 'keys', 'create', '--name', 'bench', ...KEY_LIMITS];
+  const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = tail(child.stdout, 10_000);
+  const err = tail(child.stderr);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('keys create timed out')); }, STARTUP_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      const key = /^\s*(sk-gw-\S+)/m.exec(out())?.[1];
+      if (code === 0 && key) resolve(key);
+      else reject(new Error(`keys create exited with ${code}: ${(err() || out()).split('\n').slice(-3).join(' | ')}`));
+    });
+  });
+}
+
+/**
+ * Starts the gateway and resolves once it printed `listening on http://...`. Rejects with a
+ * readable reason when it exits, times out or the key cannot be created.
+ */
+export async function startGateway(o: GatewayOptions): Promise<Gateway> {
+  const dbFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'gw-bench-')), 'gateway.db');
+  const env = gatewayEnv(o, dbFile);
+  const apiKey = o.withKey ? await createKey(env) : undefined;
+  // process.execPath is the Node 26 running this bench (node_modules/.bin/node resolves to it);
+  // spawning it directly means the pid we signal is the gateway itself, not a wrapper.
+  const child = spawn(process.execPath, ['src/main.ts', 'serve'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderrTail = tail(child.stderr);
+  const origin = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no "listening on" line within ${STARTUP_MS} ms`)); }, STARTUP_MS);
+    const onExit = (code: number | null): void => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${stderrTail().split('\n').slice(-4).join(' | ') || buffered.slice(-300)}`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.on('data', (c: Buffer) => {
+      // The pipe is drained for the whole run: a full pipe would block a gateway that logs.
+      buffered = (buffered + c.toString('utf8')).slice(-4000);
+      const m = /listening on (http:\/\/[^\s/]+)/.exec(buffered);
+      if (m) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        buffered = '';
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve(m[1]!);
+      }
+    });
+  });
+  return apiKey === undefined ? { child, origin, dbFile, stderrTail } : { child, origin, apiKey, dbFile, stderrTail };
+}

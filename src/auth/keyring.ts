@@ -1,0 +1,99 @@
+// The in-memory key cache the request path authenticates against: loaded from the store at start,
+// refreshed on an interval and after admin operations, so no request ever waits on the database.
+import { GatewayError } from '../http/errors.ts';
+import type { KeyRecord, Store } from '../store/types.ts';
+import { compileModelPatterns, keyMatchesHash, parsePresentedKey } from './keys.ts';
+
+type Entry = { record: KeyRecord; allows: (modelId: string) => boolean };
+
+export type KeyRingOptions = {
+  refreshMs?: number;       // reload all keys this often (default 30 s)
+  touchFlushMs?: number;    // write last-used times this often (default 10 s)
+  now?: () => number;       // clock, for tests
+  onError?: (what: 'refresh' | 'touch', err: unknown) => void;
+};
+
+// One message for every rejected key so a caller learns nothing about which keys exist; the key is never echoed.
+const INVALID = 'Invalid API key. Check the key, or ask the gateway operator for a new one.';
+
+export class KeyRing {
+  readonly #store: Store;
+  readonly #opts: Required<Omit<KeyRingOptions, 'onError'>> & Pick<KeyRingOptions, 'onError'>;
+  #entries = new Map<string, Entry>();
+  #touched = new Map<string, string>();
+  #timers: NodeJS.Timeout[] = [];
+  #loaded = false;
+
+  constructor(store: Store, opts: KeyRingOptions = {}) {
+    this.#store = store;
+    this.#opts = { refreshMs: opts.refreshMs ?? 30_000, touchFlushMs: opts.touchFlushMs ?? 10_000, now: opts.now ?? Date.now, onError: opts.onError };
+  }
+
+  /** Loads every key (failing start-up if the store is unreachable) and starts the background timers. */
+  async start(): Promise<void> {
+    await this.refresh();
+    const refresh = setInterval(() => { this.refresh().catch((e: unknown) => this.#opts.onError?.('refresh', e)); }, this.#opts.refreshMs);
+    const flush = setInterval(() => { this.flushTouches().catch((e: unknown) => this.#opts.onError?.('touch', e)); }, this.#opts.touchFlushMs);
+    refresh.unref(); flush.unref();
+    this.#timers.push(refresh, flush);
+  }
+
+  /** Swaps in a freshly loaded key map; on error the previous map stays in use. */
+  async refresh(): Promise<void> {
+    const records = await this.#store.listKeys();
+    const next = new Map<string, Entry>();
+    for (const r of records) next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels) });
+    this.#entries = next;
+    this.#loaded = true;
+  }
+
+  get size(): number { return this.#entries.size; }
+  get loaded(): boolean { return this.#loaded; }
+
+  /** The key record for a presented key; throws missing_api_key or invalid_api_key (401). */
+  authenticate(presented: string | undefined): KeyRecord {
+    if (presented === undefined || presented.trim() === '') {
+      throw new GatewayError('missing_api_key', 'Missing API key. Send it as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+    }
+    const parsed = parsePresentedKey(presented);
+    const entry = parsed ? this.#entries.get(parsed.id) : undefined;
+    if (!parsed || !entry || !keyMatchesHash(parsed.key, entry.record.hash)) throw new GatewayError('invalid_api_key', INVALID);
+    const r = entry.record;
+    const now = this.#opts.now();
+    if (r.revokedAt !== null && Date.parse(r.revokedAt) <= now) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
+    if (r.expiresAt !== null && Date.parse(r.expiresAt) <= now) throw new GatewayError('invalid_api_key', 'This API key has expired.');
+    this.#touched.set(r.id, new Date(now).toISOString());
+    return r;
+  }
+
+  /** Throws model_not_allowed (403) when the key's allowed-model globs do not cover `modelId`. */
+  checkModel(key: KeyRecord, modelId: string): void {
+    const allows = this.#entries.get(key.id)?.allows ?? compileModelPatterns(key.allowedModels);
+    if (!allows(modelId)) {
+      throw new GatewayError('model_not_allowed', `This API key may not use model "${modelId}". Allowed: ${key.allowedModels.join(', ')}.`, { param: 'model' });
+    }
+  }
+
+  /** Writes the batched last-used times; on failure they are kept (newest wins) for the next flush. */
+  async flushTouches(): Promise<void> {
+    if (this.#touched.size === 0) return;
+    const batch = [...this.#touched].map(([id, at]) => ({ id, at }));
+    this.#touched = new Map();
+    try {
+      await this.#store.touchKeys(batch);
+    } catch (err) {
+      for (const { id, at } of batch) {
+        const cur = this.#touched.get(id);
+        if (cur === undefined || cur < at) this.#touched.set(id, at);
+      }
+      throw err;
+    }
+  }
+
+  /** Stops the timers and flushes pending last-used times. */
+  async close(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    await this.flushTouches();
+  }
+}

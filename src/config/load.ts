@@ -1,0 +1,146 @@
+// Reads gateway.yaml and providers/*.yaml (with their generated catalogs), validates them with the
+// published JSON Schemas and semantic checks, and returns the raw documents. Errors name file and path.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { substituteDeep, providerEnvName, type Env } from './env.ts';
+import { validatorFor } from './schemas.ts';
+import { checkRule } from '../mapping/logic.ts';
+import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
+import { TRANSFORM_NAMES } from '../transforms/index.ts';
+
+export type ConfigProblem = { file: string; path: string; message: string };
+
+export class ConfigError extends Error {
+  readonly problems: ConfigProblem[];
+  constructor(problems: ConfigProblem[]) {
+    super(problems.map((p) => `${p.file}${p.path ? ` at ${p.path}` : ''}: ${p.message}`).join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export type RawProvider = Record<string, unknown> & {
+  id: string; format: string; base_url: string; api_key?: string; mappings?: MappingRow[];
+  catalog?: string; models?: Array<Record<string, unknown>>;
+  model_overrides?: Record<string, { upstream?: string; enabled?: boolean }>;
+};
+export type RawCatalog = { provider: string; models: Array<Record<string, unknown>> };
+export type RawConfig = {
+  file: string; dir: string; providersDir: string; gateway: Record<string, unknown>;
+  providers: Array<{ file: string; doc: RawProvider; catalog: RawCatalog | null; catalogFile: string | null }>;
+  files: string[]; hash: string;
+};
+
+/** Loads and validates everything; throws ConfigError listing every problem found. */
+export function loadConfig(file: string, env: Env = process.env): RawConfig {
+  const problems: ConfigProblem[] = [];
+  const hash = createHash('sha256');
+  const files: string[] = [];
+  const read = (f: string, schema: 'gateway' | 'provider' | 'catalog'): Record<string, unknown> | null => {
+    const shown = relative(process.cwd(), f) || f;
+    let text: string;
+    try { text = readFileSync(f, 'utf8'); } catch (e) {
+      problems.push({ file: shown, path: '', message: `cannot read: ${(e as Error).message}` });
+      return null;
+    }
+    files.push(f);
+    hash.update(f).update('\0').update(text).update('\0');
+    const doc = parseDocument(text, { prettyErrors: true });
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) problems.push({ file: shown, path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0]! });
+      return null;
+    }
+    const value = substituteDeep(doc.toJS(), env);
+    const validate = validatorFor(schema);
+    if (!validate(value)) {
+      for (const e of validate.errors ?? []) {
+        const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+        problems.push({ file: shown, path: e.instancePath || '/', message: `${e.message ?? 'invalid'}${extra}` });
+      }
+      return null;
+    }
+    return value as Record<string, unknown>;
+  };
+
+  const path = resolve(file);
+  const dir = dirname(path);
+  const gateway = read(path, 'gateway');
+  const providersDir = resolve(dir, (gateway?.providers_dir as string | undefined) ?? './providers');
+  const providers: RawConfig['providers'] = [];
+  let names: string[] = [];
+  try { names = readdirSync(providersDir).filter((n) => n.endsWith('.yaml') || n.endsWith('.yml')).sort(); } catch (e) {
+    problems.push({ file: relative(process.cwd(), providersDir), path: '', message: `cannot read providers directory: ${(e as Error).message}` });
+  }
+  const seen = new Set<string>();
+  for (const n of names) {
+    const pfile = join(providersDir, n);
+    const shown = relative(process.cwd(), pfile);
+    const doc = read(pfile, 'provider') as RawProvider | null;
+    if (!doc) continue;
+    const id = doc.id;
+    if (basename(n).replace(/\.ya?ml$/, '') !== id) problems.push({ file: shown, path: '/id', message: `provider id "${id}" must match the file name` });
+    if (seen.has(id)) problems.push({ file: shown, path: '/id', message: `duplicate provider id "${id}"` });
+    seen.add(id);
+    applyProviderEnv(doc, env);
+    problems.push(...checkProvider(doc, shown));
+    let catalog: RawCatalog | null = null;
+    let catalogFile: string | null = null;
+    if (doc.catalog !== undefined) {
+      catalogFile = resolve(providersDir, doc.catalog);
+      if (!existsSync(catalogFile)) problems.push({ file: shown, path: '/catalog', message: `catalog file ${doc.catalog} does not exist` });
+      else {
+        catalog = read(catalogFile, 'catalog') as RawCatalog | null;
+        if (catalog && catalog.provider !== id) problems.push({ file: relative(process.cwd(), catalogFile), path: '/provider', message: `catalog is for "${catalog.provider}", included by "${id}"` });
+      }
+    }
+    providers.push({ file: pfile, doc, catalog, catalogFile });
+  }
+  if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16) };
+}
+
+/** `<PROVIDER>_BASE_URL` and `<PROVIDER>_API_KEY` win over the YAML. */
+function applyProviderEnv(doc: RawProvider, env: Env): void {
+  const url = env[providerEnvName(doc.id, 'BASE_URL')];
+  if (url) doc.base_url = url;
+  const key = env[providerEnvName(doc.id, 'API_KEY')];
+  if (key) doc.api_key = key;
+}
+
+function checkProvider(doc: RawProvider, file: string): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  try { new URL(doc.base_url); } catch { out.push({ file, path: '/base_url', message: `not a URL: ${doc.base_url}` }); }
+  (doc.mappings ?? []).forEach((row, i) => {
+    if (row.when !== undefined) {
+      for (const m of checkRule(row.when, MAPPING_VARS)) out.push({ file, path: `/mappings/${i}/when`, message: m });
+    }
+    const actions = [row.rename, row.drop, row.reject, row.default, row.values, row.min ?? row.max].filter((x) => x !== undefined && x !== false);
+    if (actions.length === 0) out.push({ file, path: `/mappings/${i}`, message: 'a mapping row needs an action: rename, drop, reject, default, values, min or max' });
+    if ((row.min !== undefined || row.max !== undefined) && row.out_of_range === undefined) {
+      out.push({ file, path: `/mappings/${i}`, message: 'min/max need out_of_range: clamp or reject (never silent)' });
+    }
+  });
+  const auth = doc.auth as { type: string; transform?: string };
+  if (auth.type === 'transform' && !TRANSFORM_NAMES.includes(auth.transform!)) {
+    out.push({ file, path: '/auth/transform', message: `unknown transform "${auth.transform}" (known: ${TRANSFORM_NAMES.join(', ')})` });
+  }
+  return out;
+}
+
+function checkFallbacks(gateway: Record<string, unknown>, providers: RawConfig['providers'], file: string): ConfigProblem[] {
+  const fallbacks = (gateway.fallbacks ?? {}) as Record<string, string[]>;
+  const known = new Set<string>();
+  for (const p of providers) {
+    for (const m of [...(p.catalog?.models ?? []), ...(p.doc.models ?? [])]) known.add(`${p.doc.id}/${m.name as string}`);
+  }
+  const out: ConfigProblem[] = [];
+  for (const [from, list] of Object.entries(fallbacks)) {
+    for (const id of [from, ...list]) {
+      if (!known.has(id)) out.push({ file, path: `/fallbacks/${from}`, message: `unknown model "${id}"` });
+    }
+  }
+  return out;
+}

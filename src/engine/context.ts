@@ -1,0 +1,34 @@
+// What one inference carries through the engine: its id, config snapshot, client stream and cancellation.
+import type { ServerResponse } from 'node:http';
+import type { Config, ModelEntry } from '../config/types.ts';
+import type { CanonicalRequest, Usage } from '../formats/canonical.ts';
+import type { WireFormat } from '../formats/codec.ts';
+import type { AttemptRecord } from '../store/types.ts';
+import type { GatewayError } from '../http/errors.ts';
+
+export type InferenceRequest = {
+  id: string;
+  cfg: Config;
+  res: ServerResponse;
+  /** Aborted when the client hangs up or the total timeout passes. */
+  signal: AbortSignal;
+  clientGone: () => boolean;
+  startedAt: number;          // performance.now() at arrival
+  clientFormat: WireFormat;
+  body: Record<string, unknown>;
+  stream: boolean;
+  includeUsage: boolean;
+  /** Decoded lazily, once, the first time a target needs translation. */
+  canonical: CanonicalRequest | null;
+};
+
+export type InferenceOutcome = {
+  status: number;
+  error: GatewayError | null;
+  served: ModelEntry | null;
+  attempts: AttemptRecord[];
+  usage: Usage | null;
+  finishReason: string | null;
+  ttftMs: number | null;
+  adjustments: string[];
+};

@@ -1,0 +1,70 @@
+// Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
+import type { CanonicalRequest, Message, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
+import { GatewayError } from '../../http/errors.ts';
+import { isRecord } from '../openai-chat/errors.ts';
+import { decodeBlocks, decodeTool, textBlock } from './blocks.ts';
+
+type Rec = Record<string, unknown>;
+
+function decodeSystem(system: unknown): TextBlock[] {
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  return Array.isArray(system) ? system.filter(isRecord).map(textBlock) : [];
+}
+
+function decodeToolChoice(tc: Rec): ToolChoice {
+  const choice: ToolChoice = tc.type === 'tool'
+    ? { type: 'tool', name: String(tc.name) }
+    : { type: tc.type === 'any' || tc.type === 'none' ? tc.type : 'auto' };
+  if (typeof tc.disable_parallel_tool_use === 'boolean') choice.disable_parallel_tool_use = tc.disable_parallel_tool_use;
+  return choice;
+}
+
+function decodeThinking(t: Rec): Thinking {
+  if (t.type === 'enabled') return { type: 'enabled', budget_tokens: Number(t.budget_tokens) };
+  if (t.type === 'disabled') return { type: 'disabled' };
+  throw new GatewayError('unsupported_parameter', `thinking type '${String(t.type)}' is not supported by this gateway; use 'enabled' with budget_tokens`, { param: 'thinking.type' });
+}
+
+/**
+ * Structured output: the GA `output_config.format` and the beta `output_format` both carry
+ * `{type: "json_schema", schema}`. Anthropic schemas have no name, so the canonical name is
+ * 'response'. `output_config.effort` (low/medium/high) becomes the canonical reasoning effort.
+ */
+function decodeOutput(body: Rec, req: CanonicalRequest): void {
+  const cfg = isRecord(body.output_config) ? body.output_config : {};
+  const format = isRecord(cfg.format) ? cfg.format : isRecord(body.output_format) ? body.output_format : null;
+  if (format && format.type === 'json_schema' && isRecord(format.schema)) {
+    req.response_format = { type: 'json_schema', name: 'response', schema: format.schema, strict: true };
+  }
+  if (cfg.effort === 'low' || cfg.effort === 'medium' || cfg.effort === 'high') req.reasoning_effort = cfg.effort;
+  else if (cfg.effort !== undefined && cfg.effort !== null) {
+    throw new GatewayError('unsupported_parameter', `output_config.effort '${String(cfg.effort)}' is not supported by this gateway; use low, medium or high`, { param: 'output_config.effort' });
+  }
+}
+
+/** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
+export function decodeMessagesRequest(body: Rec): CanonicalRequest {
+  const messages: Message[] = (body.messages as Rec[]).map((m, i) => ({
+    role: m.role === 'assistant' ? 'assistant' : 'user',
+    content: decodeBlocks(m.content, `messages[${i}].content`),
+  }));
+  const req: CanonicalRequest = {
+    model: String(body.model), system: decodeSystem(body.system), messages, stream: body.stream === true,
+  };
+  for (const k of ['max_tokens', 'temperature', 'top_p', 'top_k'] as const) {
+    if (typeof body[k] === 'number') req[k] = body[k];
+  }
+  if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) req.stop = body.stop_sequences.map(String);
+  if (Array.isArray(body.tools) && body.tools.length > 0) req.tools = body.tools.map((t: Rec, i) => decodeTool(t, `tools[${i}]`));
+  if (isRecord(body.tool_choice)) {
+    req.tool_choice = decodeToolChoice(body.tool_choice);
+    if (req.tool_choice.disable_parallel_tool_use !== undefined) req.parallel_tool_calls = !req.tool_choice.disable_parallel_tool_use;
+  }
+  if (isRecord(body.thinking)) req.thinking = decodeThinking(body.thinking);
+  decodeOutput(body, req);
+  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') req.user = body.metadata.user_id;
+  if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
+  if (body.container !== undefined && body.container !== null) req.container = body.container;
+  if (body.context_management !== undefined && body.context_management !== null) req.context_management = body.context_management;
+  return req;
+}

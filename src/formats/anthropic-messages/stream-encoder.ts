@@ -1,0 +1,66 @@
+// Client side streaming: canonical stream events -> Messages API SSE events (`event: X` + JSON data).
+import type { Block, StreamEvent } from '../canonical.ts';
+import type { StreamEncoder } from '../codec.ts';
+import { sseFrame } from '../sse.ts';
+import { ANTHROPIC_ERROR_TYPES } from './errors.ts';
+import { anthropicUsage } from './response.ts';
+
+type Rec = Record<string, unknown>;
+
+const frame = (type: string, data: Rec): string => sseFrame(JSON.stringify({ type, ...data }), type);
+
+/** The empty shell a content_block_start announces; text and input arrive as deltas. */
+function blockShell(b: Block): Rec {
+  switch (b.type) {
+    case 'text': return { type: 'text', text: '' };
+    case 'tool_use': return { type: 'tool_use', id: b.id, name: b.name, input: {} };
+    case 'thinking': return { type: 'thinking', thinking: '', signature: '' };
+    case 'redacted_thinking': return { type: 'redacted_thinking', data: b.data };
+    default: return { type: 'text', text: '' }; // user-side blocks never stream from a model
+  }
+}
+
+/**
+ * Canonical events map one to one onto Anthropic events. A block_start that already carries text
+ * (decoders may produce one) is followed by a delta so no text is lost; message_start always
+ * carries a complete usage object because SDKs read its fields unconditionally.
+ */
+export function createMessagesStreamEncoder(): StreamEncoder {
+  return {
+    encode(ev: StreamEvent): string {
+      switch (ev.type) {
+        case 'message_start':
+          return frame('message_start', {
+            message: {
+              id: ev.id, type: 'message', role: 'assistant', model: ev.model, content: [],
+              stop_reason: null, stop_sequence: null, usage: anthropicUsage(ev.usage),
+            },
+          });
+        case 'block_start': {
+          const b = ev.block;
+          let out = frame('content_block_start', { index: ev.index, content_block: blockShell(b) });
+          if (b.type === 'text' && b.text !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'text_delta', text: b.text } });
+          if (b.type === 'thinking' && b.thinking !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'thinking_delta', thinking: b.thinking } });
+          if (b.type === 'thinking' && b.signature !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'signature_delta', signature: b.signature } });
+          return out;
+        }
+        case 'block_delta':
+          return frame('content_block_delta', { index: ev.index, delta: ev.delta });
+        case 'block_stop':
+          return frame('content_block_stop', { index: ev.index });
+        case 'message_delta':
+          return frame('message_delta', {
+            delta: { stop_reason: ev.stop_reason, stop_sequence: ev.stop_sequence },
+            usage: { output_tokens: 0, ...anthropicUsage(ev.usage, true) },
+          });
+        case 'message_stop':
+          return frame('message_stop', {});
+        case 'ping':
+          return frame('ping', {});
+        case 'error':
+          return frame('error', { error: { type: ANTHROPIC_ERROR_TYPES[ev.error.type], message: ev.error.message } });
+      }
+    },
+    end: () => '',
+  };
+}

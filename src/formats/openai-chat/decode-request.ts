@@ -1,0 +1,164 @@
+// Client side of the chat-completions codec: a validated request body -> CanonicalRequest.
+// Router fields (models, max_cost, ...) and `extra` are the engine's business and are not read here.
+import type {
+  Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
+} from '../canonical.ts';
+import { GatewayError, invalidParam } from '../../http/errors.ts';
+import { isRecord } from './errors.ts';
+
+type Rec = Record<string, unknown>;
+const unsupported = (param: string, message: string): GatewayError =>
+  new GatewayError('unsupported_parameter', message, { param });
+
+/** `data:<media>;base64,<payload>` -> its parts; anything else is a plain URL. */
+export function parseDataUrl(url: string): { media_type: string; data: string } | null {
+  const m = /^data:([^;,]+)((?:;[^;,]+)*);base64,(.*)$/s.exec(url);
+  return m ? { media_type: m[1]!, data: m[3]! } : null;
+}
+
+function imageFromUrl(url: string): ImageBlock {
+  const d = parseDataUrl(url);
+  return { type: 'image', source: d ? { type: 'base64', ...d } : { type: 'url', url } };
+}
+
+/** Text-only content (system, developer, tool messages): string or array of text parts. */
+function textOf(content: unknown, param: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p: Rec, i) => {
+    if (p.type !== 'text' && p.type !== 'refusal') throw unsupported(`${param}[${i}].type`, `only text parts are allowed here, got '${String(p.type)}'`);
+    return String(p.text ?? p.refusal ?? '');
+  }).join('');
+}
+
+function userBlocks(content: unknown, param: string): Block[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.map((p: Rec, i): Block => {
+    const at = `${param}[${i}]`;
+    if (p.type === 'text') return { type: 'text', text: String(p.text) };
+    if (p.type === 'image_url') return imageFromUrl(String((p.image_url as Rec).url));
+    if (p.type === 'file') {
+      // Inline file data is a document the canonical model can carry; uploaded file ids are not.
+      const f = isRecord(p.file) ? p.file : {};
+      const d = typeof f.file_data === 'string' ? parseDataUrl(f.file_data) : null;
+      if (!d) throw unsupported(`${at}.file`, 'only inline file_data (a base64 data: URL) is supported; file_id references are not');
+      const doc: Block = { type: 'document', source: { type: 'base64', ...d } };
+      if (typeof f.filename === 'string') doc.title = f.filename;
+      return doc;
+    }
+    throw unsupported(`${at}.type`, `content part type '${String(p.type)}' is not supported by this gateway`);
+  });
+}
+
+function toolUses(calls: Rec[], param: string): Block[] {
+  return calls.map((c: Rec, i) => {
+    const fn = c.function as Rec;
+    let input: unknown;
+    try {
+      input = JSON.parse(String(fn.arguments || '{}'));
+    } catch {
+      throw invalidParam(`${param}[${i}].function.arguments`, 'tool call arguments are not valid JSON');
+    }
+    return { type: 'tool_use', id: String(c.id), name: String(fn.name), input };
+  });
+}
+
+/** Appends to the last turn when it has the same role: tool results and a following user message share one turn. */
+function pushTurn(messages: Message[], role: Message['role'], content: Block[]): void {
+  const last = messages.at(-1);
+  if (last && last.role === role) last.content.push(...content);
+  else messages.push({ role, content });
+}
+
+function decodeMessages(raw: Rec[]): { system: TextBlock[]; messages: Message[] } {
+  const system: TextBlock[] = [];
+  const messages: Message[] = [];
+  raw.forEach((m, i) => {
+    const at = `messages[${i}]`;
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        // Hoisted wherever they appear: the canonical model has one system prompt.
+        system.push({ type: 'text', text: textOf(m.content, `${at}.content`) });
+        return;
+      case 'user':
+        return pushTurn(messages, 'user', userBlocks(m.content, `${at}.content`));
+      case 'assistant': {
+        const blocks: Block[] = [];
+        const text = m.content == null ? '' : textOf(m.content, `${at}.content`);
+        if (text !== '') blocks.push({ type: 'text', text });
+        if (Array.isArray(m.tool_calls)) blocks.push(...toolUses(m.tool_calls, `${at}.tool_calls`));
+        return pushTurn(messages, 'assistant', blocks);
+      }
+      case 'tool': {
+        const result: ToolResultBlock = {
+          type: 'tool_result', tool_use_id: String(m.tool_call_id),
+          content: [{ type: 'text', text: textOf(m.content, `${at}.content`) }],
+        };
+        return pushTurn(messages, 'user', [result]);
+      }
+      default:
+        throw unsupported(`${at}.role`, `role '${String(m.role)}' is not supported; use tools and tool messages`);
+    }
+  });
+  return { system, messages };
+}
+
+function decodeTools(tools: Rec[]): Tool[] {
+  return tools.map((t, i) => {
+    if (t.type !== 'function') throw unsupported(`tools[${i}].type`, 'only function tools are supported');
+    const fn = t.function as Rec;
+    const tool: Tool = { name: String(fn.name), input_schema: isRecord(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } };
+    if (typeof fn.description === 'string') tool.description = fn.description;
+    if (typeof fn.strict === 'boolean') tool.strict = fn.strict;
+    return tool;
+  });
+}
+
+function decodeToolChoice(tc: unknown, parallel: unknown): ToolChoice | undefined {
+  let choice: ToolChoice | undefined;
+  if (tc === 'none' || tc === 'auto') choice = { type: tc };
+  else if (tc === 'required') choice = { type: 'any' };
+  else if (isRecord(tc) && isRecord(tc.function)) choice = { type: 'tool', name: String(tc.function.name) };
+  if (parallel === false) choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  return choice;
+}
+
+function decodeResponseFormat(rf: Rec): ResponseFormat {
+  if (rf.type === 'json_schema') {
+    const js = rf.json_schema as Rec;
+    const out: ResponseFormat = { type: 'json_schema', name: String(js.name), schema: isRecord(js.schema) ? js.schema : {} };
+    if (typeof js.strict === 'boolean') out.strict = js.strict;
+    if (typeof js.description === 'string') out.description = js.description;
+    return out;
+  }
+  return { type: rf.type === 'json_object' ? 'json_object' : 'text' };
+}
+
+/** Body must have passed validateChatRequest; throws GatewayError for what cannot be represented. */
+export function decodeChatRequest(body: Rec): CanonicalRequest {
+  const { system, messages } = decodeMessages(body.messages as Rec[]);
+  const req: CanonicalRequest = { model: String(body.model), system, messages, stream: body.stream === true };
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof maxTokens === 'number') req.max_tokens = maxTokens;
+  if (body.stream === true && isRecord(body.stream_options) && body.stream_options.include_usage === true) req.stream_include_usage = true;
+  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed'] as const) {
+    if (typeof body[k] === 'number') req[k] = body[k];
+  }
+  if (typeof body.stop === 'string') req.stop = [body.stop];
+  else if (Array.isArray(body.stop)) req.stop = body.stop.map(String);
+  if (Array.isArray(body.tools) && body.tools.length > 0) req.tools = decodeTools(body.tools);
+  const choice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls);
+  if (choice) req.tool_choice = choice;
+  if (typeof body.parallel_tool_calls === 'boolean') req.parallel_tool_calls = body.parallel_tool_calls;
+  if (isRecord(body.response_format)) req.response_format = decodeResponseFormat(body.response_format);
+  if (typeof body.reasoning_effort === 'string') req.reasoning_effort = body.reasoning_effort as NonNullable<CanonicalRequest['reasoning_effort']>;
+  if (typeof body.verbosity === 'string') req.verbosity = body.verbosity as NonNullable<CanonicalRequest['verbosity']>;
+  if (isRecord(body.logit_bias)) req.logit_bias = body.logit_bias as Record<string, number>;
+  const user = body.safety_identifier ?? body.user;
+  if (typeof user === 'string') req.user = user;
+  if (isRecord(body.metadata)) req.metadata = body.metadata as Record<string, string>;
+  if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
+  return req;
+}

@@ -1,0 +1,138 @@
+// Upstream side of the chat-completions codec: CanonicalRequest -> OpenAI request body.
+// Lossy on purpose in a few documented places; everything else is refused with a 400.
+import type { Block, CanonicalRequest, Message, Thinking, ToolChoice } from '../canonical.ts';
+import type { EncodedRequest, TargetInfo } from '../codec.ts';
+import { GatewayError } from '../../http/errors.ts';
+
+type Rec = Record<string, unknown>;
+type Effort = NonNullable<CanonicalRequest['reasoning_effort']>;
+
+/**
+ * Anthropic-style thinking budgets -> OpenAI reasoning effort, used only when the target model
+ * reasons and the request did not name an effort itself. Below 4096 tokens is a light think,
+ * 4096..16383 a moderate one, 16384 and up a deep one.
+ */
+export function effortForBudget(budget: number): Effort {
+  if (budget < 4096) return 'low';
+  if (budget < 16384) return 'medium';
+  return 'high';
+}
+
+const unsupported = (param: string, message: string): GatewayError =>
+  new GatewayError('unsupported_parameter', message, { param });
+
+function dataUrl(media: string, data: string): string {
+  return `data:${media};base64,${data}`;
+}
+
+/** One user-side content block -> chat content part. Cache markers are dropped: OpenAI caches prefixes automatically. */
+function userPart(b: Block, param: string): Rec {
+  switch (b.type) {
+    case 'text':
+      return { type: 'text', text: b.text };
+    case 'image':
+      return { type: 'image_url', image_url: { url: b.source.type === 'url' ? b.source.url : dataUrl(b.source.media_type, b.source.data) } };
+    case 'document':
+      if (b.source.type === 'text') return { type: 'text', text: b.source.data };
+      if (b.source.type === 'base64') {
+        return { type: 'file', file: { filename: b.title ?? 'document', file_data: dataUrl(b.source.media_type, b.source.data) } };
+      }
+      throw unsupported(param, 'documents by URL cannot be sent to an OpenAI chat-completions target');
+    default:
+      throw unsupported(param, `a '${b.type}' block cannot appear in a user turn for an OpenAI chat-completions target`);
+  }
+}
+
+/** A user turn becomes tool messages (one per tool_result, first) followed by at most one user message. */
+function encodeUserTurn(m: Message, i: number, out: Rec[]): void {
+  const parts: Rec[] = [];
+  const trailingImages: Rec[] = [];
+  m.content.forEach((b, j) => {
+    const at = `messages[${i}].content[${j}]`;
+    if (b.type !== 'tool_result') return void parts.push(userPart(b, at));
+    const text = b.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+    // Tool messages hold text only, so images a tool returned follow in a user message.
+    for (const c of b.content) if (c.type === 'image') trailingImages.push(userPart(c, at));
+    out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: text });
+  });
+  const all = [...trailingImages, ...parts];
+  if (all.length === 0) return;
+  const only = all[0]!;
+  out.push({ role: 'user', content: all.length === 1 && only.type === 'text' ? only.text : all });
+}
+
+/** Thinking blocks are dropped: chat completions accepts no reasoning input from earlier turns. */
+function encodeAssistantTurn(m: Message): Rec {
+  const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  const calls = m.content.flatMap((b) => (b.type === 'tool_use'
+    ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
+    : []));
+  const msg: Rec = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  if (calls.length > 0) msg.tool_calls = calls;
+  return msg;
+}
+
+function encodeToolChoice(tc: ToolChoice): unknown {
+  if (tc.type === 'tool') return { type: 'function', function: { name: tc.name } };
+  return tc.type === 'any' ? 'required' : tc.type;
+}
+
+function reasoningEffort(req: CanonicalRequest, target: TargetInfo, thinking: Thinking | undefined): Effort | undefined {
+  if (req.reasoning_effort) return req.reasoning_effort;
+  if (thinking?.type === 'enabled' && target.capabilities?.reasoning === true) return effortForBudget(thinking.budget_tokens);
+  return undefined;
+}
+
+/**
+ * Dropped without error, because OpenAI has no equivalent and they are hints rather than
+ * semantics: cache_control (automatic caching), top_k, thinking on non-reasoning targets and
+ * earlier thinking blocks. Refused: container, context_management, documents by URL.
+ */
+export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
+  if (req.container !== undefined) throw unsupported('container', `container is an Anthropic feature; ${target.provider} cannot honour it`);
+  if (req.context_management !== undefined) {
+    throw unsupported('context_management', `context_management is an Anthropic feature; ${target.provider} cannot honour it`);
+  }
+  const messages: Rec[] = [];
+  if (req.system.length > 0) messages.push({ role: 'system', content: req.system.map((b) => b.text).join('\n\n') });
+  req.messages.forEach((m, i) => {
+    if (m.role === 'user') encodeUserTurn(m, i, messages);
+    else messages.push(encodeAssistantTurn(m));
+  });
+  const body: Rec = { model: target.upstreamModel, messages };
+  if (req.max_tokens !== undefined) body.max_completion_tokens = req.max_tokens;
+  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'logit_bias', 'verbosity', 'metadata', 'service_tier'] as const) {
+    if (req[k] !== undefined) body[k] = req[k];
+  }
+  if (req.stop && req.stop.length > 0) body.stop = req.stop;
+  if (req.user !== undefined) body.safety_identifier = req.user;
+  const effort = reasoningEffort(req, target, req.thinking);
+  if (effort) body.reasoning_effort = effort;
+  if (req.tools && req.tools.length > 0) {
+    body.tools = req.tools.map((t) => {
+      const fn: Rec = { name: t.name, parameters: t.input_schema };
+      if (t.description !== undefined) fn.description = t.description;
+      if (t.strict !== undefined) fn.strict = t.strict;
+      return { type: 'function', function: fn };
+    });
+    if (req.tool_choice) body.tool_choice = encodeToolChoice(req.tool_choice);
+    // OpenAI rejects parallel_tool_calls when no tools are sent, so it only rides along with tools.
+    const parallel = req.tool_choice?.disable_parallel_tool_use === true ? false : req.parallel_tool_calls;
+    if (parallel !== undefined) body.parallel_tool_calls = parallel;
+  }
+  const rf = req.response_format;
+  if (rf?.type === 'json_schema') {
+    const js: Rec = { name: rf.name, schema: rf.schema };
+    if (rf.strict !== undefined) js.strict = rf.strict;
+    if (rf.description !== undefined) js.description = rf.description;
+    body.response_format = { type: 'json_schema', json_schema: js };
+  } else if (rf) {
+    body.response_format = { type: rf.type };
+  }
+  if (req.stream) {
+    body.stream = true;
+    // Always asked for: the gateway meters every stream; the engine hides the chunk from clients that did not ask.
+    body.stream_options = { include_usage: true };
+  }
+  return { path: '/chat/completions', body };
+}

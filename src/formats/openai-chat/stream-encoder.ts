@@ -1,0 +1,87 @@
+// Client side streaming: canonical stream events -> chat.completion.chunk SSE frames.
+import type { StopReason, StreamEvent, Usage } from '../canonical.ts';
+import type { StreamEncoder } from '../codec.ts';
+import { sseFrame } from '../sse.ts';
+import { OPENAI_ERROR_TYPES } from './errors.ts';
+import { finishReasonOf, openaiUsage } from './response.ts';
+
+type Rec = Record<string, unknown>;
+
+/**
+ * One encoder per response. Tool calls are numbered among tool blocks only (OpenAI's
+ * `tool_calls[].index`), thinking deltas go out as `delta.reasoning_content`, and when the
+ * client asked for usage every chunk carries `usage: null` except the final usage chunk, as
+ * OpenAI does.
+ */
+export function createChatStreamEncoder(opts: { includeUsage: boolean; created?: number }): StreamEncoder {
+  const created = opts.created ?? Math.floor(Date.now() / 1000);
+  let id = '';
+  let model = '';
+  let usage: Partial<Usage> = {};
+  let stop: StopReason | null = null;
+  let finished = false;
+  const toolIndex = new Map<number, number>();
+
+  const chunk = (delta: Rec, finish: string | null = null): string => {
+    const c: Rec = {
+      id, object: 'chat.completion.chunk', created, model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    };
+    if (opts.includeUsage) c.usage = null;
+    return sseFrame(JSON.stringify(c));
+  };
+
+  const finish = (): string => {
+    if (finished) return '';
+    finished = true;
+    return chunk({}, finishReasonOf(stop) ?? 'stop');
+  };
+
+  return {
+    encode(ev: StreamEvent): string {
+      switch (ev.type) {
+        case 'message_start':
+          id = ev.id;
+          model = ev.model;
+          usage = { ...ev.usage };
+          return chunk({ role: 'assistant', content: '', refusal: null });
+        case 'block_start': {
+          const b = ev.block;
+          if (b.type !== 'tool_use') return b.type === 'text' && b.text !== '' ? chunk({ content: b.text }) : '';
+          const index = toolIndex.size;
+          toolIndex.set(ev.index, index);
+          return chunk({ tool_calls: [{ index, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] });
+        }
+        case 'block_delta': {
+          const d = ev.delta;
+          if (d.type === 'text_delta') return chunk({ content: d.text });
+          if (d.type === 'thinking_delta') return chunk({ reasoning_content: d.thinking });
+          if (d.type === 'input_json_delta') {
+            const index = toolIndex.get(ev.index);
+            return index === undefined ? '' : chunk({ tool_calls: [{ index, function: { arguments: d.partial_json } }] });
+          }
+          return ''; // signatures have no OpenAI counterpart
+        }
+        case 'message_delta':
+          stop = ev.stop_reason;
+          // Later usage figures are cumulative totals, so they replace earlier ones field by field.
+          usage = { ...usage, ...ev.usage };
+          return finish();
+        case 'message_stop': {
+          const out = finish();
+          if (!opts.includeUsage) return out;
+          const u: Rec = { id, object: 'chat.completion.chunk', created, model, choices: [], usage: openaiUsage(usage) };
+          return out + sseFrame(JSON.stringify(u));
+        }
+        case 'error': {
+          finished = true;
+          const { type, message } = ev.error;
+          return sseFrame(JSON.stringify({ error: { message, type: OPENAI_ERROR_TYPES[type], code: type } }));
+        }
+        default:
+          return ''; // block_stop and ping have no chunk of their own
+      }
+    },
+    end: () => 'data: [DONE]\n\n',
+  };
+}

@@ -1,0 +1,55 @@
+// Same-format relay for OpenAI chat completions: model rewritten, the gateway's id stamped on every
+// chunk, usage always requested upstream and its extra chunk hidden from clients that did not ask.
+import type { Observed, PassthroughCodec } from '../codec.ts';
+import type { SseFrame } from '../sse.ts';
+import { sseFrame } from '../sse.ts';
+import { canonicalUsage } from '../openai-chat/response.ts';
+
+type Rec = Record<string, unknown>;
+
+/** Fields the gateway consumes itself and never forwards. */
+export const GATEWAY_ONLY_FIELDS = ['extra', 'models', 'max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay'] as const;
+
+export const openaiChatPassthrough: PassthroughCodec = {
+  prepareRequest(body, { upstreamModel, modelInBody }) {
+    const out: Rec = { ...body };
+    for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
+    if (modelInBody) out.model = upstreamModel; else delete out.model;
+    if (out.stream === true) out.stream_options = { ...(out.stream_options as Rec | undefined), include_usage: true };
+    return out;
+  },
+
+  rewriteResponse(json, ctx) {
+    json.id = ctx.id;
+    json.model = ctx.model;
+    const choice = (json.choices as Rec[] | undefined)?.[0];
+    return { usage: json.usage ? canonicalUsage(json.usage, json.service_tier) : null, finishReason: (choice?.finish_reason as string | undefined) ?? null };
+  },
+
+  newStream(ctx) {
+    const seen: Observed = { usage: null, finishReason: null };
+    return {
+      frame(f: SseFrame): string {
+        if (f.data === '[DONE]') return '';
+        let chunk: Rec;
+        try { chunk = JSON.parse(f.data) as Rec; } catch { return ''; }
+        if (chunk.error !== undefined) return sseFrame(f.data);
+        chunk.id = ctx.id;
+        chunk.model = ctx.model;
+        const choices = chunk.choices as Rec[] | undefined;
+        const finish = choices?.[0]?.finish_reason;
+        if (typeof finish === 'string') seen.finishReason = finish;
+        if (chunk.usage) {
+          seen.usage = canonicalUsage(chunk.usage, chunk.service_tier);
+          if (!ctx.includeUsage) {
+            if (!choices || choices.length === 0) return '';
+            delete chunk.usage;
+          }
+        } else if (!ctx.includeUsage) delete chunk.usage;
+        return sseFrame(JSON.stringify(chunk));
+      },
+      end: () => sseFrame('[DONE]'),
+      observed: () => seen,
+    };
+  },
+};

@@ -1,0 +1,99 @@
+// The one Server-Sent Events framer shared by every wire format: an incremental parser that is
+// correct at any byte boundary, and the matching writer.
+
+export type SseFrame = { event?: string; data: string; id?: string };
+
+export type SseParser = {
+  /** Feed raw bytes; returns every frame completed by them (possibly none). */
+  push(chunk: Uint8Array): SseFrame[];
+  /** End of stream: flushes a final frame that lacked its closing blank line. */
+  end(): SseFrame[];
+};
+
+/**
+ * Parses the text/event-stream grammar (WHATWG HTML §9.2.6): lines end in \r\n, \n or \r;
+ * `:` lines are comments (keep-alives); `data` lines of one event are joined with \n; a field
+ * value loses one leading space. Bytes are decoded in streaming mode so a multi-byte UTF-8
+ * character split across chunks survives, and a \r at the end of one chunk followed by \n at
+ * the start of the next counts as one line break.
+ */
+export function createSseParser(): SseParser {
+  const decoder = new TextDecoder('utf-8');
+  let pending = '';
+  let skipLeadingLf = false;
+  let event: string | undefined;
+  let id: string | undefined;
+  let data: string[] = [];
+
+  const dispatch = (out: SseFrame[]): void => {
+    // An event block with no data field is not an event (the spec drops it too).
+    if (data.length > 0) {
+      const frame: SseFrame = { data: data.join('\n') };
+      if (event !== undefined) frame.event = event;
+      if (id !== undefined) frame.id = id;
+      out.push(frame);
+    }
+    event = undefined;
+    data = [];
+  };
+
+  const line = (text: string, out: SseFrame[]): void => {
+    if (text === '') return dispatch(out);
+    if (text.startsWith(':')) return;
+    const colon = text.indexOf(':');
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') event = value;
+    else if (field === 'id' && !value.includes('\0')) id = value;
+    // `retry` and unknown fields carry nothing a gateway needs.
+  };
+
+  const consume = (text: string, out: SseFrame[]): void => {
+    let s = text;
+    if (skipLeadingLf && s.length > 0) {
+      if (s.startsWith('\n')) s = s.slice(1);
+      skipLeadingLf = false;
+    }
+    pending += s;
+    let start = 0;
+    for (let i = 0; i < pending.length; i++) {
+      const c = pending.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      line(pending.slice(start, i), out);
+      if (c === 13) {
+        if (i + 1 < pending.length) {
+          if (pending.charCodeAt(i + 1) === 10) i++;
+        } else {
+          skipLeadingLf = true; // the \n, if any, is in the next chunk
+        }
+      }
+      start = i + 1;
+    }
+    pending = pending.slice(start);
+  };
+
+  return {
+    push(chunk) {
+      const out: SseFrame[] = [];
+      consume(decoder.decode(chunk, { stream: true }), out);
+      return out;
+    },
+    end() {
+      const out: SseFrame[] = [];
+      consume(decoder.decode(), out);
+      // Some upstreams close without the final blank line; their last event is still whole.
+      if (pending !== '') line(pending, out);
+      pending = '';
+      dispatch(out);
+      return out;
+    },
+  };
+}
+
+/** One SSE frame; multi-line data is split over several `data:` lines so it round-trips. */
+export function sseFrame(data: string, event?: string): string {
+  const head = event === undefined ? '' : `event: ${event}\n`;
+  return `${head}${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n')}\n\n`;
+}

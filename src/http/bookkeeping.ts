@@ -1,0 +1,101 @@
+// After a request: the inference record (queued to the batched writer, never awaited), metrics,
+// and the limiter's settlement with the real tokens and cost.
+import type { Config } from '../config/types.ts';
+import type { WireFormat } from '../formats/codec.ts';
+import type { InferenceOutcome } from '../engine/context.ts';
+import type { DispatchHooks } from '../engine/dispatch.ts';
+import type { Reservation } from '../limits/limiter.ts';
+import type { InferenceRecord, KeyRecord } from '../store/types.ts';
+import { costOf } from '../catalog/cost.ts';
+import { asGatewayError } from './envelope.ts';
+import type { GatewayMetrics } from '../metrics/gateway.ts';
+
+export type RecordSink = { enqueue(rec: InferenceRecord): void };
+
+type Common = {
+  id: string; route: string; format: WireFormat; requested: string; key: KeyRecord | null; ip: string | null;
+  startedAt: number; body: Record<string, unknown>; bodyText: string | null;
+};
+
+const objOrNull = (v: unknown): Record<string, unknown> | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : null;
+
+export class Bookkeeper {
+  readonly #sink: RecordSink | null;
+  readonly #metrics: GatewayMetrics | null;
+  readonly dispatchHooks: DispatchHooks;
+
+  constructor(sink: RecordSink | null, metrics: GatewayMetrics | null) {
+    this.#sink = sink;
+    this.#metrics = metrics;
+    this.dispatchHooks = {
+      onUpstreamError: (provider, reason) => metrics?.upstreamErrorsTotal.inc({ provider, reason }),
+      onFallback: (provider) => metrics?.fallbacksTotal.inc({ from_provider: provider }),
+    };
+  }
+
+  /** A request refused before any upstream call (bad input, auth, limits). */
+  rejected(c: Common & { error: unknown }): void {
+    const err = asGatewayError(c.error);
+    const latency = performance.now() - c.startedAt;
+    this.#metrics?.requestsTotal.inc({ route: c.route, model: c.requested || 'unknown', provider: 'none', status: String(err.status) });
+    this.#metrics?.requestDuration.observe({ route: c.route, provider: 'none' }, latency / 1000);
+    if (err.code === 'rate_limited' || err.code === 'budget_exceeded') {
+      this.#metrics?.rateLimitedTotal.inc({ reason: (err as { reason?: string }).reason ?? err.code });
+    }
+    this.#sink?.enqueue(this.#record(c, {
+      status: err.status, errorCode: err.code, latencyMs: latency, servedModel: null, provider: null, attempts: [],
+      usage: null, finishReason: null, ttftMs: null, costUsd: '0', stream: c.body.stream === true, logBodies: 'metadata',
+    }));
+  }
+
+  completed(c: Common & { stream: boolean; outcome: InferenceOutcome; reservation: Reservation | null; cfg: Config }): void {
+    const o = c.outcome;
+    const latency = performance.now() - c.startedAt;
+    const served = o.served;
+    const cost = served && o.usage ? costOf(served.model.pricing, o.usage) : '0';
+    const provider = served?.provider.id ?? 'none';
+    const m = this.#metrics;
+    if (m) {
+      m.requestsTotal.inc({ route: c.route, model: served?.id ?? c.requested, provider, status: String(o.status) });
+      m.requestDuration.observe({ route: c.route, provider }, latency / 1000);
+      if (o.ttftMs !== null) m.timeToFirstToken.observe({ route: c.route, provider }, o.ttftMs / 1000);
+      if (o.usage) {
+        m.tokensTotal.inc({ type: 'input', provider }, o.usage.input_tokens);
+        m.tokensTotal.inc({ type: 'output', provider }, o.usage.output_tokens);
+        m.tokensTotal.inc({ type: 'cache_read', provider }, o.usage.cache_read_input_tokens);
+        m.tokensTotal.inc({ type: 'cache_write', provider }, o.usage.cache_creation_input_tokens);
+        m.tokensTotal.inc({ type: 'reasoning', provider }, o.usage.reasoning_tokens);
+        m.costUsdTotal.add({ provider }, cost);
+      }
+    }
+    if (c.reservation) {
+      if (o.usage) {
+        const u = o.usage;
+        void c.reservation.settle({ tokens: u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens + u.output_tokens, costUsd: cost });
+      } else void c.reservation.release();
+    }
+    this.#sink?.enqueue(this.#record(c, {
+      status: o.status, errorCode: o.error?.code ?? null, latencyMs: latency, servedModel: served?.id ?? null, provider: served ? provider : null,
+      attempts: o.attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: o.ttftMs, costUsd: cost, stream: c.stream,
+      logBodies: c.cfg.storage.logBodies,
+    }));
+  }
+
+  #record(c: Common, r: {
+    status: number; errorCode: string | null; latencyMs: number; servedModel: string | null; provider: string | null;
+    attempts: InferenceRecord['attempts']; usage: InferenceOutcome['usage']; finishReason: string | null; ttftMs: number | null;
+    costUsd: string; stream: boolean; logBodies: Config['storage']['logBodies'];
+  }): InferenceRecord {
+    const u = r.usage;
+    return {
+      id: c.id, createdAt: new Date(Date.now() - r.latencyMs).toISOString(), keyId: c.key?.id ?? null, route: c.route,
+      clientFormat: c.format, requestedModel: c.requested, servedModel: r.servedModel, provider: r.provider, attempts: r.attempts,
+      status: r.status, errorCode: r.errorCode, latencyMs: Math.round(r.latencyMs), ttftMs: r.ttftMs === null ? null : Math.round(r.ttftMs),
+      stream: r.stream, inputTokens: u?.input_tokens ?? 0, outputTokens: u?.output_tokens ?? 0, cacheReadTokens: u?.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: u?.cache_creation_input_tokens ?? 0, reasoningTokens: u?.reasoning_tokens ?? 0, costUsd: r.costUsd,
+      finishReason: r.finishReason, metadata: objOrNull(c.body.metadata), extra: objOrNull(c.body.extra), clientIp: c.ip,
+      requestBody: r.logBodies === 'full' ? c.bodyText : null, responseBody: null,
+    };
+  }
+}

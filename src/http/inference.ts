@@ -1,0 +1,81 @@
+// POST /v1/chat/completions and POST /v1/messages: validate, resolve the model, check the key's
+// permissions and limits, dispatch through the engine, then hand the outcome to the bookkeeper.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeyRecord } from '../store/types.ts';
+import type { WireFormat } from '../formats/codec.ts';
+import type { ModelEntry } from '../config/types.ts';
+import { dispatch } from '../engine/dispatch.ts';
+import { resolveModel } from '../engine/plan.ts';
+import type { InferenceRequest } from '../engine/context.ts';
+import { estimateMaxCost } from '../catalog/cost.ts';
+import { validateChatRequest } from '../formats/openai-chat/validate.ts';
+import { validateMessagesRequest } from '../formats/anthropic-messages/validate.ts';
+import { uuidv7 } from '../util/uuid.ts';
+import type { Reservation } from '../limits/limiter.ts';
+import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
+import { sendError, type Envelope } from './envelope.ts';
+import { GatewayError } from './errors.ts';
+import type { Services } from './services.ts';
+
+const VALIDATORS: Partial<Record<WireFormat, (b: unknown) => Record<string, unknown>>> = {
+  'openai-chat': validateChatRequest,
+  'anthropic-messages': validateMessagesRequest,
+};
+
+export type ClientInfo = { key: KeyRecord | null; ip: string | null };
+
+export async function handleInference(svc: Services, req: IncomingMessage, res: ServerResponse, route: string, format: WireFormat, client: ClientInfo): Promise<void> {
+  const startedAt = performance.now();
+  const cfg = svc.holder.current;
+  const envelope: Envelope = format === 'anthropic-messages' ? 'anthropic' : 'openai';
+  const id = uuidv7();
+  const clientAbort = new AbortController();
+  res.on('close', () => { if (!res.writableFinished) clientAbort.abort(); });
+  let requested = '';
+  let bodyText: string | null = null;
+  let body: Record<string, unknown> = {};
+  let reservation: Reservation | null = null;
+  let entry: ModelEntry | null = null;
+  try {
+    requireJsonContentType(req);
+    const buf = await readBody(req, cfg.server.bodyLimitBytes);
+    if (cfg.storage.logBodies === 'full') bodyText = buf.toString('utf8');
+    body = VALIDATORS[format]!(parseJsonObject(buf, cfg.server.jsonMaxDepth));
+    requested = body.model as string;
+    if (requested === 'router') {
+      throw new GatewayError('not_implemented', 'router mode (model "router") is not available on this gateway yet; name a <provider>/<model> id', { param: 'model' });
+    }
+    entry = resolveModel(cfg, requested);
+    if (client.key) svc.keys?.checkModel(client.key, entry.id);
+    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf.length));
+  } catch (e) {
+    sendError(res, e, envelope, { 'x-inference-id': id });
+    svc.books.rejected({ id, route, format, requested, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
+    return;
+  }
+  const stream = body.stream === true;
+  const r: InferenceRequest = {
+    id, cfg, res, startedAt, clientFormat: format, body, stream,
+    includeUsage: format === 'anthropic-messages' || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
+    signal: AbortSignal.any([clientAbort.signal, AbortSignal.timeout(cfg.upstream.totalTimeoutMs)]),
+    clientGone: () => clientAbort.signal.aborted,
+    canonical: null,
+  };
+  let outcome;
+  try {
+    outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks);
+  } catch (e) {
+    sendError(res, e, envelope, { 'x-inference-id': id });
+    outcome = { status: 500, error: e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error'), served: null, attempts: [], usage: null, finishReason: null, ttftMs: null, adjustments: [] };
+  }
+  if (outcome.error && !res.headersSent && !clientAbort.signal.aborted) sendError(res, outcome.error, envelope, { 'x-inference-id': id });
+  svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
+}
+
+/** Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens. */
+function estimate(entry: ModelEntry, body: Record<string, unknown>, bytes: number): { tokens: number; costUsd: string } {
+  const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? entry.model.max_completion_tokens) as number;
+  const input = Math.ceil(bytes / 4);
+  return { tokens: input + maxOut, costUsd: estimateMaxCost(entry.model.pricing, input, maxOut) };
+}
+

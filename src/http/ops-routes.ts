@@ -1,0 +1,26 @@
+// Operator routes: GET /health (config version, last reload error, storage and upstream state) and GET /metrics.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from './envelope.ts';
+import type { Services } from './services.ts';
+
+export type MetricsRenderer = { render(): string };
+let renderer: MetricsRenderer | null = null;
+export const setMetricsRenderer = (r: MetricsRenderer | null): void => { renderer = r; };
+
+export async function handleHealth(svc: Services, _req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cfg = svc.holder.current;
+  sendJson(res, 200, {
+    status: svc.draining ? 'draining' : 'ok',
+    config: { version: cfg.version, loaded_at: cfg.loadedAt, providers: cfg.providers.size, models: cfg.models.size },
+    last_reload_error: svc.holder.lastError,
+    storage: svc.store?.kind ?? null,
+    in_flight: svc.inFlight,
+    upstreams: svc.health.snapshot(),
+  });
+}
+
+export async function handleMetrics(_svc: Services, _req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const text = renderer ? renderer.render() : '';
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

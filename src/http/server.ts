@@ -1,0 +1,107 @@
+// The HTTP server: limits and timeouts, the route table, authentication per route, and one error path.
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { presentedKeyFromHeaders } from '../auth/keys.ts';
+import type { KeyRecord } from '../store/types.ts';
+import { sendError } from './envelope.ts';
+import { GatewayError } from './errors.ts';
+import { createRouteTable, type Route, type RouteTable } from './routes.ts';
+import { handleInference } from './inference.ts';
+import { handleModels, handleModel } from './models-route.ts';
+import { handleHealth, handleMetrics } from './ops-routes.ts';
+import { adminRoutes } from './admin-routes.ts';
+import { handleFeedbackRoute } from './feedback-route.ts';
+import { handlePassthrough } from './passthrough.ts';
+import type { Services } from './services.ts';
+
+/** Client key attached by authentication, read by handlers. */
+const clientKeys = new WeakMap<IncomingMessage, KeyRecord>();
+export const clientKeyOf = (req: IncomingMessage): KeyRecord | null => clientKeys.get(req) ?? null;
+export const clientIpOf = (req: IncomingMessage): string | null => req.socket.remoteAddress ?? null;
+
+export function buildRoutes(svc: Services): RouteTable {
+  const info = (req: IncomingMessage) => ({ key: clientKeyOf(req), ip: clientIpOf(req) });
+  const routes: Route[] = [
+    { method: 'POST', pattern: '/v1/chat/completions', envelope: 'openai', auth: 'key', handler: (req, res) => handleInference(svc, req, res, '/v1/chat/completions', 'openai-chat', info(req)) },
+    { method: 'POST', pattern: '/v1/messages', envelope: 'anthropic', auth: 'key', handler: (req, res) => handleInference(svc, req, res, '/v1/messages', 'anthropic-messages', info(req)) },
+    { method: 'GET', pattern: '/v1/models', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModels(svc, req, res, p) },
+    { method: 'GET', pattern: '/v1/models/*', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModel(svc, req, res, p) },
+    { method: 'POST', pattern: '/v1/feedback', envelope: 'openai', auth: 'key', handler: (req, res) => handleFeedbackRoute(svc, req, res, info(req)) },
+    { method: 'GET', pattern: '/health', envelope: 'openai', auth: 'none', handler: (req, res) => handleHealth(svc, req, res) },
+    { method: 'GET', pattern: '/metrics', envelope: 'openai', auth: 'none', handler: (req, res) => handleMetrics(svc, req, res) },
+    ...adminRoutes(svc),
+    // Other OpenAI-style JSON routes (embeddings, moderations, ...) go to the provider named by `model`.
+    { method: 'POST', pattern: '/v1/*', envelope: 'openai', auth: 'key', handler: (req, res, p) => handlePassthrough(svc, req, res, p, info(req)) },
+  ];
+  return createRouteTable(routes);
+}
+
+function authenticate(svc: Services, req: IncomingMessage, route: Route): void {
+  const cfg = svc.holder.current;
+  if (route.auth === 'none') return;
+  if (route.auth === 'admin') {
+    const token = presentedKeyFromHeaders(req.headers);
+    if (!cfg.auth.adminKey) throw new GatewayError('not_implemented', 'the admin API is disabled: set GATEWAY_ADMIN_KEY to enable it');
+    if (!token || !safeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
+    return;
+  }
+  if (!cfg.auth.enabled || !svc.keys) return;
+  const presented = presentedKeyFromHeaders(req.headers);
+  if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return;
+  clientKeys.set(req, svc.keys.authenticate(presented));
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a); const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function createGatewayServer(svc: Services): Server {
+  const s = svc.holder.current.server;
+  const table = buildRoutes(svc);
+  const server = createServer({
+    headersTimeout: s.headersTimeoutMs,
+    requestTimeout: s.requestTimeoutMs,
+    keepAliveTimeout: s.keepAliveTimeoutMs,
+    maxHeaderSize: s.maxHeaderBytes,
+    noDelay: true,
+  }, (req, res) => { void handle(req, res); });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cfg = svc.holder.current;
+    const m = table.match(req.method ?? 'GET', req.url ?? '/', cfg.server.legacyPrefix);
+    if (m.kind !== 'ok') {
+      req.resume();
+      const err = m.kind === 'not_found'
+        ? new GatewayError('route_not_found', `no route for ${req.method} ${m.path}`)
+        : new GatewayError('method_not_allowed', `${req.method} is not allowed on ${m.path}; use ${m.allowed!.join(' or ')}`, { headers: { allow: m.allowed!.join(', ') } });
+      sendError(res, err, m.envelope);
+      return;
+    }
+    const route = m.route;
+    if (svc.draining && route.pattern !== '/health' && route.pattern !== '/metrics') {
+      req.resume();
+      sendError(res, new GatewayError('shutting_down', 'the gateway is shutting down; retry on another replica'), route.envelope, { connection: 'close' });
+      return;
+    }
+    svc.inFlight++;
+    try {
+      authenticate(svc, req, route);
+      await route.handler(req, res, m.params);
+    } catch (e) {
+      req.resume();
+      sendError(res, e, route.envelope);
+    } finally {
+      svc.inFlight--;
+    }
+  }
+
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable) { socket.destroy(); return; }
+    const code = (err as { code?: string }).code;
+    const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = JSON.stringify({ error: { message: `bad request: ${code ?? err.message}`, type: 'invalid_request_error', param: null, code: 'bad_request' } });
+    socket.end(`HTTP/1.1 ${status} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+  return server;
+}

@@ -1,0 +1,24 @@
+// Everything a request handler may use, built once at start (see src/serve.ts) and shared by all requests.
+import type { ConfigHolder } from '../config/reload.ts';
+import type { UpstreamHealth } from '../engine/health.ts';
+import type { KeyRing } from '../auth/keyring.ts';
+import type { KeyAdmin } from '../auth/admin.ts';
+import type { Limiter } from '../limits/limiter.ts';
+import type { Store } from '../store/types.ts';
+import type { Bookkeeper } from './bookkeeping.ts';
+import type { FeedbackService } from './feedback-route.ts';
+
+export type Services = {
+  holder: ConfigHolder;
+  health: UpstreamHealth;
+  /** null when auth is disabled in config. */
+  keys: KeyRing | null;
+  admin: KeyAdmin | null;
+  limiter: Limiter | null;
+  store: Store | null;
+  books: Bookkeeper;
+  feedback: FeedbackService | null;
+  /** Set on SIGTERM: new requests get 503 while in-flight ones finish. */
+  draining: boolean;
+  inFlight: number;
+};

@@ -1,0 +1,50 @@
+// The gateway's metric set, served at /metrics. Names carry the `gateway_` prefix; label values are
+// bounded (served model ids, provider names, routes), and cost is an exact decimal counter.
+import type { WriterStats } from '../records/writer.ts';
+import { Registry } from './registry.ts';
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60];
+
+/** Builds a fresh set (tests use their own); the process-wide one is exported below. */
+export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
+  const registry = new Registry(opts);
+  let writer: (() => WriterStats) | null = null;
+  const m = {
+    registry,
+    requestsTotal: registry.counter('gateway_requests_total', 'Requests answered, by route, served model, provider and final HTTP status.',
+      ['route', 'model', 'provider', 'status']),
+    requestDuration: registry.histogram('gateway_request_duration_seconds', 'Time from request received to the last byte sent.',
+      ['route', 'provider'], DURATION_BUCKETS),
+    timeToFirstToken: registry.histogram('gateway_time_to_first_token_seconds', 'Time from request received to the first content byte sent (streams).',
+      ['route', 'provider'], TTFT_BUCKETS),
+    tokensTotal: registry.counter('gateway_tokens_total', 'Tokens by type (input, output, cache_read, cache_write, reasoning) and provider.',
+      ['type', 'provider']),
+    costUsdTotal: registry.decimalCounter('gateway_cost_usd_total', 'Cost in USD charged by providers, summed exactly.', ['provider']),
+    upstreamErrorsTotal: registry.counter('gateway_upstream_errors_total', 'Failed upstream attempts by provider and reason (timeout, status_5xx, connect ...).',
+      ['provider', 'reason']),
+    fallbacksTotal: registry.counter('gateway_fallbacks_total', 'Times a request moved on from a failed provider to the next target.', ['from_provider']),
+    configReloadsTotal: registry.counter('gateway_config_reloads_total', 'Configuration reloads by result (ok, invalid, unchanged).', ['result']),
+    rateLimitedTotal: registry.counter('gateway_rate_limited_total', 'Requests refused by a key limit, by reason (rpm, tpm, budget).', ['reason']),
+    /** Points the writer gauges at a live writer; until then they render no sample. */
+    attachWriter(stats: () => WriterStats): void { writer = stats; },
+  };
+  registry.collected('gateway_writer_queue_depth', 'Inference records and feedback rows waiting to be written.', 'gauge',
+    () => (writer ? writer().queued : null));
+  registry.collected('gateway_writer_dropped_total', 'Records dropped because the queue was full or the store refused them.', 'counter',
+    () => (writer ? writer().dropped : null));
+  registry.collected('gateway_writer_flushed_total', 'Records and feedback rows written to the store.', 'counter',
+    () => (writer ? writer().flushed : null));
+  registry.collected('gateway_writer_failures_total', 'Failed batch writes (each is retried with back-off).', 'counter',
+    () => (writer ? writer().failures : null));
+  return m;
+}
+
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
+
+export const metrics: GatewayMetrics = createGatewayMetrics();
+export const {
+  registry, requestsTotal, requestDuration, timeToFirstToken, tokensTotal, costUsdTotal, upstreamErrorsTotal, fallbacksTotal,
+  configReloadsTotal, rateLimitedTotal,
+} = metrics;
+export const attachWriter = (stats: () => WriterStats): void => metrics.attachWriter(stats);

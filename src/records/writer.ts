@@ -1,0 +1,176 @@
+// The batched record writer: the request path enqueues inference records and feedback rows in memory
+// and returns at once; batches reach the store by size or by time, with retries and a hard memory bound.
+import { feedbackParams, inferenceParams } from '../store/rows.ts';
+import type { FeedbackRow, InferenceRecord, InferenceRef, Store } from '../store/types.ts';
+
+export type RecordWriterOptions = {
+  store: Store;
+  maxQueue?: number;      // per queue (records, feedback); beyond it the OLDEST queued items are dropped (default 20000)
+  batchSize?: number;     // rows per store call; a full batch flushes at once (default 200)
+  flushMs?: number;       // a partial batch waits at most this long (default 1000)
+  recentSize?: number;    // ids kept in memory for feedback lookups before the flush (default 20000)
+  maxBackoffMs?: number;  // retry delay doubles from flushMs up to this (default 30000)
+  onError?: (err: unknown) => void;
+};
+
+export type WriterStats = { queued: number; dropped: number; flushed: number; failures: number };
+
+/** A FIFO with O(1) push and shift, compacted lazily. */
+class Queue<T> {
+  #items: T[] = [];
+  #head = 0;
+  get length(): number { return this.#items.length - this.#head; }
+  push(x: T): void { this.#items.push(x); }
+  take(n: number): T[] {
+    const out = this.#items.slice(this.#head, this.#head + n);
+    this.#head += out.length;
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) { this.#items = this.#items.slice(this.#head); this.#head = 0; }
+    return out;
+  }
+  /** Puts a failed batch back in front, keeping order. */
+  unshift(xs: T[]): void { this.#items = xs.concat(this.#items.slice(this.#head)); this.#head = 0; }
+}
+
+type Lane<T> = { queue: Queue<T>; inFlight: number; write: (batch: T[]) => Promise<void> };
+
+export class RecordWriter {
+  readonly #store: Store;
+  readonly #o: Required<Omit<RecordWriterOptions, 'store' | 'onError'>>;
+  readonly #onError: (err: unknown) => void;
+  readonly #records: Lane<InferenceRecord>;
+  readonly #feedback: Lane<FeedbackRow>;
+  readonly #recent = new Map<string, InferenceRef>();
+  readonly #timer: NodeJS.Timeout;
+  #flushing: Promise<void> | null = null;
+  #closed = false;
+  #retryAt = 0;
+  #consecutiveFailures = 0;
+  #dropped = 0;
+  #flushed = 0;
+  #failures = 0;
+
+  constructor(opts: RecordWriterOptions) {
+    this.#store = opts.store;
+    this.#o = {
+      maxQueue: opts.maxQueue ?? 20_000, batchSize: opts.batchSize ?? 200, flushMs: opts.flushMs ?? 1000,
+      recentSize: opts.recentSize ?? 20_000, maxBackoffMs: opts.maxBackoffMs ?? 30_000,
+    };
+    this.#onError = opts.onError ?? (() => {});
+    this.#records = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertInferences(b) };
+    this.#feedback = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertFeedback(b) };
+    this.#timer = setInterval(() => { if (Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
+    this.#timer.unref();
+  }
+
+  /** Queues a record; never blocks or throws. A record the store could never accept (bad timestamp or cost) is dropped now. */
+  enqueue(rec: InferenceRecord): void {
+    try {
+      inferenceParams(rec, false);
+      this.#remember({ id: rec.id, keyId: rec.keyId, servedModel: rec.servedModel, createdAt: rec.createdAt });
+      this.#push(this.#records, rec);
+    } catch (err) {
+      this.#dropped++;
+      this.#onError(err);
+    }
+  }
+
+  enqueueFeedback(rows: FeedbackRow[]): void {
+    for (const row of rows) {
+      try { feedbackParams(row); this.#push(this.#feedback, row); } catch (err) { this.#dropped++; this.#onError(err); }
+    }
+  }
+
+  #push<T>(lane: Lane<T>, x: T): void {
+    if (this.#closed) throw new Error('record writer is closed');
+    lane.queue.push(x);
+    this.#trim(lane);
+    if (lane.queue.length >= this.#o.batchSize && this.#flushing === null && Date.now() >= this.#retryAt) void this.#run(false);
+  }
+
+  /** Enforces the bound by dropping the oldest queued items: memory stays flat however long the store is down. */
+  #trim<T>(lane: Lane<T>): void {
+    const over = lane.queue.length - this.#o.maxQueue;
+    if (over > 0) { lane.queue.take(over); this.#dropped += over; }
+  }
+
+  #remember(ref: InferenceRef): void {
+    this.#recent.set(ref.id, ref);
+    if (this.#recent.size > this.#o.recentSize) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
+  /** A recently enqueued inference, whether or not it has reached the store yet. */
+  recent(id: string): InferenceRef | undefined {
+    return this.#recent.get(id);
+  }
+
+  /** Recent memory first, then the store (null when unknown or the store fails). */
+  async lookup(id: string): Promise<InferenceRef | null> {
+    const r = this.#recent.get(id);
+    if (r) return r;
+    try { return await this.#store.getInference(id); } catch (err) { this.#onError(err); return null; }
+  }
+
+  stats(): WriterStats {
+    const queued = this.#records.queue.length + this.#records.inFlight + this.#feedback.queue.length + this.#feedback.inFlight;
+    return { queued, dropped: this.#dropped, flushed: this.#flushed, failures: this.#failures };
+  }
+
+  /** Writes queued batches until both queues are empty or a write fails (then backs off); concurrent calls share one run. */
+  flush(): Promise<void> {
+    return this.#run(true);
+  }
+
+  /** `all` false (a batch filled up) writes full batches only; the timer and close write partial ones too. */
+  #run(all: boolean): Promise<void> {
+    this.#flushing ??= this.#drain(all).finally(() => { this.#flushing = null; });
+    return this.#flushing;
+  }
+
+  async #drain(all: boolean): Promise<void> {
+    for (const lane of [this.#records, this.#feedback] as Array<Lane<unknown>>) {
+      while (lane.queue.length >= (all ? 1 : this.#o.batchSize)) {
+        const batch = lane.queue.take(this.#o.batchSize);
+        lane.inFlight = batch.length;
+        try {
+          await lane.write(batch);
+          this.#flushed += batch.length;
+          this.#consecutiveFailures = 0;
+          this.#retryAt = 0;
+        } catch (err) {
+          this.#failures++;
+          this.#consecutiveFailures++;
+          this.#retryAt = Date.now() + Math.min(this.#o.maxBackoffMs, this.#o.flushMs * 2 ** (this.#consecutiveFailures - 1));
+          lane.queue.unshift(batch);
+          this.#trim(lane);
+          this.#onError(err);
+          return;
+        } finally {
+          lane.inFlight = 0;
+        }
+      }
+    }
+  }
+
+  /**
+   * Stops the timer and writes everything still queued (used on SIGTERM), retrying failed writes until
+   * `timeoutMs` passes; whatever is still queued then is counted as dropped. Never rejects.
+   */
+  async close(timeoutMs = 10_000): Promise<void> {
+    clearInterval(this.#timer);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.flush();
+      const { queued } = this.stats();
+      if (queued === 0) { this.#closed = true; return; }
+      const wait = Math.min(this.#retryAt, deadline) - Date.now();
+      if (Date.now() >= deadline) {
+        this.#closed = true;
+        this.#dropped += queued;
+        this.#records.queue.take(queued);
+        this.#feedback.queue.take(queued);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.max(10, wait)));
+    }
+  }
+}

@@ -1,0 +1,109 @@
+// Starts the gateway: config (with hot reload and SIGHUP), storage, keys, limits, the record writer,
+// metrics and the HTTP server; SIGTERM drains in-flight requests and flushes records before exit.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Server } from 'node:http';
+import { ConfigHolder } from './config/reload.ts';
+import type { Config } from './config/types.ts';
+import { UpstreamHealth } from './engine/health.ts';
+import { closeTransports } from './engine/transport.ts';
+import { openStore } from './store/open.ts';
+import type { Store } from './store/types.ts';
+import { KeyRing } from './auth/keyring.ts';
+import { KeyAdmin } from './auth/admin.ts';
+import { MemoryLimiter } from './limits/memory.ts';
+import { RedisLimiter } from './limits/redis.ts';
+import type { Limiter } from './limits/limiter.ts';
+import { RecordWriter } from './records/writer.ts';
+import { createGatewayMetrics } from './metrics/gateway.ts';
+import { createFlattenPool } from './feedback/pool.ts';
+import { Bookkeeper } from './http/bookkeeping.ts';
+import { createGatewayServer } from './http/server.ts';
+import { setMetricsRenderer } from './http/ops-routes.ts';
+import type { Services } from './http/services.ts';
+
+export async function openStoreFor(cfg: Config): Promise<Store> {
+  const sqlitePath = resolve(cfg.storage.sqlitePath);
+  if (!cfg.storage.databaseUrl) mkdirSync(dirname(sqlitePath), { recursive: true });
+  return openStore({ sqlitePath, ...(cfg.storage.databaseUrl ? { databaseUrl: cfg.storage.databaseUrl } : {}) });
+}
+
+export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<void> };
+
+/** Builds every service and listens; resolves once the port is bound. */
+export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+  const holder = new ConfigHolder(file, env);
+  const cfg = holder.current;
+  const store = await openStoreFor(cfg);
+  const metrics = createGatewayMetrics();
+  const writer = new RecordWriter({
+    store, batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
+    onError: (e) => console.error('record writer:', (e as Error).message),
+  });
+  metrics.attachWriter(() => writer.stats());
+  const keys = cfg.auth.enabled ? new KeyRing(store) : null;
+  if (keys) await keys.start();
+  const limiter: Limiter = cfg.storage.redisUrl ? new RedisLimiter({ redis: cfg.storage.redisUrl }) : new MemoryLimiter();
+  if (keys) await limiter.seed(store, (await store.listKeys()));
+  const admin = new KeyAdmin(store, async () => {
+    if (keys) { await keys.refresh(); await limiter.seed(store, await store.listKeys()); }
+  });
+  const pool = cfg.workers.threads > 0 ? createFlattenPool({ maxThreads: cfg.workers.threads }) : undefined;
+  const services: Services = {
+    holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
+    books: new Bookkeeper(writer, metrics),
+    feedback: {
+      lookup: (id) => writer.lookup(id),
+      metrics: store,
+      enqueue: (rows) => writer.enqueueFeedback(rows),
+      ...(pool ? { pool } : {}),
+    },
+    draining: false,
+    inFlight: 0,
+  };
+  setMetricsRenderer(metrics.registry);
+  holder.listeners.add((r) => {
+    metrics.configReloadsTotal.inc({ result: r.ok ? (r.changed ? 'ok' : 'unchanged') : 'invalid' });
+    if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);
+    else if (r.changed) console.log(`config reloaded: version ${r.version}`);
+  });
+  holder.watch();
+
+  const server = createGatewayServer(services);
+  await new Promise<void>((ok, fail) => { server.once('error', fail); server.listen(cfg.server.port, cfg.server.host, () => ok()); });
+  const addr = server.address();
+  const url = typeof addr === 'object' && addr ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : '';
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => (stopping ??= (async () => {
+    services.draining = true;
+    holder.close();
+    const closed = new Promise<void>((ok) => server.close(() => ok()));
+    server.closeIdleConnections();
+    const deadline = Date.now() + holder.current.server.shutdownGraceMs;
+    while (services.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    server.closeAllConnections();
+    await closed;
+    await writer.close();
+    await keys?.close();
+    await limiter.close();
+    await pool?.close();
+    await closeTransports();
+    await store.close();
+  })());
+  return { server, services, url, stop };
+}
+
+/** `npm start`: serve until SIGTERM/SIGINT; SIGHUP reloads the config. */
+export async function serve(file: string): Promise<void> {
+  const gw = await startGateway(file);
+  console.log(`listening on ${gw.url}`);
+  console.log(`config version ${gw.services.holder.current.version}: ${gw.services.holder.current.models.size} models from ${gw.services.holder.current.providers.size} providers; storage ${gw.services.store?.kind}`);
+  process.on('SIGHUP', () => { gw.services.holder.reload(); });
+  const shutdown = (sig: string) => {
+    console.log(`${sig}: draining (${gw.services.inFlight} in flight)`);
+    gw.stop().then(() => { console.log('stopped cleanly'); process.exit(0); }, (e: unknown) => { console.error('shutdown failed:', e); process.exit(1); });
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}

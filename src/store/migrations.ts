@@ -1,0 +1,99 @@
+// Versioned schema migrations for both backends: numbered steps with per-dialect SQL, applied once each
+// and recorded in schema_migrations. Steps are append-only: never edit a released step, add a new one.
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export type Migration = { version: number; name: string; sqlite: string[]; postgres: string[] };
+
+/** Shared DDL where both dialects agree; `cost` and timestamp columns differ (exact NUMERIC and timestamptz in pg). */
+function ddl(d: Dialect): string[] {
+  const ts = d === 'postgres' ? 'TIMESTAMPTZ' : 'TEXT';
+  const money = d === 'postgres' ? 'NUMERIC' : 'TEXT';
+  const bool = d === 'postgres' ? 'BOOLEAN' : 'INTEGER';
+  return [
+    `CREATE TABLE api_keys (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      hash TEXT NOT NULL UNIQUE,
+      created_at ${ts} NOT NULL,
+      last_used_at ${ts},
+      expires_at ${ts},
+      revoked_at ${ts},
+      allowed_models TEXT NOT NULL DEFAULT '[]',
+      budget_usd ${money},
+      budget_period TEXT,
+      rpm_limit INTEGER,
+      tpm_limit INTEGER
+    )`,
+    `CREATE TABLE inferences (
+      id TEXT PRIMARY KEY,
+      created_at ${ts} NOT NULL,
+      key_id TEXT,
+      route TEXT NOT NULL,
+      client_format TEXT NOT NULL,
+      requested_model TEXT NOT NULL,
+      served_model TEXT,
+      provider TEXT,
+      attempts TEXT NOT NULL DEFAULT '[]',
+      status INTEGER NOT NULL,
+      error_code TEXT,
+      latency_ms INTEGER NOT NULL,
+      ttft_ms INTEGER,
+      stream ${bool} NOT NULL,
+      input_tokens INTEGER NOT NULL DEFAULT 0,
+      output_tokens INTEGER NOT NULL DEFAULT 0,
+      cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+      cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+      reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+      cost_usd ${money} NOT NULL DEFAULT 0,
+      finish_reason TEXT,
+      metadata TEXT,
+      extra TEXT,
+      client_ip TEXT,
+      request_body TEXT,
+      response_body TEXT
+    )`,
+    'CREATE INDEX inferences_created_idx ON inferences (created_at)',
+    'CREATE INDEX inferences_key_created_idx ON inferences (key_id, created_at)',
+    'CREATE INDEX inferences_model_created_idx ON inferences (served_model, created_at)',
+    `CREATE TABLE metrics (
+      name TEXT PRIMARY KEY,
+      type TEXT NOT NULL,
+      created_at ${ts} NOT NULL
+    )`,
+    `CREATE TABLE feedback (
+      id TEXT PRIMARY KEY,
+      inference_id TEXT NOT NULL,
+      key_id TEXT,
+      metric TEXT NOT NULL,
+      type TEXT NOT NULL,
+      value TEXT NOT NULL,
+      reason TEXT,
+      tags TEXT NOT NULL DEFAULT '{}',
+      optimize TEXT NOT NULL,
+      created_at ${ts} NOT NULL
+    )`,
+    'CREATE INDEX feedback_inference_idx ON feedback (inference_id)',
+    'CREATE INDEX feedback_metric_created_idx ON feedback (metric, created_at)',
+    'CREATE INDEX feedback_created_idx ON feedback (created_at)',
+  ];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial schema', sqlite: ddl('sqlite'), postgres: ddl('postgres') },
+];
+
+export const MIGRATIONS_TABLE_SQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`;
+
+/** Steps not yet applied, in version order. Throws when the database is newer than this build. */
+export function pendingMigrations(applied: ReadonlySet<number>, all: readonly Migration[] = MIGRATIONS): Migration[] {
+  const latest = all.reduce((m, x) => Math.max(m, x.version), 0);
+  for (const v of applied) {
+    if (v > latest) throw new Error(`database schema version ${v} is newer than this gateway (knows up to ${latest}); upgrade the gateway`);
+  }
+  return [...all].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version));
+}

@@ -1,0 +1,176 @@
+// The PostgreSQL store (pg Pool), used when DATABASE_URL is set. Money is NUMERIC, which pg returns
+// as a string, so sums stay exact; every table lives in one schema (default "public").
+import pg from 'pg';
+import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
+import {
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, isMetricType, keyParams,
+  num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
+} from './rows.ts';
+import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
+import type {
+  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, MetricType, Store, UsageQuery, UsageRow,
+} from './types.ts';
+
+export type PostgresOptions = { url: string; schema?: string; max?: number };
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+const ROWS_PER_INSERT = 500; // 26 columns x 500 rows stays far below pg's 65535 bind parameters
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+
+  constructor(opts: PostgresOptions) {
+    this.schema = opts.schema ?? 'public';
+    if (!SCHEMA_RE.test(this.schema)) throw new Error(`invalid postgres schema name: ${this.schema}`);
+    // search_path is set per connection so every unqualified table name resolves inside the schema.
+    this.#pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}` });
+    this.#pool.on('error', () => { /* an idle client died; the pool replaces it on next use */ });
+  }
+
+  async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.#pool.query(sql, params)).rows as Row[];
+  }
+
+  async #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.#pool.connect();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  /** A transaction-scoped advisory lock serializes replicas starting at once; the loser sees the steps applied. */
+  async migrate(): Promise<void> {
+    await this.#tx(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-migrations:${this.schema}`]);
+      await c.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
+      await c.query(MIGRATIONS_TABLE_SQL);
+      const applied = new Set((await c.query('SELECT version FROM schema_migrations')).rows.map((r: Row) => num(r.version)));
+      for (const m of pendingMigrations(applied)) {
+        for (const stmt of m.postgres) await c.query(stmt);
+        await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+
+  async insertKey(k: KeyRecord): Promise<void> {
+    await this.#q(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${placeholders(12, true)})`, keyParams(k));
+  }
+
+  async getKey(id: string): Promise<KeyRecord | null> {
+    const rows = await this.#q(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return rows[0] ? rowToKey(rows[0]) : null;
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (await this.#q(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`)).map(rowToKey);
+  }
+
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    const res = await this.#pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [iso(at), id]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async touchKeys(lastUsed: Array<{ id: string; at: string }>): Promise<void> {
+    if (lastUsed.length === 0) return;
+    // One statement for the whole batch: unnest the id/time arrays and keep the newest time per key.
+    await this.#q(`UPDATE api_keys k SET last_used_at = u.at FROM
+      (SELECT id, MAX(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS t(id, at) GROUP BY id) u
+      WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`,
+    [lastUsed.map((u) => u.id), lastUsed.map((u) => iso(u.at))]);
+  }
+
+  async keySpend(id: string, since: string): Promise<string> {
+    const rows = await this.#q('SELECT COALESCE(SUM(cost_usd), 0)::text AS s FROM inferences WHERE key_id = $1 AND created_at >= $2', [id, iso(since)]);
+    return decimal(rows[0]?.s);
+  }
+
+  async insertInferences(recs: InferenceRecord[]): Promise<void> {
+    if (recs.length === 0) return;
+    await this.#tx(async (c) => {
+      for (let i = 0; i < recs.length; i += ROWS_PER_INSERT) {
+        const chunk = recs.slice(i, i + ROWS_PER_INSERT);
+        const values = chunk.map((_, j) => `(${placeholders(26, true, j * 26 + 1)})`).join(', ');
+        await c.query(`INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES ${values} ON CONFLICT (id) DO NOTHING`,
+          chunk.flatMap((r) => inferenceParams(r, r.stream)));
+      }
+    });
+  }
+
+  async getInference(id: string): Promise<InferenceRef | null> {
+    const r = (await this.#q('SELECT id, key_id, served_model, created_at FROM inferences WHERE id = $1', [id]))[0];
+    return r ? { id: str(r.id), keyId: strOrNull(r.key_id), servedModel: strOrNull(r.served_model), createdAt: iso(r.created_at) } : null;
+  }
+
+  async listInferences(q: { limit: number; before?: string; keyId?: string }): Promise<InferenceRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.before !== undefined) { params.push(q.before); where.push(`id < $${params.length}`); }
+    if (q.keyId !== undefined) { params.push(q.keyId); where.push(`key_id = $${params.length}`); }
+    params.push(Math.max(0, Math.floor(q.limit)));
+    const sql = `SELECT ${INFERENCE_COLUMNS} FROM inferences ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`;
+    return (await this.#q(sql, params)).map(rowToInference);
+  }
+
+  async usage(q: UsageQuery): Promise<UsageRow[]> {
+    const params: unknown[] = [iso(q.since), iso(q.until)];
+    let sql = USAGE_SELECT(usageGroupExpr(q.groupBy, 'postgres'), 'COALESCE(SUM(cost_usd), 0)::text') + ' WHERE created_at >= $1 AND created_at < $2';
+    if (q.keyId !== undefined) { params.push(q.keyId); sql += ' AND key_id = $3'; }
+    sql += ' GROUP BY grp ORDER BY grp';
+    return usageRows(await this.#q(sql, params));
+  }
+
+  async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
+    const rows = await this.#q(`WITH ins AS (
+        INSERT INTO metrics (name, type, created_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO NOTHING RETURNING type)
+      SELECT type FROM ins UNION ALL SELECT type FROM metrics WHERE name = $1 LIMIT 1`, [name, type]);
+    // A racing insert by another replica is invisible to this statement's snapshot: read it again.
+    const row = rows[0] ?? (await this.#q('SELECT type FROM metrics WHERE name = $1', [name]))[0];
+    const t = str(row?.type);
+    if (!isMetricType(t)) throw new Error(`metric ${name} has unknown type ${t}`);
+    return t;
+  }
+
+  async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
+    const out = new Map<string, MetricType>();
+    if (names.length === 0) return out;
+    for (const r of await this.#q('SELECT name, type FROM metrics WHERE name = ANY($1::text[])', [names])) {
+      const t = str(r.type);
+      if (isMetricType(t)) out.set(str(r.name), t);
+    }
+    return out;
+  }
+
+  async insertFeedback(rows: FeedbackRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.#tx(async (c) => {
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+        const values = chunk.map((_, j) => `(${placeholders(10, true, j * 10 + 1)})`).join(', ');
+        await c.query(`INSERT INTO feedback (${FEEDBACK_COLUMNS}) VALUES ${values} ON CONFLICT (id) DO NOTHING`, chunk.flatMap(feedbackParams));
+      }
+    });
+  }
+
+  async feedbackStats(q: FeedbackStatsQuery): Promise<FeedbackStatsRow[]> {
+    const params: unknown[] = [iso(q.since), iso(q.until)];
+    let sql = FEEDBACK_STATS_SELECT('DOUBLE PRECISION') + ' WHERE f.created_at >= $1 AND f.created_at < $2 AND i.served_model IS NOT NULL';
+    if (q.model !== undefined) { params.push(q.model); sql += ` AND i.served_model = $${params.length}`; }
+    if (q.metric !== undefined) { params.push(q.metric); sql += ` AND f.metric = $${params.length}`; }
+    sql += ' GROUP BY i.served_model, f.metric, f.type ORDER BY model, metric';
+    return statsRows(await this.#q(sql, params));
+  }
+}

@@ -1,0 +1,154 @@
+// The default store: one SQLite file through node:sqlite, in WAL mode so readers never block the writer.
+// Money is TEXT; sums go through a `dec_sum` aggregate registered in JS that adds exact decimal strings.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { addDecimal } from '../catalog/decimal.ts';
+import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
+import {
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, isMetricType, keyParams,
+  num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
+} from './rows.ts';
+import type {
+  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, MetricType, Store, UsageQuery, UsageRow,
+} from './types.ts';
+import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
+
+export type SqliteOptions = { path: string; busyTimeoutMs?: number };
+
+const bind = (p: unknown[]): SQLInputValue[] => p as SQLInputValue[];
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly #db: DatabaseSync;
+
+  constructor(opts: SqliteOptions) {
+    if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+    this.#db = new DatabaseSync(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.#db.exec('PRAGMA journal_mode = WAL');
+    this.#db.exec('PRAGMA synchronous = NORMAL');
+    this.#db.aggregate('dec_sum', {
+      start: '0',
+      step: (acc: string, v: unknown) => (v === null || v === undefined ? acc : addDecimal(acc, String(v))),
+    });
+  }
+
+  /** BEGIN IMMEDIATE takes the write lock up front, so a second replica waits (busy_timeout) instead of racing. */
+  async migrate(): Promise<void> {
+    const db = this.#db;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(MIGRATIONS_TABLE_SQL);
+      const applied = new Set(db.prepare('SELECT version FROM schema_migrations').all().map((r) => num(r.version)));
+      const ins = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+      for (const m of pendingMigrations(applied)) {
+        for (const stmt of m.sqlite) db.exec(stmt);
+        ins.run(m.version, m.name, new Date().toISOString());
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #tx(fn: () => void): void {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try { fn(); this.#db.exec('COMMIT'); } catch (err) { this.#db.exec('ROLLBACK'); throw err; }
+  }
+
+  async insertKey(k: KeyRecord): Promise<void> {
+    this.#db.prepare(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${placeholders(12, false)})`).run(...bind(keyParams(k)));
+  }
+
+  async getKey(id: string): Promise<KeyRecord | null> {
+    const r = this.#db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id);
+    return r ? rowToKey(r as Row) : null;
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return this.#db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).all().map((r) => rowToKey(r as Row));
+  }
+
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    const res = this.#db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(iso(at), id);
+    return Number(res.changes) > 0;
+  }
+
+  async touchKeys(lastUsed: Array<{ id: string; at: string }>): Promise<void> {
+    if (lastUsed.length === 0) return;
+    const st = this.#db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)');
+    this.#tx(() => { for (const u of lastUsed) { const at = iso(u.at); st.run(at, u.id, at); } });
+  }
+
+  async keySpend(id: string, since: string): Promise<string> {
+    const r = this.#db.prepare('SELECT dec_sum(cost_usd) AS s FROM inferences WHERE key_id = ? AND created_at >= ?').get(id, iso(since));
+    return decimal(r?.s);
+  }
+
+  /** Idempotent per id (ON CONFLICT DO NOTHING), so the writer may retry a batch that partly landed. */
+  async insertInferences(recs: InferenceRecord[]): Promise<void> {
+    if (recs.length === 0) return;
+    const st = this.#db.prepare(`INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES (${placeholders(26, false)}) ON CONFLICT (id) DO NOTHING`);
+    this.#tx(() => { for (const r of recs) st.run(...bind(inferenceParams(r, r.stream ? 1 : 0))); });
+  }
+
+  async getInference(id: string): Promise<InferenceRef | null> {
+    const r = this.#db.prepare('SELECT id, key_id, served_model, created_at FROM inferences WHERE id = ?').get(id);
+    return r ? { id: str(r.id), keyId: strOrNull(r.key_id), servedModel: strOrNull(r.served_model), createdAt: iso(r.created_at) } : null;
+  }
+
+  async listInferences(q: { limit: number; before?: string; keyId?: string }): Promise<InferenceRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.before !== undefined) { where.push('id < ?'); params.push(q.before); }
+    if (q.keyId !== undefined) { where.push('key_id = ?'); params.push(q.keyId); }
+    const sql = `SELECT ${INFERENCE_COLUMNS} FROM inferences ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+    params.push(Math.max(0, Math.floor(q.limit)));
+    return this.#db.prepare(sql).all(...bind(params)).map((r) => rowToInference(r as Row));
+  }
+
+  async usage(q: UsageQuery): Promise<UsageRow[]> {
+    const params: unknown[] = [iso(q.since), iso(q.until)];
+    let sql = USAGE_SELECT(usageGroupExpr(q.groupBy, 'sqlite'), 'dec_sum(cost_usd)') + ' WHERE created_at >= ? AND created_at < ?';
+    if (q.keyId !== undefined) { sql += ' AND key_id = ?'; params.push(q.keyId); }
+    sql += ' GROUP BY grp ORDER BY grp';
+    return usageRows(this.#db.prepare(sql).all(...bind(params)) as Row[]);
+  }
+
+  async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
+    this.#db.prepare('INSERT INTO metrics (name, type, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING')
+      .run(name, type, new Date().toISOString());
+    const r = this.#db.prepare('SELECT type FROM metrics WHERE name = ?').get(name);
+    const t = str(r?.type);
+    if (!isMetricType(t)) throw new Error(`metric ${name} has unknown type ${t}`);
+    return t;
+  }
+
+  async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
+    const out = new Map<string, MetricType>();
+    if (names.length === 0) return out;
+    const rows = this.#db.prepare(`SELECT name, type FROM metrics WHERE name IN (${placeholders(names.length, false)})`).all(...names);
+    for (const r of rows) { const t = str(r.type); if (isMetricType(t)) out.set(str(r.name), t); }
+    return out;
+  }
+
+  async insertFeedback(rows: FeedbackRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const st = this.#db.prepare(`INSERT INTO feedback (${FEEDBACK_COLUMNS}) VALUES (${placeholders(10, false)}) ON CONFLICT (id) DO NOTHING`);
+    this.#tx(() => { for (const f of rows) st.run(...bind(feedbackParams(f))); });
+  }
+
+  async feedbackStats(q: FeedbackStatsQuery): Promise<FeedbackStatsRow[]> {
+    const params: unknown[] = [iso(q.since), iso(q.until)];
+    let sql = FEEDBACK_STATS_SELECT('REAL') + ' WHERE f.created_at >= ? AND f.created_at < ? AND i.served_model IS NOT NULL';
+    if (q.model !== undefined) { sql += ' AND i.served_model = ?'; params.push(q.model); }
+    if (q.metric !== undefined) { sql += ' AND f.metric = ?'; params.push(q.metric); }
+    sql += ' GROUP BY i.served_model, f.metric, f.type ORDER BY model, metric';
+    return statsRows(this.#db.prepare(sql).all(...bind(params)) as Row[]);
+  }
+}

@@ -1,0 +1,247 @@
+// POST /v1/feedback semantics against an in-memory Store fake: results, rows, ownership,
+// metric typing, request-level errors, and the worker-pool path giving the inline results.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handleFeedback, handleFeedbackBytes, type FeedbackContext, type FeedbackResult } from '../src/feedback/handle.ts';
+import { createFlattenPool, type FlattenPool } from '../src/feedback/pool.ts';
+import { GatewayError } from '../src/http/errors.ts';
+import type { FeedbackRow, InferenceRef, MetricType } from '../src/store/types.ts';
+import { isUuid, uuidv7 } from '../src/util/uuid.ts';
+
+const KEY = 'key-a';
+const OTHER = 'key-b';
+
+/** Store subset fake: ensureMetric is first-writer-wins like the real tables; calls are recorded. */
+function fakeMetrics(preset: Record<string, MetricType> = {}) {
+  const types = new Map(Object.entries(preset));
+  const calls = { ensure: [] as string[], get: [] as string[][] };
+  return {
+    types, calls,
+    async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
+      calls.ensure.push(name);
+      const t = types.get(name) ?? type;
+      types.set(name, t);
+      return t;
+    },
+    async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
+      calls.get.push([...names]);
+      return new Map(names.flatMap((n) => (types.has(n) ? [[n, types.get(n)!] as const] : [])));
+    },
+  };
+}
+
+function setup(opts: { keyId?: string | null; metrics?: ReturnType<typeof fakeMetrics> } = {}) {
+  const inferences = new Map<string, InferenceRef>();
+  const rows: FeedbackRow[] = [];
+  const lookups: string[] = [];
+  let enqueues = 0;
+  const metrics = opts.metrics ?? fakeMetrics();
+  const addInference = (keyId: string | null = KEY): string => {
+    const id = uuidv7();
+    inferences.set(id, { id, keyId, servedModel: 'openai/gpt-4o', createdAt: new Date().toISOString() });
+    return id;
+  };
+  const ctx: FeedbackContext = {
+    keyId: opts.keyId === undefined ? KEY : opts.keyId,
+    lookup: async (id) => { lookups.push(id); return inferences.get(id) ?? null; },
+    metrics,
+    enqueue: (r) => { enqueues++; rows.push(...r); },
+  };
+  return { ctx, rows, lookups, metrics, addInference, enqueues: () => enqueues };
+}
+
+const ok = (r: FeedbackResult | undefined): Record<string, string> => {
+  assert.ok(r && r.error === null, `expected success, got ${JSON.stringify(r)}`);
+  return r.feedback_ids;
+};
+const err = (r: FeedbackResult | undefined): string => {
+  assert.ok(r && r.feedback_ids === null, `expected failure, got ${JSON.stringify(r)}`);
+  assert.equal(r.error.status_code, 400);
+  return r.error.message;
+};
+
+test('every value type becomes a typed row; feedback_ids use the flattened keys', async () => {
+  const s = setup();
+  const id = s.addInference();
+  const before = Date.now();
+  const [r] = await handleFeedback([{
+    id, tags: { env: 'prod' }, optimize: 'min',
+    feedback: { good: true, stars: 4, note: 'fine', judge: { score: 0.5, reason: 'half right' }, q: { acc: { top1: 0.9 } } },
+  }], s.ctx);
+  const ids = ok(r);
+  assert.deepEqual(Object.keys(ids), ['good', 'stars', 'note', 'judge', 'q.acc.top1']);
+  assert.ok(Object.values(ids).every(isUuid));
+  assert.equal(new Set(Object.values(ids)).size, 5);
+  assert.equal(s.enqueues(), 1);
+  assert.deepEqual(s.rows.map((x) => [x.id, x.metric, x.type, x.value, x.reason]), [
+    [ids.good, 'good', 'boolean', 'true', null],
+    [ids.stars, 'stars', 'float', '4', null],
+    [ids.note, 'note', 'comment', 'fine', null],
+    [ids.judge, 'judge', 'float', '0.5', 'half right'],
+    [ids['q.acc.top1'], 'q.acc.top1', 'float', '0.9', null],
+  ]);
+  for (const row of s.rows) {
+    assert.equal(row.inferenceId, id);
+    assert.equal(row.keyId, KEY);
+    assert.equal(row.optimize, 'min');
+    assert.deepEqual(row.tags, { env: 'prod' });
+    const t = Date.parse(row.createdAt);
+    assert.ok(t >= before - 1 && t <= Date.now() + 1 && row.createdAt.endsWith('Z'));
+  }
+  assert.deepEqual(Object.fromEntries(s.metrics.types), { good: 'boolean', stars: 'float', note: 'comment', judge: 'float', 'q.acc.top1': 'float' });
+});
+
+test('failures are per event, in order; other events are unaffected', async () => {
+  const s = setup();
+  const a = s.addInference();
+  const theirs = s.addInference(OTHER);
+  const missing = uuidv7();
+  const res = await handleFeedback([
+    { id: a, feedback: { x: 1 } },
+    { id: a, feedback: { list: [1, 2] } },
+    { id: a, feedback: { nothing: null } },
+    { id: a, feedback: { s: { score: [true] } } },
+    { id: missing, feedback: { x: 2 } },
+    { id: theirs, feedback: { x: 3 } },
+    { id: 'abc', feedback: {} },
+    { feedback: {} },
+    { id: a, feedback: {} },
+    { id: a, feedback: { x: 4 } },
+  ], s.ctx);
+  assert.equal(res.length, 10);
+  ok(res[0]);
+  assert.match(err(res[1]), /^feedback\.list: array is not a supported/);
+  assert.match(err(res[2]), /^feedback\.nothing: null is not a supported/);
+  assert.equal(err(res[3]), 'feedback.s.score must be a boolean, number or string; got array');
+  assert.equal(err(res[4]), `Inference ID ${missing} does not exist`);
+  // Another key's inference: the very same message as a missing one.
+  assert.equal(err(res[5]), `Inference ID ${theirs} does not exist`);
+  assert.equal(err(res[6]), 'id must be a UUID string; got "abc"');
+  assert.equal(err(res[7]), 'id is required (the inference id, a UUID string)');
+  assert.deepEqual(res[8], { feedback_ids: {}, error: null });
+  ok(res[9]);
+  assert.deepEqual(s.rows.map((r) => r.value), ['1', '4']);
+  assert.deepEqual(s.lookups, [a, missing, theirs], 'each distinct id is looked up once');
+});
+
+test('empty feedback yields {} and enqueues nothing; keyless gateway matches keyless inferences', async () => {
+  const s = setup({ keyId: null });
+  const mine = s.addInference(null);
+  const keyed = s.addInference(KEY);
+  const res = await handleFeedback([{ id: mine, feedback: {} }, { id: keyed, feedback: { a: true } }, { id: mine, feedback: { a: true } }], s.ctx);
+  assert.deepEqual(res[0], { feedback_ids: {}, error: null });
+  assert.equal(err(res[1]), `Inference ID ${keyed} does not exist`);
+  ok(res[2]);
+  assert.equal(s.rows.length, 1);
+  assert.equal(s.rows[0]!.keyId, null);
+  const empty = setup();
+  assert.deepEqual(await handleFeedback([], empty.ctx), []);
+  assert.equal(empty.enqueues(), 0);
+});
+
+test('metric types are fixed on first use, within a request and across requests', async () => {
+  const s = setup();
+  const id = s.addInference();
+  const first = await handleFeedback([{ id, feedback: { m: true } }, { id, feedback: { m: 0.3 } }, { id, feedback: { m: false } }], s.ctx);
+  ok(first[0]);
+  assert.equal(err(first[1]), "feedback.m: metric m is boolean; got float (a metric's type is fixed by its first value)");
+  ok(first[2]);
+  assert.deepEqual(s.metrics.calls.ensure, ['m']);
+  const second = await handleFeedback([{ id, feedback: { m: 'text' } }, { id, feedback: { m: { score: true } } }], s.ctx);
+  assert.equal(err(second[0]), "feedback.m: metric m is boolean; got comment (a metric's type is fixed by its first value)");
+  ok(second[1]);
+  // The second request was answered from the cache: no store query, no new claim.
+  assert.equal(s.metrics.calls.get.length, 1);
+  assert.deepEqual(s.metrics.calls.ensure, ['m']);
+  assert.deepEqual(s.rows.map((r) => r.value), ['true', 'false', 'true']);
+});
+
+test('types already in the store are loaded in one query; a failing event claims nothing', async () => {
+  const metrics = fakeMetrics({ acc: 'float', 'q.tone': 'comment' });
+  const s = setup({ metrics });
+  const id = s.addInference();
+  const res = await handleFeedback([{ id, feedback: { acc: 0.7, q: { tone: 'ok' } } }, { id, feedback: { fresh: true, acc: 'high' } }], s.ctx);
+  ok(res[0]);
+  assert.equal(err(res[1]), "feedback.acc: metric acc is float; got comment (a metric's type is fixed by its first value)");
+  assert.deepEqual(metrics.calls.get, [['acc', 'q.tone', 'fresh']]);
+  assert.deepEqual(metrics.calls.ensure, [], 'the failed event must not fix the type of "fresh"');
+  assert.equal(metrics.types.has('fresh'), false);
+  assert.deepEqual(s.rows.map((r) => r.metric), ['acc', 'q.tone']);
+});
+
+test('a type fixed concurrently elsewhere (ensureMetric returns another type) fails the event whole', async () => {
+  const metrics = fakeMetrics();
+  // Another replica wins the race after our getMetricTypes ran.
+  metrics.getMetricTypes = async (names) => { metrics.calls.get.push(names); return new Map(); };
+  metrics.types.set('race', 'comment');
+  const s = setup({ metrics });
+  const id = s.addInference();
+  const [r] = await handleFeedback([{ id, feedback: { ok: 1, race: 2 } }], s.ctx);
+  assert.equal(err(r), "feedback.race: metric race is comment; got float (a metric's type is fixed by its first value)");
+  assert.equal(s.rows.length, 0);
+  assert.equal(s.enqueues(), 0);
+});
+
+test('request-level errors are GatewayErrors (400), not per-event results', async () => {
+  const s = setup();
+  for (const body of [{ id: 'x', feedback: {} }, null, 'events', 3]) {
+    await assert.rejects(handleFeedback(body, s.ctx), (e: unknown) => {
+      assert.ok(e instanceof GatewayError);
+      assert.equal(e.code, 'invalid_body');
+      assert.equal(e.status, 400);
+      assert.match(e.message, /^the feedback body must be a JSON array of events; got (object|null|string|number)$/);
+      return true;
+    });
+  }
+  const small = { ...s.ctx, limits: { maxEventsPerRequest: 2 } };
+  const id = s.addInference();
+  assert.equal((await handleFeedback([{ id, feedback: {} }, { id, feedback: {} }], small)).length, 2);
+  await assert.rejects(handleFeedback([{ id, feedback: {} }, { id, feedback: {} }, {}], small),
+    { name: 'GatewayError', code: 'invalid_body', status: 400, message: 'at most 2 feedback events per request; got 3' });
+  await assert.rejects(handleFeedbackBytes(new TextEncoder().encode('[{"id": '), s.ctx),
+    (e: unknown) => e instanceof GatewayError && e.code === 'invalid_json' && /^request body is not valid JSON/.test(e.message));
+  assert.equal(s.enqueues(), 0);
+});
+
+/** Results and rows with the random parts (feedback ids, timestamps) replaced, for comparison. */
+function normalise(res: FeedbackResult[], rows: FeedbackRow[]) {
+  const ids = new Map<string, string>();
+  const name = (u: string) => { if (!ids.has(u)) ids.set(u, `#${ids.size}`); return ids.get(u)!; };
+  const r = res.map((x) => (x.error ? x : { error: null, feedback_ids: Object.fromEntries(Object.entries(x.feedback_ids).map(([k, v]) => [k, name(v)])) }));
+  return { results: r, rows: rows.map((x) => ({ ...x, id: name(x.id), createdAt: 'T' })) };
+}
+
+test('the worker pool gives the inline results, and is used only above poolMinBytes', async (t) => {
+  const real = createFlattenPool({ minThreads: 1, maxThreads: 2 });
+  t.after(() => real.close());
+  let runs = 0;
+  const pool: FlattenPool = { run: (b, l) => { runs++; return real.run(b, l); }, close: () => real.close() };
+
+  const inline = setup();
+  const pooled = setup();
+  const events: unknown[] = [];
+  for (let i = 0; i < 300; i++) {
+    const id = inline.addInference(i % 7 === 0 ? OTHER : KEY);
+    events.push(i % 5 === 0
+      ? { id, feedback: { bad: [i] } }
+      : { id, tags: { n: String(i) }, optimize: i % 2 ? 'min' : 'max', feedback: { q: { s: { score: i % 3 === 0, reason: `r${i}` } }, v: i, c: `c${i}`, t: i % 11 === 0 ? 'x' : i } });
+  }
+  // Same inferences, separate metric stores and row sinks: the two paths see the same world.
+  pooled.ctx.lookup = inline.ctx.lookup;
+  const text = JSON.stringify(events);
+  const a = await handleFeedbackBytes(Buffer.from(text), { ...inline.ctx, pool, limits: { poolMinBytes: text.length + 1 } });
+  assert.equal(runs, 0, 'below the threshold the pool is not used');
+  const b = await handleFeedbackBytes(Buffer.from(text), { ...pooled.ctx, pool, limits: { poolMinBytes: text.length } });
+  assert.equal(runs, 1, 'at the threshold the pool is used');
+  assert.deepEqual(normalise(b, pooled.rows), normalise(a, inline.rows));
+  assert.equal(a.length, events.length);
+  assert.ok(a.some((x) => x.error?.message.includes('metric t is float; got comment')), 'type conflicts happen in this batch');
+  assert.ok(inline.rows.length > 500);
+
+  // Request-level errors come back the same way from the worker.
+  const big = { ...pooled.ctx, pool, limits: { poolMinBytes: 1, maxEventsPerRequest: 1 } };
+  await assert.rejects(handleFeedbackBytes(Buffer.from('{"a":1}'), big), { code: 'invalid_body' });
+  await assert.rejects(handleFeedbackBytes(Buffer.from('[{},{}]'), big), { code: 'invalid_body', message: 'at most 1 feedback events per request; got 2' });
+  await assert.rejects(handleFeedbackBytes(Buffer.from('[1,'), big), { code: 'invalid_json' });
+  assert.equal(runs, 4);
+});

@@ -1,0 +1,131 @@
+// Bedrock Converse codec: golden {in, out} fixtures per direction (streams replayed as real
+// event-stream frames, cut at every byte boundary), stop reasons, errors and refused parameters.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { bedrockCodec } from '../src/formats/bedrock/index.ts';
+import { bedrockStopReason, decodeBedrockError } from '../src/formats/bedrock/decode.ts';
+import { encodeEventMessage } from '../src/formats/bedrock/eventstream.ts';
+import type { CanonicalRequest, CanonicalResponse, StreamEvent } from '../src/formats/canonical.ts';
+import type { StreamDecoder } from '../src/formats/codec.ts';
+import { GatewayError } from '../src/http/errors.ts';
+import { isUuid } from '../src/util/uuid.ts';
+
+const codec = bedrockCodec.upstream;
+const dir = new URL('./fixtures/formats/bedrock/', import.meta.url);
+type Fixture = { about: string; model?: string; in: unknown; out: unknown };
+const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  .map((f) => ({ name: f, fx: JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Fixture }));
+const target = (model: string) => ({ upstreamModel: model, provider: 'bedrock' });
+
+/** Bedrock sends no message id; the decoder mints a UUIDv7, which fixtures write as `<uuid>`. */
+function normalise(events: StreamEvent[]): StreamEvent[] {
+  return events.map((e) => {
+    if (e.type !== 'message_start') return e;
+    assert.ok(isUuid(e.id), `message_start id ${e.id} is a UUID`);
+    return { ...e, id: '<uuid>' };
+  });
+}
+const drain = (d: StreamDecoder, chunks: Uint8Array[]): StreamEvent[] => normalise([...chunks.flatMap((c) => d.push(c)), ...d.end()]);
+
+function frames(list: Array<{ headers: Record<string, string>; payload: unknown }>): Uint8Array {
+  return Buffer.concat(list.map((f) => encodeEventMessage(f.headers, new TextEncoder().encode(JSON.stringify(f.payload)))));
+}
+
+for (const { name, fx } of fixtures) {
+  test(`bedrock fixture ${name}: ${fx.about}`, () => {
+    if (name.startsWith('encode-')) {
+      const req = fx.in as CanonicalRequest;
+      assert.deepEqual(codec.encodeRequest(req, target(fx.model ?? req.model)), fx.out);
+    } else if (name.startsWith('decode-')) {
+      const { id, ...rest } = codec.decodeResponse(fx.in) as CanonicalResponse;
+      assert.ok(isUuid(id));
+      assert.deepEqual(rest, fx.out);
+    } else if (name.startsWith('stream-')) {
+      const bytes = frames(fx.in as Array<{ headers: Record<string, string>; payload: unknown }>);
+      assert.deepEqual(drain(codec.newStreamDecoder(), [bytes]), fx.out);
+      for (let cut = 1; cut < bytes.length; cut++) {
+        assert.deepEqual(drain(codec.newStreamDecoder(), [bytes.subarray(0, cut), bytes.subarray(cut)]), fx.out, `cut at ${cut}`);
+      }
+      assert.deepEqual(drain(codec.newStreamDecoder(), [...bytes].map((b) => Uint8Array.of(b))), fx.out);
+    } else {
+      assert.fail(`fixture ${name} has no known direction prefix`);
+    }
+  });
+}
+
+test('every Converse stop reason maps to a canonical stop reason', () => {
+  const table: Array<[unknown, string | null]> = [
+    ['end_turn', 'end_turn'], ['tool_use', 'tool_use'], ['max_tokens', 'max_tokens'], ['stop_sequence', 'stop_sequence'],
+    ['guardrail_intervened', 'refusal'], ['content_filtered', 'refusal'], ['model_context_window_exceeded', 'max_tokens'],
+    [undefined, null],
+  ];
+  for (const [reason, want] of table) assert.equal(bedrockStopReason(reason), want, String(reason));
+});
+
+test('a decoded Converse message replays to the same content blocks (tool ids, reasoning signatures)', () => {
+  const content = [
+    { reasoningContent: { reasoningText: { text: 'plan', signature: 'SIG' } } },
+    { reasoningContent: { redactedContent: 'b3BhcXVl' } },
+    { text: 'Calling.' },
+    { toolUse: { toolUseId: 'tooluse_Q1', name: 'f', input: { a: [1, 2] } } },
+  ];
+  const res = codec.decodeResponse({ output: { message: { role: 'assistant', content } }, stopReason: 'tool_use', usage: {} });
+  const req: CanonicalRequest = {
+    model: 'm', system: [], stream: false,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: res.content }],
+  };
+  const body = codec.encodeRequest(req, target('m')).body as { messages: unknown[] };
+  assert.deepEqual(body.messages[1], { role: 'assistant', content });
+});
+
+test('a corrupt event stream ends in an error event', () => {
+  const good = encodeEventMessage({ ':event-type': 'messageStart', ':message-type': 'event' }, new TextEncoder().encode('{"role":"assistant"}'));
+  const bad = Uint8Array.from(good);
+  bad[bad.length - 6]! ^= 0x01;
+  const d = codec.newStreamDecoder();
+  const events = d.push(bad);
+  assert.equal(events.length, 1);
+  assert.deepEqual(events[0], { type: 'error', error: { type: 'api_error', message: 'corrupt Bedrock event stream: event-stream message CRC mismatch' } });
+  assert.deepEqual(d.push(good), []);
+  assert.deepEqual(d.end(), []);
+});
+
+test('parameters Converse cannot honour are refused with 400 unsupported_parameter', () => {
+  const base: CanonicalRequest = { model: 'm', system: [], stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
+  const cases: Array<[string, Partial<CanonicalRequest>]> = [
+    ['container', { container: {} }], ['context_management', { context_management: {} }], ['logit_bias', { logit_bias: { '1': 1 } }],
+    ['frequency_penalty', { frequency_penalty: 1 }], ['presence_penalty', { presence_penalty: 1 }], ['seed', { seed: 1 }],
+    ['verbosity', { verbosity: 'high' }], ['response_format', { response_format: { type: 'json_object' } }],
+    ['image', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] }],
+    ['image', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'Qk0=' } }] }] }],
+    ['tool_choice', {
+      tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' },
+      messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 't', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [] }] }],
+    }],
+  ];
+  for (const [param, extra] of cases) {
+    assert.throws(() => codec.encodeRequest({ ...base, ...extra }, target('m')),
+      (e: unknown) => e instanceof GatewayError && e.code === 'unsupported_parameter' && e.status === 400 && e.param === param, param);
+  }
+  // tool_choice none without tool blocks in the conversation: tools are simply not offered.
+  const none = codec.encodeRequest({ ...base, tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' } }, target('m'));
+  assert.equal((none.body as Record<string, unknown>).toolConfig, undefined);
+});
+
+test('Bedrock error bodies decode to error kinds', () => {
+  assert.deepEqual(codec.decodeError(429, '{"message":"Too many requests, please wait before trying again."}'),
+    { kind: 'rate_limit', message: 'Too many requests, please wait before trying again.' });
+  assert.deepEqual(codec.decodeError(400, '{"__type":"com.amazon.coral.validate#ValidationException","message":"messages: field required"}'),
+    { kind: 'invalid_request', message: 'messages: field required', upstreamType: 'ValidationException' });
+  assert.equal(codec.decodeError(403, '{"Message":"The security token included in the request is invalid.","__type":"UnrecognizedClientException"}').kind, 'authentication');
+  assert.equal(codec.decodeError(403, '{"message":"You don\'t have access to the model"}').kind, 'permission');
+  assert.equal(codec.decodeError(429, '{"__type":"ModelNotReadyException","message":"not ready"}').kind, 'overloaded');
+  assert.equal(codec.decodeError(503, '{"message":"Service unavailable"}').kind, 'overloaded');
+  assert.equal(codec.decodeError(408, '{"__type":"ModelTimeoutException","message":"slow"}').kind, 'timeout');
+  assert.equal(codec.decodeError(404, '{"message":"model not found"}').kind, 'not_found');
+  assert.deepEqual(codec.decodeError(500, ''), { kind: 'api_error', message: 'upstream returned HTTP 500' });
+  // The exception name from the x-amzn-ErrorType header wins over the status.
+  assert.deepEqual(decodeBedrockError(429, '{"message":"Model is not ready"}', { 'X-Amzn-ErrorType': 'ModelNotReadyException:http://internal.amazon.com/coral/com.amazon.bedrock/' }),
+    { kind: 'overloaded', message: 'Model is not ready', upstreamType: 'ModelNotReadyException' });
+});

@@ -1,0 +1,70 @@
+// Tests for the shared SSE framer: grammar corner cases and byte-boundary independence.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSseParser, sseFrame, type SseFrame } from '../src/formats/sse.ts';
+
+const enc = new TextEncoder();
+
+function parseAll(text: string): SseFrame[] {
+  const p = createSseParser();
+  return [...p.push(enc.encode(text)), ...p.end()];
+}
+
+/** Parse the bytes cut into two pieces at every possible offset. */
+function parseSplitEverywhere(bytes: Uint8Array): SseFrame[][] {
+  const results: SseFrame[][] = [];
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const p = createSseParser();
+    results.push([...p.push(bytes.subarray(0, cut)), ...p.push(bytes.subarray(cut)), ...p.end()]);
+  }
+  return results;
+}
+
+test('parses events, data joining, comments and id', () => {
+  const frames = parseAll(': keep-alive\n\nevent: ping\ndata: {"a":1}\n\ndata: line1\ndata:line2\nid: 7\n\n');
+  assert.deepEqual(frames, [
+    { event: 'ping', data: '{"a":1}' },
+    { data: 'line1\nline2', id: '7' },
+  ]);
+});
+
+test('all three line endings are accepted', () => {
+  assert.deepEqual(parseAll('data: a\r\n\r\ndata: b\r\rdata: c\n\n'), [{ data: 'a' }, { data: 'b' }, { data: 'c' }]);
+});
+
+test('event fields without data are dropped; empty data line yields empty string', () => {
+  assert.deepEqual(parseAll('event: x\n\ndata\n\n'), [{ data: '' }]);
+});
+
+test('a final event without the closing blank line is flushed by end()', () => {
+  const p = createSseParser();
+  assert.deepEqual(p.push(enc.encode('data: [DONE]')), []);
+  assert.deepEqual(p.end(), [{ data: '[DONE]' }]);
+});
+
+test('identical frames at every byte boundary, including inside UTF-8 and CRLF', () => {
+  const text = 'event: content_block_delta\r\ndata: {"text":"héllo 世界 🎉"}\r\n\r\n:ping\r\ndata: done\r\n\r\n';
+  const bytes = enc.encode(text);
+  const expected = parseAll(text);
+  assert.equal(expected.length, 2);
+  assert.equal(expected[0]!.data, '{"text":"héllo 世界 🎉"}');
+  for (const got of parseSplitEverywhere(bytes)) assert.deepEqual(got, expected);
+  // And one byte at a time.
+  const p = createSseParser();
+  const one: SseFrame[] = [];
+  for (const b of bytes) one.push(...p.push(Uint8Array.of(b)));
+  one.push(...p.end());
+  assert.deepEqual(one, expected);
+});
+
+test('a CR at a chunk end followed by LF is one line break, not two', () => {
+  const p = createSseParser();
+  const out = [...p.push(enc.encode('data: a\r')), ...p.push(enc.encode('\ndata: b\r')), ...p.push(enc.encode('\n\r\n'))];
+  assert.deepEqual(out, [{ data: 'a\nb' }]);
+});
+
+test('writer output parses back to the same frame', () => {
+  assert.equal(sseFrame('{"x":1}', 'message_start'), 'event: message_start\ndata: {"x":1}\n\n');
+  assert.equal(sseFrame('[DONE]'), 'data: [DONE]\n\n');
+  assert.deepEqual(parseAll(sseFrame('a\nb', 'e')), [{ event: 'e', data: 'a\nb' }]);
+});

@@ -1,0 +1,151 @@
+// The record writer against a real SQLite store wrapped to fail on demand: flush by size and by time,
+// bounded memory with counted drops while the store is down, recovery, recent-id lookups and close().
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { RecordWriter } from '../src/records/writer.ts';
+import { SqliteStore } from '../src/store/sqlite.ts';
+import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
+import { uuidv7 } from '../src/util/uuid.ts';
+
+/** A SQLite store whose batch writes throw while `down` is set, counting the calls. */
+class FlakyStore extends SqliteStore {
+  down = false;
+  calls = 0;
+  override async insertInferences(recs: InferenceRecord[]): Promise<void> {
+    this.calls++;
+    if (this.down) throw new Error('database unavailable');
+    return super.insertInferences(recs);
+  }
+  override async insertFeedback(rows: FeedbackRow[]): Promise<void> {
+    if (this.down) throw new Error('database unavailable');
+    return super.insertFeedback(rows);
+  }
+}
+
+async function flaky(): Promise<FlakyStore> {
+  const s = new FlakyStore({ path: ':memory:' });
+  await s.migrate();
+  return s;
+}
+
+const rec = (over: Partial<InferenceRecord> = {}): InferenceRecord => ({
+  id: uuidv7(), createdAt: new Date().toISOString(), keyId: 'k', route: '/v1/chat/completions', clientFormat: 'openai-chat',
+  requestedModel: 'openai/m', servedModel: 'openai/m', provider: 'openai', attempts: [], status: 200, errorCode: null,
+  latencyMs: 5, ttftMs: null, stream: false, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0,
+  reasoningTokens: 0, costUsd: '0.001', finishReason: 'stop', metadata: null, extra: null, clientIp: null, requestBody: null,
+  responseBody: null, ...over,
+});
+
+const count = async (s: SqliteStore): Promise<number> => (await s.listInferences({ limit: 100_000 })).length;
+
+async function until(cond: () => Promise<boolean> | boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail('condition not reached in time');
+    await sleep(5);
+  }
+}
+
+test('flushes full batches at once and the rest on close', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 5, flushMs: 60_000 });
+  for (let i = 0; i < 12; i++) w.enqueue(rec());
+  await until(async () => (await count(store)) === 10);
+  assert.deepEqual(w.stats(), { queued: 2, dropped: 0, flushed: 10, failures: 0 });
+  await w.close();
+  assert.equal(await count(store), 12);
+  assert.deepEqual(w.stats(), { queued: 0, dropped: 0, flushed: 12, failures: 0 });
+  w.enqueue(rec()); // after close: counted, never thrown
+  assert.equal(w.stats().dropped, 1);
+});
+
+test('flushes a partial batch after flushMs', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 30 });
+  t.after(() => w.close());
+  for (let i = 0; i < 3; i++) w.enqueue(rec());
+  assert.equal(await count(store), 0);
+  await until(async () => (await count(store)) === 3);
+  assert.equal(w.stats().flushed, 3);
+});
+
+test('a failing store: memory stays bounded, drops are counted (oldest first), then it recovers', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const errors: unknown[] = [];
+  const w = new RecordWriter({ store, batchSize: 10, flushMs: 20, maxQueue: 50, maxBackoffMs: 40, onError: (e) => errors.push(e) });
+  t.after(() => w.close());
+  store.down = true;
+  const recs = Array.from({ length: 200 }, () => rec());
+  for (const r of recs) w.enqueue(r);
+  await until(() => w.stats().failures >= 2);
+  const s = w.stats();
+  assert.equal(s.queued, 50);
+  assert.equal(s.dropped, 150);
+  assert.equal(s.flushed, 0);
+  assert.match(String(errors[0]), /database unavailable/);
+  const callsWhileDown = store.calls;
+  await sleep(60);
+  assert.ok(store.calls - callsWhileDown <= 3, 'backs off instead of hammering the store');
+
+  store.down = false;
+  await until(async () => (await count(store)) === 50);
+  const stored = new Set((await store.listInferences({ limit: 1000 })).map((r) => r.id));
+  assert.deepEqual([...stored].sort(), recs.slice(150).map((r) => r.id).sort(), 'the newest records survive');
+  const after = w.stats();
+  assert.deepEqual([after.queued, after.dropped, after.flushed], [0, 150, 50]);
+  assert.ok(after.failures >= s.failures);
+});
+
+test('recent ids answer before the flush; lookup falls back to the store', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, recentSize: 2 });
+  const [a, b, c] = [rec({ servedModel: 'x/a' }), rec(), rec()];
+  w.enqueue(a!);
+  assert.deepEqual(w.recent(a!.id), { id: a!.id, keyId: 'k', servedModel: 'x/a', createdAt: a!.createdAt });
+  assert.equal(await count(store), 0);
+  w.enqueue(b!);
+  w.enqueue(c!);
+  assert.equal(w.recent(a!.id), undefined, 'evicted beyond recentSize');
+  assert.equal(await w.lookup(a!.id), null, 'not flushed yet');
+  await w.close();
+  assert.deepEqual(await w.lookup(a!.id), { id: a!.id, keyId: 'k', servedModel: 'x/a', createdAt: a!.createdAt });
+  assert.equal(await w.lookup(uuidv7()), null);
+});
+
+test('feedback rows are written; invalid records are dropped at enqueue without throwing', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const errors: unknown[] = [];
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, onError: (e) => errors.push(e) });
+  const r = rec();
+  w.enqueue(r);
+  w.enqueue(rec({ costUsd: 'twelve' }));
+  w.enqueue(rec({ createdAt: 'yesterday' }));
+  w.enqueueFeedback([{ id: uuidv7(), inferenceId: r.id, keyId: 'k', metric: 'thumbs', type: 'boolean', value: 'true', reason: null,
+    tags: {}, optimize: 'max', createdAt: new Date().toISOString() }]);
+  assert.equal(w.stats().dropped, 2);
+  assert.equal(errors.length, 2);
+  await w.close();
+  assert.deepEqual(w.stats(), { queued: 0, dropped: 2, flushed: 2, failures: 0 });
+  const stats = await store.feedbackStats({ since: '2000-01-01T00:00:00Z', until: '2100-01-01T00:00:00Z' });
+  assert.deepEqual(stats.map((x) => [x.model, x.metric, x.count, x.rate]), [['openai/m', 'thumbs', 1, 1]]);
+});
+
+test('close gives up after its timeout on a dead store and counts what was lost', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  store.down = true;
+  const w = new RecordWriter({ store, batchSize: 10, flushMs: 10, maxBackoffMs: 20 });
+  for (let i = 0; i < 7; i++) w.enqueue(rec());
+  const started = Date.now();
+  await w.close(150);
+  assert.ok(Date.now() - started < 1000);
+  const s = w.stats();
+  assert.deepEqual([s.queued, s.dropped, s.flushed], [0, 7, 0]);
+  assert.ok(s.failures >= 2, 'retried during close');
+});
