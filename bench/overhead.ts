@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   // A busy shared machine makes every figure noisier; say how busy it was.
   const loadBefore = os.loadavg()[0]!;
   console.log(`  load average (1 min) at start: ${loadBefore.toFixed(2)}`);
-  for (const s of systems) console.log(`  ${s.name.padEnd(16)} ${s.reason ? `not available: ${s.reason}` : s.origin}`);
+  for (const s of systems) console.log(`  ${s.name.padEnd(21)} ${s.reason ? `not available: ${s.reason}` : s.origin}`);
   const gatewayUp = systems.some((s) => !s.reason && !BASELINES.includes(s.name));
   const results: ScenarioResult[] = [];
   try {

@@ -90,6 +90,15 @@ test('upstream encode: refuses temperature above 1, defaults max_tokens', () => 
   assert.equal(anthropicMessagesCodec.upstream.encodeRequest(req, target).path, '/messages');
 });
 
+test('upstream encode drops unsigned thinking (another provider\'s reasoning) but keeps signed thinking', () => {
+  const req = anthropicMessagesCodec.client!.decodeRequest(validateMessagesRequest(base()));
+  req.messages.push({ role: 'assistant', content: [
+    { type: 'thinking', thinking: 'from deepseek', signature: '' }, { type: 'thinking', thinking: 'from claude', signature: 'EqQ' }, { type: 'text', text: 'answer' },
+  ] });
+  const body = anthropicMessagesCodec.upstream.encodeRequest(req, { upstreamModel: 'c', provider: 'anthropic' }).body as { messages: Array<{ content: unknown[] }> };
+  assert.deepEqual(body.messages[1]!.content, [{ type: 'thinking', thinking: 'from claude', signature: 'EqQ' }, { type: 'text', text: 'answer' }]);
+});
+
 test('decodeError: Anthropic types win over status; non-JSON bodies fall back to status', () => {
   const d = anthropicMessagesCodec.upstream.decodeError;
   assert.deepEqual(d(429, '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'), { kind: 'rate_limit', message: 'slow down', upstreamType: 'rate_limit_error' });

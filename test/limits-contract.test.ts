@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { GatewayError } from '../src/http/errors.ts';
 import { LimitError, fromNanos, periodEnd, periodStart, toNanos, type Limiter, type Reservation } from '../src/limits/limiter.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
+import { openLimiter } from '../src/limits/open.ts';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { InferenceRecord, KeyRecord } from '../src/store/types.ts';
@@ -60,6 +61,17 @@ test('money in nanos is exact and rounds up; periods are UTC', () => {
   assert.equal(new Date(periodEnd('week', t)!).toISOString(), '2030-05-20T00:00:00.000Z');
   assert.equal(new Date(periodEnd('month', Date.parse('2030-12-31T23:00:00Z'))!).toISOString(), '2031-01-01T00:00:00.000Z');
   assert.equal(periodEnd('total', t), null);
+});
+
+test('openLimiter picks Redis only when a URL is given; keys without limits always pass', async () => {
+  const mem = openLimiter();
+  assert.ok(mem instanceof MemoryLimiter);
+  const free = key('free');
+  const all = await Promise.all(Array.from({ length: 500 }, () => attempt(mem, free, 1e6, '1000')));
+  assert.equal(granted(all).length, 500);
+  const red = openLimiter({ redisUrl: 'redis://127.0.0.1:1', onError: () => {} });
+  assert.ok(red instanceof RedisLimiter);
+  await red.close();
 });
 
 type Impl = { name: string; make: () => Limiter };

@@ -196,6 +196,32 @@ test('openai mock: faults and auth', async (t) => {
     await assert.rejects(fetch(url, { method: 'POST', headers: ok, body: JSON.stringify(req()) }));
   });
 
+  await t.test('stallAfterChunks stops a stream without closing it; string bodies go out raw', async () => {
+    mock.fault({ stallAfterChunks: 2 });
+    const ac = new AbortController();
+    const res = await fetch(url, { method: 'POST', headers: ok, body: JSON.stringify(req(true)), signal: ac.signal });
+    const reader = res.body!.getReader();
+    let got = '';
+    const timer = setTimeout(() => ac.abort(), 300);
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        got += Buffer.from(value).toString();
+      }
+      assert.fail('a stalled stream must not end');
+    } catch (e) {
+      assert.equal((e as Error).name, 'AbortError');
+    }
+    clearTimeout(timer);
+    assert.equal(parseSse(got).length, 2);
+    mock.fault({ status: 502, body: '<html>Bad Gateway</html>' });
+    const html = await call(url, req(), ok);
+    assert.equal(html.status, 502);
+    assert.match(html.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal(html.text, '<html>Bad Gateway</html>');
+  });
+
   await t.test('x-mock-fault header injects a fault without the queue', async () => {
     const r = await call(url, req(), { ...ok, 'x-mock-fault': JSON.stringify({ status: 500 }) });
     assert.equal(r.status, 500);
@@ -203,6 +229,23 @@ test('openai mock: faults and auth', async (t) => {
     mock.reset();
     assert.equal(mock.requests.length, 0);
   });
+});
+
+test('openai mock: chunkDelayMs paces streams, reply overrides the text, zero-chunk disconnect', async (t) => {
+  const mock = await startMockOpenAI({ chunkDelayMs: 25, reply: (u) => `Custom reply to ${u}` });
+  t.after(() => mock.close());
+  const url = `${mock.url}/chat/completions`;
+  const t0 = Date.now();
+  const r = await call(url, { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'pace' }] }, AUTH);
+  const chunks = parseSse(r.text).length;
+  assert.ok(Date.now() - t0 >= (chunks - 1) * 25 - 5);
+  assert.equal(sseJson(r.text).map((c: J) => c.choices[0]?.delta.content ?? '').join(''), 'Custom reply to pace');
+  mock.fault({ disconnectAfterChunks: 0 });
+  const res = await fetch(url, { method: 'POST', headers: AUTH, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+  assert.equal(res.status, 200);
+  const cut = await readAll(res);
+  assert.ok(cut.broken);
+  assert.equal(cut.text, '');
 });
 
 function isJson(s: string): boolean {

@@ -46,9 +46,9 @@ function tail(stream: NodeJS.ReadableStream | null, max = 2000): () => string {
  * Limits far above what the bench can reach: the per-key rate limiter runs on every request
  * (that cost is what we measure) but never refuses one.
  */
-const KEY_LIMITS = ['--rpm', '100000000', '--tpm', '100000000000'];
+const KEY_LIMITS = ['--rpm', '100000000', '--tpm', '2000000000']; // tpm fits a PostgreSQL int4
 
-/** Runs `src/main.ts keys create --name bench --rpm .. --tpm ..` and returns the printed `sk-gw-...` key. */
+/** Runs `src/main.ts keys create --name bench --rpm .. --tpm ..` and returns the `sk-gw-...` key it prints (anywhere in its output). */
 function createKey(env: NodeJS.ProcessEnv): Promise<string> {
   const args = ['src/main.ts', 'keys', 'create', '--name', 'bench', ...KEY_LIMITS];
   const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -58,7 +58,7 @@ function createKey(env: NodeJS.ProcessEnv): Promise<string> {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('keys create timed out')); }, STARTUP_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      const key = /^\s*(sk-gw-\S+)/m.exec(out())?.[1];
+      const key = /\b(sk-gw-[A-Za-z0-9_.-]+)/.exec(out())?.[1];
       if (code === 0 && key) resolve(key);
       else reject(new Error(`keys create exited with ${code}: ${(err() || out()).split('\n').slice(-3).join(' | ')}`));
     });

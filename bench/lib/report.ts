@@ -97,6 +97,7 @@ export function checkTargets(results: ScenarioResult[]): Check[] {
 function printRatioTable(title: string, results: ScenarioResult[], pick: (r: ScenarioResult) => Record<string, number>): void {
   console.log(`\n=== ${title}`);
   const keys = [...new Set(results.flatMap((r) => Object.keys(pick(r))))];
+  if (keys.length === 0) { console.log('(no pair of systems measured)'); return; }
   console.log(pad('scenario', 24, true) + keys.map((k) => pad(k, Math.max(10, k.length + 1))).join(''));
   for (const r of results) {
     console.log(pad(r.scenario.name, 24, true) + keys.map((k) => pad(`${fmt(pick(r)[k] ?? NaN)}x`, Math.max(10, k.length + 1))).join(''));

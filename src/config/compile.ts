@@ -87,6 +87,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
       totalTimeoutMs: (up.total_timeout_ms as number | undefined) ?? 600_000,
       maxAttempts: (up.max_attempts as number | undefined) ?? 3,
       retryBudgetRatio: (up.retry_budget_ratio as number | undefined) ?? 0.2,
+      retryBudgetFloor: (up.retry_budget_floor as number | undefined) ?? 10,
       retryAfterCapMs: (up.retry_after_cap_ms as number | undefined) ?? 2000,
       connectionsPerOrigin: (up.connections_per_origin as number | undefined) ?? 128,
       ejection: {

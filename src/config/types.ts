@@ -13,7 +13,7 @@ export type ServerSettings = {
 
 export type UpstreamSettings = {
   connectTimeoutMs: number; firstByteTimeoutMs: number; idleTimeoutMs: number; totalTimeoutMs: number;
-  maxAttempts: number; retryBudgetRatio: number; retryAfterCapMs: number; connectionsPerOrigin: number;
+  maxAttempts: number; retryBudgetRatio: number; retryBudgetFloor: number; retryAfterCapMs: number; connectionsPerOrigin: number;
   ejection: { consecutiveFailures: number; baseMs: number; maxMs: number };
 };
 

@@ -24,7 +24,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
   let tries = 0;
   let backoff = 50;
   while (i < plan.length && tries < s.maxAttempts) {
-    if (tries > 0 && !health.takeRetry(s.retryBudgetRatio)) {
+    if (tries > 0 && !health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) {
       last = new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
       break;
     }

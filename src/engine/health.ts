@@ -45,10 +45,10 @@ export class UpstreamHealth {
 
   countRequest(now = Date.now()): void { this.#roll(now); this.#requests++; }
 
-  /** Takes one retry from the budget: retries may add at most `ratio` of recent requests (min 10 per window). */
-  takeRetry(ratio: number, now = Date.now()): boolean {
+  /** Takes one retry from the budget: retries may add at most `ratio` of recent requests (at least `floor` per window). */
+  takeRetry(ratio: number, floor: number, now = Date.now()): boolean {
     this.#roll(now);
-    const allowed = Math.max(10, ratio * (this.#requests + this.#prevRequests));
+    const allowed = Math.max(floor, ratio * (this.#requests + this.#prevRequests));
     if (this.#retries + this.#prevRetries >= allowed) return false;
     this.#retries++;
     return true;

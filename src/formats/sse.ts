@@ -56,9 +56,12 @@ export function createSseParser(): SseParser {
       if (s.startsWith('\n')) s = s.slice(1);
       skipLeadingLf = false;
     }
+    // Only the new text can hold a line break: the carried-over part was scanned already. This
+    // keeps a long line arriving in many small chunks linear rather than quadratic.
+    const scanFrom = pending.length;
     pending += s;
     let start = 0;
-    for (let i = 0; i < pending.length; i++) {
+    for (let i = scanFrom; i < pending.length; i++) {
       const c = pending.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;
       line(pending.slice(start, i), out);

@@ -28,7 +28,7 @@ export function createRouteTable(routes: Route[]): RouteTable {
       for (const r of routes) {
         const id = matchPattern(r.pattern, path);
         if (id === undefined) continue;
-        if (r.method !== method) { allowed.push(r.method); continue; }
+        if (r.method !== method) { if (!allowed.includes(r.method)) allowed.push(r.method); continue; }
         return { kind: 'ok', route: r, params: { path, id, query } };
       }
       const envelope: Envelope = path.startsWith('/v1/messages') ? 'anthropic' : 'openai';

@@ -7,6 +7,8 @@ export type Fault =
   | { status: number; retryAfter?: number | string; body?: unknown }
   | { delayFirstByteMs: number }
   | { disconnectAfterChunks: number }
+  /** Extra to the common set: stream N chunks, then send nothing more but keep the socket open. */
+  | { stallAfterChunks: number }
   | { malformedSse: true }
   | { hang: true }
   | { resetConnection: true };
@@ -50,6 +52,7 @@ function parseFault(raw: string): Fault | undefined {
     }
     if (typeof o.delayFirstByteMs === 'number') return { delayFirstByteMs: o.delayFirstByteMs };
     if (typeof o.disconnectAfterChunks === 'number') return { disconnectAfterChunks: o.disconnectAfterChunks };
+    if (typeof o.stallAfterChunks === 'number') return { stallAfterChunks: o.stallAfterChunks };
     if (o.malformedSse === true) return { malformedSse: true };
     if (o.hang === true) return { hang: true };
     if (o.resetConnection === true) return { resetConnection: true };
@@ -68,7 +71,9 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /**
  * Writes a stream one chunk (one SSE event or one binary frame) at a time and applies the
  * stream faults: `disconnectAfterChunks` destroys the socket after N chunks were written,
- * `malformedSse` sends the provider's garbage chunk right after the first good one.
+ * `stallAfterChunks` stops writing after N chunks and never ends the response (the socket
+ * stays open until the client gives up or the mock closes), `malformedSse` sends the
+ * provider's garbage chunk right after the first good one.
  */
 export class StreamSink {
   #res: ServerResponse;
@@ -77,26 +82,30 @@ export class StreamSink {
   #delayMs: number;
   #sent = 0;
   #dead = false;
+  #stalled = false;
 
   constructor(res: ServerResponse, fault: Fault | undefined, garbage: string | Buffer, delayMs: number) {
     this.#res = res;
     this.#fault = fault;
     this.#garbage = garbage;
     this.#delayMs = delayMs;
+    // Zero chunks: the headers went out, the body never does.
+    if (fault && 'disconnectAfterChunks' in fault && fault.disconnectAfterChunks <= 0) this.#kill();
   }
 
   /** False once the socket is gone (fault or client hang-up): stop producing. */
   get alive(): boolean {
-    return !this.#dead && !this.#res.destroyed;
+    return !this.#dead && !this.#stalled && !this.#res.destroyed;
   }
 
   async write(chunk: string | Buffer): Promise<void> {
+    const f = this.#fault;
+    if (f && 'stallAfterChunks' in f && this.#sent >= f.stallAfterChunks) this.#stalled = true;
     if (!this.alive) return;
     if (this.#sent > 0 && this.#delayMs > 0) await sleep(this.#delayMs);
     if (!this.alive) return;
     this.#res.write(chunk);
     this.#sent++;
-    const f = this.#fault;
     if (f && 'malformedSse' in f && this.#sent === 1) this.#res.write(this.#garbage);
     if (f && 'disconnectAfterChunks' in f && this.#sent >= f.disconnectAfterChunks) this.#kill();
   }
@@ -116,7 +125,8 @@ export class StreamSink {
 
 /**
  * Sends a complete (non-streaming) body under the body faults: `malformedSse` replaces it
- * with invalid JSON, `disconnectAfterChunks` sends the headers and half the body, then drops.
+ * with invalid JSON, `disconnectAfterChunks` sends the headers and half the body, then drops;
+ * `stallAfterChunks` sends the headers and half the body, then nothing more.
  */
 export function sendBody(
   res: ServerResponse,
@@ -132,6 +142,11 @@ export function sendBody(
     return;
   }
   res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  if (fault && 'stallAfterChunks' in fault) {
+    const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    res.write(buf.subarray(0, Math.floor(buf.length / 2)));
+    return;
+  }
   if (fault && 'disconnectAfterChunks' in fault) {
     const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
     const socket = res.socket;

@@ -37,6 +37,13 @@
 //
 // Faults (see faults.ts) are queued with `mock.fault(...)` and consumed one per request, or sent
 // per request as the header `x-mock-fault: <JSON Fault>` (which leaves the queue untouched).
+// A fault applies before auth. `status` answers in the provider's error shape (a string `body`
+// goes out raw, e.g. an HTML proxy page); `disconnectAfterChunks`/`stallAfterChunks` count SSE
+// events or event-stream frames (on a JSON reply: half the body, then drop or stall);
+// `malformedSse` adds one invalid-JSON event after the first (a JSON reply becomes invalid JSON).
+//
+// Base URLs: OpenAI `http://127.0.0.1:PORT/v1`, Anthropic `http://127.0.0.1:PORT/v1` (the
+// Anthropic SDK wants the bare origin), Gemini `http://127.0.0.1:PORT/v1beta`, Bedrock the origin.
 export { startMockOpenAI, OPENAI_MODELS } from './openai.ts';
 export { startMockAnthropic } from './anthropic.ts';
 export { startMockGemini, GEMINI_MODELS } from './gemini.ts';

@@ -142,7 +142,10 @@ export async function startMock(spec: ProviderSpec, opts: MockOptions = {}): Pro
       const e = spec.errorBody(fault.status, DEFAULT_MESSAGES[fault.status] ?? `Error ${fault.status} (injected fault).`, base);
       const headers: Record<string, string> = { ...base, 'content-type': 'application/json', ...e.headers };
       if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-      sendBody(res, fault.status, headers, JSON.stringify(fault.body !== undefined ? fault.body : e.body), undefined);
+      // A string body goes out as is (an HTML page from a proxy, say); anything else as JSON.
+      if (typeof fault.body === 'string') headers['content-type'] = fault.body.startsWith('<') ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8';
+      const payload = typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body !== undefined ? fault.body : e.body);
+      sendBody(res, fault.status, headers, payload, undefined);
       return;
     }
     const url = new URL(recorded.path, 'http://127.0.0.1');

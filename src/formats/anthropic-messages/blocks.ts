@@ -84,14 +84,13 @@ export function decodeBlocks(content: unknown, param: string, lenient = false): 
   });
 }
 
-/** Canonical block -> wire. Canonical blocks are already wire-shaped; this drops nothing but `undefined`s. */
+/**
+ * Canonical block -> wire. Canonical blocks are already wire-shaped, so this is a shallow copy
+ * (no deep clone: image and document payloads can be megabytes); a tool_use always has an input.
+ */
 export function encodeBlock(b: Block): Rec {
-  if (b.type === 'tool_use') {
-    const out: Rec = { type: 'tool_use', id: b.id, name: b.name, input: b.input ?? {} };
-    if (b.cache_control) out.cache_control = b.cache_control;
-    return out;
-  }
-  return JSON.parse(JSON.stringify(b)) as Rec;
+  if (b.type === 'tool_use') return { ...b, input: b.input ?? {} };
+  return { ...b };
 }
 
 export function decodeTool(raw: Rec, param: string): Tool {

@@ -1,5 +1,5 @@
 // Upstream side of the Messages codec: CanonicalRequest -> Anthropic /messages body.
-import type { CanonicalRequest, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
+import type { Block, CanonicalRequest, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { encodeBlock, encodeTool } from './blocks.ts';
@@ -22,6 +22,14 @@ const MIN_BUDGET = 1024;
 export const JSON_MODE_INSTRUCTION = 'Respond with a single valid JSON object and nothing else.';
 
 const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
+
+/**
+ * Thinking without a signature came from another provider's reasoning (OpenAI-compatible
+ * `reasoning_content`); Anthropic rejects unsigned thinking, so such blocks are not sent back.
+ */
+function isSendable(b: Block): boolean {
+  return b.type !== 'thinking' || b.signature !== '';
+}
 
 function thinkingFor(req: CanonicalRequest, target: TargetInfo): Thinking | undefined {
   if (req.thinking) return req.thinking;
@@ -61,7 +69,7 @@ export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo)
   const system: TextBlock[] = [...req.system];
   if (req.response_format?.type === 'json_object') system.push({ type: 'text', text: JSON_MODE_INSTRUCTION });
   if (system.length > 0) body.system = system.map(encodeBlock);
-  body.messages = req.messages.map((m) => ({ role: m.role, content: m.content.map(encodeBlock) }));
+  body.messages = req.messages.map((m) => ({ role: m.role, content: m.content.filter(isSendable).map(encodeBlock) }));
   // Thinking the gateway derived from reasoning_effort must not make the request invalid:
   // Anthropic refuses temperature and top_k alongside thinking, so those two yield.
   const derived = req.thinking === undefined && fitted.thinking?.type === 'enabled';

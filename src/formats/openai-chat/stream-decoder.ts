@@ -79,11 +79,14 @@ export function createChatStreamDecoder(): StreamDecoder {
       out.push({ type: 'error', error: { type: kindFromStatus(status), message: String(e.message ?? 'upstream stream error') } });
       return;
     }
+    const choices = Array.isArray(c.choices) ? c.choices : [];
+    // Azure sends a prompt-filter chunk first, with no choices and an empty id and model.
+    if (!started && choices.length === 0 && !isRecord(c.usage)) return;
     if (!started) {
       started = true;
       out.push({ type: 'message_start', id: String(c.id ?? ''), model: String(c.model ?? ''), usage: {} });
     }
-    const choice = Array.isArray(c.choices) && isRecord(c.choices[0]) ? c.choices[0] : null;
+    const choice = isRecord(choices[0]) ? choices[0] : null;
     const delta = choice && isRecord(choice.delta) ? choice.delta : {};
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') textual(out, 'thinking', reasoning);

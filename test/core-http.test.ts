@@ -1,0 +1,166 @@
+// The HTTP layer: routes and aliases, both error envelopes, body and JSON limits, validation with
+// stable codes, the prefix-required and n>1 rules, and 501 for what is not built.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockOpenAI, startMockAnthropic, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+let oa: MockUpstream; let an: MockUpstream; let gw: TestGateway;
+before(async () => {
+  oa = await startMockOpenAI();
+  an = await startMockAnthropic();
+  gw = await startTestGateway({
+    providers: [
+      { id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [{ name: 'test-model' }, { name: 'shared' }] },
+      { id: 'mockant', format: 'anthropic-messages', base_url: an.url, models: [{ name: 'claude-test' }, { name: 'shared' }] },
+    ],
+    gateway: { server: { body_limit_bytes: 4096, json_max_depth: 8 } },
+  });
+});
+after(async () => { await gw.stop(); await oa.close(); await an.close(); });
+
+const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+  const r = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: r.status, headers: r.headers, json: await r.json() as Record<string, any> };
+};
+const chat = (extra: Record<string, unknown>) => ({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'hi' }], ...extra });
+const msgs = (extra: Record<string, unknown>) => ({ model: 'mockant/claude-test', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+describe('error envelopes', () => {
+  test('chat-completions errors use the OpenAI envelope with a stable code and param', async () => {
+    const r = await post('/v1/chat/completions', chat({ temperature: 3 }));
+    assert.equal(r.status, 400);
+    assert.deepEqual(Object.keys(r.json.error).sort(), ['code', 'message', 'param', 'type']);
+    assert.equal(r.json.error.type, 'invalid_request_error');
+    assert.equal(r.json.error.code, 'invalid_parameter');
+    assert.equal(r.json.error.param, 'temperature');
+  });
+  test('messages errors use the Anthropic envelope', async () => {
+    const r = await post('/v1/messages', msgs({ temperature: 1.5 }));
+    assert.equal(r.status, 400);
+    assert.equal(r.json.type, 'error');
+    assert.equal(r.json.error.type, 'invalid_request_error');
+    assert.match(r.json.error.message, /temperature/);
+  });
+  test('unknown routes answer 404 and wrong methods 405, in the route family envelope', async () => {
+    const a = await fetch(`${gw.url}/v2/nothing-here`);
+    assert.equal(a.status, 404);
+    assert.equal((await a.json() as any).error.code, 'route_not_found');
+    const b = await fetch(`${gw.url}/v1/chat/completions`);
+    assert.equal(b.status, 405);
+    assert.equal(b.headers.get('allow'), 'POST');
+    const c = await fetch(`${gw.url}/v1/messages`);
+    assert.equal(c.status, 405);
+    assert.equal((await c.json() as any).type, 'error');
+  });
+});
+
+describe('bad input never crashes', () => {
+  test('malformed JSON is a 400 in each envelope', async () => {
+    const a = await post('/v1/chat/completions', '{"model": ');
+    assert.equal(a.status, 400); assert.equal(a.json.error.code, 'invalid_json');
+    const b = await post('/v1/messages', 'not json');
+    assert.equal(b.status, 400); assert.equal(b.json.type, 'error');
+  });
+  test('a body over the limit is a 413', async () => {
+    const r = await post('/v1/chat/completions', chat({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] }));
+    assert.equal(r.status, 413); assert.equal(r.json.error.code, 'body_too_large');
+  });
+  test('JSON nested beyond the limit is refused before parsing', async () => {
+    const deep = '['.repeat(50) + ']'.repeat(50);
+    const r = await post('/v1/chat/completions', `{"model":"mockai/test-model","messages":${deep}}`);
+    assert.equal(r.status, 400); assert.equal(r.json.error.code, 'json_too_deep');
+  });
+  test('a JSON array where an object is expected', async () => {
+    const r = await post('/v1/chat/completions', '[1,2]');
+    assert.equal(r.status, 400); assert.equal(r.json.error.code, 'invalid_body');
+  });
+  test('a non-JSON content type is a 415', async () => {
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a/>' });
+    assert.equal(r.status, 415);
+  });
+  test('wrong types and ranges name the parameter', async () => {
+    for (const [extra, param] of [[{ frequency_penalty: -3 }, 'frequency_penalty'], [{ presence_penalty: 2.5 }, 'presence_penalty'],
+      [{ max_tokens: 'ten' }, 'max_tokens'], [{ stream: 'yes' }, 'stream'], [{ tools: 'x' }, 'tools']] as const) {
+      const r = await post('/v1/chat/completions', chat(extra));
+      assert.equal(r.status, 400, JSON.stringify(extra));
+      assert.equal(r.json.error.param, param);
+    }
+  });
+  test('n other than 1 is refused, telling the caller to make separate calls', async () => {
+    const r = await post('/v1/chat/completions', chat({ n: 2 }));
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.param, 'n');
+    assert.match(r.json.error.message, /separate/);
+    assert.equal((await post('/v1/chat/completions', chat({ n: 1 }))).status, 200);
+  });
+  test('a model without provider prefix is refused, naming the matching ids', async () => {
+    const r = await post('/v1/chat/completions', chat({ model: 'shared' }));
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, 'model_prefix_required');
+    assert.match(r.json.error.message, /mockai\/shared/);
+    assert.match(r.json.error.message, /mockant\/shared/);
+  });
+  test('unknown models and providers are 404s', async () => {
+    const a = await post('/v1/chat/completions', chat({ model: 'mockai/nope' }));
+    assert.equal(a.status, 404); assert.equal(a.json.error.code, 'model_not_found');
+    const b = await post('/v1/messages', msgs({ model: 'nobody/x' }));
+    assert.equal(b.status, 404); assert.match(b.json.error.message, /unknown provider/);
+  });
+  test('router mode answers a clear 501 until the router is built', async () => {
+    const r = await post('/v1/chat/completions', chat({ model: 'router', models: ['test-model'] }));
+    assert.equal(r.status, 501); assert.equal(r.json.error.code, 'not_implemented');
+  });
+  test('a slow client is cut off by the headers timeout, others keep working', async () => {
+    const { connect } = await import('node:net');
+    const u = new URL(gw.url);
+    const sock = connect(Number(u.port), u.hostname);
+    sock.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n');
+    const ok = await post('/v1/chat/completions', chat({}));
+    assert.equal(ok.status, 200);
+    sock.destroy();
+  });
+});
+
+describe('routes and aliases', () => {
+  test('the legacy prefix serves the same routes', async () => {
+    const r = await post('/api/openai/v1/chat/completions', chat({}));
+    assert.equal(r.status, 200);
+    assert.equal(r.json.object, 'chat.completion');
+  });
+  test('/v1/v1/messages (Anthropic SDK with base {base_url}/v1) is an alias', async () => {
+    const r = await post('/v1/v1/messages', msgs({}));
+    assert.equal(r.status, 200);
+    assert.equal(r.json.type, 'message');
+  });
+  test('response ids are UUIDv7 and echoed in x-inference-id', async () => {
+    const r = await post('/v1/chat/completions', chat({}));
+    assert.match(r.json.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(r.headers.get('x-inference-id'), r.json.id);
+  });
+  test('GET /health reports the config version and no reload error', async () => {
+    const r = await fetch(`${gw.url}/health`);
+    const j = await r.json() as any;
+    assert.equal(r.status, 200);
+    assert.equal(j.config.version, gw.services.holder.current.version);
+    assert.equal(j.last_reload_error, null);
+  });
+  test('the gateway Authorization header never reaches the upstream; the provider key does', async () => {
+    oa.reset();
+    await post('/v1/chat/completions', chat({}), { authorization: 'Bearer sk-gw-client-secret' });
+    assert.equal(oa.requests.length, 1);
+    assert.equal(oa.requests[0]!.headers.authorization, 'Bearer sk-upstream-test');
+    assert.equal((oa.requests[0]!.body as any).model, 'test-model');
+  });
+  test('extra and router fields are recorded, never forwarded', async () => {
+    oa.reset();
+    const r = await post('/v1/chat/completions', chat({ extra: { team: 'a' }, metadata: { k: 'v' } }));
+    assert.equal(r.status, 200);
+    const sent = oa.requests[0]!.body as Record<string, unknown>;
+    assert.equal(sent.extra, undefined);
+    await new Promise((res) => setTimeout(res, 80));
+    const rec = (await gw.services.store!.listInferences({ limit: 5 })).find((x) => x.id === r.json.id)!;
+    assert.deepEqual(rec.extra, { team: 'a' });
+    assert.deepEqual(rec.metadata, { k: 'v' });
+  });
+});
