@@ -22,10 +22,15 @@ import { createGatewayServer } from './http/server.ts';
 import { setMetricsRenderer } from './http/ops-routes.ts';
 import type { Services } from './http/services.ts';
 
-export async function openStoreFor(cfg: Config): Promise<Store> {
+/** GATEWAY_PG_SCHEMA (env) picks the PostgreSQL schema (default "public"), e.g. one per tenant or test run. */
+export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   const sqlitePath = resolve(cfg.storage.sqlitePath);
   if (!cfg.storage.databaseUrl) mkdirSync(dirname(sqlitePath), { recursive: true });
-  return openStore({ sqlitePath, ...(cfg.storage.databaseUrl ? { databaseUrl: cfg.storage.databaseUrl } : {}) });
+  return openStore({
+    sqlitePath,
+    ...(cfg.storage.databaseUrl ? { databaseUrl: cfg.storage.databaseUrl } : {}),
+    ...(cfg.storage.databaseUrl && env.GATEWAY_PG_SCHEMA ? { pgSchema: env.GATEWAY_PG_SCHEMA } : {}),
+  });
 }
 
 export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<void> };
@@ -34,7 +39,7 @@ export type RunningGateway = { server: Server; services: Services; url: string; 
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
   const holder = new ConfigHolder(file, env);
   const cfg = holder.current;
-  const store = await openStoreFor(cfg);
+  const store = await openStoreFor(cfg, env);
   const metrics = createGatewayMetrics();
   const writer = new RecordWriter({
     store, batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,

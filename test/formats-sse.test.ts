@@ -68,3 +68,14 @@ test('writer output parses back to the same frame', () => {
   assert.equal(sseFrame('[DONE]'), 'data: [DONE]\n\n');
   assert.deepEqual(parseAll(sseFrame('a\nb', 'e')), [{ event: 'e', data: 'a\nb' }]);
 });
+
+test('a long data line arriving in many small chunks is reassembled exactly', () => {
+  const payload = JSON.stringify({ data: 'x'.repeat(200_000) + 'é'.repeat(1000) });
+  const bytes = enc.encode(`data: ${payload}\r\n\r\n`);
+  const p = createSseParser();
+  const out: SseFrame[] = [];
+  for (let i = 0; i < bytes.length; i += 97) out.push(...p.push(bytes.subarray(i, i + 97)));
+  out.push(...p.end());
+  assert.equal(out.length, 1);
+  assert.equal(out[0]!.data, payload);
+});

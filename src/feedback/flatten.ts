@@ -77,9 +77,9 @@ function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: 
       if (reason !== undefined && reason.length > limits.maxReasonLength) {
         throw new EventError(`feedback.${metric}.reason is longer than ${limits.maxReasonLength} characters`);
       }
-      out.push(scalarEntry(value.score, metric, `feedback.${metric}.score`, reason ?? null, limits));
+      out.push(scalarEntry(value.score, metric, true, reason ?? null, limits));
     } else {
-      out.push(scalarEntry(value, metric, `feedback.${metric}`, null, limits));
+      out.push(scalarEntry(value, metric, false, null, limits));
     }
   }
 }
@@ -91,35 +91,38 @@ function isScoreObject(v: Record<string, unknown>): boolean {
   return keys.length === 2 && 'score' in v && 'reason' in v;
 }
 
+// Messages are built only on failure: this runs once per key of every event.
 function checkKey(key: string, metric: string, limits: FeedbackLimits): void {
-  const where = metric.length > key.length ? `feedback.${metric.slice(0, -key.length - 1)}` : 'feedback';
-  if (key === '') throw new EventError(`${where}: keys must not be empty`);
+  const where = () => (metric.length > key.length ? `feedback.${metric.slice(0, -key.length - 1)}` : 'feedback');
+  if (key === '') throw new EventError(`${where()}: keys must not be empty`);
   // A literal dot would make `{"a.b": 1}` and `{"a": {"b": 1}}` the same metric.
   if (key.includes('.')) {
-    throw new EventError(`${where}: key ${quote(key)} contains a dot; dots join nested keys, so nest an object instead`);
+    throw new EventError(`${where()}: key ${quote(key)} contains a dot; dots join nested keys, so nest an object instead`);
   }
-  if (CONTROL_RE.test(key)) throw new EventError(`${where}: key ${quote(key)} contains control characters`);
+  if (CONTROL_RE.test(key)) throw new EventError(`${where()}: key ${quote(key)} contains control characters`);
   if (metric.length > limits.maxKeyLength) {
-    throw new EventError(`${where}: key ${quote(metric)} is longer than ${limits.maxKeyLength} characters once flattened`);
+    throw new EventError(`${where()}: key ${quote(metric)} is longer than ${limits.maxKeyLength} characters once flattened`);
   }
 }
 
-function scalarEntry(v: unknown, metric: string, where: string, reason: string | null, limits: FeedbackLimits): FlatEntry {
+/** `isScore`: `v` is the score of a {score, reason} value, which changes the messages' wording. */
+function scalarEntry(v: unknown, metric: string, isScore: boolean, reason: string | null, limits: FeedbackLimits): FlatEntry {
+  const where = () => (isScore ? `feedback.${metric}.score` : `feedback.${metric}`);
   switch (typeof v) {
     case 'boolean':
       return { metric, type: 'boolean', value: v ? 'true' : 'false', reason };
     case 'number':
-      if (!Number.isFinite(v)) throw new EventError(`${where}: numbers must be finite`);
+      if (!Number.isFinite(v)) throw new EventError(`${where()}: numbers must be finite`);
       // -0 would print as "0" anyway; integers are floats from here on (5 is stored as "5").
       return { metric, type: 'float', value: String(v), reason };
     case 'string':
       if (v.length > limits.maxCommentLength) {
-        throw new EventError(`${where}: comment is longer than ${limits.maxCommentLength} characters`);
+        throw new EventError(`${where()}: comment is longer than ${limits.maxCommentLength} characters`);
       }
       return { metric, type: 'comment', value: v, reason };
     default:
-      if (where.endsWith('.score')) throw new EventError(`${where} must be a boolean, number or string; got ${typeName(v)}`);
-      throw new EventError(`${where}: ${typeName(v)} is not a supported feedback value (use a boolean, number, string, {score, reason} or an object)`);
+      if (isScore) throw new EventError(`${where()} must be a boolean, number or string; got ${typeName(v)}`);
+      throw new EventError(`${where()}: ${typeName(v)} is not a supported feedback value (use a boolean, number, string, {score, reason} or an object)`);
   }
 }
 
@@ -128,17 +131,18 @@ function parseTags(tags: unknown, limits: FeedbackLimits): Record<string, string
   if (!isPlainObject(tags)) throw new EventError(`tags must be an object of string values; got ${typeName(tags)}`);
   const keys = Object.keys(tags);
   if (keys.length > limits.maxTags) throw new EventError(`tags: at most ${limits.maxTags} tags per event; got ${keys.length}`);
-  const out: Array<[string, string]> = [];
+  const out: Record<string, string> = {};
   for (const k of keys) {
     const v = tags[k];
     if (k === '') throw new EventError('tags: keys must not be empty');
     if (k.length > limits.maxTagKeyLength) throw new EventError(`tags: key ${quote(k)} is longer than ${limits.maxTagKeyLength} characters`);
     if (typeof v !== 'string') throw new EventError(`tags.${k} must be a string; got ${typeName(v)}`);
     if (v.length > limits.maxTagValueLength) throw new EventError(`tags.${k} is longer than ${limits.maxTagValueLength} characters`);
-    out.push([k, v]);
+    // Plain assignment to "__proto__" would set the prototype (or be dropped): define it instead.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
   }
-  // fromEntries defines own properties, so a tag named "__proto__" is kept, not swallowed.
-  return Object.fromEntries(out);
+  return out;
 }
 
 function parseOptimize(v: unknown): Optimize {

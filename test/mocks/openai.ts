@@ -43,13 +43,19 @@ function errorType(status: number): { type: string; code: string | null } {
   return { type: 'invalid_request_error', code: null };
 }
 
-function openaiSpec(opts: MockOptions): ProviderSpec {
+const MISSING_KEY = "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
+const AZURE_DENIED = 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.';
+
+/** 'azure' serves /openai/deployments/{d}/... with an `api-key` header and `api-version` query. */
+type Flavor = 'openai' | 'azure';
+
+function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
   const ids = new IdSource();
   const cache = new PrefixCache(1024, 128);
 
-  async function chat(req: RecordedRequest, reply: Reply): Promise<void> {
+  async function chat(req: RecordedRequest, reply: Reply, deployment?: string): Promise<void> {
     const b = obj(req.body);
-    const model = b.model;
+    const model = typeof b.model === 'string' && b.model !== '' ? b.model : deployment;
     if (typeof model !== 'string' || model === '') return reply.error(400, 'you must provide a model parameter');
     if (!Array.isArray(b.messages) || b.messages.length === 0) {
       return reply.error(400, "Invalid 'messages': empty array. Expected an array with minimum length 1.");
@@ -112,7 +118,7 @@ function openaiSpec(opts: MockOptions): ProviderSpec {
   }
 
   return {
-    basePath: '/v1',
+    basePath: flavor === 'azure' ? '/openai' : '/v1',
     garbage: 'data: {"id": "chatcmpl-broken", "choices": [{"delta": {"content": "oops"\n\n',
     headers: () => ({
       'x-request-id': `req_${randomBytes(16).toString('hex')}`,
@@ -124,25 +130,30 @@ function openaiSpec(opts: MockOptions): ProviderSpec {
       'x-ratelimit-remaining-tokens': '29999000',
     }),
     errorBody: (status, message) => {
+      if (flavor === 'azure' && status === 401) return { body: { error: { code: '401', message } } };
       const { type, code } = errorType(status);
       return { body: { error: { message, type, param: null, code } } };
     },
     checkAuth: (req, _url, apiKey) => {
       const auth = req.headers.authorization;
-      const key = typeof auth === 'string' && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '').trim() : '';
-      if (key === '') {
-        return {
-          status: 401,
-          message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-        };
-      }
+      const bearer = typeof auth === 'string' && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, '').trim() : '';
+      const azureKey = req.headers['api-key'];
+      const key = flavor === 'azure' && typeof azureKey === 'string' && azureKey !== '' ? azureKey : bearer;
+      if (key === '') return opts.authOptional ? null : { status: 401, message: flavor === 'azure' ? AZURE_DENIED : MISSING_KEY };
       if (apiKey !== undefined && key !== apiKey) {
-        return { status: 401, message: `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.` };
+        return { status: 401, message: flavor === 'azure' ? AZURE_DENIED : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.` };
       }
       return null;
     },
     handle: (req, url, reply) => {
       const p = url.pathname;
+      if (flavor === 'azure') {
+        const m = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(p);
+        if (req.method !== 'POST' || !m || !url.searchParams.get('api-version')) return reply.error(404, 'Resource not found');
+        const deployment = decodeURIComponent(m[1]!);
+        if (m[2] === 'embeddings') return serveEmbeddings({ model: deployment, ...obj(req.body) }, reply);
+        return chat(req, reply, deployment);
+      }
       if (req.method === 'POST' && p === '/v1/chat/completions') return chat(req, reply);
       if (req.method === 'POST' && p === '/v1/embeddings') return serveEmbeddings(req.body, reply);
       if (req.method === 'GET' && (p === '/v1/models' || p.startsWith('/v1/models/'))) return serveModels(p.slice(10), reply);
@@ -179,7 +190,16 @@ async function streamChat(
 
 /** Starts the OpenAI mock; `url` ends in `/v1`. */
 export function startMockOpenAI(opts: MockOptions = {}): Promise<MockUpstream> {
-  return startMock(openaiSpec(opts), opts);
+  return startMock(openaiSpec(opts, 'openai'), opts);
+}
+
+/**
+ * Starts an Azure OpenAI flavour of the same mock: `url` ends in `/openai`; routes are
+ * /deployments/{d}/chat/completions and /deployments/{d}/embeddings with `?api-version=`
+ * (else 404), the key in `api-key`, the deployment as the model when the body names none.
+ */
+export function startMockAzureOpenAI(opts: MockOptions = {}): Promise<MockUpstream> {
+  return startMock(openaiSpec(opts, 'azure'), opts);
 }
 
 export { OPENAI_MODELS };

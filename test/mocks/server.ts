@@ -32,6 +32,8 @@ export interface MockUpstream {
 export interface MockOptions {
   /** Require exactly this key (else any non-empty credential passes). */
   apiKey?: string;
+  /** Let requests without any credential through (keyless servers such as Ollama); OpenAI flavours only. */
+  authOptional?: boolean;
   /** Pause between stream chunks, in milliseconds (default 0). */
   chunkDelayMs?: number;
   /** Replace the default reply text (`Echo: <first 40 chars>`) derived from the last user text. */
