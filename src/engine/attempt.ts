@@ -14,7 +14,7 @@ import { send } from './transport.ts';
 import { buildRequest } from './upstream.ts';
 
 export type AttemptResult =
-  | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number }
+  | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number; responseText?: string }
   | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null }
   | { kind: 'final'; error: GatewayError; status: number | null }
   | { kind: 'aborted'; status: number | null };
@@ -117,8 +117,9 @@ async function relayJson(r: InferenceRequest, entry: ModelEntry, codec: Codec, r
     out = codecFor(r.clientFormat).client!.encodeResponse(res);
   }
   const ttft = performance.now() - r.startedAt;
-  sendJson(r.res, 200, out, headers);
-  return { kind: 'done', observed, ttftMs: ttft, adjustments, status: 200 };
+  const text = JSON.stringify(out);
+  sendJson(r.res, 200, text, headers);
+  return { kind: 'done', observed, ttftMs: ttft, adjustments, status: 200, responseText: text };
 }
 
 /** Waits for the first body chunk within the first-byte budget, so a stream that dies early can still fall back. */

@@ -31,4 +31,6 @@ export type InferenceOutcome = {
   finishReason: string | null;
   ttftMs: number | null;
   adjustments: string[];
+  /** The JSON sent to the client (non-streaming answers only), for body logging. */
+  responseText?: string;
 };

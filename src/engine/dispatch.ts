@@ -36,7 +36,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     attempts.push(rec);
     if (out.kind === 'done') {
       health.success(entry.provider.id);
-      return { status: out.status, error: null, served: entry, attempts, usage: out.observed.usage, finishReason: out.observed.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments };
+      return { status: out.status, error: null, served: entry, attempts, usage: out.observed.usage, finishReason: out.observed.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments, ...(out.responseText !== undefined ? { responseText: out.responseText } : {}) };
     }
     if (out.kind === 'aborted') {
       rec.error = 'client disconnected';

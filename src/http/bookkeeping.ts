@@ -10,6 +10,19 @@ import { costOf } from '../catalog/cost.ts';
 import { asGatewayError } from './envelope.ts';
 import type { GatewayMetrics } from '../metrics/gateway.ts';
 
+/** Conversation content is replaced by its size, so 'metadata' logging keeps parameters but no user text. */
+const CONTENT_FIELDS = ['messages', 'system', 'tools', 'input', 'prompt', 'contents'];
+export function bodySummary(body: Record<string, unknown>): string | null {
+  if (Object.keys(body).length === 0) return null;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (!CONTENT_FIELDS.includes(k)) out[k] = v;
+    else if (Array.isArray(v)) out[k] = { items: v.length, chars: JSON.stringify(v).length };
+    else if (typeof v === 'string') out[k] = { chars: v.length };
+  }
+  return JSON.stringify(out);
+}
+
 export type RecordSink = { enqueue(rec: InferenceRecord): void };
 
 type Common = {
@@ -45,7 +58,7 @@ export class Bookkeeper {
     }
     this.#sink?.enqueue(this.#record(c, {
       status: err.status, errorCode: err.code, latencyMs: latency, servedModel: null, provider: null, attempts: [],
-      usage: null, finishReason: null, ttftMs: null, costUsd: '0', stream: c.body.stream === true, logBodies: 'metadata',
+      usage: null, finishReason: null, ttftMs: null, costUsd: '0', stream: c.body.stream === true, logBodies: 'metadata', responseText: null,
     }));
   }
 
@@ -78,14 +91,14 @@ export class Bookkeeper {
     this.#sink?.enqueue(this.#record(c, {
       status: o.status, errorCode: o.error?.code ?? null, latencyMs: latency, servedModel: served?.id ?? null, provider: served ? provider : null,
       attempts: o.attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: o.ttftMs, costUsd: cost, stream: c.stream,
-      logBodies: c.cfg.storage.logBodies,
+      logBodies: c.cfg.storage.logBodies, responseText: o.responseText ?? null,
     }));
   }
 
   #record(c: Common, r: {
     status: number; errorCode: string | null; latencyMs: number; servedModel: string | null; provider: string | null;
     attempts: InferenceRecord['attempts']; usage: InferenceOutcome['usage']; finishReason: string | null; ttftMs: number | null;
-    costUsd: string; stream: boolean; logBodies: Config['storage']['logBodies'];
+    costUsd: string; stream: boolean; logBodies: Config['storage']['logBodies']; responseText: string | null;
   }): InferenceRecord {
     const u = r.usage;
     return {
@@ -95,7 +108,8 @@ export class Bookkeeper {
       stream: r.stream, inputTokens: u?.input_tokens ?? 0, outputTokens: u?.output_tokens ?? 0, cacheReadTokens: u?.cache_read_input_tokens ?? 0,
       cacheWriteTokens: u?.cache_creation_input_tokens ?? 0, reasoningTokens: u?.reasoning_tokens ?? 0, costUsd: r.costUsd,
       finishReason: r.finishReason, metadata: objOrNull(c.body.metadata), extra: objOrNull(c.body.extra), clientIp: c.ip,
-      requestBody: r.logBodies === 'full' ? c.bodyText : null, responseBody: null,
+      requestBody: r.logBodies === 'full' ? c.bodyText : r.logBodies === 'metadata' ? bodySummary(c.body) : null,
+      responseBody: r.logBodies === 'full' ? r.responseText : null,
     };
   }
 }
