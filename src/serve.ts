@@ -61,6 +61,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
       lookup: (id) => writer.lookup(id),
       metrics: store,
       enqueue: (rows) => writer.enqueueFeedback(rows),
+      limits: { poolMinBytes: cfg.workers.feedbackThresholdBytes },
       ...(pool ? { pool } : {}),
     },
     draining: false,
@@ -102,8 +103,8 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
 /** `npm start`: serve until SIGTERM/SIGINT; SIGHUP reloads the config. */
 export async function serve(file: string): Promise<void> {
   const gw = await startGateway(file);
-  console.log(`listening on ${gw.url}`);
-  console.log(`config version ${gw.services.holder.current.version}: ${gw.services.holder.current.models.size} models from ${gw.services.holder.current.providers.size} providers; storage ${gw.services.store?.kind}`);
+  // Signal handlers go in before the "listening on" line: a supervisor (or test) that reacts to that line
+  // with SIGTERM must get a drain, not the default action (immediate death).
   process.on('SIGHUP', () => { gw.services.holder.reload(); });
   const shutdown = (sig: string) => {
     console.log(`${sig}: draining (${gw.services.inFlight} in flight)`);
@@ -111,4 +112,6 @@ export async function serve(file: string): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  console.log(`listening on ${gw.url}`);
+  console.log(`config version ${gw.services.holder.current.version}: ${gw.services.holder.current.models.size} models from ${gw.services.holder.current.providers.size} providers; storage ${gw.services.store?.kind}`);
 }

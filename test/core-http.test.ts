@@ -14,7 +14,7 @@ before(async () => {
       { id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [{ name: 'test-model' }, { name: 'shared' }] },
       { id: 'mockant', format: 'anthropic-messages', base_url: an.url, models: [{ name: 'claude-test' }, { name: 'shared' }] },
     ],
-    gateway: { server: { body_limit_bytes: 4096, json_max_depth: 8 } },
+    gateway: { server: { body_limit_bytes: 4096, json_max_depth: 16 } },
   });
 });
 after(async () => { await gw.stop(); await oa.close(); await an.close(); });

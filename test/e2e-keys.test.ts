@@ -232,7 +232,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       // A malformed Authorization header (not Bearer) is missing, not a crash.
       const basic = await chat({ authorization: 'Basic dXNlcjpwYXNz' });
       assert.equal(basic.status, 401);
-      // Records of refused requests exist but carry no key id.
+      // The good key still works after all those failures.
       const statusOk = await chat({ authorization: `Bearer ${good.key}` });
       assert.equal(statusOk.status, 200);
     });
@@ -269,6 +269,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       if (skip) { t.skip(skip); return; }
       const k = await createKey({ name: 'limited-models', allowed_models: ['mock/*'] });
       assert.equal((await chat({ authorization: `Bearer ${k.key}` }, 'mock/test-model')).status, 200);
+      const upstreamBefore = an.requests.length;
       const r = await chat({ authorization: `Bearer ${k.key}` }, 'anth/test-model');
       const body = (await r.json()) as { error: { type: string; code: string; message: string; param: string } };
       assert.equal(r.status, 403);
@@ -280,12 +281,12 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       const mb = (await m.json()) as { type: string; error: { type: string } };
       assert.equal(mb.type, 'error');
       assert.equal(mb.error.type, 'permission_error');
+      assert.equal(an.requests.length, upstreamBefore, 'a refused model is never called upstream');
       assert.equal((await messages({ 'x-api-key': k.key }, 'mock/test-model')).status, 200);
       // An exact pattern admits exactly that model.
       const exact = await createKey({ name: 'exact', allowed_models: ['anth/test-model'] });
       assert.equal((await messages({ 'x-api-key': exact.key }, 'anth/test-model')).status, 200);
       assert.equal((await chat({ authorization: `Bearer ${exact.key}` }, 'mock/test-model')).status, 403);
-      // Nothing was sent upstream for the refused requests.
     });
 
     test('GET /v1/models is public without a key (models_public: true); a bad key presented is still refused', async (t) => {

@@ -49,6 +49,8 @@ test('nested objects flatten with dots at any depth; other objects with score ar
     { metric: 'g.score', type: 'float', value: '1', reason: null },
     { metric: 'g.extra', type: 'float', value: '2', reason: null },
   ]);
+  // Keys that name Object.prototype members are ordinary metric names.
+  assert.deepEqual(entries(JSON.parse('{"__proto__": {"x": 1}, "constructor": true}')).map((e) => e.metric), ['__proto__.x', 'constructor']);
   assert.deepEqual(entries({ q: { s: { score: false, reason: 'r' } } }), [
     { metric: 'q.s', type: 'boolean', value: 'false', reason: 'r' },
   ]);

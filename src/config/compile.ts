@@ -3,6 +3,7 @@
 import type { CatalogModel } from '../catalog/types.ts';
 import type { WireFormat } from '../formats/codec.ts';
 import { compileMapping } from '../mapping/compile.ts';
+import { DEFAULT_FEEDBACK_LIMITS } from '../feedback/limits.ts';
 import type { RawConfig, RawProvider } from './load.ts';
 import type { Config, ModelEntry, Provider, UpstreamAuth } from './types.ts';
 import type { Env } from './env.ts';
@@ -99,7 +100,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
     workers: {
       threads: (workers.threads as number | undefined) ?? 1,
       convertThresholdBytes: (workers.convert_threshold_bytes as number | undefined) ?? 262_144,
-      feedbackThresholdEvents: (workers.feedback_threshold_events as number | undefined) ?? 2000,
+      feedbackThresholdBytes: (workers.feedback_threshold_bytes as number | undefined) ?? DEFAULT_FEEDBACK_LIMITS.poolMinBytes,
     },
     providers,
     models,
@@ -136,10 +137,14 @@ function compileProvider(doc: RawProvider, file: string): Provider {
       passthrough: (paths.passthrough as string | undefined) ?? null,
     },
     modelInBody: (doc.model_in_body as boolean | undefined) ?? true,
+    forwardHeaders: ((doc.forward_headers ?? []) as string[]).map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARD.has(h)),
     mapping: compileMapping(doc.mappings ?? []),
     file,
   };
 }
+
+/** Credentials and hop-by-hop headers are never relayed, whatever a provider file says. */
+const NEVER_FORWARD = new Set(['authorization', 'x-api-key', 'api-key', 'cookie', 'host', 'content-length', 'connection', 'x-goog-api-key']);
 
 const EPOCH = '1970-01-01T00:00:00+00:00';
 

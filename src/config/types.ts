@@ -37,6 +37,8 @@ export type Provider = {
   query: string;
   paths: { chat: string | null; embeddings: string | null; passthrough: string | null };
   modelInBody: boolean;
+  /** Lower-cased client header names relayed upstream (never credentials). */
+  forwardHeaders: string[];
   mapping: CompiledMapping;
   file: string;
 };
@@ -62,7 +64,7 @@ export type Config = {
     writer: { batchSize: number; flushMs: number; maxQueue: number };
   };
   upstream: UpstreamSettings;
-  workers: { threads: number; convertThresholdBytes: number; feedbackThresholdEvents: number };
+  workers: { threads: number; convertThresholdBytes: number; feedbackThresholdBytes: number };
   providers: Map<string, Provider>;
   models: Map<string, ModelEntry>;
   /** Bare model name -> every provider/name serving it (for the prefix-required error and the router). */

@@ -40,6 +40,10 @@ function encodeFor(r: InferenceRequest, entry: ModelEntry): { path: string; body
     headers = enc.headers;
   }
   const adjustments = p.mapping(body, entry.upstream);
+  for (const h of p.forwardHeaders) {
+    const v = r.clientHeaders[h];
+    if (v !== undefined) (headers ??= {})[h] = Array.isArray(v) ? v.join(',') : v;
+  }
   return { path, body, ...(headers ? { headers } : {}), adjustments };
 }
 

@@ -16,6 +16,8 @@ export type InferenceRequest = {
   startedAt: number;          // performance.now() at arrival
   clientFormat: WireFormat;
   body: Record<string, unknown>;
+  /** The client's request headers (only those a provider declares in forward_headers are relayed). */
+  clientHeaders: Readonly<Record<string, string | string[] | undefined>>;
   stream: boolean;
   includeUsage: boolean;
   /** Decoded lazily, once, the first time a target needs translation. */

@@ -88,7 +88,7 @@ function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: 
 function isScoreObject(v: Record<string, unknown>): boolean {
   const keys = Object.keys(v);
   if (keys.length === 1) return keys[0] === 'score';
-  return keys.length === 2 && 'score' in v && 'reason' in v;
+  return keys.length === 2 && Object.hasOwn(v, 'score') && Object.hasOwn(v, 'reason');
 }
 
 // Messages are built only on failure: this runs once per key of every event.

@@ -22,22 +22,23 @@ export type FeedbackLimits = {
 };
 
 /*
- * poolMinBytes, measured by bench/feedback-flatten.ts on the 2-core CI machine (Node 26.10,
- * piscina 5.3.2, 2 workers, events of ~190 bytes with 6 metrics, nested and {score, reason}).
- * Median wall time per batch, inline = JSON.parse + flatten on the main thread, pool = transfer
- * the bytes, parse + flatten in a worker, clone the results back:
+ * poolMinBytes, measured with bench/feedback-flatten.ts on the 2-CPU build machine (Node 26.10,
+ * piscina 5.3.2, 2 workers, machine shared with other jobs: load average ~9). Events of ~240
+ * bytes with five metrics (nested, {score, reason}, comment) and two tags. Medians in ms;
+ * "event loop" is main-thread time: inline = parse + flatten; pool = copy, dispatch and
+ * unpacking the worker's packed columns (the worker's own parse + flatten runs elsewhere).
  *
- *   events   bytes      inline ms  pool ms   main-thread ms blocked (pool)
- *       10     1.9 KB     0.02      0.11      0.01
- *      100    19 KB       0.14      0.38      0.04
- *     1000   190 KB       1.5       2.3       0.5
- *     5000   950 KB       7.9       9.6       2.4
- *    10000   1.9 MB      16.1     19.3       4.9
+ *   events   bytes   event loop: inline  pool   wall: inline  pool
+ *      100    24 KB               0.23   0.07         0.23   0.57
+ *      300    72 KB               0.68   0.18         0.70   1.33
+ *      500   121 KB               1.31   0.27         1.21   2.33
+ *     1000   241 KB               5.31   0.50         4.10   5.53
+ *     3000   724 KB              13.48   1.61         9.39  16.21
+ *    10000   2.4 MB              52.31  13.34       102.00  80.07
  *
- * The pool never wins on wall time for one batch (the results are cloned back, which costs about
- * a third of the work), but above ~1000 events it frees the event loop for 2/3 of the time, and
- * under concurrent batches both cores work. The crossover where main-thread time saved (about
- * 1 ms) outweighs the added latency is near 1000 events, i.e. ~200 KB; we take 256 KiB.
+ * The pool takes ~4/5 of the work off the event loop at every size but adds about 1 ms of
+ * latency to the feedback request itself. The crossover (inline stalls the loop for 1 ms or
+ * more and the pool at least halves that) is ~500 events, 121 KB: we take 128 KiB.
  */
 export const DEFAULT_FEEDBACK_LIMITS: Readonly<FeedbackLimits> = Object.freeze({
   maxEventsPerRequest: 10_000,
@@ -49,7 +50,7 @@ export const DEFAULT_FEEDBACK_LIMITS: Readonly<FeedbackLimits> = Object.freeze({
   maxTags: 32,
   maxTagKeyLength: 128,
   maxTagValueLength: 1_024,
-  poolMinBytes: 256 * 1024,
+  poolMinBytes: 128 * 1024,
 });
 
 /** Merges overrides onto the defaults; refuses values that are not positive integers. */

@@ -48,10 +48,12 @@ export class Bookkeeper {
   }
 
   /** A request refused before any upstream call (bad input, auth, limits). */
-  rejected(c: Common & { error: unknown }): void {
+  rejected(c: Common & { error: unknown; resolved?: string | null }): void {
     const err = asGatewayError(c.error);
     const latency = performance.now() - c.startedAt;
-    this.#metrics?.requestsTotal.inc({ route: c.route, model: c.requested || 'unknown', provider: 'none', status: String(err.status) });
+    // The model label is the catalog id when the model resolved, else "unknown": a client-chosen string
+    // (an unknown model name) must not become a label value (unbounded cardinality).
+    this.#metrics?.requestsTotal.inc({ route: c.route, model: c.resolved ?? 'unknown', provider: 'none', status: String(err.status) });
     this.#metrics?.requestDuration.observe({ route: c.route, provider: 'none' }, latency / 1000);
     if (err.code === 'rate_limited' || err.code === 'budget_exceeded') {
       this.#metrics?.rateLimitedTotal.inc({ reason: (err as { reason?: string }).reason ?? err.code });

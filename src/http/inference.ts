@@ -47,15 +47,15 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     }
     entry = resolveModel(cfg, requested);
     if (client.key) svc.keys?.checkModel(client.key, entry.id);
-    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf.length));
+    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf));
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
-    svc.books.rejected({ id, route, format, requested, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
+    svc.books.rejected({ id, route, format, requested, resolved: entry?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
     return;
   }
   const stream = body.stream === true;
   const r: InferenceRequest = {
-    id, cfg, res, startedAt, clientFormat: format, body, stream,
+    id, cfg, res, startedAt, clientFormat: format, body, stream, clientHeaders: req.headers,
     includeUsage: format === 'anthropic-messages' || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
     signal: AbortSignal.any([clientAbort.signal, AbortSignal.timeout(cfg.upstream.totalTimeoutMs)]),
     clientGone: () => clientAbort.signal.aborted,
@@ -73,9 +73,12 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
 }
 
 /** Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens. */
-function estimate(entry: ModelEntry, body: Record<string, unknown>, bytes: number): { tokens: number; costUsd: string } {
+function estimate(entry: ModelEntry, body: Record<string, unknown>, raw: Buffer): { tokens: number; costUsd: string } {
+  const bytes = raw.length;
   const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? entry.model.max_completion_tokens) as number;
   const input = Math.ceil(bytes / 4);
-  return { tokens: input + maxOut, costUsd: estimateMaxCost(entry.model.pricing, input, maxOut) };
+  // Cache writes cost more than plain input: assume them only when the body asks for caching.
+  const cacheWrite = raw.includes('"cache_control"') ? 'any' : 'none';
+  return { tokens: input + maxOut, costUsd: estimateMaxCost(entry.model.pricing, input, maxOut, { cacheWrite }) };
 }
 

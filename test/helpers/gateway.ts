@@ -18,7 +18,11 @@ export type TestGatewayOptions = {
   env?: Record<string, string>;
 };
 
-export type TestGateway = RunningGateway & { dir: string; providersDir: string; writeProvider(p: TestProvider): void; configFile: string };
+export type TestGateway = RunningGateway & {
+  dir: string; providersDir: string; writeProvider(p: TestProvider): void; configFile: string;
+  /** Stops the gateway but keeps its directory (and SQLite file) for inspection; `stop()` removes both. */
+  stopKeepingFiles(): Promise<void>;
+};
 
 /** Default pricing for test models: simple round prices so costs are easy to assert. */
 export const TEST_PRICING = { prompt: '0.000001', completion: '0.000002', input_cache_read: '0.0000001', input_cache_write: '0.00000125', input_cache_write_1h: '0.000002' };
@@ -64,5 +68,6 @@ export async function startTestGateway(opts: TestGatewayOptions): Promise<TestGa
   return {
     ...gw, dir, providersDir, writeProvider, configFile,
     stop: async () => { await stop(); rmSync(dir, { recursive: true, force: true }); },
+    stopKeepingFiles: stop,
   };
 }

@@ -56,6 +56,15 @@ export function bedrockBlock(c: unknown): Block | null {
   return null;
 }
 
+/**
+ * The matched stop sequence: Converse reports it only for Anthropic models, in
+ * additionalModelResponseFields.stop_sequence (requested through additionalModelResponseFieldPaths).
+ */
+export function matchedStopSequence(root: Record<string, unknown>): string | null {
+  const extra = root.additionalModelResponseFields;
+  return isRecord(extra) && typeof extra.stop_sequence === 'string' ? extra.stop_sequence : null;
+}
+
 /** Converse bodies carry no id or model name: the id is minted here, the engine knows the model. */
 export function decodeBedrockResponse(body: unknown): CanonicalResponse {
   const root = isRecord(body) ? body : {};
@@ -67,7 +76,7 @@ export function decodeBedrockResponse(body: unknown): CanonicalResponse {
     if (b) content.push(b);
   }
   return {
-    id: uuidv7(), model: '', content, stop_reason: bedrockStopReason(root.stopReason), stop_sequence: null,
+    id: uuidv7(), model: '', content, stop_reason: bedrockStopReason(root.stopReason), stop_sequence: matchedStopSequence(root),
     usage: bedrockUsage(root.usage),
   };
 }

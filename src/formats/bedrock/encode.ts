@@ -2,11 +2,12 @@
 // Rules that are not a plain rename:
 // - cache_control on a system block, content block or tool puts a `cachePoint {type: default}`
 //   right after it: the same "cache everything up to here" meaning as an Anthropic breakpoint.
-//   Bedrock has no per-breakpoint TTL in Converse, so `ttl` is not sent.
+//   A `ttl` of 1h is sent as the cachePoint's `ttl` (CachePointBlock accepts 5m | 1h).
 // - Consecutive messages of one role are merged: Converse insists on strict alternation.
 // - tool_choice none: tools are left out when the conversation holds no tool blocks; with tool
 //   blocks Converse requires toolConfig and has no "none" choice, so that is a 400.
-// - response_format json_object / json_schema: 400 (no Converse equivalent that decodes back to text).
+// - response_format json_schema -> outputConfig.textFormat {type: json_schema, structure.jsonSchema
+//   {name, schema as a JSON string}}; json_object (no schema) has no Converse equivalent: 400.
 // - thinking and top_k go in additionalModelRequestFields in the Anthropic-on-Bedrock shape;
 //   reasoning_effort becomes a thinking budget. metadata becomes requestMetadata (invocation logs).
 // - Images by URL, frequency/presence penalties, seed, logit_bias, verbosity, container and
@@ -21,6 +22,8 @@ type Json = Record<string, unknown>;
 export const BEDROCK_EFFORT_BUDGET = { minimal: 1024, low: 2048, medium: 8192, high: 24576 } as const;
 
 const CACHE_POINT = { cachePoint: { type: 'default' } } as const;
+const CACHE_POINT_1H = { cachePoint: { type: 'default', ttl: '1h' } } as const;
+const cachePoint = (cc: { ttl?: '5m' | '1h' }): Json => (cc.ttl === '1h' ? CACHE_POINT_1H : CACHE_POINT);
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 const DOCUMENT_FORMATS: Record<string, string> = {
@@ -77,7 +80,7 @@ function content(blocks: Block[], counter: { docs: number }): Json[] {
         break;
       case 'redacted_thinking': out.push({ reasoningContent: { redactedContent: b.data } }); break;
     }
-    if ('cache_control' in b && b.cache_control !== undefined) out.push(CACHE_POINT);
+    if ('cache_control' in b && b.cache_control !== undefined) out.push(cachePoint(b.cache_control));
   }
   return out;
 }
@@ -103,8 +106,7 @@ function rejectUnsupported(req: CanonicalRequest): void {
   if (req.presence_penalty !== undefined) throw unsupported('presence_penalty', 'no presence penalty');
   if (req.seed !== undefined) throw unsupported('seed', 'no sampling seed');
   if (req.verbosity !== undefined) throw unsupported('verbosity', 'no verbosity control');
-  const rf = req.response_format?.type;
-  if (rf === 'json_object' || rf === 'json_schema') throw unsupported('response_format', 'no JSON output mode; describe the format in the prompt or use a tool');
+  if (req.response_format?.type === 'json_object') throw unsupported('response_format', 'json_object has no Converse equivalent; send a json_schema');
 }
 
 function toolConfig(req: CanonicalRequest): Json | undefined {
@@ -118,7 +120,7 @@ function toolConfig(req: CanonicalRequest): Json | undefined {
   const specs: Json[] = [];
   for (const t of tools) {
     specs.push({ toolSpec: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: { json: t.input_schema } } });
-    if (t.cache_control !== undefined) specs.push(CACHE_POINT);
+    if (t.cache_control !== undefined) specs.push(cachePoint(t.cache_control));
   }
   const tc = req.tool_choice;
   const choice = tc === undefined ? undefined : tc.type === 'tool' ? { tool: { name: tc.name } } : tc.type === 'any' ? { any: {} } : { auto: {} };
@@ -133,7 +135,7 @@ export function encodeBedrockRequest(req: CanonicalRequest, modelId: string): En
     const system: Json[] = [];
     for (const s of req.system) {
       system.push({ text: s.text });
-      if (s.cache_control !== undefined) system.push(CACHE_POINT);
+      if (s.cache_control !== undefined) system.push(cachePoint(s.cache_control));
     }
     body.system = system;
   }
@@ -143,6 +145,8 @@ export function encodeBedrockRequest(req: CanonicalRequest, modelId: string): En
   if (req.top_p !== undefined) inference.topP = req.top_p;
   if (req.stop !== undefined && req.stop.length > 0) inference.stopSequences = req.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
+  // Ask for the matched sequence back (Anthropic models report it there; others ignore the path).
+  if (inference.stopSequences !== undefined) body.additionalModelResponseFieldPaths = ['/stop_sequence'];
   const tools = toolConfig(req);
   if (tools !== undefined) body.toolConfig = tools;
   const extra: Json = {};
@@ -151,6 +155,11 @@ export function encodeBedrockRequest(req: CanonicalRequest, modelId: string): En
   if (req.top_k !== undefined) extra.top_k = req.top_k;
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) body.requestMetadata = req.metadata;
+  const rf = req.response_format;
+  if (rf?.type === 'json_schema') {
+    const def: Json = { name: rf.name, schema: JSON.stringify(rf.schema), ...(rf.description !== undefined ? { description: rf.description } : {}) };
+    body.outputConfig = { textFormat: { type: 'json_schema', structure: { jsonSchema: def } } };
+  }
   const op = req.stream ? 'converse-stream' : 'converse';
   return { path: `/model/${encodeURIComponent(modelId)}/${op}`, body };
 }

@@ -5,7 +5,7 @@
 import type { ErrorKind, StreamEvent } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { uuidv7 } from '../../util/uuid.ts';
-import { bedrockErrorKind, bedrockStopReason, bedrockUsage, isRecord } from './decode.ts';
+import { bedrockErrorKind, bedrockStopReason, bedrockUsage, isRecord, matchedStopSequence } from './decode.ts';
 import type { EventMessage } from './eventstream.ts';
 import { createEventStreamDecoder, EventStreamError } from './eventstream.ts';
 
@@ -26,6 +26,7 @@ export function newBedrockStreamDecoder(): StreamDecoder {
   let nextIndex = 0;
   let started = false;
   let stopReason: unknown;
+  let stopSequence: string | null = null;
   let stopped = false;
   let finished = false;
 
@@ -56,7 +57,7 @@ export function newBedrockStreamDecoder(): StreamDecoder {
   };
   const finish = (usage: unknown, out: StreamEvent[]): void => {
     closeAll(out);
-    out.push({ type: 'message_delta', stop_reason: bedrockStopReason(stopReason), stop_sequence: null, usage: usage === undefined ? {} : bedrockUsage(usage) });
+    out.push({ type: 'message_delta', stop_reason: bedrockStopReason(stopReason), stop_sequence: stopSequence, usage: usage === undefined ? {} : bedrockUsage(usage) });
     out.push({ type: 'message_stop' });
     finished = true;
   };
@@ -97,7 +98,7 @@ export function newBedrockStreamDecoder(): StreamDecoder {
         blocks.delete(at);
         break;
       }
-      case 'messageStop': start(out); stopReason = p.stopReason; stopped = true; closeAll(out); break;
+      case 'messageStop': start(out); stopReason = p.stopReason; stopSequence = matchedStopSequence(p); stopped = true; closeAll(out); break;
       case 'metadata': start(out); finish(p.usage, out); break;
       // Unknown event types are newer additions (e.g. citations); skipping them keeps the stream whole.
     }
