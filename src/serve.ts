@@ -73,7 +73,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);
     else if (r.changed) console.log(`config reloaded: version ${r.version}`);
   });
-  holder.watch();
+  if (cfg.reload.watch) holder.watch(cfg.reload.debounceMs);
 
   const server = createGatewayServer(services);
   await new Promise<void>((ok, fail) => { server.once('error', fail); server.listen(cfg.server.port, cfg.server.host, () => ok()); });

@@ -143,3 +143,30 @@ test('in-flight requests finish on the snapshot they started with', async () => 
     await waitFor(async () => !(await listIds()).includes('slowp/test-model'));
   } finally { await slow.close(); }
 });
+
+test('SIGHUP reloads the config of a running gateway process', async () => {
+  const { spawnGateway } = await import('./helpers/process.ts');
+  const mock = await startMockOpenAI();
+  const dir = mkdtempSync(join(tmpdir(), 'gw-hup-'));
+  mkdirSync(join(dir, 'providers'));
+  const prov = (models: string[]) => stringify(providerDoc({ id: 'hup', format: 'openai-chat', base_url: mock.url, models: models.map((name) => ({ name })) }));
+  writeFileSync(join(dir, 'providers', 'hup.yaml'), prov(['a']));
+  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', server: { port: 0 }, auth: { enabled: false }, reload: { watch: false }, storage: { sqlite_path: join(dir, 'g.db') }, workers: { threads: 0 } }));
+  const gp = await spawnGateway(join(dir, 'gateway.yaml'));
+  try {
+    const ids = async () => ((await (await fetch(`${gp.url}/v1/models`)).json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+    writeFileSync(join(dir, 'providers', 'hup.yaml'), prov(['a', 'b']));
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual(await ids(), ['hup/a'], 'with watch off, a change waits for SIGHUP');
+    gp.child.kill('SIGHUP');
+    const t0 = Date.now();
+    while (!(await ids()).includes('hup/b') && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 25));
+    assert.deepEqual((await ids()).sort(), ['hup/a', 'hup/b']);
+    assert.match(gp.output(), /config reloaded: version/);
+  } finally {
+    const e = await gp.stop();
+    assert.equal(e.code, 0);
+    await mock.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

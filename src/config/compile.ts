@@ -27,6 +27,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
   const up = obj(g.upstream);
   const ej = obj(up.ejection);
   const workers = obj(g.workers);
+  const reload = obj(g.reload);
 
   const providers = new Map<string, Provider>();
   const models = new Map<string, ModelEntry>();
@@ -97,6 +98,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
         maxMs: (ej.max_ms as number | undefined) ?? 60_000,
       },
     },
+    reload: { watch: (reload.watch as boolean | undefined) ?? true, debounceMs: (reload.debounce_ms as number | undefined) ?? 200 },
     workers: {
       threads: (workers.threads as number | undefined) ?? 1,
       convertThresholdBytes: (workers.convert_threshold_bytes as number | undefined) ?? 262_144,

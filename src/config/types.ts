@@ -64,6 +64,7 @@ export type Config = {
     writer: { batchSize: number; flushMs: number; maxQueue: number };
   };
   upstream: UpstreamSettings;
+  reload: { watch: boolean; debounceMs: number };
   workers: { threads: number; convertThresholdBytes: number; feedbackThresholdBytes: number };
   providers: Map<string, Provider>;
   models: Map<string, ModelEntry>;
