@@ -11,21 +11,26 @@ import { ALL_SYSTEMS, BASELINES, SCENARIOS, cpuMs, requestHeaders, type Scenario
 import { median, summarise } from './lib/stats.ts';
 
 const HELP = `usage: node bench/overhead.ts [flags]
-  --rounds N          closed-loop rounds per system (5)      --duration S      seconds per round (3)
-  --warmup S          warm-up seconds per system (1)          --connections C   closed-loop connections (16)
-  --rate R            open-loop requests/s (300)              --open-rounds N   open-loop rounds (3)
-  --open-duration S   seconds per open-loop round (3)         --scenarios a,b   subset of: ${SCENARIOS.map((s) => s.name).join(', ')}
+  --rounds N          closed-loop rounds per system (5)
+  --duration S        seconds per closed-loop round (3)
+  --warmup S          warm-up seconds per system (1)
+  --connections C     closed-loop connections (16)
+  --rate R            open-loop requests/s (300)
+  --open-duration S   open-loop seconds per system and round (6); systems alternate every 100 ms
+  --open-rounds N     open-loop rounds (1)
+  --scenarios a,b     subset of: ${SCENARIOS.map((s) => s.name).join(', ')}
   --systems a,b       subset of: ${ALL_SYSTEMS.join(', ')}
   --noagent           add http-proxy-3-noagent (library default agent: false, a new upstream connection per request)
-  --auth              add gateway-auth (auth on, key from \`keys create\`)
-  --pg [--pg-url U]   add gateway-auth-pg (auth on, DATABASE_URL=U, default postgres://postgres@127.0.0.1:5432/test)
-  --quick             rounds 2, duration 1.5, open-rounds 1   --json FILE       also write the results as JSON`;
+  --auth              add gateway-auth (auth on, rate-limited key from \`keys create\`)
+  --pg [--pg-url U]   add gateway-auth-pg (the same with DATABASE_URL=U, default postgres://postgres@127.0.0.1:5432/test)
+  --quick             rounds 2, duration 1.5, open-duration 3
+  --json FILE         also write the results as JSON`;
 
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' },
     connections: { type: 'string', default: '16' }, rate: { type: 'string', default: '300' },
-    'open-rounds': { type: 'string', default: '3' }, 'open-duration': { type: 'string', default: '3' },
+    'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
     scenarios: { type: 'string' }, systems: { type: 'string' }, auth: { type: 'boolean', default: false },
     pg: { type: 'boolean', default: false }, noagent: { type: 'boolean', default: false }, 'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
     quick: { type: 'boolean', default: false }, json: { type: 'string' }, help: { type: 'boolean', default: false },
@@ -36,7 +41,7 @@ if (flags.help) { console.log(HELP); process.exit(0); }
 const opts = {
   rounds: flags.quick ? 2 : Number(flags.rounds), durationMs: (flags.quick ? 1.5 : Number(flags.duration)) * 1000,
   warmupMs: Number(flags.warmup) * 1000, connections: Number(flags.connections), rate: Number(flags.rate),
-  openRounds: flags.quick ? 1 : Number(flags['open-rounds']), openDurationMs: Number(flags['open-duration']) * 1000,
+  openRounds: Number(flags['open-rounds']), openDurationMs: (flags.quick ? 3 : Number(flags['open-duration'])) * 1000,
 };
 const wantedSystems: SystemName[] = flags.systems
   ? flags.systems.split(',').filter((s): s is SystemName => (ALL_SYSTEMS as readonly string[]).includes(s))
@@ -108,7 +113,7 @@ async function runScenario(sc: Scenario, all: System[], load: LoadProcess): Prom
   process.stderr.write(`, open loop at ${opts.rate}/s`);
   const open = new Map<SystemName, LoadResult[]>(live.map((s) => [s.name, []]));
   for (let round = 0; round < opts.openRounds; round++) {
-    // All systems in one open-loop job, requests interleaved: each gets `rate` req/s.
+    // All systems in one open-loop job, alternating every 100 ms; each gets `rate` req/s while served.
     const rs = await load.open({ targets: live.map((s) => target(s, sc)), rate: opts.rate, durationMs: opts.openDurationMs, keepSamples: true });
     live.forEach((s, i) => open.get(s.name)!.push(rs[i]!));
   }

@@ -7,8 +7,11 @@ import { summarise, type Percentiles } from './stats.ts';
 
 export type LoadTarget = { origin: string; path: string; headers: Record<string, string>; body: string };
 export type ClosedJob = LoadTarget & { mode: 'closed'; connections: number; durationMs: number };
-/** Open loop over several targets at once, `rate` req/s EACH, requests interleaved one by one. */
-export type OpenJob = { mode: 'open'; targets: LoadTarget[]; rate: number; durationMs: number; keepSamples?: boolean };
+/**
+ * Open loop at `rate` req/s in total; time is cut in `sliceMs` slices given to the targets in
+ * turn, so each target sees the full rate while it is served and runs `durationMs` in all.
+ */
+export type OpenJob = { mode: 'open'; targets: LoadTarget[]; rate: number; durationMs: number; sliceMs?: number; keepSamples?: boolean };
 export type LoadJob = ClosedJob | OpenJob;
 
 /**
@@ -79,11 +82,13 @@ export async function runClosedLoop(job: ClosedJob): Promise<LoadResult> {
 
 /**
  * Sends at a fixed rate regardless of responses (no coordinated omission): request n is due at
- * start + n/(k*R) and goes to target n % k, so a noise burst on the shared machine hits every
- * target alike. A 1 ms ticker fires whatever is due; latency is timed from the actual send.
+ * start + n/R and goes to the target owning that instant's slice, so the targets alternate
+ * every `sliceMs` and a noise burst on the shared machine spreads over all of them. A 1 ms
+ * ticker fires whatever is due; latency is timed from the actual send.
  */
 export async function runOpenLoop(job: OpenJob): Promise<LoadResult[]> {
   const k = job.targets.length;
+  const sliceMs = job.sliceMs ?? 100;
   const pools = job.targets.map((t) => new Pool(t.origin, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 }));
   const recs: Recorder[] = job.targets.map(() => ({ lat: [], ttft: [], ok: 0, errors: 0 }));
   const total = Math.round((job.rate * k * job.durationMs) / 1000);
@@ -92,9 +97,9 @@ export async function runOpenLoop(job: OpenJob): Promise<LoadResult[]> {
   let sent = 0;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * job.rate * k) / 1000) + 1);
+      const due = Math.min(total, Math.floor(((performance.now() - start) * job.rate) / 1000) + 1);
       while (sent < due) {
-        const i = sent++ % k;
+        const i = Math.floor((sent++ * 1000) / job.rate / sliceMs) % k;
         const p: Promise<void> = sendOne(pools[i]!, job.targets[i]!, recs[i]!).finally(() => inflight.delete(p));
         inflight.add(p);
       }
@@ -104,7 +109,7 @@ export async function runOpenLoop(job: OpenJob): Promise<LoadResult[]> {
   await Promise.race([Promise.all(inflight), new Promise((r) => setTimeout(r, 10_000))]);
   const elapsed = performance.now() - start;
   await Promise.all(pools.map((p) => p.destroy()));
-  return recs.map((rec) => result(job, rec, elapsed));
+  return recs.map((rec) => result(job, rec, elapsed / k));
 }
 
 type JobMessage = { id: number; job: LoadJob };

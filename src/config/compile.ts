@@ -1,6 +1,6 @@
 // Turns the validated raw documents into the compiled Config: providers with their mapping closures,
 // the model index, fallbacks and server settings. Runs once per load; never on the request path.
-import type { CatalogModel } from '../catalog/types.ts';
+import { PRICE_FIELDS, type CatalogModel, type Pricing } from '../catalog/types.ts';
 import type { WireFormat } from '../formats/codec.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { DEFAULT_FEEDBACK_LIMITS } from '../feedback/limits.ts';
@@ -10,6 +10,8 @@ import type { Env } from './env.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
+/** A validated config value, or its default when the file leaves it out. */
+const pick = <T>(o: Obj, key: string, fallback: T): T => (o[key] as T | undefined) ?? fallback;
 
 const DEFAULT_PATHS: Record<WireFormat, { chat: string | null; embeddings: string | null }> = {
   'openai-chat': { chat: '/chat/completions', embeddings: '/embeddings' },
@@ -56,53 +58,53 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
     providersDir: raw.providersDir,
     server: {
       host: env.HOST || (server.host as string | undefined) || '127.0.0.1',
-      port: env.PORT !== undefined && env.PORT !== '' ? Number(env.PORT) : (server.port as number | undefined) ?? 8080,
-      legacyPrefix: (server.legacy_prefix as string | undefined) ?? '/api/openai',
-      bodyLimitBytes: (server.body_limit_bytes as number | undefined) ?? 10 * 1024 * 1024,
-      jsonMaxDepth: (server.json_max_depth as number | undefined) ?? 64,
-      headersTimeoutMs: (server.headers_timeout_ms as number | undefined) ?? 10_000,
-      requestTimeoutMs: (server.request_timeout_ms as number | undefined) ?? 120_000,
-      keepAliveTimeoutMs: (server.keep_alive_timeout_ms as number | undefined) ?? 65_000,
-      maxHeaderBytes: (server.max_header_bytes as number | undefined) ?? 16_384,
-      shutdownGraceMs: (server.shutdown_grace_ms as number | undefined) ?? 15_000,
+      port: env.PORT !== undefined && env.PORT !== '' ? Number(env.PORT) : pick(server, 'port', 8080),
+      legacyPrefix: pick(server, 'legacy_prefix', '/api/openai'),
+      bodyLimitBytes: pick(server, 'body_limit_bytes', 10 * 1024 * 1024),
+      jsonMaxDepth: pick(server, 'json_max_depth', 64),
+      headersTimeoutMs: pick(server, 'headers_timeout_ms', 10_000),
+      requestTimeoutMs: pick(server, 'request_timeout_ms', 120_000),
+      keepAliveTimeoutMs: pick(server, 'keep_alive_timeout_ms', 65_000),
+      maxHeaderBytes: pick(server, 'max_header_bytes', 16_384),
+      shutdownGraceMs: pick(server, 'shutdown_grace_ms', 15_000),
     },
     auth: {
-      enabled: (auth.enabled as boolean | undefined) ?? true,
+      enabled: pick(auth, 'enabled', true),
       adminKey: (auth.admin_key as string | undefined) || env.GATEWAY_ADMIN_KEY || '',
-      modelsPublic: (auth.models_public as boolean | undefined) ?? true,
+      modelsPublic: pick(auth, 'models_public', true),
     },
     storage: {
       sqlitePath: (storage.sqlite_path as string | undefined) || env.GATEWAY_DB || './data/gateway.db',
       databaseUrl: (storage.database_url as string | undefined) || env.DATABASE_URL || '',
       redisUrl: (storage.redis_url as string | undefined) || env.REDIS_URL || '',
-      logBodies: (storage.log_bodies as 'none' | 'metadata' | 'full' | undefined) ?? 'metadata',
+      logBodies: pick(storage, 'log_bodies', 'metadata'),
       writer: {
-        batchSize: (writer.batch_size as number | undefined) ?? 256,
-        flushMs: (writer.flush_ms as number | undefined) ?? 250,
-        maxQueue: (writer.max_queue as number | undefined) ?? 50_000,
+        batchSize: pick(writer, 'batch_size', 256),
+        flushMs: pick(writer, 'flush_ms', 250),
+        maxQueue: pick(writer, 'max_queue', 50_000),
       },
     },
     upstream: {
-      connectTimeoutMs: (up.connect_timeout_ms as number | undefined) ?? 5000,
-      firstByteTimeoutMs: (up.first_byte_timeout_ms as number | undefined) ?? 60_000,
-      idleTimeoutMs: (up.idle_timeout_ms as number | undefined) ?? 60_000,
-      totalTimeoutMs: (up.total_timeout_ms as number | undefined) ?? 600_000,
-      maxAttempts: (up.max_attempts as number | undefined) ?? 3,
-      retryBudgetRatio: (up.retry_budget_ratio as number | undefined) ?? 0.2,
-      retryBudgetFloor: (up.retry_budget_floor as number | undefined) ?? 10,
-      retryAfterCapMs: (up.retry_after_cap_ms as number | undefined) ?? 2000,
-      connectionsPerOrigin: (up.connections_per_origin as number | undefined) ?? 128,
+      connectTimeoutMs: pick(up, 'connect_timeout_ms', 5000),
+      firstByteTimeoutMs: pick(up, 'first_byte_timeout_ms', 60_000),
+      idleTimeoutMs: pick(up, 'idle_timeout_ms', 60_000),
+      totalTimeoutMs: pick(up, 'total_timeout_ms', 600_000),
+      maxAttempts: pick(up, 'max_attempts', 3),
+      retryBudgetRatio: pick(up, 'retry_budget_ratio', 0.2),
+      retryBudgetFloor: pick(up, 'retry_budget_floor', 10),
+      retryAfterCapMs: pick(up, 'retry_after_cap_ms', 2000),
+      connectionsPerOrigin: pick(up, 'connections_per_origin', 128),
       ejection: {
-        consecutiveFailures: (ej.consecutive_failures as number | undefined) ?? 5,
-        baseMs: (ej.base_ms as number | undefined) ?? 5000,
-        maxMs: (ej.max_ms as number | undefined) ?? 60_000,
+        consecutiveFailures: pick(ej, 'consecutive_failures', 5),
+        baseMs: pick(ej, 'base_ms', 5000),
+        maxMs: pick(ej, 'max_ms', 60_000),
       },
     },
-    reload: { watch: (reload.watch as boolean | undefined) ?? true, debounceMs: (reload.debounce_ms as number | undefined) ?? 200 },
+    reload: { watch: pick(reload, 'watch', true), debounceMs: pick(reload, 'debounce_ms', 200) },
     workers: {
-      threads: (workers.threads as number | undefined) ?? 1,
-      convertThresholdBytes: (workers.convert_threshold_bytes as number | undefined) ?? 262_144,
-      feedbackThresholdBytes: (workers.feedback_threshold_bytes as number | undefined) ?? DEFAULT_FEEDBACK_LIMITS.poolMinBytes,
+      threads: pick(workers, 'threads', 1),
+      convertThresholdBytes: pick(workers, 'convert_threshold_bytes', 262_144),
+      feedbackThresholdBytes: pick(workers, 'feedback_threshold_bytes', DEFAULT_FEEDBACK_LIMITS.poolMinBytes),
     },
     providers,
     models,
@@ -118,7 +120,7 @@ function compileProvider(doc: RawProvider, file: string): Provider {
   const format = doc.format as WireFormat;
   const paths = obj(doc.paths);
   const a = doc.auth as Obj;
-  const auth: UpstreamAuth = a.type === 'header' ? { type: 'header', name: a.name as string, prefix: (a.prefix as string | undefined) ?? '' }
+  const auth: UpstreamAuth = a.type === 'header' ? { type: 'header', name: a.name as string, prefix: pick(a, 'prefix', '') }
     : a.type === 'query' ? { type: 'query', name: a.name as string }
     : a.type === 'transform' ? { type: 'transform', transform: a.transform as string, options: (a.options ?? {}) as Record<string, string> }
     : a.type === 'none' ? { type: 'none' } : { type: 'bearer' };
@@ -134,13 +136,14 @@ function compileProvider(doc: RawProvider, file: string): Provider {
     headers: (doc.headers ?? {}) as Record<string, string>,
     query: new URLSearchParams((doc.query ?? {}) as Record<string, string>).toString(),
     paths: {
-      chat: (paths.chat as string | undefined) ?? DEFAULT_PATHS[format].chat,
-      embeddings: (paths.embeddings as string | undefined) ?? DEFAULT_PATHS[format].embeddings,
-      passthrough: (paths.passthrough as string | undefined) ?? null,
+      chat: pick(paths, 'chat', DEFAULT_PATHS[format].chat),
+      embeddings: pick(paths, 'embeddings', DEFAULT_PATHS[format].embeddings),
+      passthrough: pick(paths, 'passthrough', null),
     },
-    modelInBody: (doc.model_in_body as boolean | undefined) ?? true,
+    modelInBody: pick(doc, 'model_in_body', true),
     forwardHeaders: ((doc.forward_headers ?? []) as string[]).map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARD.has(h)),
     mapping: compileMapping(doc.mappings ?? []),
+    mappingRows: doc.mappings ?? [],
     file,
   };
 }
@@ -155,28 +158,24 @@ function withDefaults(m: Record<string, unknown>): CatalogModel {
   const price = (k: string): string => ((m.pricing as Record<string, string> | undefined)?.[k]) ?? '0';
   const caps = obj(m.capabilities);
   const mods = obj(m.modalities);
-  const added = (m.added_at as string | undefined) ?? EPOCH;
+  const added = pick(m, 'added_at', EPOCH);
   return {
     name: m.name as string,
     ...(m.upstream ? { upstream: m.upstream as string } : {}),
     ...(m.display_name ? { display_name: m.display_name as string } : {}),
     created: Math.floor(Date.parse(added) / 1000),
     added_at: added,
-    updated_at: (m.updated_at as string | undefined) ?? added,
-    reliability_tier: (m.reliability_tier as 1 | 2 | undefined) ?? 1,
-    context_window: (m.context_window as number | undefined) ?? 8192,
-    max_completion_tokens: (m.max_completion_tokens as number | undefined) ?? 4096,
-    modalities: { input: (mods.input as string[] | undefined) ?? ['text'], output: (mods.output as string[] | undefined) ?? ['text'] },
+    updated_at: pick(m, 'updated_at', added),
+    reliability_tier: pick(m, 'reliability_tier', 1),
+    context_window: pick(m, 'context_window', 8192),
+    max_completion_tokens: pick(m, 'max_completion_tokens', 4096),
+    modalities: { input: pick(mods, 'input', ['text']), output: pick(mods, 'output', ['text']) },
     capabilities: {
-      tools: (caps.tools as boolean | undefined) ?? false, vision: (caps.vision as boolean | undefined) ?? false,
-      reasoning: (caps.reasoning as boolean | undefined) ?? false, structured_output: (caps.structured_output as boolean | undefined) ?? false,
-      prompt_caching: (caps.prompt_caching as boolean | undefined) ?? false,
+      tools: pick(caps, 'tools', false), vision: pick(caps, 'vision', false),
+      reasoning: pick(caps, 'reasoning', false), structured_output: pick(caps, 'structured_output', false),
+      prompt_caching: pick(caps, 'prompt_caching', false),
     },
-    pricing: {
-      prompt: price('prompt'), completion: price('completion'), image: price('image'), request: price('request'),
-      web_search: price('web_search'), internal_reasoning: price('internal_reasoning'), input_cache_read: price('input_cache_read'),
-      input_cache_write: price('input_cache_write'), input_cache_write_1h: price('input_cache_write_1h'),
-    },
+    pricing: Object.fromEntries(PRICE_FIELDS.map((k) => [k, price(k)])) as Pricing,
     ...(m.cache_min_tokens !== undefined ? { cache_min_tokens: m.cache_min_tokens as number } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // The compiled configuration: plain objects and closures built once per load; the request path reads only these.
 import type { CatalogModel } from '../catalog/types.ts';
 import type { WireFormat } from '../formats/codec.ts';
-import type { CompiledMapping } from '../mapping/compile.ts';
+import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 
 export type LogBodies = 'none' | 'metadata' | 'full';
 
@@ -40,6 +40,8 @@ export type Provider = {
   /** Lower-cased client header names relayed upstream (never credentials). */
   forwardHeaders: string[];
   mapping: CompiledMapping;
+  /** The declared rows `mapping` was compiled from: plain data, so a worker thread can compile them too. */
+  mappingRows: readonly MappingRow[];
   file: string;
 };
 
