@@ -331,3 +331,22 @@ test('admin API is disabled (not 200) when no admin key is configured', async (t
     assert.ok(r.status === 401 || r.status === 501, String(r.status));
   }
 });
+
+test('a key created by the command line works on a running gateway at once (refresh on an unknown id)', async () => {
+  const { startTestGateway } = await import('./helpers/gateway.ts');
+  const { runCli } = await import('./helpers/process.ts');
+  const { startMockOpenAI } = await import('./mocks/index.ts');
+  const mock = await startMockOpenAI();
+  const gw = await startTestGateway({ providers: [{ id: 'mockai', format: 'openai-chat', base_url: mock.url }], gateway: { auth: { enabled: true } } });
+  try {
+    const created = await runCli(['keys', 'create', '--name', 'late'], { GATEWAY_CONFIG: gw.configFile });
+    const key = /sk-gw-\S+/.exec(created.stdout)![0];
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }) });
+    assert.equal(r.status, 200);
+    const m = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.doesNotMatch(m, /route="\/v1\/chat\/completions",model="unknown",provider="none",status="401"/);
+    const bad = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-gw-nope-nope', 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(bad.status, 401);
+    assert.match(await (await fetch(`${gw.url}/metrics`)).text(), /gateway_requests_total\{route="\/v1\/chat\/completions",model="unknown",provider="none",status="401"\} 1/);
+  } finally { await gw.stop(); await mock.close(); }
+});

@@ -23,6 +23,7 @@ export class KeyRing {
   #touched = new Map<string, string>();
   #timers: NodeJS.Timeout[] = [];
   #loaded = false;
+  #lastMissRefresh = -Infinity;
 
   constructor(store: Store, opts: KeyRingOptions = {}) {
     this.#store = store;
@@ -45,6 +46,20 @@ export class KeyRing {
     for (const r of records) next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels) });
     this.#entries = next;
     this.#loaded = true;
+  }
+
+  /**
+   * A well-formed key whose id this ring does not know may have been created a moment ago (CLI, or the
+   * admin API of another replica): reload once, at most every `minMs`, and say whether it is known now.
+   */
+  async refreshForUnknown(presented: string | undefined, minMs = 1000): Promise<boolean> {
+    const parsed = presented ? parsePresentedKey(presented) : null;
+    if (!parsed || this.#entries.has(parsed.id)) return false;
+    const now = this.#opts.now();
+    if (now - this.#lastMissRefresh < minMs) return false;
+    this.#lastMissRefresh = now;
+    try { await this.refresh(); } catch (e) { this.#opts.onError?.('refresh', e); return false; }
+    return this.#entries.has(parsed.id);
   }
 
   get size(): number { return this.#entries.size; }

@@ -47,7 +47,16 @@ export class Bookkeeper {
     };
   }
 
-  /** A request refused before any upstream call (bad input, auth, limits). */
+  /**
+   * A request refused by authentication: counted, not recorded (an unauthenticated flood must not
+   * fill the database; the record table holds what keys did).
+   */
+  refusedAtAuth(route: string, error: unknown): void {
+    const err = asGatewayError(error);
+    this.#metrics?.requestsTotal.inc({ route, model: 'unknown', provider: 'none', status: String(err.status) });
+  }
+
+  /** A request refused before any upstream call (bad input, limits). */
   rejected(c: Common & { error: unknown; resolved?: string | null }): void {
     const err = asGatewayError(c.error);
     const latency = performance.now() - c.startedAt;

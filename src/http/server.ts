@@ -36,7 +36,7 @@ export function buildRoutes(svc: Services): RouteTable {
   return createRouteTable(routes);
 }
 
-function authenticate(svc: Services, req: IncomingMessage, route: Route): void {
+async function authenticate(svc: Services, req: IncomingMessage, route: Route): Promise<void> {
   const cfg = svc.holder.current;
   if (route.auth === 'none') return;
   if (route.auth === 'admin') {
@@ -48,7 +48,12 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): void {
   if (!cfg.auth.enabled || !svc.keys) return;
   const presented = presentedKeyFromHeaders(req.headers);
   if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return;
-  clientKeys.set(req, svc.keys.authenticate(presented));
+  try {
+    clientKeys.set(req, svc.keys.authenticate(presented));
+  } catch (e) {
+    if (!(e instanceof GatewayError && e.code === 'invalid_api_key' && await svc.keys.refreshForUnknown(presented))) throw e;
+    clientKeys.set(req, svc.keys.authenticate(presented));
+  }
 }
 
 function safeEqual(a: string, b: string): boolean {
@@ -86,7 +91,10 @@ export function createGatewayServer(svc: Services): Server {
     }
     svc.inFlight++;
     try {
-      authenticate(svc, req, route);
+      try { await authenticate(svc, req, route); } catch (e) {
+        svc.books.refusedAtAuth(route.pattern, e);
+        throw e;
+      }
       await route.handler(req, res, m.params);
     } catch (e) {
       req.resume();
