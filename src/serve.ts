@@ -17,6 +17,7 @@ import type { Limiter } from './limits/limiter.ts';
 import { RecordWriter } from './records/writer.ts';
 import { createGatewayMetrics } from './metrics/gateway.ts';
 import { createFlattenPool } from './feedback/pool.ts';
+import { createConvertPool } from './engine/convert-pool.ts';
 import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
 import { setMetricsRenderer } from './http/ops-routes.ts';
@@ -54,6 +55,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     if (keys) { await keys.refresh(); await limiter.seed(store, await store.listKeys()); }
   });
   const pool = cfg.workers.threads > 0 ? createFlattenPool({ maxThreads: cfg.workers.threads }) : undefined;
+  const convert = cfg.workers.threads > 0 ? createConvertPool({ threads: cfg.workers.threads }) : null;
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
     books: new Bookkeeper(writer, metrics),
@@ -64,6 +66,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
       limits: { poolMinBytes: cfg.workers.feedbackThresholdBytes },
       ...(pool ? { pool } : {}),
     },
+    convert,
     draining: false,
     inFlight: 0,
   };
@@ -94,6 +97,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     await keys?.close();
     await limiter.close();
     await pool?.close();
+    await convert?.close();
     await closeTransports();
     await store.close();
   })());

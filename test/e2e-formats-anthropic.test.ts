@@ -239,7 +239,22 @@ for (const idx of [0, 1, 2, 3]) {
       }
     });
 
-    if (idx !== 0) {
+    if (idx === 0) {
+      test('thinking against Chat Completions becomes reasoning_effort; reasoning tokens are recorded, no thinking text', async () => {
+        W().mock.reset();
+        const m = await client.messages.create({ model: model(), max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'ponder this' }] });
+        assert.equal(lastBody(W()).reasoning_effort, 'low');
+        assert.deepEqual(m.content.map((b) => b.type), ['text']);
+        const want = await replayUsage(W());
+        assert.equal(m.usage.output_tokens, want.output);
+        let rec;
+        for (let i = 0; i < 50 && !rec; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          rec = (await gw.services.store!.listInferences({ limit: 5 })).find((x) => x.id === m.id);
+        }
+        assert.equal(rec?.reasoningTokens, want.reasoning);
+      });
+    } else {
       test('thinking: text and signature come back and round-trip on the next turn (plain and streamed)', async () => {
         for (const streamed of [false, true]) {
           W().mock.reset();

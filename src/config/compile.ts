@@ -103,7 +103,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
     reload: { watch: pick(reload, 'watch', true), debounceMs: pick(reload, 'debounce_ms', 200) },
     workers: {
       threads: pick(workers, 'threads', 1),
-      convertThresholdBytes: pick(workers, 'convert_threshold_bytes', 262_144),
+      convertThresholdBytes: pick(workers, 'convert_threshold_bytes', 147_456), // bench/convert-threshold.ts
       feedbackThresholdBytes: pick(workers, 'feedback_threshold_bytes', DEFAULT_FEEDBACK_LIMITS.poolMinBytes),
     },
     providers,

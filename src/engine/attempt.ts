@@ -12,6 +12,8 @@ import { GatewayError } from '../http/errors.ts';
 import type { InferenceRequest } from './context.ts';
 import { send } from './transport.ts';
 import { buildRequest } from './upstream.ts';
+import { targetOf } from './convert-pool.ts';
+import { encodeForTarget } from '../workers/convert-core.ts';
 
 export type AttemptResult =
   | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number; responseText?: string }
@@ -21,30 +23,26 @@ export type AttemptResult =
 
 const RETRYABLE = (s: number): boolean => s === 408 || s === 409 || s === 429 || s >= 500;
 
-/** Encodes the request for `entry`'s wire format: same format relays, else the codecs translate. */
-function encodeFor(r: InferenceRequest, entry: ModelEntry): { path: string; body: Record<string, unknown>; headers?: Record<string, string>; adjustments: string[] } {
+/**
+ * Encodes the request for `entry`'s wire format (same format relays, else the codecs translate;
+ * see src/workers/convert-core.ts). A body the worker pool prepared is encoded there, from bytes.
+ */
+async function encodeFor(r: InferenceRequest, entry: ModelEntry): Promise<{ path: string; body: string | Buffer; headers?: Record<string, string>; adjustments: string[] }> {
   const p = entry.provider;
-  const codec = codecFor(p.format);
-  let path: string; let body: Record<string, unknown>; let headers: Record<string, string> | undefined;
-  if (p.format === r.clientFormat && codec.passthrough) {
-    body = codec.passthrough.prepareRequest(r.body, { upstreamModel: entry.upstream, modelInBody: p.modelInBody });
-    path = p.paths.chat ?? '/messages';
-  } else {
-    r.canonical ??= codecFor(r.clientFormat).client!.decodeRequest(r.body);
-    const enc = codec.upstream.encodeRequest({ ...r.canonical, model: entry.upstream }, {
-      upstreamModel: entry.upstream, provider: p.id, capabilities: entry.model.capabilities,
-    });
-    body = enc.body as Record<string, unknown>;
-    if (!p.modelInBody) delete body.model;
-    path = p.paths.chat ?? enc.path;
-    headers = enc.headers;
+  let enc: { path: string; body: string | Buffer; headers?: Record<string, string>; adjustments: string[] };
+  if (r.prepared) enc = await r.prepared.encodeFor(entry);
+  else {
+    const canonical = { value: r.canonical };
+    const e = encodeForTarget(r.clientFormat, r.body, canonical, targetOf(entry), p.mapping);
+    r.canonical = canonical.value;
+    enc = { ...e, body: JSON.stringify(e.body) };
   }
-  const adjustments = p.mapping(body, entry.upstream);
+  let headers = enc.headers;
   for (const h of p.forwardHeaders) {
     const v = r.clientHeaders[h];
-    if (v !== undefined) (headers ??= {})[h] = Array.isArray(v) ? v.join(',') : v;
+    if (v !== undefined) (headers = { ...headers })[h] = Array.isArray(v) ? v.join(',') : v;
   }
-  return { path, body, ...(headers ? { headers } : {}), adjustments };
+  return { path: enc.path, body: enc.body, ...(headers ? { headers } : {}), adjustments: enc.adjustments };
 }
 
 function retryAfterMs(h: Dispatcher.ResponseData['headers']): number | null {
@@ -72,11 +70,11 @@ function transportError(e: unknown, r: InferenceRequest, phase: string): Attempt
 export async function runAttempt(r: InferenceRequest, entry: ModelEntry): Promise<AttemptResult> {
   const codec = codecFor(entry.provider.format);
   let enc;
-  try { enc = encodeFor(r, entry); } catch (e) {
+  try { enc = await encodeFor(r, entry); } catch (e) {
     if (e instanceof GatewayError) return { kind: 'final', error: e, status: null };
     throw e;
   }
-  const built = buildRequest(entry.provider, entry, enc.path, JSON.stringify(enc.body), enc.headers);
+  const built = buildRequest(entry.provider, entry, enc.path, enc.body, enc.headers);
   const settings = r.cfg.upstream;
   let resp: Dispatcher.ResponseData;
   try {

@@ -5,6 +5,7 @@ import type { CanonicalRequest, Usage } from '../formats/canonical.ts';
 import type { WireFormat } from '../formats/codec.ts';
 import type { AttemptRecord } from '../store/types.ts';
 import type { GatewayError } from '../http/errors.ts';
+import type { PreparedRequest } from './convert-pool.ts';
 
 export type InferenceRequest = {
   id: string;
@@ -20,6 +21,11 @@ export type InferenceRequest = {
   clientHeaders: Readonly<Record<string, string | string[] | undefined>>;
   stream: boolean;
   includeUsage: boolean;
+  /**
+   * Set when the body was above workers.convert_threshold_bytes: the pool parsed and validated it,
+   * `body` then holds only its parameters (no content) and every attempt is encoded by the pool.
+   */
+  prepared?: PreparedRequest | null;
   /** Decoded lazily, once, the first time a target needs translation. */
   canonical: CanonicalRequest | null;
 };

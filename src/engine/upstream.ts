@@ -3,7 +3,7 @@
 import type { ModelEntry, Provider } from '../config/types.ts';
 import { TRANSFORMS } from '../transforms/index.ts';
 
-export type BuiltRequest = { origin: string; path: string; headers: Record<string, string>; body: string };
+export type BuiltRequest = { origin: string; path: string; headers: Record<string, string>; body: string | Buffer };
 
 /** `{model}` in a path template becomes the URL-encoded upstream model name. */
 export function fillPath(template: string, upstreamModel: string): string {
@@ -16,7 +16,7 @@ function withQuery(path: string, extra: string): string {
 }
 
 /** `relPath` is relative to the provider's base URL and may carry its own query. */
-export function buildRequest(p: Provider, entry: ModelEntry, relPath: string, body: string, extraHeaders?: Record<string, string>): BuiltRequest {
+export function buildRequest(p: Provider, entry: ModelEntry, relPath: string, body: string | Buffer, extraHeaders?: Record<string, string>): BuiltRequest {
   let query = p.query;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...p.headers, ...extraHeaders };
   const a = p.auth;

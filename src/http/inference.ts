@@ -7,20 +7,15 @@ import type { ModelEntry } from '../config/types.ts';
 import { dispatch } from '../engine/dispatch.ts';
 import { resolveModel } from '../engine/plan.ts';
 import type { InferenceRequest } from '../engine/context.ts';
+import type { PreparedRequest } from '../engine/convert-pool.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
-import { validateChatRequest } from '../formats/openai-chat/validate.ts';
-import { validateMessagesRequest } from '../formats/anthropic-messages/validate.ts';
+import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
-import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
+import { readBody, requireJsonContentType } from './body.ts';
 import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from './errors.ts';
 import type { Services } from './services.ts';
-
-const VALIDATORS: Partial<Record<WireFormat, (b: unknown) => Record<string, unknown>>> = {
-  'openai-chat': validateChatRequest,
-  'anthropic-messages': validateMessagesRequest,
-};
 
 export type ClientInfo = { key: KeyRecord | null; ip: string | null };
 
@@ -36,11 +31,17 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   let body: Record<string, unknown> = {};
   let reservation: Reservation | null = null;
   let entry: ModelEntry | null = null;
+  let prepared: PreparedRequest | null = null;
   try {
     requireJsonContentType(req);
-    const buf = await readBody(req, cfg.server.bodyLimitBytes);
+    let buf = await readBody(req, cfg.server.bodyLimitBytes);
     if (cfg.storage.logBodies === 'full') bodyText = buf.toString('utf8');
-    body = VALIDATORS[format]!(parseJsonObject(buf, cfg.server.jsonMaxDepth));
+    if (svc.convert && buf.length >= cfg.workers.convertThresholdBytes) {
+      // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
+      prepared = await svc.convert.prepare(buf, format, cfg);
+      buf = prepared.bytes;
+      body = prepared.meta;
+    } else body = parseAndValidate(buf, format, cfg.server.jsonMaxDepth);
     requested = body.model as string;
     if (requested === 'router') {
       throw new GatewayError('not_implemented', 'router mode (model "router") is not available on this gateway yet; name a <provider>/<model> id', { param: 'model' });
@@ -60,6 +61,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     signal: AbortSignal.any([clientAbort.signal, AbortSignal.timeout(cfg.upstream.totalTimeoutMs)]),
     clientGone: () => clientAbort.signal.aborted,
     canonical: null,
+    prepared,
   };
   let outcome;
   try {

@@ -7,6 +7,7 @@ import type { Limiter } from '../limits/limiter.ts';
 import type { Store } from '../store/types.ts';
 import type { Bookkeeper } from './bookkeeping.ts';
 import type { FeedbackService } from './feedback-route.ts';
+import type { ConvertPool } from '../engine/convert-pool.ts';
 
 export type Services = {
   holder: ConfigHolder;
@@ -18,6 +19,8 @@ export type Services = {
   store: Store | null;
   books: Bookkeeper;
   feedback: FeedbackService | null;
+  /** Converts inference bodies above workers.convert_threshold_bytes off the event loop; absent with workers.threads 0. */
+  convert?: ConvertPool | null;
   /** Set on SIGTERM: new requests get 503 while in-flight ones finish. */
   draining: boolean;
   inFlight: number;
