@@ -11,16 +11,13 @@ import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { KeyRing } from './auth/keyring.ts';
 import { KeyAdmin } from './auth/admin.ts';
-import { MemoryLimiter } from './limits/memory.ts';
-import { RedisLimiter } from './limits/redis.ts';
-import type { Limiter } from './limits/limiter.ts';
+import { openLimiter } from './limits/open.ts';
 import { RecordWriter } from './records/writer.ts';
 import { createGatewayMetrics } from './metrics/gateway.ts';
 import { createFlattenPool } from './feedback/pool.ts';
 import { createConvertPool } from './engine/convert-pool.ts';
 import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
-import { setMetricsRenderer } from './http/ops-routes.ts';
 import type { Services } from './http/services.ts';
 
 /** GATEWAY_PG_SCHEMA (env) picks the PostgreSQL schema (default "public"), e.g. one per tenant or test run. */
@@ -47,9 +44,18 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     onError: (e) => console.error('record writer:', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
-  const keys = cfg.auth.enabled ? new KeyRing(store) : null;
+  const keys = cfg.auth.enabled ? new KeyRing(store, { refreshMs: cfg.auth.keyRefreshMs, onError: (what, e) => console.error(`key ring ${what} failed:`, (e as Error).message) }) : null;
   if (keys) await keys.start();
-  const limiter: Limiter = cfg.storage.redisUrl ? new RedisLimiter({ redis: cfg.storage.redisUrl }) : new MemoryLimiter();
+  let lastLimiterLog = 0;
+  const limiter = openLimiter({
+    ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),
+    failOpen: cfg.storage.redisFailOpen,
+    onError: (e) => {
+      metrics.limiterErrorsTotal.inc();
+      // One line per 10 s at most: an outage must be visible without flooding the log.
+      if (Date.now() - lastLimiterLog > 10_000) { lastLimiterLog = Date.now(); console.error(`limiter (redis) error: ${(e as Error).message}; fail ${cfg.storage.redisFailOpen ? 'open' : 'closed'}`); }
+    },
+  });
   if (keys) await limiter.seed(store, (await store.listKeys()));
   const admin = new KeyAdmin(store, async () => {
     if (keys) { await keys.refresh(); await limiter.seed(store, await store.listKeys()); }
@@ -59,6 +65,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
     books: new Bookkeeper(writer, metrics),
+    metrics,
     feedback: {
       lookup: (id) => writer.lookup(id),
       metrics: store,
@@ -70,7 +77,6 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     draining: false,
     inFlight: 0,
   };
-  setMetricsRenderer(metrics.registry);
   holder.listeners.add((r) => {
     metrics.configReloadsTotal.inc({ result: r.ok ? (r.changed ? 'ok' : 'unchanged') : 'invalid' });
     if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);

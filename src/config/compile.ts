@@ -72,11 +72,13 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
       enabled: pick(auth, 'enabled', true),
       adminKey: (auth.admin_key as string | undefined) || env.GATEWAY_ADMIN_KEY || '',
       modelsPublic: pick(auth, 'models_public', true),
+      keyRefreshMs: pick(auth, 'key_refresh_ms', 5000),
     },
     storage: {
       sqlitePath: (storage.sqlite_path as string | undefined) || env.GATEWAY_DB || './data/gateway.db',
       databaseUrl: (storage.database_url as string | undefined) || env.DATABASE_URL || '',
       redisUrl: (storage.redis_url as string | undefined) || env.REDIS_URL || '',
+      redisFailOpen: pick(storage, 'redis_fail_open', true),
       logBodies: pick(storage, 'log_bodies', 'metadata'),
       writer: {
         batchSize: pick(writer, 'batch_size', 256),

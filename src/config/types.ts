@@ -60,9 +60,9 @@ export type Config = {
   dir: string;
   providersDir: string;
   server: ServerSettings;
-  auth: { enabled: boolean; adminKey: string; modelsPublic: boolean };
+  auth: { enabled: boolean; adminKey: string; modelsPublic: boolean; keyRefreshMs: number };
   storage: {
-    sqlitePath: string; databaseUrl: string; redisUrl: string; logBodies: LogBodies;
+    sqlitePath: string; databaseUrl: string; redisUrl: string; redisFailOpen: boolean; logBodies: LogBodies;
     writer: { batchSize: number; flushMs: number; maxQueue: number };
   };
   upstream: UpstreamSettings;

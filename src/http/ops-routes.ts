@@ -3,10 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './envelope.ts';
 import type { Services } from './services.ts';
 
-export type MetricsRenderer = { render(): string };
-let renderer: MetricsRenderer | null = null;
-export const setMetricsRenderer = (r: MetricsRenderer | null): void => { renderer = r; };
-
 export async function handleHealth(svc: Services, _req: IncomingMessage, res: ServerResponse): Promise<void> {
   const cfg = svc.holder.current;
   sendJson(res, 200, {
@@ -19,8 +15,8 @@ export async function handleHealth(svc: Services, _req: IncomingMessage, res: Se
   });
 }
 
-export async function handleMetrics(_svc: Services, _req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const text = renderer ? renderer.render() : '';
+export async function handleMetrics(svc: Services, _req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const text = svc.metrics.registry.render();
   res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

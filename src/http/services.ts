@@ -6,6 +6,7 @@ import type { KeyAdmin } from '../auth/admin.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { Store } from '../store/types.ts';
 import type { Bookkeeper } from './bookkeeping.ts';
+import type { GatewayMetrics } from '../metrics/gateway.ts';
 import type { FeedbackService } from './feedback-route.ts';
 import type { ConvertPool } from '../engine/convert-pool.ts';
 
@@ -18,6 +19,8 @@ export type Services = {
   limiter: Limiter | null;
   store: Store | null;
   books: Bookkeeper;
+  /** This gateway's metrics (each gateway in a process has its own registry). */
+  metrics: GatewayMetrics;
   feedback: FeedbackService | null;
   /** Converts inference bodies above workers.convert_threshold_bytes off the event loop; absent with workers.threads 0. */
   convert?: ConvertPool | null;

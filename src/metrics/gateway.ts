@@ -25,6 +25,7 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
       ['provider', 'reason']),
     fallbacksTotal: registry.counter('gateway_fallbacks_total', 'Times a request moved on from a failed provider to the next target.', ['from_provider']),
     configReloadsTotal: registry.counter('gateway_config_reloads_total', 'Configuration reloads by result (ok, invalid, unchanged).', ['result']),
+    limiterErrorsTotal: registry.counter('gateway_limiter_errors_total', 'Errors talking to the shared limiter (Redis); requests then follow storage.redis_fail_open.', []),
     rateLimitedTotal: registry.counter('gateway_rate_limited_total', 'Requests refused by a key limit, by reason (rpm, tpm, budget).', ['reason']),
     /** Points the writer gauges at a live writer; until then they render no sample. */
     attachWriter(stats: () => WriterStats): void { writer = stats; },

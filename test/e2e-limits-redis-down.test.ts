@@ -1,0 +1,24 @@
+// Redis unreachable: with redis_fail_open the gateway keeps serving and says so (log line and
+// gateway_limiter_errors_total); with it off, limited keys are refused with a 429.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockOpenAI } from './mocks/index.ts';
+import { startTestGateway } from './helpers/gateway.ts';
+
+for (const failOpen of [true, false]) {
+  test(`redis down, fail ${failOpen ? 'open' : 'closed'}`, async () => {
+    const mock = await startMockOpenAI();
+    const gw = await startTestGateway({
+      providers: [{ id: 'mockai', format: 'openai-chat', base_url: mock.url }],
+      gateway: { auth: { enabled: true, admin_key: 'adm' }, storage: { redis_url: 'redis://127.0.0.1:9', redis_fail_open: failOpen } },
+    });
+    try {
+      const created = await (await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: 'Bearer adm', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'limited', rpm_limit: 100 }) })).json() as { key: string };
+      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }) });
+      assert.equal(r.status, failOpen ? 200 : 429);
+      const m = await (await fetch(`${gw.url}/metrics`)).text();
+      const errors = Number(/gateway_limiter_errors_total (\d+)/.exec(m)?.[1] ?? '0');
+      assert.ok(errors >= 1, `limiter errors counted (${errors})`);
+    } finally { await gw.stop(); await mock.close(); }
+  });
+}
