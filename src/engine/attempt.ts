@@ -45,6 +45,12 @@ async function encodeFor(r: InferenceRequest, entry: ModelEntry): Promise<{ path
   return { path: enc.path, body: enc.body, ...(headers ? { headers } : {}), adjustments: enc.adjustments };
 }
 
+function flatHeaders(h: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
 function retryAfterMs(h: Dispatcher.ResponseData['headers']): number | null {
   const v = h['retry-after-ms'] ?? h['retry-after'];
   const s = Array.isArray(v) ? v[0] : v;
@@ -84,7 +90,7 @@ export async function runAttempt(r: InferenceRequest, entry: ModelEntry): Promis
   const status = resp.statusCode;
   if (status >= 400) {
     const text = await resp.body.text().catch(() => '');
-    const up = codec.upstream.decodeError(status, text);
+    const up = codec.upstream.decodeError(status, text, flatHeaders(resp.headers));
     const ra = retryAfterMs(resp.headers);
     const err = new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${entry.provider.name}: ${up.message}`, {
       status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,

@@ -49,7 +49,8 @@ export type UpstreamCodec = {
   encodeRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest;
   decodeResponse(body: unknown): CanonicalResponse;
   newStreamDecoder(): StreamDecoder;
-  decodeError(status: number, bodyText: string): UpstreamError;
+  /** `headers` (lower-case names) matter where the error type travels in a header (AWS x-amzn-errortype). */
+  decodeError(status: number, bodyText: string, headers?: Record<string, string>): UpstreamError;
 };
 
 export type Codec = { format: WireFormat; upstream: UpstreamCodec; client?: ClientCodec; passthrough?: PassthroughCodec };

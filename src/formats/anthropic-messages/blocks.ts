@@ -2,7 +2,7 @@
 // Anthropic's, so this is mostly a careful copy that keeps only the fields the model knows.
 import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
 import { GatewayError } from '../../http/errors.ts';
-import { isRecord } from '../openai-chat/errors.ts';
+import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;
 

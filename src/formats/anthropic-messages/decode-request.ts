@@ -1,7 +1,7 @@
 // Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
 import type { CanonicalRequest, Message, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
 import { GatewayError } from '../../http/errors.ts';
-import { isRecord } from '../openai-chat/errors.ts';
+import { isRecord } from '../errors.ts';
 import { decodeBlocks, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;

@@ -2,7 +2,7 @@
 // -> UpstreamError, and canonical kinds -> Anthropic error types for the client envelope.
 import type { ErrorKind } from '../canonical.ts';
 import type { UpstreamError } from '../codec.ts';
-import { isRecord, kindFromStatus, plainErrorMessage } from '../openai-chat/errors.ts';
+import { isRecord, kindFromStatus, parseErrorJson, plainErrorMessage } from '../errors.ts';
 
 /** The `error.type` of an Anthropic-shaped error envelope for each canonical kind. */
 export const ANTHROPIC_ERROR_TYPES = {
@@ -37,12 +37,8 @@ export function kindFromAnthropicType(type: unknown, status: number): ErrorKind 
 }
 
 export function decodeAnthropicError(status: number, bodyText: string): UpstreamError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch {
-    return { kind: kindFromStatus(status), message: plainErrorMessage(status, bodyText) };
-  }
+  const parsed = parseErrorJson(bodyText);
+  if (parsed === undefined) return { kind: kindFromStatus(status), message: plainErrorMessage(status, bodyText) };
   const err = isRecord(parsed) && isRecord(parsed.error) ? parsed.error : {};
   const message = typeof err.message === 'string' && err.message !== '' ? err.message : plainErrorMessage(status, bodyText);
   const out: UpstreamError = { kind: kindFromAnthropicType(err.type, status), message };

@@ -1,7 +1,7 @@
 // Non-streaming Messages responses both ways, plus the usage mapping the stream codecs share.
 import type { CanonicalResponse, StopReason, Usage } from '../canonical.ts';
 import { emptyUsage } from '../canonical.ts';
-import { isRecord } from '../openai-chat/errors.ts';
+import { isRecord } from '../errors.ts';
 import { decodeBlocks, encodeBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;

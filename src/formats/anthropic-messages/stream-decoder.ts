@@ -2,7 +2,7 @@
 import type { StreamEvent } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
-import { isRecord } from '../openai-chat/errors.ts';
+import { isRecord } from '../errors.ts';
 import { decodeBlock } from './blocks.ts';
 import { kindFromAnthropicType } from './errors.ts';
 import { decodeUsage, stopReasonOf } from './response.ts';

@@ -1,7 +1,7 @@
 // Validation of POST /v1/messages bodies: types, ranges and block shapes, each failure a 400 naming
 // the field path. Well-formed blocks the gateway cannot carry are refused later, by the decoder.
 import { GatewayError } from '../../http/errors.ts';
-import { isRecord } from '../openai-chat/errors.ts';
+import { isRecord } from '../errors.ts';
 import { num, obj, oneOf, posInt, str } from '../openai-chat/validate.ts';
 
 type Rec = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // Bedrock Converse response body, stop reasons, usage and error bodies -> canonical values.
 import type { Block, CanonicalResponse, ErrorKind, StopReason, Usage } from '../canonical.ts';
 import type { UpstreamError } from '../codec.ts';
-import { kindFromStatus, plainErrorMessage } from '../openai-chat/errors.ts';
+import { kindFromStatus, parseErrorJson, plainErrorMessage } from '../errors.ts';
 import { uuidv7 } from '../../util/uuid.ts';
 
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -104,12 +104,7 @@ export function bedrockErrorKind(exception: string | undefined, status: number):
  * alone cannot tell ModelNotReadyException (retry later: overloaded) from ThrottlingException.
  */
 export function decodeBedrockError(status: number, bodyText: string, headers: Record<string, string> = {}): UpstreamError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseErrorJson(bodyText);
   const r = isRecord(parsed) ? parsed : {};
   const message = str(r.message) || str(r.Message) || plainErrorMessage(status, bodyText);
   const headerType = Object.entries(headers).find(([k]) => k.toLowerCase() === 'x-amzn-errortype')?.[1] ?? '';

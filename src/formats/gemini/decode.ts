@@ -1,7 +1,7 @@
 // Gemini response body, finish reasons, usage and error envelopes -> canonical values.
 import type { Block, CanonicalResponse, ErrorKind, StopReason, Usage } from '../canonical.ts';
 import type { UpstreamError } from '../codec.ts';
-import { kindFromStatus, plainErrorMessage } from '../openai-chat/errors.ts';
+import { kindFromStatus, parseErrorJson, plainErrorMessage } from '../errors.ts';
 import { uuidv7 } from '../../util/uuid.ts';
 import { GENERATED_CALL_ID_PREFIX } from './encode.ts';
 import type { GeminiPart, GeminiUsage } from './types.ts';
@@ -91,13 +91,7 @@ const KIND_BY_STATUS: Record<string, ErrorKind> = {
  * INVALID_ARGUMENT with an ErrorInfo reason API_KEY_INVALID: that is an authentication error.
  */
 export function decodeGeminiError(status: number, bodyText: string): UpstreamError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch {
-    return { kind: kindFromStatus(status), message: plainErrorMessage(status, bodyText) };
-  }
-  const root = Array.isArray(parsed) ? parsed[0] : parsed;
+  const root = parseErrorJson(bodyText);
   const err = isRecord(root) && isRecord(root.error) ? root.error : undefined;
   if (err === undefined) return { kind: kindFromStatus(status), message: plainErrorMessage(status, bodyText) };
   const rpc = typeof err.status === 'string' ? err.status : undefined;

@@ -4,7 +4,7 @@ import type {
   Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from '../canonical.ts';
 import { GatewayError, invalidParam } from '../../http/errors.ts';
-import { isRecord } from './errors.ts';
+import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;
 const unsupported = (param: string, message: string): GatewayError =>

@@ -24,4 +24,5 @@ export const openaiChatCodec: Codec = {
 };
 
 export { validateChatRequest } from './validate.ts';
-export { OPENAI_ERROR_TYPES, kindFromStatus } from './errors.ts';
+export { OPENAI_ERROR_TYPES } from './errors.ts';
+export { kindFromStatus } from '../errors.ts';

@@ -2,7 +2,7 @@
 // stream encoder and decoder share.
 import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.ts';
 import { emptyUsage } from '../canonical.ts';
-import { isRecord } from './errors.ts';
+import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 import type { StopReason, StreamEvent, Usage } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
-import { isRecord, kindFromStatus } from './errors.ts';
+import { isRecord, kindFromStatus } from '../errors.ts';
 import { canonicalUsage, stopReasonOf } from './response.ts';
 
 type Rec = Record<string, unknown>;
