@@ -2,10 +2,11 @@
 // forwarder and through the gateway, each in its own process; prints medians and ratios.
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway } from './lib/gateway.ts';
-import { LoadProcess, type LoadResult } from './lib/load.ts';
+import { LoadProcess, type LoadResult, type LoadTarget } from './lib/load.ts';
 import { computeRatios, printScenario, printSummary, type ScenarioResult, type SystemResult } from './lib/report.ts';
 import { ALL_SYSTEMS, BASELINES, SCENARIOS, cpuMs, requestHeaders, type Scenario, type System, type SystemName } from './lib/scenarios.ts';
 import { median, summarise } from './lib/stats.ts';
@@ -24,7 +25,8 @@ const HELP = `usage: node bench/overhead.ts [flags]
   --auth              add gateway-auth (auth on, rate-limited key from \`keys create\`)
   --pg [--pg-url U]   add gateway-auth-pg (the same with DATABASE_URL=U, default postgres://postgres@127.0.0.1:5432/test)
   --quick             rounds 2, duration 1.5, open-duration 3
-  --json FILE         also write the results as JSON`;
+  --json FILE         also write the results as JSON
+  --profile DIR       write a V8 CPU profile (.cpuprofile) of each gateway process into DIR`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -33,7 +35,7 @@ const { values: flags } = parseArgs({
     'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
     scenarios: { type: 'string' }, systems: { type: 'string' }, auth: { type: 'boolean', default: false },
     pg: { type: 'boolean', default: false }, noagent: { type: 'boolean', default: false }, 'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
-    quick: { type: 'boolean', default: false }, json: { type: 'string' }, help: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false }, json: { type: 'string' }, profile: { type: 'string' }, help: { type: 'boolean', default: false },
   },
 });
 if (flags.help) { console.log(HELP); process.exit(0); }
@@ -60,7 +62,8 @@ async function startSystems(upstream: string): Promise<System[]> {
       }
       const auth = name !== 'gateway';
       const gw = await startGateway({ config: auth ? 'gateway.bench-auth.yaml' : 'gateway.bench.yaml', upstream, withKey: auth,
-        ...(name === 'gateway-auth-pg' ? { databaseUrl: flags['pg-url'] } : {}) });
+        ...(name === 'gateway-auth-pg' ? { databaseUrl: flags['pg-url'] } : {}),
+        ...(flags.profile ? { profileDir: path.resolve(flags.profile, name) } : {}) });
       return { name, origin: gw.origin, child: gw.child, ...(gw.apiKey ? { apiKey: gw.apiKey } : {}) };
     } catch (e) {
       return { name, origin: '', reason: e instanceof Error ? e.message : String(e) };
@@ -83,7 +86,7 @@ async function smoke(system: System, sc: Scenario): Promise<string | undefined> 
   }
 }
 
-function target(system: System, sc: Scenario) {
+function target(system: System, sc: Scenario): LoadTarget {
   return { origin: system.origin, path: sc.request.path, headers: requestHeaders(system, sc.request.wire), body: sc.request.body };
 }
 

@@ -15,6 +15,8 @@ export type GatewayOptions = {
   withKey: boolean;
   /** Sets DATABASE_URL (PostgreSQL records) when given. */
   databaseUrl?: string;
+  /** Write a V8 CPU profile of the gateway into this directory (written when it exits on SIGTERM). */
+  profileDir?: string;
 };
 
 export type Gateway = { child: ChildProcess; origin: string; apiKey?: string; dbFile: string; stderrTail: () => string };
@@ -75,7 +77,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const apiKey = o.withKey ? await createKey(env) : undefined;
   // process.execPath is the Node 26 running this bench (node_modules/.bin/node resolves to it);
   // spawning it directly means the pid we signal is the gateway itself, not a wrapper.
-  const child = spawn(process.execPath, ['src/main.ts', 'serve'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prof = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
+  const child = spawn(process.execPath, [...prof, 'src/main.ts', 'serve'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderrTail = tail(child.stderr);
   const origin = await new Promise<string>((resolve, reject) => {
     let buffered = '';

@@ -52,13 +52,13 @@ export const SCENARIOS: readonly Scenario[] = [
     description: 'chat-completions client -> OpenAI upstream (pass-through)' },
   { name: 'chat-stream', stream: true, translated: false, request: chat(GPT, true),
     description: 'same, stream: true' },
-  { name: 'chat->anthropic', stream: false, translated: true, request: chat(CLAUDE, false),
+  { name: 'chat-to-anthropic', stream: false, translated: true, request: chat(CLAUDE, false),
     description: 'chat-completions client -> Anthropic upstream (gateway translates; baselines hit the upstream chat endpoint)' },
-  { name: 'chat->anthropic-stream', stream: true, translated: true, request: chat(CLAUDE, true),
+  { name: 'chat-to-anthropic-stream', stream: true, translated: true, request: chat(CLAUDE, true),
     description: 'same, stream: true' },
-  { name: 'messages->openai', stream: false, translated: true, request: messages(GPT, false),
+  { name: 'messages-to-openai', stream: false, translated: true, request: messages(GPT, false),
     description: 'messages client -> OpenAI upstream (gateway translates; baselines hit the upstream messages endpoint)' },
-  { name: 'messages->openai-stream', stream: true, translated: true, request: messages(GPT, true),
+  { name: 'messages-to-openai-stream', stream: true, translated: true, request: messages(GPT, true),
     description: 'same, stream: true' },
 ];
 
