@@ -1,7 +1,7 @@
 // Exact bills from a price sheet and a usage record, plus the upper bound used to reserve budget.
 // All arithmetic is decimal-string (decimal.ts); token counts must be non-negative safe integers.
 import type { Usage } from '../formats/canonical.ts';
-import { addDecimal, compareDecimal, divDecimal, mulDecimal, shiftDecimal, subDecimal, sumDecimals } from './decimal.ts';
+import { addDecimal, compareDecimal, divDecimal, mulDecimal, shiftDecimal, subDecimal, sumOfProducts } from './decimal.ts';
 import type { Pricing } from './types.ts';
 
 export type CostExtras = { images?: number; webSearches?: number; requests?: number };
@@ -22,7 +22,17 @@ function count(name: string, n: number | undefined): number {
  * - no 1-hour write price: 1-hour writes bill at the 5-minute write price as resolved above;
  * - no internal_reasoning price: reasoning tokens bill as ordinary output (completion).
  */
-export function effectivePrices(p: Pricing): { read: string; write5m: string; write1h: string; reasoning: string } {
+type EffectivePrices = { read: string; write5m: string; write1h: string; reasoning: string };
+// Pricing objects live as long as their config version: resolve the rules once per object.
+const effective = new WeakMap<Pricing, EffectivePrices>();
+
+export function effectivePrices(p: Pricing): EffectivePrices {
+  let e = effective.get(p);
+  if (!e) { e = resolveEffective(p); effective.set(p, e); }
+  return e;
+}
+
+function resolveEffective(p: Pricing): EffectivePrices {
   const read = isZero(p.input_cache_read) ? p.prompt : p.input_cache_read;
   const write5m = isZero(p.input_cache_write) ? p.prompt : p.input_cache_write;
   const write1h = isZero(p.input_cache_write_1h) ? write5m : p.input_cache_write_1h;
@@ -47,16 +57,16 @@ export function costOf(pricing: Pricing, usage: Usage, extra: CostExtras = {}): 
   // Providers that report only the total put everything in the 5-minute bucket.
   const w5m = w5mSplit + Math.max(0, writes - w5mSplit - w1h);
   const reasoning = Math.min(count('reasoning_tokens', usage.reasoning_tokens), output);
-  return sumDecimals([
-    mulDecimal(pricing.prompt, input),
-    mulDecimal(eff.read, reads),
-    mulDecimal(eff.write5m, w5m),
-    mulDecimal(eff.write1h, w1h),
-    mulDecimal(eff.reasoning, reasoning),
-    mulDecimal(pricing.completion, output - reasoning),
-    mulDecimal(pricing.request, count('requests', extra.requests ?? 1)),
-    mulDecimal(pricing.image, count('images', extra.images)),
-    mulDecimal(pricing.web_search, count('webSearches', extra.webSearches)),
+  return sumOfProducts([
+    [pricing.prompt, input],
+    [eff.read, reads],
+    [eff.write5m, w5m],
+    [eff.write1h, w1h],
+    [eff.reasoning, reasoning],
+    [pricing.completion, output - reasoning],
+    [pricing.request, count('requests', extra.requests ?? 1)],
+    [pricing.image, count('images', extra.images)],
+    [pricing.web_search, count('webSearches', extra.webSearches)],
   ]);
 }
 
@@ -82,12 +92,12 @@ function inputCeiling(pricing: Pricing, cacheWrite: MaxCostOptions['cacheWrite']
  */
 export function estimateMaxCost(pricing: Pricing, inputTokens: number, maxOutputTokens: number, opts: MaxCostOptions = {}): string {
   const eff = effectivePrices(pricing);
-  return sumDecimals([
-    mulDecimal(inputCeiling(pricing, opts.cacheWrite), count('inputTokens', inputTokens)),
-    mulDecimal(maxPrice(pricing.completion, eff.reasoning), count('maxOutputTokens', maxOutputTokens)),
-    pricing.request,
-    mulDecimal(pricing.image, count('images', opts.images)),
-    mulDecimal(pricing.web_search, count('webSearches', opts.webSearches)),
+  return sumOfProducts([
+    [inputCeiling(pricing, opts.cacheWrite), count('inputTokens', inputTokens)],
+    [maxPrice(pricing.completion, eff.reasoning), count('maxOutputTokens', maxOutputTokens)],
+    [pricing.request, 1],
+    [pricing.image, count('images', opts.images)],
+    [pricing.web_search, count('webSearches', opts.webSearches)],
   ]);
 }
 

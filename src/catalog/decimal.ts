@@ -65,6 +65,37 @@ export function sumDecimals(values: readonly string[]): string {
   return values.reduce((acc, v) => addDecimal(acc, v), '0');
 }
 
+// Price strings come from the catalog, a finite set: parse each once (bounded, in case of abuse).
+const parsedPrices = new Map<string, Fixed>();
+function parseCached(s: string): Fixed {
+  let f = parsedPrices.get(s);
+  if (f === undefined) {
+    f = parse(s);
+    if (parsedPrices.size >= 10_000) parsedPrices.clear();
+    parsedPrices.set(s, f);
+  }
+  return f;
+}
+
+/**
+ * Σ price × count for integer counts, rendered once: the bill of one call. Zero counts cost nothing
+ * to compute, so a bill with nine price kinds of which three are used does three multiplications.
+ */
+export function sumOfProducts(terms: ReadonlyArray<readonly [price: string, count: number]>): string {
+  let int = 0n;
+  let scale = 0;
+  for (const [price, n] of terms) {
+    if (n === 0) continue;
+    if (!Number.isSafeInteger(n)) throw new TypeError(`count must be a safe integer, got ${n}`);
+    const p = parseCached(price);
+    if (p.int === 0n) continue;
+    const term = p.int * BigInt(n);
+    if (p.scale > scale) { int = int * pow10(p.scale - scale) + term; scale = p.scale; }
+    else int += term * pow10(scale - p.scale);
+  }
+  return render({ int, scale });
+}
+
 /** a × b where b is an integer count (number must be a safe integer), a bigint, or another decimal string. */
 export function mulDecimal(a: string, b: string | number | bigint): string {
   const x = parse(a);

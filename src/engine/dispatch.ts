@@ -19,12 +19,13 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
   const plan = planAttempts(r.cfg, primary, health);
   const attempts: AttemptRecord[] = [];
   health.countRequest();
-  let last: GatewayError = new GatewayError('upstream_unavailable', 'no upstream attempt was made');
+  // Built only when an attempt fails: constructing an Error captures a stack, which is not free.
+  let last: GatewayError | null = null;
   let i = 0;
   let tries = 0;
   let backoff = 50;
   while (i < plan.length && tries < s.maxAttempts) {
-    if (tries > 0 && !health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) {
+    if (last !== null && !health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) {
       last = new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
       break;
     }
@@ -62,5 +63,6 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
       return { status: 499, error: null, served: entry, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
     }
   }
+  last ??= new GatewayError('upstream_unavailable', 'no upstream attempt was made');
   return { status: last.status, error: last, served: null, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
 }

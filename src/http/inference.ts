@@ -24,8 +24,10 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   const cfg = svc.holder.current;
   const envelope: Envelope = format === 'anthropic-messages' ? 'anthropic' : 'openai';
   const id = uuidv7();
-  const clientAbort = new AbortController();
-  res.on('close', () => { if (!res.writableFinished) clientAbort.abort(); });
+  // One controller for both reasons to stop: the client hung up, or the total time limit passed.
+  const abort = new AbortController();
+  let clientGone = false;
+  res.on('close', () => { if (!res.writableFinished) { clientGone = true; abort.abort(); } });
   let requested = '';
   let bodyText: string | null = null;
   let body: Record<string, unknown> = {};
@@ -58,19 +60,21 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   const r: InferenceRequest = {
     id, cfg, res, startedAt, clientFormat: format, body, stream, clientHeaders: req.headers,
     includeUsage: format === 'anthropic-messages' || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
-    signal: AbortSignal.any([clientAbort.signal, AbortSignal.timeout(cfg.upstream.totalTimeoutMs)]),
-    clientGone: () => clientAbort.signal.aborted,
+    signal: abort.signal,
+    clientGone: () => clientGone,
     canonical: null,
     prepared,
   };
   let outcome;
+  const total = setTimeout(() => abort.abort(new DOMException('total timeout', 'TimeoutError')), cfg.upstream.totalTimeoutMs);
   try {
     outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks);
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
     outcome = { status: 500, error: e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error'), served: null, attempts: [], usage: null, finishReason: null, ttftMs: null, adjustments: [] };
   }
-  if (outcome.error && !res.headersSent && !clientAbort.signal.aborted) sendError(res, outcome.error, envelope, { 'x-inference-id': id });
+  clearTimeout(total);
+  if (outcome.error && !res.headersSent && !clientGone) sendError(res, outcome.error, envelope, { 'x-inference-id': id });
   svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
 }
 

@@ -38,5 +38,74 @@ export function checkRule(rule: unknown, vars: readonly string[], path = ''): st
 /** Compiles a validated rule into a predicate (json-logic truthiness). */
 export function compileRule(rule: unknown): Predicate {
   if (rule === undefined) return () => true;
-  return (data) => jsonLogic.truthy(jsonLogic.apply(rule as jsonLogic.RulesLogic, data));
+  const f = compileExpr(rule);
+  return (data) => truthy(f(data));
+}
+
+type Expr = (data: LogicData) => unknown;
+
+/** json-logic truthiness: like JavaScript's, except that an empty array is false. */
+const truthy = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : Boolean(v));
+
+const NOT_FOUND = Symbol('not found');
+
+function readVar(data: unknown, path: string): unknown {
+  let cur: unknown = data;
+  for (const k of path.split('.')) {
+    if (cur === null || cur === undefined) return NOT_FOUND;
+    cur = (cur as Record<string, unknown>)[k];
+    if (cur === undefined) return NOT_FOUND;
+  }
+  return cur;
+}
+
+/**
+ * Turns a rule into nested closures once, at load time, so a request evaluates plain function calls
+ * instead of re-interpreting the rule tree. Semantics follow json-logic-js (tested against it);
+ * rarely used operations delegate to the library.
+ */
+function compileExpr(rule: unknown): Expr {
+  if (Array.isArray(rule)) { const items = rule.map(compileExpr); return (d) => items.map((f) => f(d)); }
+  if (rule === null || typeof rule !== 'object') return () => rule;
+  const op = Object.keys(rule)[0]!;
+  const raw = (rule as Record<string, unknown>)[op];
+  const args = (Array.isArray(raw) ? raw : [raw]).map(compileExpr);
+  const [a = () => undefined, b = () => undefined, c] = args;
+  /* eslint-disable eqeqeq */
+  switch (op) {
+    case 'var': {
+      return (d) => {
+        const p = a(d);
+        if (p === undefined || p === null || p === '') return d;
+        const v = readVar(d, String(p));
+        if (v !== NOT_FOUND) return v;
+        const fallback = b(d);
+        return fallback === undefined ? null : fallback;
+      };
+    }
+    case '==': return (d) => a(d) == b(d);
+    case '===': return (d) => a(d) === b(d);
+    case '!=': return (d) => a(d) != b(d);
+    case '!==': return (d) => a(d) !== b(d);
+    case '!': return (d) => !truthy(a(d));
+    case '!!': return (d) => truthy(a(d));
+    case 'or': return (d) => { let v: unknown; for (const f of args) { v = f(d); if (truthy(v)) return v; } return v; };
+    case 'and': return (d) => { let v: unknown; for (const f of args) { v = f(d); if (!truthy(v)) return v; } return v; };
+    case 'if': case '?:': return (d) => {
+      let i = 0;
+      for (; i + 1 < args.length; i += 2) if (truthy(args[i]!(d))) return args[i + 1]!(d);
+      return i < args.length ? args[i]!(d) : null;
+    };
+    case '<': return c ? (d) => { const y = b(d) as number; return (a(d) as number) < y && y < (c(d) as number); } : (d) => (a(d) as number) < (b(d) as number);
+    case '<=': return c ? (d) => { const y = b(d) as number; return (a(d) as number) <= y && y <= (c(d) as number); } : (d) => (a(d) as number) <= (b(d) as number);
+    case '>': return (d) => (a(d) as number) > (b(d) as number);
+    case '>=': return (d) => (a(d) as number) >= (b(d) as number);
+    case 'in': return (d) => { const hay = b(d); return Boolean(hay) && (Array.isArray(hay) || typeof hay === 'string') && (hay as string).indexOf(a(d) as string) !== -1; };
+    case 'starts_with': return (d) => { const s = a(d); const p = b(d); return typeof s === 'string' && typeof p === 'string' && s.startsWith(p); };
+    case 'cat': return (d) => args.map((f) => f(d)).join(''); // join, as the library does: null and undefined become ''
+    default: {
+      // missing, missing_some, substr and arithmetic: rare in conditions; the library evaluates them.
+      return (d) => jsonLogic.apply(rule as jsonLogic.RulesLogic, d);
+    }
+  }
 }

@@ -1,6 +1,6 @@
 // The batched record writer: the request path enqueues inference records and feedback rows in memory
 // and returns at once; batches reach the store by size or by time, with retries and a hard memory bound.
-import { feedbackParams, inferenceParams } from '../store/rows.ts';
+import { assertStorable, feedbackParams } from '../store/rows.ts';
 import type { FeedbackRow, InferenceRecord, InferenceRef, Store } from '../store/types.ts';
 
 export type RecordWriterOptions = {
@@ -65,7 +65,7 @@ export class RecordWriter {
   /** Queues a record; never blocks or throws. A record the store could never accept (bad timestamp or cost) is dropped now. */
   enqueue(rec: InferenceRecord): void {
     try {
-      inferenceParams(rec, false);
+      assertStorable(rec);
       this.#remember({ id: rec.id, keyId: rec.keyId, servedModel: rec.servedModel, createdAt: rec.createdAt });
       this.#push(this.#records, rec);
     } catch (err) {

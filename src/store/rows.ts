@@ -1,6 +1,6 @@
 // Row <-> record mapping shared by the sqlite and postgres stores, so both return identical values
 // (ISO timestamps in UTC with milliseconds, normalized decimal strings, parsed JSON columns).
-import { formatDecimal } from '../catalog/decimal.ts';
+import { formatDecimal, isDecimalString } from '../catalog/decimal.ts';
 import type { AttemptRecord, FeedbackRow, InferenceRecord, KeyRecord, MetricType } from './types.ts';
 
 export type Row = Record<string, unknown>;
@@ -53,6 +53,15 @@ export function rowToKey(r: Row): KeyRecord {
 }
 
 export const INFERENCE_COLUMNS = 'id, created_at, key_id, route, client_format, requested_model, served_model, provider, attempts, status, error_code, latency_ms, ttft_ms, stream, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, finish_reason, metadata, extra, client_ip, request_body, response_body';
+
+/**
+ * The checks inferenceParams would fail on (timestamp, cost), without building the row: the writer
+ * calls this on the request path to drop a record the store could never accept before it blocks a batch.
+ */
+export function assertStorable(x: InferenceRecord): void {
+  if (!Number.isFinite(Date.parse(x.createdAt))) throw new TypeError(`invalid timestamp: ${x.createdAt}`);
+  if (!isDecimalString(x.costUsd)) throw new TypeError(`not a decimal string: ${JSON.stringify(x.costUsd)}`);
+}
 
 /** `stream` is passed as given so each driver can bind its own boolean representation. */
 export function inferenceParams(x: InferenceRecord, streamValue: unknown): unknown[] {

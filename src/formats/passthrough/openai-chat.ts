@@ -28,12 +28,31 @@ export const openaiChatPassthrough: PassthroughCodec = {
 
   newStream(ctx) {
     const seen: Observed = { usage: null, finishReason: null };
+    // After the first chunk the upstream id and model are known: later content chunks are rewritten
+    // by replacing those two exact JSON members, without parsing. Chunks that carry what the gateway
+    // observes (usage, a finish reason, an error) or do not match byte for byte take the parsing path.
+    let idNeedle = ''; let modelNeedle = '';
+    const ourId = `"id":${JSON.stringify(ctx.id)}`;
+    const ourModel = `"model":${JSON.stringify(ctx.model)}`;
     return {
       frame(f: SseFrame): string {
         if (f.data === '[DONE]') return '';
+        const d = f.data;
+        if (idNeedle && !d.includes('"usage":{') && !d.includes('"finish_reason":"') && !d.includes('"error"')) {
+          const i = d.indexOf(idNeedle);
+          const m = d.indexOf(modelNeedle);
+          if (i >= 0 && m >= 0) {
+            let out = d.replace(idNeedle, ourId).replace(modelNeedle, ourModel);
+            if (!ctx.includeUsage) out = out.replace(',"usage":null', '');
+            return sseFrame(out);
+          }
+        }
         let chunk: Rec;
         try { chunk = JSON.parse(f.data) as Rec; } catch { return ''; }
         if (chunk.error !== undefined) return sseFrame(f.data);
+        if (!idNeedle && typeof chunk.id === 'string' && typeof chunk.model === 'string') {
+          idNeedle = `"id":${JSON.stringify(chunk.id)}`; modelNeedle = `"model":${JSON.stringify(chunk.model)}`;
+        }
         chunk.id = ctx.id;
         chunk.model = ctx.model;
         const choices = chunk.choices as Rec[] | undefined;
