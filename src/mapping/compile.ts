@@ -20,11 +20,17 @@ export const MAPPING_VARS = ['model', 'body'] as const;
 
 export function compileMapping(rows: readonly MappingRow[]): CompiledMapping {
   if (rows.length === 0) return () => [];
-  const steps = rows.map((r) => ({ when: r.when === undefined ? null : compileRule(r.when), step: compileRow(r) }));
+  const steps = rows.map((r) => ({
+    when: r.when === undefined ? null : compileRule(r.when),
+    step: compileRow(r),
+    // A row without a default does nothing when its parameter is absent: skip it before its condition.
+    root: r.default === undefined ? r.param.split('.')[0]! : null,
+  }));
   return (body, model) => {
     const out: Adjustment[] = [];
     let data: { model: string; body: Record<string, unknown> } | null = null;
     for (const s of steps) {
+      if (s.root !== null && body[s.root] === undefined) continue;
       if (s.when !== null && !(s.when as Predicate)((data ??= { model, body }))) continue;
       s.step(body, out);
     }
