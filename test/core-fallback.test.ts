@@ -182,3 +182,13 @@ test('a provider failing repeatedly is ejected and tried last while ejected', as
     assert.equal(h.upstreams.p.ejected, true);
   } finally { await ej.stop(); }
 });
+
+test('a stream that goes idle past the idle timeout ends with an error event, not a hung client', async () => {
+  a.fault({ stallAfterChunks: 2 });
+  const t0 = Date.now();
+  const r = await ask('primary/test-model', true);
+  const text = await r.text();
+  assert.match(text, /idle/);
+  assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
+  assert.equal(b.requests.length, 0);
+});

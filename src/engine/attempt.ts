@@ -1,6 +1,5 @@
 // One attempt against one target: encode for its wire format, send, and either relay the answer to
 // the client (committing at the first byte) or report a failure the dispatcher may fall back from.
-import { once } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { ModelEntry } from '../config/types.ts';
 import { emptyUsage, type StreamEvent, type Usage } from '../formats/canonical.ts';
@@ -130,51 +129,71 @@ async function relayJson(r: InferenceRequest, entry: ModelEntry, codec: Codec, r
   return { kind: 'done', observed, ttftMs: ttft, adjustments, status: 200, responseText: text };
 }
 
-/** Waits for the first body chunk within the first-byte budget, so a stream that dies early can still fall back. */
-async function firstChunk(it: AsyncIterator<Buffer>, ms: number): Promise<IteratorResult<Buffer>> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, rej) => { timer = setTimeout(() => rej(Object.assign(new Error('first byte timeout'), { code: 'FIRST_BYTE_TIMEOUT' })), ms); });
-  try { return await Promise.race([it.next(), timeout]); } finally { clearTimeout(timer); }
-}
-
-async function relayStream(r: InferenceRequest, entry: ModelEntry, codec: Codec, resp: Dispatcher.ResponseData, headers: Record<string, string>, adjustments: string[]): Promise<AttemptResult> {
-  const it = (resp.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  let first: IteratorResult<Buffer>;
-  try { first = await firstChunk(it, r.cfg.upstream.firstByteTimeoutMs); } catch (e) {
-    resp.body.destroy();
-    return transportError(e, r, 'first byte');
-  }
-  if (first.done) return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} closed the stream before sending anything`), retryAfterMs: null, status: resp.statusCode };
-
-  const client = codecFor(r.clientFormat).client!;
-  const errEncoder = client.newStreamEncoder({ includeUsage: r.includeUsage });
+/**
+ * Relays an upstream stream, event-driven (no async iterator, no promise per chunk). Nothing reaches
+ * the client before the first upstream chunk, which must come within the first-byte budget: until then
+ * a failure is still a retry. After it, failures end the client's stream with an error event.
+ */
+function relayStream(r: InferenceRequest, entry: ModelEntry, codec: Codec, resp: Dispatcher.ResponseData, headers: Record<string, string>, adjustments: string[]): Promise<AttemptResult> {
+  const body = resp.body;
   const res = r.res;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
-  const ttft = performance.now() - r.startedAt;
   const relay = entry.provider.format === r.clientFormat && codec.passthrough
     ? passthroughRelay(codec, r, entry) : translateRelay(codec, r, entry);
-  const write = async (s: string): Promise<void> => {
-    if (s && !res.write(s)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-  };
-  // The stream's last bytes go out with res.end(): one socket write fewer per stream.
-  let tail = '';
-  try {
-    await write(relay.push(first.value));
-    for (let n = await it.next(); !n.done; n = await it.next()) {
-      await write(relay.push(n.value));
-      if (r.clientGone()) break;
-    }
-    if (!r.clientGone()) tail = relay.end();
-  } catch (e) {
-    if (!r.clientGone()) {
+  return new Promise<AttemptResult>((resolve) => {
+    let started = false;
+    let ttft = 0;
+    let settled = false;
+    const finish = (result: AttemptResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      body.off('data', onData); body.off('end', onEnd); body.off('error', onError); res.off('close', onClose);
+      // A body destroyed later (client gone, abort) may still emit 'error': never leave it unhandled.
+      body.on('error', () => {});
+      resolve(result);
+    };
+    const timer = setTimeout(() => {
+      body.destroy();
+      finish(transportError(Object.assign(new Error('first byte timeout'), { code: 'FIRST_BYTE_TIMEOUT' }), r, 'first byte'));
+    }, r.cfg.upstream.firstByteTimeoutMs);
+    const onData = (chunk: Buffer): void => {
+      if (!started) {
+        started = true;
+        clearTimeout(timer);
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+        ttft = performance.now() - r.startedAt;
+      }
+      const out = relay.push(chunk);
+      if (out && !res.write(out)) { body.pause(); res.once('drain', () => body.resume()); }
+    };
+    const onEnd = (): void => {
+      if (!started) {
+        finish({ kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} closed the stream before sending anything`), retryAfterMs: null, status: resp.statusCode });
+        return;
+      }
+      // The stream's last bytes go out with res.end(): one socket write fewer per stream.
+      res.end(relay.end());
+      finish({ kind: 'done', observed: relay.observed(), ttftMs: ttft, adjustments, status: 200 });
+    };
+    const onError = (e: Error): void => {
+      if (r.clientGone()) { finish({ kind: 'aborted', status: 200 }); return; }
+      if (!started) { finish(transportError(e, r, 'first byte')); return; }
       const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
-      const msg = timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${(e as Error).message}`;
-      tail = errEncoder.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } });
-    }
-  }
-  if (r.clientGone()) { resp.body.destroy(); return { kind: 'aborted', status: 200 }; }
-  res.end(tail);
-  return { kind: 'done', observed: relay.observed(), ttftMs: ttft, adjustments, status: 200 };
+      const msg = timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${e.message}`;
+      const enc = codecFor(r.clientFormat).client!.newStreamEncoder({ includeUsage: r.includeUsage });
+      res.end(enc.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } }));
+      finish({ kind: 'done', observed: relay.observed(), ttftMs: ttft, adjustments, status: 200 });
+    };
+    const onClose = (): void => {
+      if (res.writableFinished) return;
+      body.destroy();
+      finish({ kind: 'aborted', status: started ? 200 : null });
+    };
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    res.once('close', onClose);
+  });
 }
 
 type Relay = { push(chunk: Buffer): string; end(): string; observed(): Observed };
