@@ -7,7 +7,8 @@ import { ConfigHolder } from './config/reload.ts';
 import type { Config } from './config/types.ts';
 import { UpstreamHealth } from './engine/health.ts';
 import { closeTransports } from './engine/transport.ts';
-import { openStore } from './store/open.ts';
+import { openStore, type OpenStoreOptions } from './store/open.ts';
+import { WriteThread, withWriteThread } from './store/write-thread.ts';
 import type { Store } from './store/types.ts';
 import { KeyRing } from './auth/keyring.ts';
 import { KeyAdmin } from './auth/admin.ts';
@@ -21,14 +22,19 @@ import { createGatewayServer } from './http/server.ts';
 import type { Services } from './http/services.ts';
 
 /** GATEWAY_PG_SCHEMA (env) picks the PostgreSQL schema (default "public"), e.g. one per tenant or test run. */
-export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+export function storeOptionsFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): OpenStoreOptions {
   const sqlitePath = resolve(cfg.storage.sqlitePath);
-  if (!cfg.storage.databaseUrl) mkdirSync(dirname(sqlitePath), { recursive: true });
-  return openStore({
+  return {
     sqlitePath,
     ...(cfg.storage.databaseUrl ? { databaseUrl: cfg.storage.databaseUrl } : {}),
     ...(cfg.storage.databaseUrl && env.GATEWAY_PG_SCHEMA ? { pgSchema: env.GATEWAY_PG_SCHEMA } : {}),
-  });
+  };
+}
+
+export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+  const opts = storeOptionsFor(cfg, env);
+  if (!opts.databaseUrl) mkdirSync(dirname(opts.sqlitePath), { recursive: true });
+  return openStore(opts);
 }
 
 export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<void> };
@@ -38,9 +44,12 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const holder = new ConfigHolder(file, env);
   const cfg = holder.current;
   const store = await openStoreFor(cfg, env);
+  // Migrations ran above; the write thread opens its own connection to the same database.
+  const writes = new WriteThread(storeOptionsFor(cfg, env));
+  await writes.ready();
   const metrics = createGatewayMetrics();
   const writer = new RecordWriter({
-    store, batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
+    store: withWriteThread(store, writes), batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
     onError: (e) => console.error('record writer:', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
@@ -100,6 +109,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     server.closeAllConnections();
     await closed;
     await writer.close();
+    await writes.close();
     await keys?.close();
     await limiter.close();
     await pool?.close();

@@ -1,0 +1,37 @@
+// The write thread: batches inserted off the event loop are read back by the main store; a dead
+// thread hands writes back to the main store instead of losing them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../src/store/open.ts';
+import { WriteThread, withWriteThread } from '../src/store/write-thread.ts';
+import type { InferenceRecord } from '../src/store/types.ts';
+import { uuidv7 } from '../src/util/uuid.ts';
+
+const rec = (): InferenceRecord => ({
+  id: uuidv7(), createdAt: new Date().toISOString(), keyId: null, route: '/v1/chat/completions', clientFormat: 'openai-chat',
+  requestedModel: 'p/m', servedModel: 'p/m', provider: 'p', attempts: [], status: 200, errorCode: null, latencyMs: 3, ttftMs: 1,
+  stream: false, inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: '0.000005',
+  finishReason: 'stop', metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null,
+});
+
+test('inserts through the thread are visible to the main store, and a dead thread falls back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-wt-'));
+  const opts = { sqlitePath: join(dir, 'g.db') };
+  const store = await openStore(opts);
+  const thread = new WriteThread(opts);
+  await thread.ready();
+  const s = withWriteThread(store, thread);
+  try {
+    const batch = [rec(), rec(), rec()];
+    await s.insertInferences(batch);
+    for (const r of batch) assert.equal((await store.getInference(r.id))?.servedModel, 'p/m');
+    await thread.close();
+    assert.equal(thread.alive, false);
+    const late = rec();
+    await s.insertInferences([late]);
+    assert.ok(await store.getInference(late.id));
+  } finally { await store.close(); rmSync(dir, { recursive: true, force: true }); }
+});
