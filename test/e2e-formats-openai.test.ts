@@ -5,66 +5,24 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
-import { startTestGateway, type TestGateway, type TestProvider } from './helpers/gateway.ts';
+import type { TestGateway } from './helpers/gateway.ts';
+import { lastBody, replayUsage, startWires, upstreamToolIds, type Norm, type Rec, type Wire } from './helpers/wires.ts';
 
-type Rec = Record<string, any>;
-type Wire = { id: string; format: TestProvider['format']; mock: MockUpstream };
 
-const wires: Wire[] = [];
-let gw: TestGateway; let client: OpenAI;
+let wires: Wire[] = [];
+let gw: TestGateway; let client: OpenAI; let close: () => Promise<void>;
 
 before(async () => {
-  const [oai, ant, gem, bed] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockGemini(), startMockBedrock()]);
-  wires.push({ id: 'oai', format: 'openai-chat', mock: oai }, { id: 'ant', format: 'anthropic-messages', mock: ant },
-    { id: 'gem', format: 'gemini', mock: gem }, { id: 'bed', format: 'bedrock-converse', mock: bed });
-  gw = await startTestGateway({ providers: wires.map((w) => ({ id: w.id, format: w.format, base_url: w.mock.url })) });
+  ({ wires, gw, close } = await startWires());
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
-after(async () => { await gw.stop(); for (const w of wires) await w.mock.close(); });
+after(async () => { await close(); });
 
-/** Usage in one shape for every format: uncached input, cache reads/writes, output, reasoning. */
-type Norm = { input: number; read: number; write: number; output: number; reasoning: number };
-
-function normUpstream(format: Wire['format'], u: Rec): Norm {
-  switch (format) {
-    case 'openai-chat': {
-      const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
-      return { input: u.prompt_tokens - cached, read: cached, write: 0, output: u.completion_tokens, reasoning: u.completion_tokens_details?.reasoning_tokens ?? 0 };
-    }
-    case 'anthropic-messages':
-      return { input: u.input_tokens, read: u.cache_read_input_tokens, write: u.cache_creation_input_tokens, output: u.output_tokens, reasoning: 0 };
-    case 'gemini': {
-      const cached = u.cachedContentTokenCount ?? 0;
-      return { input: u.promptTokenCount - cached, read: cached, write: 0, output: u.candidatesTokenCount + (u.thoughtsTokenCount ?? 0), reasoning: u.thoughtsTokenCount ?? 0 };
-    }
-    case 'bedrock-converse':
-      return { input: u.inputTokens, read: u.cacheReadInputTokens ?? 0, write: u.cacheWriteInputTokens ?? 0, output: u.outputTokens, reasoning: 0 };
-  }
-}
 
 /** The OpenAI client's usage in the same shape (prompt_tokens include reads and writes). */
 function normClient(u: OpenAI.CompletionUsage): Omit<Norm, 'write'> & { prompt: number } {
   const read = u.prompt_tokens_details?.cached_tokens ?? 0;
   return { prompt: u.prompt_tokens, input: u.prompt_tokens - read, read, output: u.completion_tokens, reasoning: u.completion_tokens_details?.reasoning_tokens ?? 0 };
-}
-
-/** Sends the gateway's last upstream request straight to the mock again (fresh state) and returns the usage it reports. */
-async function replayUsage(w: Wire): Promise<Norm> {
-  const req = w.mock.requests.at(-1)!;
-  w.mock.reset();
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  for (const h of ['authorization', 'x-api-key', 'x-goog-api-key', 'anthropic-version']) {
-    const v = req.headers[h];
-    if (typeof v === 'string') headers[h] = v;
-  }
-  // Replayed as the non-streaming call: the mocks report the same usage either way.
-  const body = { ...(req.body as Rec) };
-  delete body.stream; delete body.stream_options;
-  const path = req.path.replace(':streamGenerateContent?alt=sse', ':generateContent').replace('/converse-stream', '/converse');
-  const r = await fetch(new URL(path, new URL(w.mock.url).origin), { method: 'POST', headers, body: JSON.stringify(body) });
-  const json = await r.json() as Rec;
-  return normUpstream(w.format, w.format === 'gemini' ? json.usageMetadata : json.usage);
 }
 
 const weather: OpenAI.ChatCompletionTool = {
@@ -76,29 +34,7 @@ const time: OpenAI.ChatCompletionTool = {
   function: { name: 'get_time', description: 'Local time in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
 };
 
-const lastBody = (w: Wire): Rec => w.mock.requests.at(-1)!.body as Rec;
 
-/** The tool-result turn as the upstream received it: the call id and the result id, per wire format. */
-function upstreamToolIds(w: Wire): { callIds: string[]; resultIds: string[] } {
-  const b = lastBody(w);
-  switch (w.format) {
-    case 'openai-chat':
-      return { callIds: b.messages.flatMap((m: Rec) => (m.tool_calls ?? []).map((c: Rec) => c.id)), resultIds: b.messages.filter((m: Rec) => m.role === 'tool').map((m: Rec) => m.tool_call_id) };
-    case 'anthropic-messages': {
-      const blocks = b.messages.flatMap((m: Rec) => (Array.isArray(m.content) ? m.content : []));
-      return { callIds: blocks.filter((x: Rec) => x.type === 'tool_use').map((x: Rec) => x.id), resultIds: blocks.filter((x: Rec) => x.type === 'tool_result').map((x: Rec) => x.tool_use_id) };
-    }
-    case 'bedrock-converse': {
-      const blocks = b.messages.flatMap((m: Rec) => m.content);
-      return { callIds: blocks.filter((x: Rec) => x.toolUse).map((x: Rec) => x.toolUse.toolUseId), resultIds: blocks.filter((x: Rec) => x.toolResult).map((x: Rec) => x.toolResult.toolUseId) };
-    }
-    case 'gemini': {
-      // Gemini has no call ids on the wire (ids are optional); calls and responses pair by name.
-      const parts = b.contents.flatMap((c: Rec) => c.parts);
-      return { callIds: parts.filter((p: Rec) => p.functionCall).map((p: Rec) => p.functionCall.name), resultIds: parts.filter((p: Rec) => p.functionResponse).map((p: Rec) => p.functionResponse.name) };
-    }
-  }
-}
 
 for (const idx of [0, 1, 2, 3]) {
   const W = (): Wire => wires[idx]!;
