@@ -13,6 +13,8 @@ import { compileConfig } from '../src/config/compile.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { createConvertPool, targetOf } from '../src/engine/convert-pool.ts';
 import { encodeForTarget, parseAndValidate } from '../src/workers/convert-core.ts';
+import { median } from './lib/stats.ts';
+import { concurrentMs, syncMs } from './lib/timing.ts';
 
 const SIZES = [1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192].map((k) => k * 1024);
 const CONCURRENT = 8;
@@ -41,7 +43,6 @@ function body(bytes: number): Buffer {
   return Buffer.from(JSON.stringify({ model: entry!.id, max_tokens: 512, temperature: 0.7, tools, messages }));
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const cpuMs = (): number => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000; };
 
 function inline(buf: Buffer): Buffer {
@@ -57,14 +58,6 @@ async function pooled(buf: Buffer): Promise<Buffer> {
   return (await p.encodeFor(entry!)).body;
 }
 
-/** Median of sync wall ms (= event-loop ms for inline work: it blocks the loop throughout). */
-function syncMs(fn: () => unknown, reps: number): number {
-  for (let i = 0; i < 3; i++) fn();
-  const xs: number[] = [];
-  for (let i = 0; i < reps; i++) { const t0 = performance.now(); fn(); xs.push(performance.now() - t0); }
-  return median(xs);
-}
-
 /** Median wall ms and median main-thread CPU ms of one awaited run (the loop is idle while the worker works). */
 async function asyncMs(run: () => Promise<unknown>, reps: number): Promise<{ wall: number; main: number }> {
   for (let i = 0; i < 3; i++) await run();
@@ -75,16 +68,6 @@ async function asyncMs(run: () => Promise<unknown>, reps: number): Promise<{ wal
     wall.push(performance.now() - t0); main.push(cpuMs() - c0);
   }
   return { wall: median(wall), main: median(main) };
-}
-
-async function concurrentMs(run: () => Promise<unknown>, reps: number): Promise<number> {
-  const xs: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENT }, run));
-    xs.push(performance.now() - t0);
-  }
-  return median(xs);
 }
 
 // Same bytes both ways, or the comparison means nothing.
@@ -106,8 +89,8 @@ for (const size of SIZES) {
   const copy = (): Buffer => Buffer.from(new Uint8Array(buf));
   const copies = Array.from({ length: reps + 3 }, copy);
   const p = await asyncMs(() => pooled(copies.pop()!), reps);
-  const inlineX8 = await concurrentMs(async () => inline(buf), Math.max(5, reps >> 3));
-  const poolX8 = await concurrentMs(() => pooled(copy()), Math.max(5, reps >> 3));
+  const inlineX8 = await concurrentMs(async () => inline(buf), Math.max(5, reps >> 3), CONCURRENT);
+  const poolX8 = await concurrentMs(() => pooled(copy()), Math.max(5, reps >> 3), CONCURRENT);
   rows.push({ bytes: buf.length, inlineMain, poolMain: p.main });
   const f = (x: number, w: number, d = 3) => x.toFixed(d).padStart(w);
   const kb = buf.length >= 1 << 20 ? `${(buf.length / (1 << 20)).toFixed(1)}M` : `${Math.round(buf.length / 1024)}K`;

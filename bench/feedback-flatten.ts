@@ -8,6 +8,8 @@ import { unpackEvents } from '../src/feedback/packed.ts';
 import { createFlattenPool } from '../src/feedback/pool.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import flattenTask from '../src/workers/feedback-flatten.ts';
+import { median } from './lib/stats.ts';
+import { concurrentMs, syncMs } from './lib/timing.ts';
 
 const SIZES = [10, 100, 200, 300, 500, 1000, 2000, 3000, 10_000];
 const CONCURRENT = 8; // batches in flight at once for the throughput columns
@@ -30,22 +32,6 @@ function batch(n: number): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(events));
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-
-/**
- * Median ms of a synchronous section. Medians of synchronous work are robust to other
- * processes on the machine: most runs are not preempted, so they measure our own CPU time.
- */
-function syncMs(fn: () => unknown, reps: number): number {
-  for (let i = 0; i < 5; i++) fn();
-  const xs: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    fn();
-    xs.push(performance.now() - t0);
-  }
-  return median(xs);
-}
 
 /** Median wall ms of an async run (includes the worker's time and any scheduling noise). */
 async function wallMs(run: () => Promise<unknown>, reps: number): Promise<number> {
@@ -54,17 +40,6 @@ async function wallMs(run: () => Promise<unknown>, reps: number): Promise<number
   for (let i = 0; i < reps; i++) {
     const t0 = performance.now();
     await run();
-    xs.push(performance.now() - t0);
-  }
-  return median(xs);
-}
-
-/** Wall ms for CONCURRENT batches started together (what a busy gateway sees). */
-async function concurrentMs(run: () => Promise<unknown>, reps: number): Promise<number> {
-  const xs: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENT }, run));
     xs.push(performance.now() - t0);
   }
   return median(xs);
@@ -96,8 +71,8 @@ for (const n of SIZES) {
 
   const inlineWall = await wallMs(inlineRun, reps);
   const poolWall = await wallMs(poolRun, reps);
-  const inlineX8 = await concurrentMs(inlineRun, Math.max(5, reps >> 3));
-  const poolX8 = await concurrentMs(poolRun, Math.max(5, reps >> 3));
+  const inlineX8 = await concurrentMs(inlineRun, Math.max(5, reps >> 3), CONCURRENT);
+  const poolX8 = await concurrentMs(poolRun, Math.max(5, reps >> 3), CONCURRENT);
   rows.push({ n, bytes: bytes.byteLength, inlineMain, poolMain });
   const kb = `${(bytes.byteLength / 1024).toFixed(0)}K`;
   const f = (x: number, w: number, d = 2) => x.toFixed(d).padStart(w);

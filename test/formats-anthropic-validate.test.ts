@@ -1,21 +1,12 @@
 // Validation of /v1/messages bodies, the decoder's refusals, and upstream encoding limits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GatewayError } from '../src/http/errors.ts';
+import { rejectsWith } from './helpers/assert.ts';
 import { anthropicMessagesCodec, validateMessagesRequest, DEFAULT_MAX_TOKENS } from '../src/formats/anthropic-messages/index.ts';
 
 const base = (): Record<string, unknown> => ({ model: 'anthropic/claude-x', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] });
 
-function rejects(fn: () => unknown, code: string, param: string | null, message?: RegExp): void {
-  assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof GatewayError, `expected GatewayError, got ${String(e)}`);
-    assert.equal(e.code, code);
-    assert.equal(e.param, param);
-    assert.equal(e.status, 400);
-    if (message) assert.match(e.message, message);
-    return true;
-  });
-}
+const rejects = rejectsWith;
 
 const blocks = (...content: unknown[]) => ({ messages: [{ role: 'user', content }] });
 

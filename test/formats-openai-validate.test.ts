@@ -1,21 +1,12 @@
 // Validation of chat-completions bodies and the 400s the decoder raises for what it cannot carry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GatewayError } from '../src/http/errors.ts';
+import { rejectsWith } from './helpers/assert.ts';
 import { openaiChatCodec, validateChatRequest } from '../src/formats/openai-chat/index.ts';
 
 const base = (): Record<string, unknown> => ({ model: 'openai/gpt-5', messages: [{ role: 'user', content: 'hi' }] });
 
-function rejects(fn: () => unknown, code: string, param: string | null, message?: RegExp): void {
-  assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof GatewayError, `expected GatewayError, got ${String(e)}`);
-    assert.equal(e.code, code);
-    assert.equal(e.param, param);
-    assert.equal(e.status, 400);
-    if (message) assert.match(e.message, message);
-    return true;
-  });
-}
+const rejects = rejectsWith;
 
 const cases: Array<[string, Record<string, unknown>, string, string | null, RegExp?]> = [
   ['body not an object', [] as unknown as Record<string, unknown>, 'invalid_body', null],
