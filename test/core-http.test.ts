@@ -164,3 +164,15 @@ describe('routes and aliases', () => {
     assert.deepEqual(rec.metadata, { k: 'v' });
   });
 });
+
+describe('malformed paths', () => {
+  test('bad percent-encoding is a 400, not a crash', async () => {
+    const a = await fetch(`${gw.url}/v1/models/%E0%A4%A`);
+    assert.equal(a.status, 400);
+    assert.equal(((await a.json()) as any).error.code, 'invalid_parameter');
+    const b = await fetch(`${gw.url}/admin/keys/%E0%A4%A`, { method: 'DELETE' });
+    assert.equal(b.status, 400);
+    const ok = await post('/v1/chat/completions', chat({}));
+    assert.equal(ok.status, 200);
+  });
+});

@@ -5,7 +5,7 @@ import { buildListing, modelRecord } from '../catalog/listing.ts';
 import type { Config } from '../config/types.ts';
 import { sendJson } from './envelope.ts';
 import { GatewayError } from './errors.ts';
-import type { RouteParams } from './routes.ts';
+import { decodePathSegment, type RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 
 export function listingBytes(cfg: Config, ownedBy: string | null): Buffer {
@@ -28,7 +28,7 @@ export async function handleModels(svc: Services, _req: IncomingMessage, res: Se
 }
 
 export async function handleModel(svc: Services, _req: IncomingMessage, res: ServerResponse, p: RouteParams): Promise<void> {
-  const id = decodeURIComponent(p.path.slice('/v1/models/'.length));
+  const id = decodePathSegment(p.path.slice('/v1/models/'.length));
   const entry = svc.holder.current.models.get(id);
   if (!entry) throw new GatewayError('model_not_found', `model "${id}" is not in the catalog`, { param: 'model' });
   sendJson(res, 200, modelRecord(entry.provider.id, entry.model));

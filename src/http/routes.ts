@@ -2,6 +2,7 @@
 // The legacy prefix (/api/openai/v1/...) and the SDK-doubled /v1/v1/messages map onto the same routes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Envelope } from './envelope.ts';
+import { GatewayError } from './errors.ts';
 
 export type RouteAuth = 'key' | 'models' | 'admin' | 'none';
 export type Handler = (req: IncomingMessage, res: ServerResponse, params: RouteParams) => Promise<void>;
@@ -41,7 +42,7 @@ function matchPattern(pattern: string, path: string): string | null | undefined 
   if (pattern.endsWith('/:id')) {
     const base = pattern.slice(0, -4);
     if (!path.startsWith(`${base}/`)) return undefined;
-    const id = decodeURIComponent(path.slice(base.length + 1));
+    const id = decodePathSegment(path.slice(base.length + 1));
     return id.length > 0 ? id : undefined;
   }
   if (pattern.endsWith('/*')) {
@@ -49,4 +50,11 @@ function matchPattern(pattern: string, path: string): string | null | undefined 
     return path.startsWith(`${base}/`) && path.length > base.length + 1 ? path.slice(base.length + 1) : undefined;
   }
   return pattern === path ? null : undefined;
+}
+
+/** Percent-decodes a path segment; malformed escapes are a 400, never an exception out of routing. */
+export function decodePathSegment(s: string): string {
+  try { return decodeURIComponent(s); } catch {
+    throw new GatewayError('invalid_parameter', `malformed percent-encoding in the path: ${s.slice(0, 100)}`);
+  }
 }

@@ -70,11 +70,19 @@ export function createGatewayServer(svc: Services): Server {
     keepAliveTimeout: s.keepAliveTimeoutMs,
     maxHeaderSize: s.maxHeaderBytes,
     noDelay: true,
-  }, (req, res) => { void handle(req, res); });
+  }, (req, res) => {
+    // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
+    handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cfg = svc.holder.current;
-    const m = table.match(req.method ?? 'GET', req.url ?? '/', cfg.server.legacyPrefix);
+    let m: ReturnType<RouteTable['match']>;
+    try { m = table.match(req.method ?? 'GET', req.url ?? '/', cfg.server.legacyPrefix); } catch (e) {
+      req.resume();
+      sendError(res, e, 'openai');
+      return;
+    }
     if (m.kind !== 'ok') {
       req.resume();
       const err = m.kind === 'not_found'
