@@ -91,3 +91,10 @@ test('models.list() works against the gateway', async () => {
   for await (const m of client.models.list()) ids.push(m.id);
   assert.deepEqual(ids, ['mockai/test-model']);
 });
+
+test('an embeddings upstream that dies mid-body cuts the response without harming the gateway', async () => {
+  oa.fault({ disconnectAfterChunks: 1 });
+  await assert.rejects(fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', input: 'x' }) }).then((r) => r.text()));
+  const r = await client.embeddings.create({ model: 'mockai/test-model', input: 'still alive' });
+  assert.ok(r.data[0]!.embedding.length > 0);
+});

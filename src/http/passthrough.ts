@@ -128,6 +128,8 @@ async function relay(up: IncomingMessage, res: ServerResponse, id: string, entry
   const chunks: Buffer[] = [];
   let size = 0;
   up.on('data', (c: Buffer) => { if (size + c.length <= USAGE_CAPTURE_LIMIT) { chunks.push(c); size += c.length; } });
+  // The upstream dying mid-body cuts the client's response (its first byte is already out): no retry.
+  up.on('error', () => res.destroy());
   up.pipe(res);
   try { await finished(res); } catch { return null; }
   if (!String(up.headers['content-type'] ?? '').includes('json') || size === 0) return null;
