@@ -79,3 +79,21 @@ test('through the gateway: the upstream receives the mapped body and the client 
   assert.equal(bad.status, 400);
   assert.equal(((await bad.json()) as { error: { message: string; param: string } }).error.param, 'logit_bias');
 });
+
+test('forward_headers relays the declared client headers and never credentials', async () => {
+  const { startMockAnthropic } = await import('./mocks/index.ts');
+  const an = await startMockAnthropic();
+  const g = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: an.url, forward_headers: ['anthropic-beta', 'authorization', 'x-api-key'] }] });
+  try {
+    const r = await fetch(`${g.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-beta': 'context-management-2025-06-27', authorization: 'Bearer sk-gw-client', 'x-api-key': 'sk-gw-client' },
+      body: JSON.stringify({ model: 'ant/test-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    assert.equal(r.status, 200);
+    const h = an.requests.at(-1)!.headers;
+    assert.equal(h['anthropic-beta'], 'context-management-2025-06-27');
+    assert.equal(h['x-api-key'], 'sk-upstream-test');
+    assert.equal(h.authorization, undefined);
+  } finally { await g.stop(); await an.close(); }
+});

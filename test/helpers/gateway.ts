@@ -10,6 +10,7 @@ export type TestProvider = {
   id: string; format: 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedrock-converse'; base_url: string;
   auth?: Record<string, unknown>; api_key?: string; headers?: Record<string, string>; mappings?: unknown[];
   models?: Array<Record<string, unknown>>; paths?: Record<string, string>; model_in_body?: boolean; query?: Record<string, string>;
+  forward_headers?: string[];
 };
 
 export type TestGatewayOptions = {
@@ -38,6 +39,7 @@ export function providerDoc(p: TestProvider): Record<string, unknown> {
     ...(p.mappings ? { mappings: p.mappings } : {}),
     ...(p.paths ? { paths: p.paths } : {}),
     ...(p.query ? { query: p.query } : {}),
+    ...(p.forward_headers ? { forward_headers: p.forward_headers } : {}),
     ...(p.model_in_body !== undefined ? { model_in_body: p.model_in_body } : {}),
     models: p.models ?? [{ name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true } }],
   };
