@@ -89,7 +89,8 @@ test('keys command: create, list, revoke, with exit codes', async (t) => {
   assert.equal(list.text.split('\n').length, 2);
   assert.ok(list.text.includes(id) && !list.text.includes(key));
   const listJson = await run(store, 'list', '--json');
-  assert.deepEqual(listJson.text.split('\n').map((l) => JSON.parse(l).name), ['cli key', 'j']);
+  // Listed by creation time, then id: two keys made in the same millisecond may come in either order.
+  assert.deepEqual(listJson.text.split('\n').map((l) => JSON.parse(l).name).sort(), ['cli key', 'j']);
 
   assert.deepEqual(await run(store, 'revoke', id), { code: 0, text: `revoked key ${id}` });
   assert.equal((await run(store, 'revoke', id)).code, 1);
