@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { anthropicMessagesCodec } from '../src/formats/anthropic-messages/index.ts';
 import { createSseParser } from '../src/formats/sse.ts';
+import { mergeUsage } from '../src/formats/canonical.ts';
 
 const frames = (text: string) => createSseParser().push(new TextEncoder().encode(text)).map((f) => ({ event: f.event, data: JSON.parse(f.data) as unknown }));
 
@@ -32,4 +33,19 @@ test('message_delta carries output_tokens always and other usage only when known
     { event: 'error', data: { type: 'error', error: { type: 'rate_limit_error', message: 'slow' } } },
   ]);
   assert.equal(e.end(), '');
+});
+
+test('a message_delta without the cache split keeps the split message_start reported', () => {
+  const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  const d = anthropicMessagesCodec.upstream.newStreamDecoder();
+  const events = d.push(new TextEncoder().encode(
+    sse('message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'c', content: [], stop_reason: null, stop_sequence: null,
+      usage: { input_tokens: 3, output_tokens: 1, cache_creation_input_tokens: 2000, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 2000 } } } })
+    + sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9, cache_creation_input_tokens: 2000 } }),
+  ));
+  let usage = null;
+  for (const ev of events) if (ev.type === 'message_start' || ev.type === 'message_delta') usage = mergeUsage(usage, ev.usage);
+  assert.equal(usage!.cache_creation_1h, 2000);
+  assert.equal(usage!.cache_creation_5m, 0);
+  assert.equal(usage!.output_tokens, 9);
 });

@@ -2,7 +2,7 @@
 // the client (committing at the first byte) or report a failure the dispatcher may fall back from.
 import type { Dispatcher } from 'undici';
 import type { ModelEntry } from '../config/types.ts';
-import { emptyUsage, type StreamEvent, type Usage } from '../formats/canonical.ts';
+import { mergeUsage, type StreamEvent, type Usage } from '../formats/canonical.ts';
 import type { Codec, Observed } from '../formats/codec.ts';
 import { codecFor } from '../formats/registry.ts';
 import { createSseParser } from '../formats/sse.ts';
@@ -220,10 +220,4 @@ function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry): R
     return out;
   };
   return { push: (c) => run(decoder.push(c)), end: () => run(decoder.end()) + encoder.end(), observed: () => ({ usage, finishReason: finish }) };
-}
-
-function mergeUsage(into: Usage | null, part: Partial<Usage>): Usage {
-  const u = into ?? emptyUsage();
-  for (const [k, v] of Object.entries(part)) if (v !== undefined) (u as Record<string, unknown>)[k] = v;
-  return u;
 }

@@ -100,6 +100,16 @@ export const emptyUsage = (): Usage => ({
   cache_creation_5m: 0, cache_creation_1h: 0, reasoning_tokens: 0,
 });
 
+/**
+ * Folds a partial usage (as stream events carry it: running totals, field by field) into `into`,
+ * creating it on first use.
+ */
+export function mergeUsage(into: Usage | null, part: Partial<Usage>): Usage {
+  const u = into ?? emptyUsage();
+  for (const [k, v] of Object.entries(part)) if (v !== undefined) (u as Record<string, unknown>)[k] = v;
+  return u;
+}
+
 export type CanonicalResponse = {
   id: string;
   model: string;

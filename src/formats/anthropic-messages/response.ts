@@ -36,9 +36,10 @@ export function anthropicUsage(u: Partial<Usage>, partial = false): Rec {
 
 /**
  * Wire usage -> canonical, only the fields present. Without a `cache_creation` split, cache
- * writes are counted as 5-minute writes, the default TTL.
+ * writes are counted as 5-minute writes, the default TTL, unless `partial`: a message_delta's
+ * usage updates totals without the split, and must not overwrite the split message_start gave.
  */
-export function decodeUsage(raw: unknown): Partial<Usage> {
+export function decodeUsage(raw: unknown, partial = false): Partial<Usage> {
   const out: Partial<Usage> = {};
   if (!isRecord(raw)) return out;
   const n = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -53,7 +54,7 @@ export function decodeUsage(raw: unknown): Partial<Usage> {
   if (isRecord(raw.cache_creation)) {
     out.cache_creation_5m = n(raw.cache_creation.ephemeral_5m_input_tokens) ?? 0;
     out.cache_creation_1h = n(raw.cache_creation.ephemeral_1h_input_tokens) ?? 0;
-  } else if (out.cache_creation_input_tokens !== undefined) {
+  } else if (out.cache_creation_input_tokens !== undefined && !partial) {
     out.cache_creation_5m = out.cache_creation_input_tokens;
     out.cache_creation_1h = 0;
   }

@@ -59,7 +59,7 @@ export function createMessagesStreamDecoder(): StreamDecoder {
         const d = isRecord(e.delta) ? e.delta : {};
         out.push({
           type: 'message_delta', stop_reason: stopReasonOf(d.stop_reason),
-          stop_sequence: typeof d.stop_sequence === 'string' ? d.stop_sequence : null, usage: decodeUsage(e.usage),
+          stop_sequence: typeof d.stop_sequence === 'string' ? d.stop_sequence : null, usage: decodeUsage(e.usage, true),
         });
         return;
       }
