@@ -26,7 +26,7 @@ const HELP = `usage: node bench/overhead.ts [flags]
   --pg [--pg-url U]   add gateway-auth-pg (the same with DATABASE_URL=U, default postgres://postgres@127.0.0.1:5432/test)
   --quick             rounds 2, duration 1.5, open-duration 3
   --json FILE         also write the results as JSON
-  --profile DIR       write a V8 CPU profile (.cpuprofile) of each gateway process into DIR`;
+  --profile DIR       write a V8 CPU profile (.cpuprofile) of each gateway and forwarder process into DIR/<system>`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -57,7 +57,8 @@ async function startSystems(upstream: string): Promise<System[]> {
     try {
       if (name === 'direct') return { name, origin: upstream };
       if (name === 'http-proxy-3' || name === 'http-proxy-3-noagent' || name === 'undici') {
-        const { child, port } = await forkServer(benchPath('lib/forwarders.ts'), [name, upstream]);
+        const prof = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(flags.profile, name)}`] : [];
+        const { child, port } = await forkServer(benchPath('lib/forwarders.ts'), [name, upstream], undefined, prof);
         return { name, origin: `http://127.0.0.1:${port}`, child };
       }
       const auth = name !== 'gateway';

@@ -17,14 +17,16 @@ export function announceReady(port: number): void {
   else console.log(`listening on http://127.0.0.1:${port}`);
   // A forked server ends when its parent goes away, even if the parent was killed.
   process.on('disconnect', () => process.exit(0));
+  // Exit normally on SIGTERM so a `--cpu-prof` run writes its profile.
+  process.on('SIGTERM', () => process.exit(0));
 }
 
 /**
  * Forks a bench module (a .ts file under bench/) and waits for its ready message.
  * Rejects if the child exits or stays silent for `timeoutMs`.
  */
-export function forkServer(modulePath: string, args: string[] = [], timeoutMs = 15_000): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export function forkServer(modulePath: string, args: string[] = [], timeoutMs = 15_000, execArgv: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...process.execArgv, ...execArgv] });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill(); reject(new Error(`${path.basename(modulePath)} did not start in ${timeoutMs} ms`)); }, timeoutMs);
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${path.basename(modulePath)} exited with ${code}`)); });

@@ -40,6 +40,10 @@ export class RecordWriter {
   readonly #records: Lane<InferenceRecord>;
   readonly #feedback: Lane<FeedbackRow>;
   readonly #recent = new Map<string, InferenceRef>();
+  // Ids in insertion order, as a ring: evicting the oldest is O(1). (Deleting a Map's first key via
+  // keys().next() walks the tombstones of every earlier delete: it cost 6% of a request in a profile.)
+  readonly #recentRing: Array<string | undefined>;
+  #recentPos = 0;
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> | null = null;
   #closed = false;
@@ -56,6 +60,7 @@ export class RecordWriter {
       recentSize: opts.recentSize ?? 20_000, maxBackoffMs: opts.maxBackoffMs ?? 30_000,
     };
     this.#onError = opts.onError ?? (() => {});
+    this.#recentRing = new Array<string | undefined>(Math.max(1, this.#o.recentSize)).fill(undefined);
     this.#records = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertInferences(b) };
     this.#feedback = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertFeedback(b) };
     this.#timer = setInterval(() => { if (Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
@@ -94,8 +99,11 @@ export class RecordWriter {
   }
 
   #remember(ref: InferenceRef): void {
+    const old = this.#recentRing[this.#recentPos];
+    if (old !== undefined) this.#recent.delete(old);
+    this.#recentRing[this.#recentPos] = ref.id;
+    this.#recentPos = (this.#recentPos + 1) % this.#recentRing.length;
     this.#recent.set(ref.id, ref);
-    if (this.#recent.size > this.#o.recentSize) this.#recent.delete(this.#recent.keys().next().value!);
   }
 
   /** A recently enqueued inference, whether or not it has reached the store yet. */
