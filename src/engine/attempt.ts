@@ -1,6 +1,5 @@
 // One attempt against one target: encode for its wire format, send, and either relay the answer to
 // the client (committing at the first byte) or report a failure the dispatcher may fall back from.
-import type { Dispatcher } from 'undici';
 import type { ModelEntry } from '../config/types.ts';
 import { mergeUsage, type StreamEvent, type Usage } from '../formats/canonical.ts';
 import type { Codec, Observed } from '../formats/codec.ts';
@@ -9,7 +8,7 @@ import { createSseParser } from '../formats/sse.ts';
 import { sendJson } from '../http/envelope.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { InferenceRequest } from './context.ts';
-import { send } from './transport.ts';
+import { exchange, type Flow, type ResponseHeaders, type ResponseSink } from './transport.ts';
 import { buildRequest } from './upstream.ts';
 import { targetOf } from './convert-pool.ts';
 import { encodeForTarget } from '../workers/convert-core.ts';
@@ -44,13 +43,13 @@ async function encodeFor(r: InferenceRequest, entry: ModelEntry): Promise<{ path
   return { path: enc.path, body: enc.body, ...(headers ? { headers } : {}), adjustments: enc.adjustments };
 }
 
-function flatHeaders(h: Dispatcher.ResponseData['headers']): Record<string, string> {
+function flatHeaders(h: ResponseHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const k in h) { const v = h[k]; if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v; }
   return out;
 }
 
-function retryAfterMs(h: Dispatcher.ResponseData['headers']): number | null {
+function retryAfterMs(h: ResponseHeaders): number | null {
   const v = h['retry-after-ms'] ?? h['retry-after'];
   const s = Array.isArray(v) ? v[0] : v;
   if (s === undefined) return null;
@@ -81,119 +80,164 @@ export async function runAttempt(r: InferenceRequest, entry: ModelEntry): Promis
   }
   const built = buildRequest(entry.provider, entry, enc.path, enc.body, enc.headers);
   const settings = r.cfg.upstream;
-  let resp: Dispatcher.ResponseData;
-  try {
-    resp = await send({ ...built, method: 'POST', signal: r.signal, settings, firstByteTimeoutMs: settings.firstByteTimeoutMs });
-  } catch (e) { return transportError(e, r, 'connect'); }
+  return new Promise<AttemptResult>((resolve) => {
+    exchange({ ...built, method: 'POST', signal: r.signal, settings, firstByteTimeoutMs: settings.firstByteTimeoutMs },
+      new AttemptSink(r, entry, codec, enc.adjustments, resolve));
+  });
+}
 
-  const status = resp.statusCode;
-  if (status >= 400) {
-    const text = await resp.body.text().catch(() => '');
-    const up = codec.upstream.decodeError(status, text, flatHeaders(resp.headers));
-    const ra = retryAfterMs(resp.headers);
+const RESPONSE_HEADERS_SSE = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
+
+/**
+ * Receives one upstream response. An error status or a JSON answer is collected whole; a stream is
+ * relayed chunk by chunk. Nothing reaches the client before the first upstream body chunk, which must
+ * come within the first-byte budget: until then a failure is still a retry. After it, failures end
+ * the client's stream with an error event.
+ */
+class AttemptSink implements ResponseSink {
+  readonly #r: InferenceRequest;
+  readonly #entry: ModelEntry;
+  readonly #codec: Codec;
+  readonly #adjustments: string[];
+  readonly #resolve: (a: AttemptResult) => void;
+  #settled = false;
+  #status = 0;
+  #headers: ResponseHeaders = {};
+  #mode: 'error' | 'json' | 'stream' = 'json';
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #flow: Flow | null = null;
+  #relay: Relay | null = null;
+  #started = false;
+  #ttft = 0;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, adjustments: string[], resolve: (a: AttemptResult) => void) {
+    this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = adjustments; this.#resolve = resolve;
+  }
+
+  #settle(a: AttemptResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#resolve(a);
+  }
+
+  #clientHeaders(): Record<string, string> {
+    const h: Record<string, string> = { 'x-inference-id': this.#r.id, 'x-gateway-provider': this.#entry.provider.id };
+    if (this.#adjustments.length > 0) h['x-gateway-adjustments'] = this.#adjustments.join(', ');
+    return h;
+  }
+
+  start(status: number, headers: ResponseHeaders, flow: Flow): void {
+    this.#status = status; this.#headers = headers; this.#flow = flow;
+    if (status >= 400) { this.#mode = 'error'; return; }
+    if (!this.#r.stream) return;
+    this.#mode = 'stream';
+    const r = this.#r;
+    const entry = this.#entry;
+    this.#relay = entry.provider.format === r.clientFormat && this.#codec.passthrough
+      ? passthroughRelay(this.#codec, r, entry) : translateRelay(this.#codec, r, entry);
+    this.#timer = setTimeout(() => {
+      const err = Object.assign(new Error('first byte timeout'), { code: 'FIRST_BYTE_TIMEOUT' });
+      this.#settle(transportError(err, r, 'first byte'));
+      flow.abort(err);
+    }, r.cfg.upstream.firstByteTimeoutMs);
+  }
+
+  data(chunk: Buffer): void {
+    if (this.#settled) return;
+    if (this.#mode !== 'stream') { this.#chunks.push(chunk); this.#size += chunk.length; return; }
+    const r = this.#r;
+    const res = r.res;
+    if (!this.#started) {
+      this.#started = true;
+      clearTimeout(this.#timer!);
+      this.#timer = null;
+      res.writeHead(200, { ...RESPONSE_HEADERS_SSE, ...this.#clientHeaders() });
+      this.#ttft = performance.now() - r.startedAt;
+    }
+    const out = this.#relay!.push(chunk);
+    if (out && !res.write(out)) {
+      const flow = this.#flow!;
+      flow.pause();
+      res.once('drain', () => flow.resume());
+    }
+  }
+
+  end(): void {
+    if (this.#settled) return;
+    if (this.#mode === 'error') { this.#settle(this.#upstreamError()); return; }
+    if (this.#mode === 'json') { this.#settle(this.#relayJson()); return; }
+    const entry = this.#entry;
+    if (!this.#started) {
+      this.#settle({ kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} closed the stream before sending anything`), retryAfterMs: null, status: this.#status });
+      return;
+    }
+    // The stream's last bytes go out with res.end(): one socket write fewer per stream.
+    this.#r.res.end(this.#relay!.end());
+    this.#settle({ kind: 'done', observed: this.#relay!.observed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+  }
+
+  error(e: Error): void {
+    if (this.#settled) return;
+    const r = this.#r;
+    if (this.#mode !== 'stream' || !this.#started) {
+      this.#settle(transportError(e, r, this.#status === 0 ? 'connect' : this.#mode === 'stream' ? 'first byte' : 'body'));
+      return;
+    }
+    if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200 }); return; }
+    const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
+    const msg = timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${e.message}`;
+    const enc = codecFor(r.clientFormat).client!.newStreamEncoder({ includeUsage: r.includeUsage });
+    r.res.end(enc.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } }));
+    this.#settle({ kind: 'done', observed: this.#relay!.observed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+  }
+
+  #text(): string {
+    const c = this.#chunks;
+    return c.length === 1 ? c[0]!.toString('utf8') : Buffer.concat(c, this.#size).toString('utf8');
+  }
+
+  #upstreamError(): AttemptResult {
+    const status = this.#status;
+    const entry = this.#entry;
+    const up = this.#codec.upstream.decodeError(status, this.#text(), flatHeaders(this.#headers));
+    const ra = retryAfterMs(this.#headers);
     const err = new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${entry.provider.name}: ${up.message}`, {
       status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,
       ...(ra !== null && status === 429 ? { headers: { 'retry-after': String(Math.ceil(ra / 1000)) } } : {}),
     });
     return RETRYABLE(status) ? { kind: 'retry', error: err, retryAfterMs: ra, status } : { kind: 'final', error: err, status };
   }
-  const headers: Record<string, string> = { 'x-inference-id': r.id, 'x-gateway-provider': entry.provider.id };
-  if (enc.adjustments.length > 0) headers['x-gateway-adjustments'] = enc.adjustments.join(', ');
-  return r.stream ? relayStream(r, entry, codec, resp, headers, enc.adjustments)
-    : relayJson(r, entry, codec, resp, headers, enc.adjustments);
-}
 
-async function relayJson(r: InferenceRequest, entry: ModelEntry, codec: Codec, resp: Dispatcher.ResponseData, headers: Record<string, string>, adjustments: string[]): Promise<AttemptResult> {
-  let json: Record<string, unknown>;
-  try { json = JSON.parse(await resp.body.text()) as Record<string, unknown>; } catch (e) {
-    if (e instanceof SyntaxError) return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a malformed response`), retryAfterMs: null, status: resp.statusCode };
-    return transportError(e, r, 'body');
-  }
-  let out: unknown; let observed: Observed;
-  if (entry.provider.format === r.clientFormat && codec.passthrough) {
-    observed = codec.passthrough.rewriteResponse(json, { id: r.id, model: entry.id });
-    out = json;
-  } else {
-    let res;
-    try { res = codec.upstream.decodeResponse(json); } catch {
-      return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a response the gateway cannot read`), retryAfterMs: null, status: resp.statusCode };
+  #relayJson(): AttemptResult {
+    const r = this.#r;
+    const entry = this.#entry;
+    const codec = this.#codec;
+    let json: Record<string, unknown>;
+    try { json = JSON.parse(this.#text()) as Record<string, unknown>; } catch {
+      return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a malformed response`), retryAfterMs: null, status: this.#status };
     }
-    res.id = r.id;
-    res.model = entry.id;
-    observed = { usage: res.usage, finishReason: res.stop_reason };
-    out = codecFor(r.clientFormat).client!.encodeResponse(res);
+    let out: unknown; let observed: Observed;
+    if (entry.provider.format === r.clientFormat && codec.passthrough) {
+      observed = codec.passthrough.rewriteResponse(json, { id: r.id, model: entry.id });
+      out = json;
+    } else {
+      let res;
+      try { res = codec.upstream.decodeResponse(json); } catch {
+        return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a response the gateway cannot read`), retryAfterMs: null, status: this.#status };
+      }
+      res.id = r.id;
+      res.model = entry.id;
+      observed = { usage: res.usage, finishReason: res.stop_reason };
+      out = codecFor(r.clientFormat).client!.encodeResponse(res);
+    }
+    const ttft = performance.now() - r.startedAt;
+    const text = JSON.stringify(out);
+    sendJson(r.res, 200, text, this.#clientHeaders());
+    return { kind: 'done', observed, ttftMs: ttft, adjustments: this.#adjustments, status: 200, responseText: text };
   }
-  const ttft = performance.now() - r.startedAt;
-  const text = JSON.stringify(out);
-  sendJson(r.res, 200, text, headers);
-  return { kind: 'done', observed, ttftMs: ttft, adjustments, status: 200, responseText: text };
-}
-
-/**
- * Relays an upstream stream, event-driven (no async iterator, no promise per chunk). Nothing reaches
- * the client before the first upstream chunk, which must come within the first-byte budget: until then
- * a failure is still a retry. After it, failures end the client's stream with an error event.
- */
-function relayStream(r: InferenceRequest, entry: ModelEntry, codec: Codec, resp: Dispatcher.ResponseData, headers: Record<string, string>, adjustments: string[]): Promise<AttemptResult> {
-  const body = resp.body;
-  const res = r.res;
-  const relay = entry.provider.format === r.clientFormat && codec.passthrough
-    ? passthroughRelay(codec, r, entry) : translateRelay(codec, r, entry);
-  return new Promise<AttemptResult>((resolve) => {
-    let started = false;
-    let ttft = 0;
-    let settled = false;
-    const finish = (result: AttemptResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      body.off('data', onData); body.off('end', onEnd); body.off('error', onError); res.off('close', onClose);
-      // A body destroyed later (client gone, abort) may still emit 'error': never leave it unhandled.
-      body.on('error', () => {});
-      resolve(result);
-    };
-    const timer = setTimeout(() => {
-      body.destroy();
-      finish(transportError(Object.assign(new Error('first byte timeout'), { code: 'FIRST_BYTE_TIMEOUT' }), r, 'first byte'));
-    }, r.cfg.upstream.firstByteTimeoutMs);
-    const onData = (chunk: Buffer): void => {
-      if (!started) {
-        started = true;
-        clearTimeout(timer);
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
-        ttft = performance.now() - r.startedAt;
-      }
-      const out = relay.push(chunk);
-      if (out && !res.write(out)) { body.pause(); res.once('drain', () => body.resume()); }
-    };
-    const onEnd = (): void => {
-      if (!started) {
-        finish({ kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} closed the stream before sending anything`), retryAfterMs: null, status: resp.statusCode });
-        return;
-      }
-      // The stream's last bytes go out with res.end(): one socket write fewer per stream.
-      res.end(relay.end());
-      finish({ kind: 'done', observed: relay.observed(), ttftMs: ttft, adjustments, status: 200 });
-    };
-    const onError = (e: Error): void => {
-      if (r.clientGone()) { finish({ kind: 'aborted', status: 200 }); return; }
-      if (!started) { finish(transportError(e, r, 'first byte')); return; }
-      const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
-      const msg = timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${e.message}`;
-      const enc = codecFor(r.clientFormat).client!.newStreamEncoder({ includeUsage: r.includeUsage });
-      res.end(enc.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } }));
-      finish({ kind: 'done', observed: relay.observed(), ttftMs: ttft, adjustments, status: 200 });
-    };
-    const onClose = (): void => {
-      if (res.writableFinished) return;
-      body.destroy();
-      finish({ kind: 'aborted', status: started ? 200 : null });
-    };
-    body.on('data', onData);
-    body.once('end', onEnd);
-    body.once('error', onError);
-    res.once('close', onClose);
-  });
 }
 
 type Relay = { push(chunk: Buffer): string; end(): string; observed(): Observed };
