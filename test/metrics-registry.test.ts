@@ -106,3 +106,29 @@ test('the gateway metric set renders every metric and reads writer stats at rend
   assert.ok(types.includes('gateway_cost_usd_total counter'));
   assert.ok(types.includes('gateway_request_duration_seconds histogram'));
 });
+
+test('bound series share state with labelled calls; the series cap and increase-only rule still hold', () => {
+  const r = new Registry({ maxSeries: 2 });
+  const c = r.counter('bound_total', 'x', ['a']);
+  const bound = c.bind({ a: 'one' });
+  bound.inc();
+  c.inc({ a: 'one' }, 2);
+  bound.inc(4);
+  assert.throws(() => bound.inc(-1), /only increase/);
+  const h = r.histogram('bound_seconds', 'x', ['a'], [0.1, 1]);
+  h.bind({ a: 'one' }).observe(0.05);
+  h.observe({ a: 'one' }, 0.5);
+  const d = r.decimalCounter('bound_usd_total', 'x', ['a']);
+  d.bind({ a: 'one' }).add('0.1');
+  d.add({ a: 'one' }, '0.2');
+  assert.throws(() => d.bind({ a: 'one' }).add('-1'), /only increase/);
+  c.bind({ a: 'two' }).inc();
+  c.bind({ a: 'three' }).inc(); // beyond maxSeries: the shared _other series
+  const text = r.render();
+  assert.match(text, /^bound_total\{a="one"\} 7$/m);
+  assert.match(text, /^bound_total\{a="_other"\} 1$/m);
+  assert.match(text, /^bound_seconds_bucket\{a="one",le="0.1"\} 1$/m);
+  assert.match(text, /^bound_seconds_bucket\{a="one",le="1"\} 2$/m);
+  assert.match(text, /^bound_seconds_count\{a="one"\} 2$/m);
+  assert.match(text, /^bound_usd_total\{a="one"\} 0.3$/m);
+});

@@ -33,9 +33,18 @@ type Common = {
 const objOrNull = (v: unknown): Record<string, unknown> | null =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : null;
 
+/** The series one completed request touches, resolved once per (route, model, provider, status). */
+type SeriesSet = {
+  requests: { inc(by?: number): void }; duration: { observe(v: number): void }; ttft: { observe(v: number): void };
+  input: { inc(by?: number): void }; output: { inc(by?: number): void }; cacheRead: { inc(by?: number): void };
+  cacheWrite: { inc(by?: number): void }; reasoning: { inc(by?: number): void }; cost: { add(amount: string): void };
+};
+const MAX_CACHED_SERIES_SETS = 4096;
+
 export class Bookkeeper {
   readonly #sink: RecordSink | null;
   readonly #metrics: GatewayMetrics | null;
+  readonly #seriesSets = new Map<string, SeriesSet>();
   readonly dispatchHooks: DispatchHooks;
 
   constructor(sink: RecordSink | null, metrics: GatewayMetrics | null) {
@@ -79,18 +88,18 @@ export class Bookkeeper {
     const served = o.served;
     const cost = served && o.usage ? costOf(served.model.pricing, o.usage) : '0';
     const provider = served?.provider.id ?? 'none';
-    const m = this.#metrics;
-    if (m) {
-      m.requestsTotal.inc({ route: c.route, model: served?.id ?? c.requested, provider, status: String(o.status) });
-      m.requestDuration.observe({ route: c.route, provider }, latency / 1000);
-      if (o.ttftMs !== null) m.timeToFirstToken.observe({ route: c.route, provider }, o.ttftMs / 1000);
+    if (this.#metrics) {
+      const m = this.#seriesSet(c.route, served?.id ?? c.requested, provider, o.status);
+      m.requests.inc();
+      m.duration.observe(latency / 1000);
+      if (o.ttftMs !== null) m.ttft.observe(o.ttftMs / 1000);
       if (o.usage) {
-        m.tokensTotal.inc({ type: 'input', provider }, o.usage.input_tokens);
-        m.tokensTotal.inc({ type: 'output', provider }, o.usage.output_tokens);
-        m.tokensTotal.inc({ type: 'cache_read', provider }, o.usage.cache_read_input_tokens);
-        m.tokensTotal.inc({ type: 'cache_write', provider }, o.usage.cache_creation_input_tokens);
-        m.tokensTotal.inc({ type: 'reasoning', provider }, o.usage.reasoning_tokens);
-        m.costUsdTotal.add({ provider }, cost);
+        m.input.inc(o.usage.input_tokens);
+        m.output.inc(o.usage.output_tokens);
+        m.cacheRead.inc(o.usage.cache_read_input_tokens);
+        m.cacheWrite.inc(o.usage.cache_creation_input_tokens);
+        m.reasoning.inc(o.usage.reasoning_tokens);
+        m.cost.add(cost);
       }
     }
     if (c.reservation) {
@@ -104,6 +113,28 @@ export class Bookkeeper {
       attempts: o.attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: o.ttftMs, costUsd: cost, stream: c.stream,
       logBodies: c.cfg.storage.logBodies, responseText: o.responseText ?? null,
     }));
+  }
+
+  #seriesSet(route: string, model: string, provider: string, status: number): SeriesSet {
+    const key = `${route}\u0000${model}\u0000${provider}\u0000${status}`;
+    let set = this.#seriesSets.get(key);
+    if (set) return set;
+    const m = this.#metrics!;
+    set = {
+      requests: m.requestsTotal.bind({ route, model, provider, status: String(status) }),
+      duration: m.requestDuration.bind({ route, provider }),
+      ttft: m.timeToFirstToken.bind({ route, provider }),
+      input: m.tokensTotal.bind({ type: 'input', provider }),
+      output: m.tokensTotal.bind({ type: 'output', provider }),
+      cacheRead: m.tokensTotal.bind({ type: 'cache_read', provider }),
+      cacheWrite: m.tokensTotal.bind({ type: 'cache_write', provider }),
+      reasoning: m.tokensTotal.bind({ type: 'reasoning', provider }),
+      cost: m.costUsdTotal.bind({ provider }),
+    };
+    // Label values are bounded (catalog ids, providers, statuses); the cache is bounded all the same.
+    if (this.#seriesSets.size >= MAX_CACHED_SERIES_SETS) this.#seriesSets.clear();
+    this.#seriesSets.set(key, set);
+    return set;
   }
 
   #record(c: Common, r: {

@@ -37,17 +37,23 @@ abstract class Family<L extends string, S> {
    * are all "_other", so a client sending random model names cannot grow memory without bound.
    */
   protected get(labels: Labels<L> | undefined): S {
-    const values = this.labelNames.map((n) => (labels ? labels[n] : ''));
-    let key = values.join('\u0000');
-    let s = this.series.get(key);
+    const names = this.labelNames;
+    let key = '';
+    for (let i = 0; i < names.length; i++) key += i === 0 ? (labels ? labels[names[i]!] : '') : `\u0000${labels ? labels[names[i]!] : ''}`;
+    const s = this.series.get(key);
     if (s) return s.state;
+    const values = names.map((n) => (labels ? labels[n] : ''));
+    return this.#create(key, values);
+  }
+
+  #create(key: string, values: string[]): S {
     if (this.series.size >= this.#maxSeries) {
       values.fill('_other');
       key = values.join('\u0000');
-      s = this.series.get(key);
+      const s = this.series.get(key);
       if (s) return s.state;
     }
-    s = { labels: this.labelNames.map((n, i) => `${n}="${escapeLabel(values[i]!)}"`).join(','), state: this.init() };
+    const s = { labels: this.labelNames.map((n, i) => `${n}="${escapeLabel(values[i]!)}"`).join(','), state: this.init() };
     this.series.set(key, s);
     return s.state;
   }
@@ -68,6 +74,12 @@ export class Counter<L extends string = never> extends Family<L, { v: number }> 
     if (!(by >= 0)) throw new Error(`counter ${this.name} can only increase`);
     this.get(labels).v += by;
   }
+  /** The series for these labels, resolved once: callers on the hot path keep it and skip the lookup. */
+  bind(labels?: Labels<L>): { inc(by?: number): void } {
+    const state = this.get(labels);
+    const name = this.name;
+    return { inc(by = 1) { if (!(by >= 0)) throw new Error(`counter ${name} can only increase`); state.v += by; } };
+  }
   protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: formatValue(s.state.v) })); }
 }
 
@@ -79,6 +91,11 @@ export class DecimalCounter<L extends string = never> extends Family<L, { v: str
     if (amount.startsWith('-')) throw new Error(`counter ${this.name} can only increase`);
     const s = this.get(labels);
     s.v = addDecimal(s.v, amount);
+  }
+  bind(labels?: Labels<L>): { add(amount: string): void } {
+    const state = this.get(labels);
+    const name = this.name;
+    return { add(amount) { if (amount.startsWith('-')) throw new Error(`counter ${name} can only increase`); state.v = addDecimal(state.v, amount); } };
   }
   protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: s.state.v })); }
 }
@@ -101,11 +118,12 @@ export class Histogram<L extends string = never> extends Family<L, { counts: num
   }
   protected init(): { counts: number[]; sum: number; count: number } { return { counts: this.buckets.map(() => 0), sum: 0, count: 0 }; }
   observe(labels: Labels<L> | undefined, v: number): void {
-    const s = this.get(labels);
-    const i = this.buckets.findIndex((b) => v <= b);
-    if (i >= 0) s.counts[i]! += 1;
-    s.sum += v;
-    s.count += 1;
+    record(this.buckets, this.get(labels), v);
+  }
+  bind(labels?: Labels<L>): { observe(v: number): void } {
+    const state = this.get(labels);
+    const buckets = this.buckets;
+    return { observe(v) { record(buckets, state, v); } };
   }
   protected samples(): Sample[] {
     const out: Sample[] = [];
@@ -119,6 +137,12 @@ export class Histogram<L extends string = never> extends Family<L, { counts: num
     }
     return out;
   }
+}
+
+function record(buckets: readonly number[], s: { counts: number[]; sum: number; count: number }, v: number): void {
+  for (let i = 0; i < buckets.length; i++) if (v <= buckets[i]!) { s.counts[i]! += 1; break; }
+  s.sum += v;
+  s.count += 1;
 }
 
 /** A metric whose samples are read at render time (e.g. the writer's queue depth). */
