@@ -79,3 +79,26 @@ test('a long data line arriving in many small chunks is reassembled exactly', ()
   assert.equal(out.length, 1);
   assert.equal(out[0]!.data, payload);
 });
+
+test('LF-only and CR line endings mixed in one stream give the same frames at every split, in two and three pieces', () => {
+  const text = 'data: {"a":1}\n\nevent: x\ndata: two\ndata: lines\n\n: keep-alive\ndata:no-space\r\n\r\ndata: é\rdata: 世\n\nid: 7\ndata: last\n\n';
+  const bytes = enc.encode(text);
+  const expected = parseAll(text);
+  assert.deepEqual(expected, [
+    { data: '{"a":1}' }, { data: 'two\nlines', event: 'x' }, { data: 'no-space' }, { data: 'é\n世' }, { data: 'last', id: '7' },
+  ]);
+  for (const got of parseSplitEverywhere(bytes)) assert.deepEqual(got, expected);
+  for (let a = 0; a <= bytes.length; a += 3) {
+    for (let b = a; b <= bytes.length; b += 5) {
+      const p = createSseParser();
+      const got = [...p.push(bytes.subarray(0, a)), ...p.push(bytes.subarray(a, b)), ...p.push(bytes.subarray(b)), ...p.end()];
+      assert.deepEqual(got, expected);
+    }
+  }
+});
+
+test('the writer splits multi-line data and leaves single-line data whole', () => {
+  assert.equal(sseFrame('{"a":1}'), 'data: {"a":1}\n\n');
+  assert.equal(sseFrame('x', 'ping'), 'event: ping\ndata: x\n\n');
+  assert.equal(sseFrame('a\r\nb\rc\nd'), 'data: a\ndata: b\ndata: c\ndata: d\n\n');
+});

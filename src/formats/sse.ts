@@ -17,28 +17,32 @@ export type SseParser = {
  * character split across chunks survives, and a \r at the end of one chunk followed by \n at
  * the start of the next counts as one line break.
  */
+const STREAMING = { stream: true } as const;
+
 export function createSseParser(): SseParser {
   const decoder = new TextDecoder('utf-8');
   let pending = '';
   let skipLeadingLf = false;
   let event: string | undefined;
   let id: string | undefined;
-  let data: string[] = [];
+  const data: string[] = [];
 
   const dispatch = (out: SseFrame[]): void => {
     // An event block with no data field is not an event (the spec drops it too).
     if (data.length > 0) {
-      const frame: SseFrame = { data: data.join('\n') };
+      const frame: SseFrame = { data: data.length === 1 ? data[0]! : data.join('\n') };
       if (event !== undefined) frame.event = event;
       if (id !== undefined) frame.id = id;
       out.push(frame);
+      data.length = 0;
     }
     event = undefined;
-    data = [];
   };
 
   const line = (text: string, out: SseFrame[]): void => {
     if (text === '') return dispatch(out);
+    // The common line first, without splitting it into field and value.
+    if (text.startsWith('data:')) { data.push(text.charCodeAt(5) === 32 ? text.slice(6) : text.slice(5)); return; }
     if (text.startsWith(':')) return;
     const colon = text.indexOf(':');
     const field = colon === -1 ? text : text.slice(0, colon);
@@ -55,6 +59,17 @@ export function createSseParser(): SseParser {
     if (skipLeadingLf && s.length > 0) {
       if (s.startsWith('\n')) s = s.slice(1);
       skipLeadingLf = false;
+    }
+    // Fast path, the usual stream: no \r in the new text, so lines end at \n only and indexOf finds
+    // them (no per-character loop). `pending` never holds a line break: it was cut at the last one.
+    if (s.indexOf('\r') === -1) {
+      let nl = s.indexOf('\n');
+      if (nl === -1) { pending += s; return; }
+      line(pending === '' ? s.slice(0, nl) : pending + s.slice(0, nl), out);
+      let start = nl + 1;
+      while ((nl = s.indexOf('\n', start)) !== -1) { line(s.slice(start, nl), out); start = nl + 1; }
+      pending = start < s.length ? s.slice(start) : '';
+      return;
     }
     // Only the new text can hold a line break: the carried-over part was scanned already. This
     // keeps a long line arriving in many small chunks linear rather than quadratic.
@@ -80,7 +95,7 @@ export function createSseParser(): SseParser {
   return {
     push(chunk) {
       const out: SseFrame[] = [];
-      consume(decoder.decode(chunk, { stream: true }), out);
+      consume(decoder.decode(chunk, STREAMING), out);
       return out;
     },
     end() {
@@ -98,5 +113,6 @@ export function createSseParser(): SseParser {
 /** One SSE frame; multi-line data is split over several `data:` lines so it round-trips. */
 export function sseFrame(data: string, event?: string): string {
   const head = event === undefined ? '' : `event: ${event}\n`;
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return `${head}data: ${data}\n\n`;
   return `${head}${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n')}\n\n`;
 }

@@ -7,6 +7,8 @@ import { canonicalUsage } from '../openai-chat/response.ts';
 
 type Rec = Record<string, unknown>;
 
+const USAGE_NULL = ',"usage":null';
+
 /** Fields the gateway consumes itself and never forwards. */
 export const GATEWAY_ONLY_FIELDS = ['extra', 'models', 'max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay'] as const;
 
@@ -42,8 +44,14 @@ export const openaiChatPassthrough: PassthroughCodec = {
           const i = d.indexOf(idNeedle);
           const m = d.indexOf(modelNeedle);
           if (i >= 0 && m >= 0) {
-            let out = d.replace(idNeedle, ourId).replace(modelNeedle, ourModel);
-            if (!ctx.includeUsage) out = out.replace(',"usage":null', '');
+            // Spliced from slices (cheap string views) rather than replace(), which copies each time.
+            let out = i < m
+              ? d.slice(0, i) + ourId + d.slice(i + idNeedle.length, m) + ourModel + d.slice(m + modelNeedle.length)
+              : d.slice(0, m) + ourModel + d.slice(m + modelNeedle.length, i) + ourId + d.slice(i + idNeedle.length);
+            if (!ctx.includeUsage) {
+              const u = out.indexOf(USAGE_NULL);
+              if (u >= 0) out = out.slice(0, u) + out.slice(u + USAGE_NULL.length);
+            }
             return sseFrame(out);
           }
         }
