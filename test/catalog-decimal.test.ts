@@ -17,6 +17,13 @@ test('formatDecimal normalises', () => {
   assert.equal(formatDecimal('-0.00'), '0');
   assert.equal(formatDecimal('10'), '10');
   assert.equal(formatDecimal('0.00000025'), '0.00000025');
+  // inputs already in normal form come back as they are; the others still normalize
+  for (const s of ['0', '7', '-7', '0.5', '-0.5', '10.01', '123.000000000000000000001']) assert.equal(formatDecimal(s), s);
+  for (const [s, want] of [['-0', '0'], ['00', '0'], ['-07', '-7'], ['1.50', '1.5'], ['0.0', '0'], ['-0.50', '-0.5'], ['010.10', '10.1']]) {
+    assert.equal(formatDecimal(s!), want);
+  }
+  assert.throws(() => formatDecimal('.5'), TypeError);
+  assert.throws(() => formatDecimal('5.'), TypeError);
   assert.throws(() => formatDecimal('2.5e-7'), TypeError);
 });
 

@@ -172,6 +172,24 @@ for (const b of backends) {
       assert.deepEqual(later, [{ model: 'openai/gpt-x', metric: 'thumbs', type: 'boolean', count: 1, mean: 0, rate: 0 }]);
     });
 
+    test('a batch spanning several insert statements, with repeated ids, lands each row once with exact values', async () => {
+      // 1203 rows: postgres sends chunks of 500, 500 and 203. Key and time are outside every window above.
+      const distinct = Array.from({ length: 1200 }, (_, i) => inference({
+        keyId: 'bulk', createdAt: new Date(Date.UTC(2031, 0, 1) + i * 1001).toISOString(), costUsd: `0.${String(i).padStart(4, '0')}000000000000001`,
+        stream: i % 2 === 0, ttftMs: i % 3 === 0 ? null : i, inputTokens: i, metadata: i % 5 === 0 ? null : { i, s: `é ${i}` },
+      }));
+      const stored = inference({ keyId: 'bulk', createdAt: '2031-02-01T00:00:00.000Z' });
+      await store.insertInferences([stored]);
+      const batch = [...distinct.slice(0, 4), distinct[3]!, ...distinct.slice(4, 699), distinct[10]!, ...distinct.slice(699), stored];
+      assert.equal(batch.length, 1203);
+      await store.insertInferences(batch);
+      await store.insertInferences(batch.slice(490, 510)); // a retry across a chunk boundary
+      const all = await store.listInferences({ limit: 10_000, keyId: 'bulk' });
+      assert.equal(all.length, 1201);
+      const byId = new Map(all.map((r) => [r.id, r]));
+      for (const r of [...distinct, stored]) assert.deepEqual(byId.get(r.id), r);
+    });
+
     test('close', async () => { await store.close(); });
   });
 }

@@ -35,3 +35,29 @@ test('inserts through the thread are visible to the main store, and a dead threa
     assert.ok(await store.getInference(late.id));
   } finally { await store.close(); rmSync(dir, { recursive: true, force: true }); }
 });
+
+test('records cross the thread as tuples and land with every field exactly as queued', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-wt-'));
+  const opts = { sqlitePath: join(dir, 'g.db') };
+  const store = await openStore(opts);
+  const thread = new WriteThread(opts);
+  await thread.ready();
+  const s = withWriteThread(store, thread);
+  try {
+    const full: InferenceRecord = {
+      ...rec(), createdAt: '2026-02-28T23:59:59.999Z', keyId: 'k-1', clientFormat: 'anthropic-messages', requestedModel: 'a/b',
+      attempts: [{ provider: 'x', model: 'm1', status: 503, error: 'upstream_error', latencyMs: 7 }, { provider: 'p', model: 'm', status: 200, error: null, latencyMs: 2 }],
+      status: 200, errorCode: null, latencyMs: 12, ttftMs: null, stream: true, inputTokens: 123456789, outputTokens: 42, cacheReadTokens: 3,
+      cacheWriteTokens: 4, reasoningTokens: 5, costUsd: '123.000000000000000000001', finishReason: 'end_turn',
+      metadata: { user: 'ü', nested: { a: [1, 2.5, null, true] } }, extra: { e: 'x' }, clientIp: '::1',
+      requestBody: '{"model":"a/b","messages":[{"role":"user","content":"héllo \\"q\\" 🙂"}]}', responseBody: 'ok 🙂',
+    };
+    const failed: InferenceRecord = { ...rec(), servedModel: null, provider: null, status: 502, errorCode: 'no_route', costUsd: '0' };
+    await s.insertInferences([full, failed]);
+    const back = new Map((await store.listInferences({ limit: 10 })).map((r) => [r.id, r]));
+    assert.deepEqual(back.get(full.id), full);
+    assert.deepEqual(back.get(failed.id), failed);
+    await s.insertInferences([full]); // a retried record is not a second row
+    assert.equal((await store.listInferences({ limit: 10 })).length, 2);
+  } finally { await thread.close(); await store.close(); rmSync(dir, { recursive: true, force: true }); }
+});

@@ -45,9 +45,13 @@ function render(f: Fixed): string {
   return negative ? `-${digits}` : digits;
 }
 
+// Already in normal form: "0", or a non-zero value with no leading zeros and no trailing fractional zeros.
+const NORMAL_RE = /^(?:0|-?(?:[1-9]\d*(?:\.\d*[1-9])?|0\.\d*[1-9]))$/;
+
 /** Normal form: no trailing fractional zeros, no leading zeros, "0" for any zero (also "-0.00"). */
 export function formatDecimal(s: string): string {
-  return render(parse(s));
+  // Costs are stored already normal; skipping the BigInt round trip keeps the record write path cheap.
+  return NORMAL_RE.test(s) ? s : render(parse(s));
 }
 
 export function addDecimal(a: string, b: string): string {

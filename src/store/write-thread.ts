@@ -1,6 +1,7 @@
 // Batched writes on a thread of their own: the record writer's inserts (SQLite's synchronous calls,
 // pg's protocol work) leave the event loop that serves requests. Reads stay on the main store.
 import { Worker } from 'node:worker_threads';
+import { toWire } from './inference-wire.ts';
 import type { OpenStoreOptions } from './open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from './types.ts';
 
@@ -51,7 +52,8 @@ export class WriteThread {
     });
   }
 
-  insertInferences = (recs: InferenceRecord[]): Promise<void> => this.#call('inferences', recs);
+  /** Records travel as tuples (see inference-wire.ts): the clone is the main thread's share of every write. */
+  insertInferences = (recs: InferenceRecord[]): Promise<void> => this.#call('inferences', recs.map(toWire));
   insertFeedback = (rows: FeedbackRow[]): Promise<void> => this.#call('feedback', rows);
 
   /** Finishes what was sent, closes the thread's connection and ends the thread. */

@@ -1,8 +1,9 @@
 // Worker entry of WriteThread (src/store/write-thread.ts): owns its own store connection and runs
 // the record writer's batch inserts, one message at a time, answering each with its outcome.
 import { parentPort, workerData } from 'node:worker_threads';
+import { fromWire, type InferenceWire } from '../store/inference-wire.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
-import type { FeedbackRow, InferenceRecord } from '../store/types.ts';
+import type { FeedbackRow } from '../store/types.ts';
 
 const port = parentPort!;
 const store = await openStore(workerData as OpenStoreOptions).catch((e: unknown) => {
@@ -15,7 +16,7 @@ let chain = Promise.resolve();
 port.on('message', (m: { id: number; kind: 'inferences' | 'feedback' | 'close'; rows: unknown[] }) => {
   chain = chain.then(async () => {
     try {
-      if (m.kind === 'inferences') await store.insertInferences(m.rows as InferenceRecord[]);
+      if (m.kind === 'inferences') await store.insertInferences((m.rows as InferenceWire[]).map(fromWire));
       else if (m.kind === 'feedback') await store.insertFeedback(m.rows as FeedbackRow[]);
       else await store.close();
       port.postMessage({ id: m.id });
