@@ -1,5 +1,5 @@
 // The record writer against a real SQLite store wrapped to fail on demand: flush by size and by time,
-// bounded memory with counted drops while the store is down, recovery, recent-id lookups and close().
+// bounded memory with counted drops while the store is down, recovery, lookups of unwritten ids and close().
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
@@ -8,12 +8,14 @@ import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
-/** A SQLite store whose batch writes throw while `down` is set, counting the calls. */
+/** A SQLite store whose batch writes throw while `down` is set and wait `delayMs` first, counting the calls. */
 class FlakyStore extends SqliteStore {
   down = false;
   calls = 0;
+  delayMs = 0;
   override async insertInferences(recs: InferenceRecord[]): Promise<void> {
     this.calls++;
+    if (this.delayMs > 0) await sleep(this.delayMs);
     if (this.down) throw new Error('database unavailable');
     return super.insertInferences(recs);
   }
@@ -100,21 +102,30 @@ test('a failing store: memory stays bounded, drops are counted (oldest first), t
   assert.ok(after.failures >= s.failures);
 });
 
-test('recent ids answer before the flush; lookup falls back to the store', async (t) => {
+test('unwritten ids answer before the flush (queued or in the batch being written); lookup falls back to the store', async (t) => {
   const store = await flaky();
   t.after(() => store.close());
-  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, recentSize: 2 });
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000 });
   const [a, b, c] = [rec({ servedModel: 'x/a' }), rec(), rec()];
   w.enqueue(a!);
   assert.deepEqual(w.recent(a!.id), { id: a!.id, keyId: 'k', servedModel: 'x/a', createdAt: a!.createdAt });
+  assert.deepEqual(await w.lookup(a!.id), { id: a!.id, keyId: 'k', servedModel: 'x/a', createdAt: a!.createdAt });
   assert.equal(await count(store), 0);
   w.enqueue(b!);
   w.enqueue(c!);
-  assert.equal(w.recent(a!.id), undefined, 'evicted beyond recentSize');
-  assert.equal(await w.lookup(a!.id), null, 'not flushed yet');
-  await w.close();
+  assert.equal(w.recent(c!.id)?.id, c!.id);
+  // While the store is slow, the batch being written is still found in memory.
+  store.delayMs = 200;
+  const flushing = w.flush();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(w.stats().queued, 3, 'in flight');
+  assert.equal(w.recent(b!.id)?.id, b!.id, 'found in the batch being written');
+  await flushing;
+  store.delayMs = 0;
+  assert.equal(w.recent(a!.id), undefined, 'written: memory forgets it');
   assert.deepEqual(await w.lookup(a!.id), { id: a!.id, keyId: 'k', servedModel: 'x/a', createdAt: a!.createdAt });
   assert.equal(await w.lookup(uuidv7()), null);
+  await w.close();
 });
 
 test('feedback rows are written; invalid records are dropped at enqueue without throwing', async (t) => {

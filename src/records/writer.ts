@@ -8,7 +8,6 @@ export type RecordWriterOptions = {
   maxQueue?: number;      // per queue (records, feedback); beyond it the OLDEST queued items are dropped (default 20000)
   batchSize?: number;     // rows per store call; a full batch flushes at once (default 200)
   flushMs?: number;       // a partial batch waits at most this long (default 1000)
-  recentSize?: number;    // ids kept in memory for feedback lookups before the flush (default 20000)
   maxBackoffMs?: number;  // retry delay doubles from flushMs up to this (default 30000)
   onError?: (err: unknown) => void;
 };
@@ -27,6 +26,11 @@ class Queue<T> {
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) { this.#items = this.#items.slice(this.#head); this.#head = 0; }
     return out;
   }
+  /** The newest queued item matching `pred`. */
+  findLast(pred: (x: T) => boolean): T | undefined {
+    for (let i = this.#items.length - 1; i >= this.#head; i--) if (pred(this.#items[i]!)) return this.#items[i];
+    return undefined;
+  }
   /** Puts a failed batch back in front, keeping order. */
   unshift(xs: T[]): void { this.#items = xs.concat(this.#items.slice(this.#head)); this.#head = 0; }
 }
@@ -39,12 +43,9 @@ export class RecordWriter {
   readonly #onError: (err: unknown) => void;
   readonly #records: Lane<InferenceRecord>;
   readonly #feedback: Lane<FeedbackRow>;
-  readonly #recent = new Map<string, InferenceRef>();
-  // Ids in insertion order, as a ring: evicting the oldest is O(1). (Deleting a Map's first key via
-  // keys().next() walks the tombstones of every earlier delete: it cost 6% of a request in a profile.)
-  readonly #recentRing: Array<string | undefined>;
-  #recentPos = 0;
   readonly #timer: NodeJS.Timeout;
+  /** The batch of records being written right now (still unknown to the store until it commits). */
+  #recordsInFlight: InferenceRecord[] | null = null;
   #flushing: Promise<void> | null = null;
   #closed = false;
   #retryAt = 0;
@@ -57,10 +58,9 @@ export class RecordWriter {
     this.#store = opts.store;
     this.#o = {
       maxQueue: opts.maxQueue ?? 20_000, batchSize: opts.batchSize ?? 200, flushMs: opts.flushMs ?? 1000,
-      recentSize: opts.recentSize ?? 20_000, maxBackoffMs: opts.maxBackoffMs ?? 30_000,
+      maxBackoffMs: opts.maxBackoffMs ?? 30_000,
     };
     this.#onError = opts.onError ?? (() => {});
-    this.#recentRing = new Array<string | undefined>(Math.max(1, this.#o.recentSize)).fill(undefined);
     this.#records = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertInferences(b) };
     this.#feedback = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertFeedback(b) };
     this.#timer = setInterval(() => { if (Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
@@ -71,7 +71,6 @@ export class RecordWriter {
   enqueue(rec: InferenceRecord): void {
     try {
       assertStorable(rec);
-      this.#remember({ id: rec.id, keyId: rec.keyId, servedModel: rec.servedModel, createdAt: rec.createdAt });
       this.#push(this.#records, rec);
     } catch (err) {
       this.#dropped++;
@@ -98,22 +97,19 @@ export class RecordWriter {
     if (over > 0) { lane.queue.take(over); this.#dropped += over; }
   }
 
-  #remember(ref: InferenceRef): void {
-    const old = this.#recentRing[this.#recentPos];
-    if (old !== undefined) this.#recent.delete(old);
-    this.#recentRing[this.#recentPos] = ref.id;
-    this.#recentPos = (this.#recentPos + 1) % this.#recentRing.length;
-    this.#recent.set(ref.id, ref);
-  }
-
-  /** A recently enqueued inference, whether or not it has reached the store yet. */
+  /**
+   * An enqueued inference whose write has not completed yet (queued or in the batch being written).
+   * Found by scanning, newest first: the request path pays nothing for it (an id index cost 1-3 us
+   * per request) and a feedback lookup scans at most the queue, usually a batch or two.
+   */
   recent(id: string): InferenceRef | undefined {
-    return this.#recent.get(id);
+    const r = this.#records.queue.findLast((x) => x.id === id) ?? this.#recordsInFlight?.find((x) => x.id === id);
+    return r ? { id: r.id, keyId: r.keyId, servedModel: r.servedModel, createdAt: r.createdAt } : undefined;
   }
 
-  /** Recent memory first, then the store (null when unknown or the store fails). */
+  /** Unwritten records first, then the store (null when unknown or the store fails). */
   async lookup(id: string): Promise<InferenceRef | null> {
-    const r = this.#recent.get(id);
+    const r = this.recent(id);
     if (r) return r;
     try { return await this.#store.getInference(id); } catch (err) { this.#onError(err); return null; }
   }
@@ -139,6 +135,7 @@ export class RecordWriter {
       while (lane.queue.length >= (all ? 1 : this.#o.batchSize)) {
         const batch = lane.queue.take(this.#o.batchSize);
         lane.inFlight = batch.length;
+        if (lane === this.#records) this.#recordsInFlight = batch as InferenceRecord[];
         try {
           await lane.write(batch);
           this.#flushed += batch.length;
@@ -154,6 +151,7 @@ export class RecordWriter {
           return;
         } finally {
           lane.inFlight = 0;
+          if (lane === this.#records) this.#recordsInFlight = null;
         }
       }
     }
