@@ -81,7 +81,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
       redisFailOpen: pick(storage, 'redis_fail_open', true),
       logBodies: pick(storage, 'log_bodies', 'metadata'),
       writer: {
-        batchSize: pick(writer, 'batch_size', 256),
+        batchSize: pick(writer, 'batch_size', 1000),
         flushMs: pick(writer, 'flush_ms', 250),
         maxQueue: pick(writer, 'max_queue', 50_000),
       },
