@@ -12,7 +12,6 @@ import { exchange, type Flow, type ResponseHeaders, type ResponseSink } from './
 import { buildRequest } from './upstream.ts';
 import { targetOf } from './convert-pool.ts';
 import { encodeForTarget } from '../workers/convert-core.ts';
-import { replaceTopLevelStrings } from '../formats/json-splice.ts';
 
 export type AttemptResult =
   | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number; responseText?: string }
@@ -216,21 +215,16 @@ class AttemptSink implements ResponseSink {
     const r = this.#r;
     const entry = this.#entry;
     const codec = this.#codec;
-    const raw = this.#text();
     let json: Record<string, unknown>;
-    try { json = JSON.parse(raw) as Record<string, unknown>; } catch {
+    try { json = JSON.parse(this.#text()) as Record<string, unknown>; } catch {
       return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a malformed response`), retryAfterMs: null, status: this.#status };
     }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) {
       return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a response the gateway cannot read`), retryAfterMs: null, status: this.#status };
     }
     let out: unknown; let observed: Observed;
-    let text: string | null = null;
     if (entry.provider.format === r.clientFormat && codec.passthrough) {
-      const upstreamId = json.id; const upstreamModel = json.model;
-      // rewriteResponse changes id and model only: the same two edits spliced into the upstream text.
       observed = codec.passthrough.rewriteResponse(json, { id: r.id, model: entry.id });
-      text = replaceTopLevelStrings(raw, [['id', upstreamId, r.id], ['model', upstreamModel, entry.id]]);
       out = json;
     } else {
       let res;
@@ -243,7 +237,7 @@ class AttemptSink implements ResponseSink {
       out = codecFor(r.clientFormat).client!.encodeResponse(res);
     }
     const ttft = performance.now() - r.startedAt;
-    text ??= JSON.stringify(out);
+    const text = JSON.stringify(out);
     sendJson(r.res, 200, text, this.#clientHeaders());
     return { kind: 'done', observed, ttftMs: ttft, adjustments: this.#adjustments, status: 200, responseText: text };
   }
