@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
-import { startGateway } from './lib/gateway.ts';
+import { benchPgSchema, dropPgSchema, startGateway } from './lib/gateway.ts';
 import { LoadProcess, type LoadResult, type LoadTarget } from './lib/load.ts';
 import { computeRatios, printScenario, printSummary, type ScenarioResult, type SystemResult } from './lib/report.ts';
 import { ALL_SYSTEMS, BASELINES, SCENARIOS, cpuMs, requestHeaders, type Scenario, type System, type SystemName } from './lib/scenarios.ts';
@@ -51,6 +51,8 @@ const wantedSystems: SystemName[] = flags.systems
     ...(flags.auth ? ['gateway-auth' as const] : []), ...(flags.pg ? ['gateway-auth-pg' as const] : [])];
 const scenarios = flags.scenarios ? SCENARIOS.filter((s) => flags.scenarios!.split(',').includes(s.name)) : SCENARIOS;
 
+const pgSchema = benchPgSchema();
+
 /** Starts every wanted system; one that fails keeps its reason and the rest still run. */
 async function startSystems(upstream: string): Promise<System[]> {
   return Promise.all(wantedSystems.map(async (name): Promise<System> => {
@@ -63,7 +65,7 @@ async function startSystems(upstream: string): Promise<System[]> {
       }
       const auth = name !== 'gateway';
       const gw = await startGateway({ config: auth ? 'gateway.bench-auth.yaml' : 'gateway.bench.yaml', upstream, withKey: auth,
-        ...(name === 'gateway-auth-pg' ? { databaseUrl: flags['pg-url'] } : {}),
+        ...(name === 'gateway-auth-pg' ? { databaseUrl: flags['pg-url'], pgSchema } : {}),
         ...(flags.profile ? { profileDir: path.resolve(flags.profile, name) } : {}) });
       return { name, origin: gw.origin, child: gw.child, ...(gw.apiKey ? { apiKey: gw.apiKey } : {}) };
     } catch (e) {
@@ -183,6 +185,7 @@ async function main(): Promise<void> {
   } finally {
     load.close();
     await Promise.all([upstream.child, ...systems.map((s) => s.child)].flatMap((c) => (c ? [stopChild(c)] : [])));
+    if (wantedSystems.includes('gateway-auth-pg')) await dropPgSchema(flags['pg-url'], pgSchema);
   }
 }
 

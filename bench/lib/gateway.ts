@@ -15,6 +15,12 @@ export type GatewayOptions = {
   withKey: boolean;
   /** Sets DATABASE_URL (PostgreSQL records) when given. */
   databaseUrl?: string;
+  /**
+   * The PostgreSQL schema (GATEWAY_PG_SCHEMA). The bench gives each run a fresh one and drops it at the
+   * end (dropPgSchema): rows left by earlier runs would otherwise grow the tables and wake autovacuum
+   * in the middle of a measurement.
+   */
+  pgSchema?: string;
   /** Write a V8 CPU profile of the gateway into this directory (written when it exits on SIGTERM). */
   profileDir?: string;
 };
@@ -34,6 +40,8 @@ function gatewayEnv(o: GatewayOptions, dbFile: string): NodeJS.ProcessEnv {
   };
   if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
   else delete env.DATABASE_URL;
+  if (o.databaseUrl && o.pgSchema) env.GATEWAY_PG_SCHEMA = o.pgSchema;
+  else delete env.GATEWAY_PG_SCHEMA;
   return env;
 }
 
@@ -103,4 +111,20 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     });
   });
   return apiKey === undefined ? { child, origin, dbFile, stderrTail } : { child, origin, apiKey, dbFile, stderrTail };
+}
+
+/** A schema name for this run's PostgreSQL gateway. */
+export const benchPgSchema = (): string => `bench_${process.pid}_${Date.now()}`;
+
+/** Drops a schema a bench run created (never throws: the report matters more than the clean-up). */
+export async function dropPgSchema(url: string, schema: string): Promise<void> {
+  if (!/^bench_\d+_\d+$/.test(schema)) return;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } catch { /* reported nowhere on purpose */ } finally {
+    await client.end().catch(() => {});
+  }
 }

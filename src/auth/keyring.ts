@@ -4,7 +4,10 @@ import { GatewayError } from '../http/errors.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { compileModelPatterns, keyMatchesHash, parsePresentedKey } from './keys.ts';
 
-type Entry = { record: KeyRecord; allows: (modelId: string) => boolean };
+/** A key with what the request path needs decoded once: hash bytes and revocation/expiry instants. */
+type Entry = { record: KeyRecord; allows: (modelId: string) => boolean; hash: Buffer; revokedAtMs: number; expiresAtMs: number };
+
+const instant = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
 
 export type KeyRingOptions = {
   refreshMs?: number;       // reload all keys this often (default 30 s)
@@ -20,7 +23,7 @@ export class KeyRing {
   readonly #store: Store;
   readonly #opts: Required<Omit<KeyRingOptions, 'onError'>> & Pick<KeyRingOptions, 'onError'>;
   #entries = new Map<string, Entry>();
-  #touched = new Map<string, string>();
+  #touched = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
   #loaded = false;
   #lastMissRefresh = -Infinity;
@@ -43,7 +46,9 @@ export class KeyRing {
   async refresh(): Promise<void> {
     const records = await this.#store.listKeys();
     const next = new Map<string, Entry>();
-    for (const r of records) next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels) });
+    for (const r of records) {
+      next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels), hash: Buffer.from(r.hash, 'hex'), revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt) });
+    }
     this.#entries = next;
     this.#loaded = true;
   }
@@ -72,13 +77,12 @@ export class KeyRing {
     }
     const parsed = parsePresentedKey(presented);
     const entry = parsed ? this.#entries.get(parsed.id) : undefined;
-    if (!parsed || !entry || !keyMatchesHash(parsed.key, entry.record.hash)) throw new GatewayError('invalid_api_key', INVALID);
-    const r = entry.record;
+    if (!parsed || !entry || !keyMatchesHash(parsed.key, entry.hash)) throw new GatewayError('invalid_api_key', INVALID);
     const now = this.#opts.now();
-    if (r.revokedAt !== null && Date.parse(r.revokedAt) <= now) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
-    if (r.expiresAt !== null && Date.parse(r.expiresAt) <= now) throw new GatewayError('invalid_api_key', 'This API key has expired.');
-    this.#touched.set(r.id, new Date(now).toISOString());
-    return r;
+    if (entry.revokedAtMs <= now) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
+    if (entry.expiresAtMs <= now) throw new GatewayError('invalid_api_key', 'This API key has expired.');
+    this.#touched.set(entry.record.id, now);
+    return entry.record;
   }
 
   /** Throws model_not_allowed (403) when the key's allowed-model globs do not cover `modelId`. */
@@ -92,12 +96,12 @@ export class KeyRing {
   /** Writes the batched last-used times; on failure they are kept (newest wins) for the next flush. */
   async flushTouches(): Promise<void> {
     if (this.#touched.size === 0) return;
-    const batch = [...this.#touched].map(([id, at]) => ({ id, at }));
+    const touched = this.#touched;
     this.#touched = new Map();
     try {
-      await this.#store.touchKeys(batch);
+      await this.#store.touchKeys([...touched].map(([id, at]) => ({ id, at: new Date(at).toISOString() })));
     } catch (err) {
-      for (const { id, at } of batch) {
+      for (const [id, at] of touched) {
         const cur = this.#touched.get(id);
         if (cur === undefined || cur < at) this.#touched.set(id, at);
       }

@@ -1,6 +1,6 @@
 // API key material: the `sk-gw-<public id>-<secret>` format, SHA-256 hashing, constant-time checks and
 // allowed-model globs. Keys are shown once at creation; only the hash is ever stored.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-gw-';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -36,10 +36,13 @@ export function parsePresentedKey(s: string): { id: string; key: string } | null
   return m ? { id: m[1]!, key: m[0] } : null;
 }
 
-/** Compares the presented key's hash to the stored hex hash in constant time. */
-export function keyMatchesHash(presented: string, storedHashHex: string): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
-  const b = Buffer.from(storedHashHex, 'hex');
+/**
+ * Compares the presented key's hash to the stored hash (hex, or its bytes decoded once by the caller)
+ * in constant time. One-shot crypto.hash: no Hash object per request.
+ */
+export function keyMatchesHash(presented: string, storedHash: string | Buffer): boolean {
+  const a = hash('sha256', presented, 'buffer');
+  const b = typeof storedHash === 'string' ? Buffer.from(storedHash, 'hex') : storedHash;
   return a.length === b.length && timingSafeEqual(a, b);
 }
 

@@ -50,7 +50,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     }
     entry = resolveModel(cfg, requested);
     if (client.key) svc.keys?.checkModel(client.key, entry.id);
-    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf));
+    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf, client.key));
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
     svc.books.rejected({ id, route, format, requested, resolved: entry?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
@@ -78,11 +78,15 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
 }
 
-/** Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens. */
-function estimate(entry: ModelEntry, body: Record<string, unknown>, raw: Buffer): { tokens: number; costUsd: string } {
+/**
+ * Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens.
+ * The cost bound (exact decimal arithmetic) is only worked out for a key with a budget.
+ */
+function estimate(entry: ModelEntry, body: Record<string, unknown>, raw: Buffer, key: KeyRecord): { tokens: number; costUsd: string } {
   const bytes = raw.length;
   const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? entry.model.max_completion_tokens) as number;
   const input = Math.ceil(bytes / 4);
+  if (key.budgetUsd === null) return { tokens: input + maxOut, costUsd: '0' };
   // Cache writes cost more than plain input: assume them only when the body asks for caching.
   const cacheWrite = raw.includes('"cache_control"') ? 'any' : 'none';
   return { tokens: input + maxOut, costUsd: estimateMaxCost(entry.model.pricing, input, maxOut, { cacheWrite }) };
