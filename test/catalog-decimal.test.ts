@@ -66,3 +66,14 @@ test('shift, divide and import from numbers', () => {
   assert.equal(decimalFromNumber(18.75), '18.75');
   assert.throws(() => decimalFromNumber(Number.NaN), TypeError);
 });
+
+test('DecimalSum adds exactly across scales and renders in normal form', async () => {
+  const { DecimalSum, sumDecimals } = await import('../src/catalog/decimal.ts');
+  const parts = ['0.1', '0.2', '0.0000001', '5', '0.0000000000000000001', '12.3400', '0'];
+  const s = new DecimalSum();
+  assert.equal(s.toString(), '0');
+  for (const p of parts) s.add(p);
+  assert.equal(s.toString(), sumDecimals(parts));
+  assert.equal(s.toString(), '17.6400001000000000001');
+  assert.throws(() => s.add('1e-3'), /not a decimal string/);
+});

@@ -57,17 +57,19 @@ export function costOf(pricing: Pricing, usage: Usage, extra: CostExtras = {}): 
   // Providers that report only the total put everything in the 5-minute bucket.
   const w5m = w5mSplit + Math.max(0, writes - w5mSplit - w1h);
   const reasoning = Math.min(count('reasoning_tokens', usage.reasoning_tokens), output);
-  return sumOfProducts([
-    [pricing.prompt, input],
-    [eff.read, reads],
-    [eff.write5m, w5m],
-    [eff.write1h, w1h],
-    [eff.reasoning, reasoning],
-    [pricing.completion, output - reasoning],
-    [pricing.request, count('requests', extra.requests ?? 1)],
-    [pricing.image, count('images', extra.images)],
-    [pricing.web_search, count('webSearches', extra.webSearches)],
-  ]);
+  // Only the kinds this call used become terms (most calls use three of the nine).
+  const terms: Array<readonly [string, number]> = [];
+  const term = (price: string, n: number): void => { if (n !== 0) terms.push([price, n]); };
+  term(pricing.prompt, input);
+  term(eff.read, reads);
+  term(eff.write5m, w5m);
+  term(eff.write1h, w1h);
+  term(eff.reasoning, reasoning);
+  term(pricing.completion, output - reasoning);
+  term(pricing.request, count('requests', extra.requests ?? 1));
+  term(pricing.image, count('images', extra.images));
+  term(pricing.web_search, count('webSearches', extra.webSearches));
+  return sumOfProducts(terms);
 }
 
 export type MaxCostOptions = {

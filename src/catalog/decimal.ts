@@ -21,8 +21,10 @@ function parse(s: string): Fixed {
   return { int: negative ? -int : int, scale: dot < 0 ? 0 : body.length - dot - 1 };
 }
 
+const POW10: bigint[] = Array.from({ length: 64 }, (_, i) => 10n ** BigInt(i));
+
 function pow10(n: number): bigint {
-  return 10n ** BigInt(n);
+  return n < POW10.length ? POW10[n]! : 10n ** BigInt(n);
 }
 
 /** Brings both operands to the larger scale so their mantissas can be added or compared. */
@@ -62,6 +64,21 @@ export function addDecimal(a: string, b: string): string {
 export function subDecimal(a: string, b: string): string {
   const [x, y, scale] = align(parse(a), parse(b));
   return render({ int: x - y, scale });
+}
+
+/**
+ * A running exact sum kept as mantissa and scale: adding parses only the addend (no render of the
+ * total per addition), for counters that add on every request and are read rarely.
+ */
+export class DecimalSum {
+  #int = 0n;
+  #scale = 0;
+  add(amount: string): void {
+    const a = parse(amount);
+    if (a.scale > this.#scale) { this.#int = this.#int * pow10(a.scale - this.#scale) + a.int; this.#scale = a.scale; }
+    else this.#int += a.int * pow10(this.#scale - a.scale);
+  }
+  toString(): string { return render({ int: this.#int, scale: this.#scale }); }
 }
 
 /** Sum of any number of decimal strings; "0" for none. */

@@ -1,6 +1,6 @@
 // A minimal Prometheus registry: counters, gauges, histograms and exact-decimal counters with labels,
 // rendered in the text exposition format (version 0.0.4). No dependencies, no per-request allocation beyond the series key.
-import { addDecimal } from '../catalog/decimal.ts';
+import { DecimalSum } from '../catalog/decimal.ts';
 
 export type Labels<L extends string> = { readonly [K in L]: string };
 type Sample = { suffix: string; labels: string; value: string };
@@ -84,20 +84,19 @@ export class Counter<L extends string = never> extends Family<L, { v: number }> 
 }
 
 /** A counter of exact decimal amounts (money): sums decimal strings and renders the exact sum. */
-export class DecimalCounter<L extends string = never> extends Family<L, { v: string }> {
+export class DecimalCounter<L extends string = never> extends Family<L, DecimalSum> {
   readonly type = 'counter' as const;
-  protected init(): { v: string } { return { v: '0' }; }
+  protected init(): DecimalSum { return new DecimalSum(); }
   add(labels: Labels<L> | undefined, amount: string): void {
     if (amount.startsWith('-')) throw new Error(`counter ${this.name} can only increase`);
-    const s = this.get(labels);
-    s.v = addDecimal(s.v, amount);
+    this.get(labels).add(amount);
   }
   bind(labels?: Labels<L>): { add(amount: string): void } {
-    const state = this.get(labels);
+    const sum = this.get(labels);
     const name = this.name;
-    return { add(amount) { if (amount.startsWith('-')) throw new Error(`counter ${name} can only increase`); state.v = addDecimal(state.v, amount); } };
+    return { add(amount) { if (amount.startsWith('-')) throw new Error(`counter ${name} can only increase`); sum.add(amount); } };
   }
-  protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: s.state.v })); }
+  protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: s.state.toString() })); }
 }
 
 export class Gauge<L extends string = never> extends Family<L, { v: number }> {
