@@ -48,6 +48,15 @@ function streams(): Rec[][] {
     { model: 'gpt-4o-mini', id: 'chatcmpl-abc', choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null }] },
     { model: 'gpt-4o-mini', id: 'chatcmpl-abc', choices: [{ index: 0, delta: { content: 'y' }, finish_reason: 'stop' }] },
   ]);
+  // First chunk with a nested id before the top-level one, and ids that need escapes.
+  out.push([
+    { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '' } }] }, finish_reason: null }], id: 'chatcmpl-x', model: 'm' },
+    { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], id: 'chatcmpl-x', model: 'm' },
+  ]);
+  out.push([
+    { id: 'odd"id\\', model: 'mod"el', choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null }] },
+    { id: 'odd"id\\', model: 'mod"el', choices: [{ index: 0, delta: { content: 'y' }, finish_reason: 'stop' }] },
+  ]);
   return out;
 }
 

@@ -19,6 +19,36 @@ const FINISH_LEN = '"finish_reason":"'.length;
 const USAGE_NULL: Marker = [',"u', 'sage":null'];
 const USAGE_NULL_LEN = ',"usage":null'.length;
 
+/** Nesting depth just before `end` (1 = inside the top-level object), or -1 when `end` is inside a string. */
+function depthAt(s: string, end: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return inString ? -1 : depth;
+}
+
+/** The value of the first top-level member `"key":"value"` written without escapes, else null. */
+function topLevelString(s: string, key: string): string | null {
+  const head = `"${key}":"`;
+  for (let i = s.indexOf(head); i >= 0; i = s.indexOf(head, i + 1)) {
+    if (depthAt(s, i) !== 1) continue;
+    const start = i + head.length;
+    const end = s.indexOf('"', start);
+    if (end < 0) return null;
+    const v = s.slice(start, end);
+    return v.includes('\\') ? null : v;
+  }
+  return null;
+}
+
 /** Index of the whole marker (head + tail) in `s`, or -1. */
 function find(s: string, [head, tail]: Marker): number {
   for (let i = s.indexOf(tail); i >= 0; i = s.indexOf(tail, i + 1)) {
@@ -58,6 +88,12 @@ export const openaiChatPassthrough: PassthroughCodec = {
       frame(f: SseFrame): string {
         if (f.data === '[DONE]') return '';
         const d = f.data;
+        if (!idNeedle) {
+          // The first chunk names the upstream id and model: read both in place when they are plain.
+          const id = topLevelString(d, 'id');
+          const model = id === null ? null : topLevelString(d, 'model');
+          if (id !== null && model !== null) { idNeedle = `"id":"${id}"`; modelNeedle = `"model":"${model}"`; }
+        }
         if (idNeedle && find(d, USAGE_OBJECT) < 0 && find(d, ERROR_KEY) < 0) {
           const i = d.indexOf(idNeedle);
           const m = d.indexOf(modelNeedle);
