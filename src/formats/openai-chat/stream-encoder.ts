@@ -22,14 +22,17 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
   let finished = false;
   const toolIndex = new Map<number, number>();
 
-  const chunk = (delta: Rec, finish: string | null = null): string => {
-    const c: Rec = {
-      id, object: 'chat.completion.chunk', created, model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
-    if (opts.includeUsage) c.usage = null;
-    return sseFrame(JSON.stringify(c));
+  // Every chunk is {id, object, created, model, choices: [{index, delta, logprobs, finish_reason}]
+  // (, usage: null)}: the text around `delta` is fixed once id and model are known, so only the delta
+  // is serialised per chunk (the same bytes JSON.stringify of the whole object gives).
+  let head = '';
+  const setHead = (): void => {
+    head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
   };
+  setHead();
+  const tail = opts.includeUsage ? '}],"usage":null}' : '}]}';
+  const chunk = (delta: Rec, finish: string | null = null): string =>
+    sseFrame(`${head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${tail}`);
 
   const finish = (): string => {
     if (finished) return '';
@@ -43,6 +46,7 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
         case 'message_start':
           id = ev.id;
           model = ev.model;
+          setHead();
           usage = { ...ev.usage };
           return chunk({ role: 'assistant', content: '', refusal: null });
         case 'block_start': {
