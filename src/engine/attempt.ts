@@ -86,6 +86,8 @@ export async function runAttempt(r: InferenceRequest, entry: ModelEntry): Promis
   });
 }
 
+const flushSink = (sink: AttemptSink): void => sink.flush();
+
 const RESPONSE_HEADERS_SSE = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
 
 /**
@@ -111,6 +113,7 @@ class AttemptSink implements ResponseSink {
   #started = false;
   #ttft = 0;
   #timer: NodeJS.Timeout | null = null;
+  #flushQueued = false;
 
   constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, adjustments: string[], resolve: (a: AttemptResult) => void) {
     this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = adjustments; this.#resolve = resolve;
@@ -157,12 +160,30 @@ class AttemptSink implements ResponseSink {
       res.writeHead(200, { ...RESPONSE_HEADERS_SSE, ...this.#clientHeaders() });
       this.#ttft = performance.now() - r.startedAt;
     }
-    const out = this.#relay!.push(chunk);
+    // Chunks of one socket read (undici hands over each HTTP chunk, often ten per read) are relayed
+    // together at the end of the tick: one parse call and one client write instead of one per chunk.
+    this.#chunks.push(chunk);
+    if (!this.#flushQueued) { this.#flushQueued = true; process.nextTick(flushSink, this); }
+  }
+
+  /** Relays the chunks received this tick (see data()). */
+  flush(): void {
+    this.#flushQueued = false;
+    if (this.#settled) return;
+    const out = this.#relayPending();
+    const res = this.#r.res;
     if (out && !res.write(out)) {
       const flow = this.#flow!;
       flow.pause();
       res.once('drain', () => flow.resume());
     }
+  }
+
+  #relayPending(): string {
+    const c = this.#chunks;
+    if (c.length === 0) return '';
+    this.#chunks = [];
+    return this.#relay!.push(c.length === 1 ? c[0]! : Buffer.concat(c));
   }
 
   end(): void {
@@ -174,8 +195,8 @@ class AttemptSink implements ResponseSink {
       this.#settle({ kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} closed the stream before sending anything`), retryAfterMs: null, status: this.#status });
       return;
     }
-    // The stream's last bytes go out with res.end(): one socket write fewer per stream.
-    this.#r.res.end(this.#relay!.end());
+    // The stream's last bytes (and those of this tick not relayed yet) go out with res.end().
+    this.#r.res.end(this.#relayPending() + this.#relay!.end());
     this.#settle({ kind: 'done', observed: this.#relay!.observed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
   }
 
@@ -190,7 +211,7 @@ class AttemptSink implements ResponseSink {
     const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
     const msg = timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${e.message}`;
     const enc = codecFor(r.clientFormat).client!.newStreamEncoder({ includeUsage: r.includeUsage });
-    r.res.end(enc.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } }));
+    r.res.end(this.#relayPending() + enc.encode({ type: 'error', error: { type: timedOut ? 'timeout' : 'api_error', message: msg } }));
     this.#settle({ kind: 'done', observed: this.#relay!.observed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
   }
 
