@@ -50,7 +50,11 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     }
     entry = resolveModel(cfg, requested);
     if (client.key) svc.keys?.checkModel(client.key, entry.id);
-    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, estimate(entry, body, buf, client.key));
+    const limiter = svc.limiter;
+    if (client.key && limiter) {
+      const est = estimate(entry, body, buf, client.key);
+      reservation = limiter.acquireSync ? limiter.acquireSync(client.key, est) : await limiter.acquire(client.key, est);
+    }
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
     svc.books.rejected({ id, route, format, requested, resolved: entry?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });

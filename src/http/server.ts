@@ -36,7 +36,11 @@ export function buildRoutes(svc: Services): RouteTable {
   return createRouteTable(routes);
 }
 
-async function authenticate(svc: Services, req: IncomingMessage, route: Route): Promise<void> {
+/**
+ * Authenticates synchronously against the in-memory key ring; only a well-formed key the ring does not
+ * know yet (created a moment ago elsewhere) returns a promise, for the reload that may find it.
+ */
+function authenticate(svc: Services, req: IncomingMessage, route: Route): void | Promise<void> {
   const cfg = svc.holder.current;
   if (route.auth === 'none') return;
   if (route.auth === 'admin') {
@@ -45,14 +49,18 @@ async function authenticate(svc: Services, req: IncomingMessage, route: Route): 
     if (!token || !safeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
     return;
   }
-  if (!cfg.auth.enabled || !svc.keys) return;
+  const keys = svc.keys;
+  if (!cfg.auth.enabled || !keys) return;
   const presented = presentedKeyFromHeaders(req.headers);
   if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return;
   try {
-    clientKeys.set(req, svc.keys.authenticate(presented));
+    clientKeys.set(req, keys.authenticate(presented));
   } catch (e) {
-    if (!(e instanceof GatewayError && e.code === 'invalid_api_key' && await svc.keys.refreshForUnknown(presented))) throw e;
-    clientKeys.set(req, svc.keys.authenticate(presented));
+    if (!(e instanceof GatewayError && e.code === 'invalid_api_key')) throw e;
+    return keys.refreshForUnknown(presented).then((known) => {
+      if (!known) throw e;
+      clientKeys.set(req, keys.authenticate(presented));
+    });
   }
 }
 
@@ -99,7 +107,10 @@ export function createGatewayServer(svc: Services): Server {
     }
     svc.inFlight++;
     try {
-      try { await authenticate(svc, req, route); } catch (e) {
+      try {
+        const pending = authenticate(svc, req, route);
+        if (pending) await pending;
+      } catch (e) {
         svc.books.refusedAtAuth(route.pattern, e);
         throw e;
       }

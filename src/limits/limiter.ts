@@ -21,6 +21,8 @@ export interface Reservation {
 export interface Limiter {
   /** Checks and takes rpm, tpm and budget in one atomic step; throws LimitError (429 or 402). */
   acquire(key: KeyRecord, est: Usage): Promise<Reservation>;
+  /** The same without a promise, for a limiter that never waits (in-process); absent when it must. */
+  acquireSync?(key: KeyRecord, est: Usage): Reservation;
   /** Loads each budgeted key's spend in its current period from the store, so a restart does not reset budgets. */
   seed(store: Store, keys: readonly KeyRecord[]): Promise<void>;
   close(): Promise<void>;
