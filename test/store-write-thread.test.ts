@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import { WriteThread, withWriteThread } from '../src/store/write-thread.ts';
-import type { InferenceRecord } from '../src/store/types.ts';
+import type { InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
 const rec = (): InferenceRecord => ({
@@ -17,14 +17,20 @@ const rec = (): InferenceRecord => ({
   finishReason: 'stop', metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null,
 });
 
-test('inserts through the thread are visible to the main store, and a dead thread falls back', async () => {
+/** A SQLite store in a temp dir with a write thread in front; cleaned up after `fn`. */
+async function withThreadStore(fn: (x: { store: Store; thread: WriteThread; s: Store }) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-wt-'));
   const opts = { sqlitePath: join(dir, 'g.db') };
   const store = await openStore(opts);
   const thread = new WriteThread(opts);
-  await thread.ready();
-  const s = withWriteThread(store, thread);
   try {
+    await thread.ready();
+    await fn({ store, thread, s: withWriteThread(store, thread) });
+  } finally { await thread.close(); await store.close(); rmSync(dir, { recursive: true, force: true }); }
+}
+
+test('inserts through the thread are visible to the main store, and a dead thread falls back', async () => {
+  await withThreadStore(async ({ store, thread, s }) => {
     const batch = [rec(), rec(), rec()];
     await s.insertInferences(batch);
     for (const r of batch) assert.equal((await store.getInference(r.id))?.servedModel, 'p/m');
@@ -33,17 +39,11 @@ test('inserts through the thread are visible to the main store, and a dead threa
     const late = rec();
     await s.insertInferences([late]);
     assert.ok(await store.getInference(late.id));
-  } finally { await store.close(); rmSync(dir, { recursive: true, force: true }); }
+  });
 });
 
 test('records cross the thread as tuples and land with every field exactly as queued', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-wt-'));
-  const opts = { sqlitePath: join(dir, 'g.db') };
-  const store = await openStore(opts);
-  const thread = new WriteThread(opts);
-  await thread.ready();
-  const s = withWriteThread(store, thread);
-  try {
+  await withThreadStore(async ({ store, s }) => {
     const full: InferenceRecord = {
       ...rec(), createdAt: '2026-02-28T23:59:59.999Z', keyId: 'k-1', clientFormat: 'anthropic-messages', requestedModel: 'a/b',
       attempts: [{ provider: 'x', model: 'm1', status: 503, error: 'upstream_error', latencyMs: 7 }, { provider: 'p', model: 'm', status: 200, error: null, latencyMs: 2 }],
@@ -59,5 +59,5 @@ test('records cross the thread as tuples and land with every field exactly as qu
     assert.deepEqual(back.get(failed.id), failed);
     await s.insertInferences([full]); // a retried record is not a second row
     assert.equal((await store.listInferences({ limit: 10 })).length, 2);
-  } finally { await thread.close(); await store.close(); rmSync(dir, { recursive: true, force: true }); }
+  });
 });
