@@ -107,7 +107,6 @@ class AttemptSink implements ResponseSink {
   #headers: ResponseHeaders = {};
   #mode: 'error' | 'json' | 'stream' = 'json';
   #chunks: Buffer[] = [];
-  #size = 0;
   #flow: Flow | null = null;
   #relay: Relay | null = null;
   #started = false;
@@ -150,7 +149,7 @@ class AttemptSink implements ResponseSink {
 
   data(chunk: Buffer): void {
     if (this.#settled) return;
-    if (this.#mode !== 'stream') { this.#chunks.push(chunk); this.#size += chunk.length; return; }
+    if (this.#mode !== 'stream') { this.#chunks.push(chunk); return; }
     const r = this.#r;
     const res = r.res;
     if (!this.#started) {
@@ -180,10 +179,14 @@ class AttemptSink implements ResponseSink {
   }
 
   #relayPending(): string {
+    return this.#chunks.length === 0 ? '' : this.#relay!.push(this.#takeChunks());
+  }
+
+  /** The body bytes received and not consumed yet, as one buffer. */
+  #takeChunks(): Buffer {
     const c = this.#chunks;
-    if (c.length === 0) return '';
     this.#chunks = [];
-    return this.#relay!.push(c.length === 1 ? c[0]! : Buffer.concat(c));
+    return c.length === 1 ? c[0]! : Buffer.concat(c);
   }
 
   end(): void {
@@ -215,15 +218,10 @@ class AttemptSink implements ResponseSink {
     this.#settle({ kind: 'done', observed: this.#relay!.observed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
   }
 
-  #text(): string {
-    const c = this.#chunks;
-    return c.length === 1 ? c[0]!.toString('utf8') : Buffer.concat(c, this.#size).toString('utf8');
-  }
-
   #upstreamError(): AttemptResult {
     const status = this.#status;
     const entry = this.#entry;
-    const up = this.#codec.upstream.decodeError(status, this.#text(), flatHeaders(this.#headers));
+    const up = this.#codec.upstream.decodeError(status, this.#takeChunks().toString('utf8'), flatHeaders(this.#headers));
     const ra = retryAfterMs(this.#headers);
     const err = new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${entry.provider.name}: ${up.message}`, {
       status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,
@@ -236,13 +234,13 @@ class AttemptSink implements ResponseSink {
     const r = this.#r;
     const entry = this.#entry;
     const codec = this.#codec;
+    const unusable = (what: string): AttemptResult =>
+      ({ kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent ${what}`), retryAfterMs: null, status: this.#status });
     let json: Record<string, unknown>;
-    try { json = JSON.parse(this.#text()) as Record<string, unknown>; } catch {
-      return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a malformed response`), retryAfterMs: null, status: this.#status };
+    try { json = JSON.parse(this.#takeChunks().toString('utf8')) as Record<string, unknown>; } catch {
+      return unusable('a malformed response');
     }
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-      return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a response the gateway cannot read`), retryAfterMs: null, status: this.#status };
-    }
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) return unusable('a response the gateway cannot read');
     let out: unknown; let observed: Observed;
     if (entry.provider.format === r.clientFormat && codec.passthrough) {
       observed = codec.passthrough.rewriteResponse(json, { id: r.id, model: entry.id });
@@ -250,7 +248,7 @@ class AttemptSink implements ResponseSink {
     } else {
       let res;
       try { res = codec.upstream.decodeResponse(json); } catch {
-        return { kind: 'retry', error: new GatewayError('upstream_error', `${entry.provider.name} sent a response the gateway cannot read`), retryAfterMs: null, status: this.#status };
+        return unusable('a response the gateway cannot read');
       }
       res.id = r.id;
       res.model = entry.id;

@@ -43,6 +43,9 @@ export type ResponseSink = {
   error(err: Error): void;
 };
 
+/** Why an aborted signal stopped the exchange, always as an Error for the sink. */
+const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+
 class SinkHandler implements Dispatcher.DispatchHandler {
   readonly #sink: ResponseSink;
   readonly #signal: AbortSignal;
@@ -50,9 +53,8 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #flow: Flow | null = null;
   #done = false;
   readonly #onAbort = (): void => {
-    const reason = this.#signal.reason instanceof Error ? this.#signal.reason : new Error('aborted');
-    if (this.#controller) this.#controller.abort(reason);
-    else this.#fail(reason);
+    if (this.#controller) this.#controller.abort(abortReason(this.#signal));
+    else this.#fail(abortReason(this.#signal));
   };
 
   constructor(sink: ResponseSink, signal: AbortSignal) {
@@ -73,9 +75,9 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    if (this.#done) { controller.abort(new Error('aborted')); return; }
+    // Aborted while queued in the pool: the abort listener already failed the sink.
+    if (this.#done) { controller.abort(abortReason(this.#signal)); return; }
     this.#controller = controller;
-    if (this.#signal.aborted) controller.abort(this.#signal.reason instanceof Error ? this.#signal.reason : new Error('aborted'));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
@@ -102,7 +104,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 /** Sends one request and feeds its response to `sink` as it arrives. */
 export function exchange(c: UpstreamCall, sink: ResponseSink): void {
   const handler = new SinkHandler(sink, c.signal);
-  if (c.signal.aborted) { handler.onResponseError(null as never, c.signal.reason instanceof Error ? c.signal.reason : new Error('aborted')); return; }
+  if (c.signal.aborted) { handler.onResponseError(null as never, abortReason(c.signal)); return; }
   poolFor(c.origin, c.settings).dispatch({
     origin: c.origin,
     path: c.path,

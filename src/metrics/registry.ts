@@ -71,14 +71,13 @@ export class Counter<L extends string = never> extends Family<L, { v: number }> 
   readonly type = 'counter' as const;
   protected init(): { v: number } { return { v: 0 }; }
   inc(labels?: Labels<L>, by = 1): void {
-    if (!(by >= 0)) throw new Error(`counter ${this.name} can only increase`);
-    this.get(labels).v += by;
+    increase(this.name, this.get(labels), by);
   }
   /** The series for these labels, resolved once: callers on the hot path keep it and skip the lookup. */
   bind(labels?: Labels<L>): { inc(by?: number): void } {
     const state = this.get(labels);
     const name = this.name;
-    return { inc(by = 1) { if (!(by >= 0)) throw new Error(`counter ${name} can only increase`); state.v += by; } };
+    return { inc(by = 1) { increase(name, state, by); } };
   }
   protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: formatValue(s.state.v) })); }
 }
@@ -88,13 +87,12 @@ export class DecimalCounter<L extends string = never> extends Family<L, DecimalS
   readonly type = 'counter' as const;
   protected init(): DecimalSum { return new DecimalSum(); }
   add(labels: Labels<L> | undefined, amount: string): void {
-    if (amount.startsWith('-')) throw new Error(`counter ${this.name} can only increase`);
-    this.get(labels).add(amount);
+    addAmount(this.name, this.get(labels), amount);
   }
   bind(labels?: Labels<L>): { add(amount: string): void } {
     const sum = this.get(labels);
     const name = this.name;
-    return { add(amount) { if (amount.startsWith('-')) throw new Error(`counter ${name} can only increase`); sum.add(amount); } };
+    return { add(amount) { addAmount(name, sum, amount); } };
   }
   protected samples(): Sample[] { return [...this.series.values()].map((s) => ({ suffix: '', labels: s.labels, value: s.state.toString() })); }
 }
@@ -136,6 +134,16 @@ export class Histogram<L extends string = never> extends Family<L, { counts: num
     }
     return out;
   }
+}
+
+function increase(name: string, state: { v: number }, by: number): void {
+  if (!(by >= 0)) throw new Error(`counter ${name} can only increase`);
+  state.v += by;
+}
+
+function addAmount(name: string, sum: DecimalSum, amount: string): void {
+  if (amount.startsWith('-')) throw new Error(`counter ${name} can only increase`);
+  sum.add(amount);
 }
 
 function record(buckets: readonly number[], s: { counts: number[]; sum: number; count: number }, v: number): void {

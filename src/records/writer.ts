@@ -35,7 +35,8 @@ class Queue<T> {
   unshift(xs: T[]): void { this.#items = xs.concat(this.#items.slice(this.#head)); this.#head = 0; }
 }
 
-type Lane<T> = { queue: Queue<T>; inFlight: number; write: (batch: T[]) => Promise<void> };
+/** `inFlight` is the batch being written (still unknown to the store until it commits). */
+type Lane<T> = { queue: Queue<T>; inFlight: T[] | null; write: (batch: T[]) => Promise<void> };
 
 export class RecordWriter {
   readonly #store: Store;
@@ -44,8 +45,6 @@ export class RecordWriter {
   readonly #records: Lane<InferenceRecord>;
   readonly #feedback: Lane<FeedbackRow>;
   readonly #timer: NodeJS.Timeout;
-  /** The batch of records being written right now (still unknown to the store until it commits). */
-  #recordsInFlight: InferenceRecord[] | null = null;
   #flushing: Promise<void> | null = null;
   #closed = false;
   #retryAt = 0;
@@ -61,8 +60,8 @@ export class RecordWriter {
       maxBackoffMs: opts.maxBackoffMs ?? 30_000,
     };
     this.#onError = opts.onError ?? (() => {});
-    this.#records = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertInferences(b) };
-    this.#feedback = { queue: new Queue(), inFlight: 0, write: (b) => this.#store.insertFeedback(b) };
+    this.#records = { queue: new Queue(), inFlight: null, write: (b) => this.#store.insertInferences(b) };
+    this.#feedback = { queue: new Queue(), inFlight: null, write: (b) => this.#store.insertFeedback(b) };
     this.#timer = setInterval(() => { if (Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
     this.#timer.unref();
   }
@@ -103,7 +102,7 @@ export class RecordWriter {
    * per request) and a feedback lookup scans at most the queue, usually a batch or two.
    */
   recent(id: string): InferenceRef | undefined {
-    const r = this.#records.queue.findLast((x) => x.id === id) ?? this.#recordsInFlight?.find((x) => x.id === id);
+    const r = this.#records.queue.findLast((x) => x.id === id) ?? this.#records.inFlight?.find((x) => x.id === id);
     return r ? { id: r.id, keyId: r.keyId, servedModel: r.servedModel, createdAt: r.createdAt } : undefined;
   }
 
@@ -115,7 +114,7 @@ export class RecordWriter {
   }
 
   stats(): WriterStats {
-    const queued = this.#records.queue.length + this.#records.inFlight + this.#feedback.queue.length + this.#feedback.inFlight;
+    const queued = this.#records.queue.length + (this.#records.inFlight?.length ?? 0) + this.#feedback.queue.length + (this.#feedback.inFlight?.length ?? 0);
     return { queued, dropped: this.#dropped, flushed: this.#flushed, failures: this.#failures };
   }
 
@@ -134,8 +133,7 @@ export class RecordWriter {
     for (const lane of [this.#records, this.#feedback] as Array<Lane<unknown>>) {
       while (lane.queue.length >= (all ? 1 : this.#o.batchSize)) {
         const batch = lane.queue.take(this.#o.batchSize);
-        lane.inFlight = batch.length;
-        if (lane === this.#records) this.#recordsInFlight = batch as InferenceRecord[];
+        lane.inFlight = batch;
         try {
           await lane.write(batch);
           this.#flushed += batch.length;
@@ -150,8 +148,7 @@ export class RecordWriter {
           this.#onError(err);
           return;
         } finally {
-          lane.inFlight = 0;
-          if (lane === this.#records) this.#recordsInFlight = null;
+          lane.inFlight = null;
         }
       }
     }

@@ -15,9 +15,9 @@ type Marker = readonly [head: string, tail: string];
 const USAGE_OBJECT: Marker = ['"u', 'sage":{'];
 const ERROR_KEY: Marker = ['"e', 'rror"'];
 const FINISH: Marker = ['"finish', '_reason":"'];
-const FINISH_LEN = '"finish_reason":"'.length;
+const FINISH_LEN = FINISH[0].length + FINISH[1].length;
 const USAGE_NULL: Marker = [',"u', 'sage":null'];
-const USAGE_NULL_LEN = ',"usage":null'.length;
+const USAGE_NULL_LEN = USAGE_NULL[0].length + USAGE_NULL[1].length;
 
 /** Nesting depth just before `end` (1 = inside the top-level object), or -1 when `end` is inside a string. */
 function depthAt(s: string, end: number): number {
