@@ -190,14 +190,15 @@ for (const b of backends) {
       for (const r of [...distinct, stored]) assert.deepEqual(byId.get(r.id), r);
     });
 
-    test('inferences: text a provider could send (NUL, lone surrogate, unicode) never fails a batch', async () => {
-      const odd = 'a\0b\ud800c é 世 🎉';
+    test('inferences: text a provider could send (NUL, lone surrogate, unicode, control characters) never fails a batch', async () => {
+      const tail = ' \t|\\N|\r\n|\\';
+      const odd = `a\0b\ud800c é 世 🎉${tail}`;
       const r = inference({ finishReason: odd, errorCode: odd, requestBody: odd, responseBody: `{"text":"${odd}"}`, metadata: { note: odd } });
       await store.insertInferences([r]);
       const got = (await store.listInferences({ limit: 1000 })).find((x) => x.id === r.id);
       assert.ok(got, 'stored');
       // SQLite keeps NUL; PostgreSQL text cannot hold it. A lone surrogate becomes U+FFFD in both.
-      const stored = b.name === 'postgres' ? 'a\uFFFDb\uFFFDc é 世 🎉' : 'a\0b\uFFFDc é 世 🎉';
+      const stored = (b.name === 'postgres' ? 'a\uFFFDb\uFFFDc é 世 🎉' : 'a\0b\uFFFDc é 世 🎉') + tail;
       assert.equal(got.finishReason, stored);
       assert.equal(got.errorCode, stored);
       assert.equal(got.requestBody, stored);

@@ -6,6 +6,7 @@ import {
   FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, isMetricType, keyParams,
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
+import { copyIn, copyLine } from './pg-copy.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
   FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, MetricType, Store, UsageQuery, UsageRow,
@@ -14,6 +15,7 @@ import type {
 export type PostgresOptions = { url: string; schema?: string; max?: number };
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+const UNIQUE_VIOLATION = '23505';
 const ROWS_PER_INSERT = 1000; // rows per json_to_recordset statement (a JSON parameter of about 0.7 MB)
 
 /**
@@ -152,12 +154,28 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One statement per chunk: the rows go as a single JSON parameter expanded by json_to_recordset.
-   * Measured against a multi-row VALUES insert of 26 bind parameters per row: server CPU 12-16 vs
-   * 21-25 us per row, this thread's 2.5-5 vs 5-9 us per row.
+   * One COPY per batch, in one transaction. COPY has no ON CONFLICT, so when the batch meets an id
+   * already stored (the writer retrying a batch whose commit landed but whose answer was lost: 23505)
+   * it goes again through the idempotent INSERT below.
    */
   async insertInferences(recs: InferenceRecord[]): Promise<void> {
     if (recs.length === 0) return;
+    let lines = '';
+    for (const r of recs) lines += copyLine(inferenceParams(r, r.stream) as Array<string | number | boolean | null>);
+    try {
+      await this.#tx((c) => copyIn(c, 'inferences', INFERENCE_COLUMNS, lines));
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+      await this.#insertInferencesIdempotent(recs);
+    }
+  }
+
+  /**
+   * One statement per chunk: the rows go as a single JSON parameter expanded by json_to_recordset, and
+   * ids already stored are skipped. Measured against a multi-row VALUES insert of 26 bind parameters
+   * per row: server CPU 12-16 vs 21-25 us per row, this thread's 2.5-5 vs 5-9 us per row.
+   */
+  async #insertInferencesIdempotent(recs: InferenceRecord[]): Promise<void> {
     await this.#tx(async (c) => {
       for (let i = 0; i < recs.length; i += ROWS_PER_INSERT) {
         await c.query(INSERT_INFERENCES_JSON, [JSON.stringify(recs.slice(i, i + ROWS_PER_INSERT).map(inferenceJsonRow))]);
