@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { KeyAdmin } from '../src/auth/admin.ts';
 import { KeyRing } from '../src/auth/keyring.ts';
-import { compileModelPatterns, generateKey, hashKey, keyMatchesHash, parsePresentedKey, presentedKeyFromHeaders } from '../src/auth/keys.ts';
+import { compileModelPatterns, constantTimeEqual, generateKey, hashKey, keyMatchesHash, parsePresentedKey, presentedKeyFromHeaders } from '../src/auth/keys.ts';
 import { GatewayError } from '../src/http/errors.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 
@@ -25,6 +25,16 @@ test('generateKey: format, randomness and a SHA-256 hash of the whole key', () =
   assert.equal(keyMatchesHash(a.key, a.hash), true);
   assert.equal(keyMatchesHash(b.key, a.hash), false);
   assert.equal(keyMatchesHash(a.key, 'not-hex'), false);
+  assert.equal(keyMatchesHash(a.key, a.hash.slice(0, 63)), false);
+});
+
+test('constantTimeEqual: equal only for the same characters and length', () => {
+  assert.equal(constantTimeEqual('', ''), true);
+  assert.equal(constantTimeEqual('abc', 'abc'), true);
+  assert.equal(constantTimeEqual('abc', 'abd'), false);
+  assert.equal(constantTimeEqual('abc', 'Abc'), false);
+  assert.equal(constantTimeEqual('abc', 'abcd'), false);
+  assert.equal(constantTimeEqual('é', 'e'), false);
 });
 
 test('presentedKeyFromHeaders reads Bearer and x-api-key', () => {
@@ -32,6 +42,9 @@ test('presentedKeyFromHeaders reads Bearer and x-api-key', () => {
   assert.equal(presentedKeyFromHeaders({ authorization: 'bearer   sk-gw-y  ' }), 'sk-gw-y');
   assert.equal(presentedKeyFromHeaders({ 'x-api-key': 'sk-gw-z' }), 'sk-gw-z');
   assert.equal(presentedKeyFromHeaders({ authorization: 'Basic abc' }), undefined);
+  assert.equal(presentedKeyFromHeaders({ authorization: 'Bearer a b' }), undefined, 'two words are not a key');
+  assert.equal(presentedKeyFromHeaders({ authorization: 'Bearer ', 'x-api-key': 'sk-gw-z' }), 'sk-gw-z', 'an empty Bearer falls back to x-api-key');
+  assert.equal(presentedKeyFromHeaders({ authorization: 'Bearer\tsk-gw-t' }), 'sk-gw-t');
   assert.equal(presentedKeyFromHeaders({}), undefined);
 });
 

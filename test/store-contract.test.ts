@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../src/store/migrations.ts';
 import { openStore } from '../src/store/open.ts';
 import { PostgresStore } from '../src/store/postgres.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
@@ -219,5 +220,25 @@ test('sqlite: several processes migrating one new file at once apply each step o
   const db = new DatabaseSync(file);
   const rows = db.prepare('SELECT version FROM schema_migrations').all();
   db.close();
-  assert.deepEqual(rows.map((r) => r.version), [1]);
+  assert.deepEqual(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+});
+
+test('sqlite: a database made by an older build is upgraded in place, its rows kept', async () => {
+  const file = join(tmp, 'upgrade', 'gw.db');
+  const old = new SqliteStore({ path: file }); // creates the directory
+  await old.close();
+  const db = new DatabaseSync(file);
+  db.exec(MIGRATIONS_TABLE_SQL);
+  for (const stmt of MIGRATIONS[0]!.sqlite) db.exec(stmt);
+  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)').run(MIGRATIONS[0]!.name, new Date().toISOString());
+  db.prepare("INSERT INTO inferences (id, created_at, route, client_format, requested_model, status, latency_ms, stream) VALUES ('i1', '2026-01-01T00:00:00.000Z', '/v1/chat/completions', 'openai-chat', 'openai/x', 200, 5, 0)").run();
+  const indexes = (): string[] => db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'inferences' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => String(r.name));
+  assert.ok(indexes().includes('inferences_model_created_idx'));
+  const store = new SqliteStore({ path: file });
+  await store.migrate();
+  assert.deepEqual(indexes(), ['inferences_created_idx', 'inferences_key_created_idx']);
+  assert.deepEqual(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((r) => r.version), MIGRATIONS.map((m) => m.version));
+  assert.equal((await store.getInference('i1'))?.createdAt, '2026-01-01T00:00:00.000Z');
+  await store.close();
+  db.close();
 });

@@ -4,8 +4,8 @@ import { GatewayError } from '../http/errors.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { compileModelPatterns, keyMatchesHash, parsePresentedKey } from './keys.ts';
 
-/** A key with what the request path needs decoded once: hash bytes and revocation/expiry instants. */
-type Entry = { record: KeyRecord; allows: (modelId: string) => boolean; hash: Buffer; revokedAtMs: number; expiresAtMs: number };
+/** A key with what the request path needs decoded once: lowercase hex hash, revocation/expiry instants. */
+type Entry = { record: KeyRecord; allows: (modelId: string) => boolean; hash: string; revokedAtMs: number; expiresAtMs: number };
 
 const instant = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
 
@@ -47,7 +47,7 @@ export class KeyRing {
     const records = await this.#store.listKeys();
     const next = new Map<string, Entry>();
     for (const r of records) {
-      next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels), hash: Buffer.from(r.hash, 'hex'), revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt) });
+      next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels), hash: r.hash.toLowerCase(), revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt) });
     }
     this.#entries = next;
     this.#loaded = true;

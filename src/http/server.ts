@@ -1,7 +1,6 @@
 // The HTTP server: limits and timeouts, the route table, authentication per route, and one error path.
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { presentedKeyFromHeaders } from '../auth/keys.ts';
+import { constantTimeEqual, presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { sendError } from './envelope.ts';
 import { GatewayError } from './errors.ts';
@@ -46,7 +45,7 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): void |
   if (route.auth === 'admin') {
     const token = presentedKeyFromHeaders(req.headers);
     if (!cfg.auth.adminKey) throw new GatewayError('not_implemented', 'the admin API is disabled: set GATEWAY_ADMIN_KEY to enable it');
-    if (!token || !safeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
+    if (!token || !constantTimeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
     return;
   }
   const keys = svc.keys;
@@ -62,11 +61,6 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): void |
       clientKeys.set(req, keys.authenticate(presented));
     });
   }
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a); const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 export function createGatewayServer(svc: Services): Server {
