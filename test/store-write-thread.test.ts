@@ -61,3 +61,16 @@ test('records cross the thread as tuples and land with every field exactly as qu
     assert.equal((await store.listInferences({ limit: 10 })).length, 2);
   });
 });
+
+test('last-used times of keys are written by the thread, so the main connection never waits on the write lock', async () => {
+  await withThreadStore(async ({ store, s }) => {
+    await store.insertKey({ id: 'k1', name: 'n', hash: 'h'.repeat(64), createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null,
+      revokedAt: null, allowedModels: [], budgetUsd: null, budgetPeriod: null, rpmLimit: null, tpmLimit: null });
+    const direct = store.touchKeys.bind(store);
+    store.touchKeys = async () => { throw new Error('the main store must not write last-used times while the thread lives'); };
+    try {
+      await s.touchKeys([{ id: 'k1', at: '2026-03-05T00:00:00.000Z' }]);
+    } finally { store.touchKeys = direct; }
+    assert.equal((await store.getKey('k1'))?.lastUsedAt, '2026-03-05T00:00:00.000Z');
+  });
+});

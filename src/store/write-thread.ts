@@ -1,5 +1,7 @@
-// Batched writes on a thread of their own: the record writer's inserts (SQLite's synchronous calls,
-// pg's protocol work) leave the event loop that serves requests. Reads stay on the main store.
+// Batched writes on a thread of their own: the record writer's inserts and the key ring's last-used
+// times (SQLite's synchronous calls, pg's protocol work) leave the event loop that serves requests.
+// On SQLite this also keeps the main thread from ever waiting on the write lock: its busy handler
+// sleeps in milliseconds while another connection commits. Reads stay on the main store.
 import { Worker } from 'node:worker_threads';
 import { toWire } from './inference-wire.ts';
 import type { OpenStoreOptions } from './open.ts';
@@ -43,7 +45,7 @@ export class WriteThread {
     this.#pending.clear();
   }
 
-  #call(kind: 'inferences' | 'feedback' | 'close', rows: unknown[]): Promise<void> {
+  #call(kind: 'inferences' | 'feedback' | 'touch' | 'close', rows: unknown[]): Promise<void> {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#next++;
     return new Promise((ok, fail) => {
@@ -55,6 +57,7 @@ export class WriteThread {
   /** Records travel as tuples (see inference-wire.ts): the clone is the main thread's share of every write. */
   insertInferences = (recs: InferenceRecord[]): Promise<void> => this.#call('inferences', recs.map(toWire));
   insertFeedback = (rows: FeedbackRow[]): Promise<void> => this.#call('feedback', rows);
+  touchKeys = (lastUsed: Array<{ id: string; at: string }>): Promise<void> => this.#call('touch', lastUsed);
 
   /** Finishes what was sent, closes the thread's connection and ends the thread. */
   async close(): Promise<void> {
@@ -64,12 +67,13 @@ export class WriteThread {
   }
 }
 
-/** `store` for everything, except batched inserts, which go through `thread` while it lives. */
+/** `store` for everything, except batched writes (records, feedback, last-used times), which go through `thread` while it lives. */
 export function withWriteThread(store: Store, thread: WriteThread): Store {
   return new Proxy(store, {
     get(target, prop) {
       if (thread.alive && prop === 'insertInferences') return thread.insertInferences;
       if (thread.alive && prop === 'insertFeedback') return thread.insertFeedback;
+      if (thread.alive && prop === 'touchKeys') return thread.touchKeys;
       const v: unknown = Reflect.get(target, prop, target);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
