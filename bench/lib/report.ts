@@ -71,12 +71,14 @@ export function printScenario(r: ScenarioResult, rate: number): void {
   if (cpu.length) console.log(`ratios (cpu us/req): ${cpu.join(', ')}`);
 }
 
-type Check = { scenario: string; what: string; value: number; target: string; ok: boolean };
+/** `note`: the same figure of the baseline in this run, so a target the machine itself cannot meet shows as such. */
+type Check = { scenario: string; what: string; value: number; target: string; ok: boolean; note?: string };
 
 /** The targets from the task and the issues, checked against this run's figures. */
 export function checkTargets(results: ScenarioResult[]): Check[] {
   const checks: Check[] = [];
   for (const r of results) {
+    const baseline = r.systems.find((s) => s.name === 'http-proxy-3' && !s.reason);
     for (const s of r.systems) {
       if (!GATEWAYS.includes(s.name) || s.reason) continue;
       const rpsRatio = r.ratios[`${s.name}/http-proxy-3`] ?? NaN;
@@ -87,7 +89,9 @@ export function checkTargets(results: ScenarioResult[]): Check[] {
         checks.push({ scenario: r.scenario.name, what: `${s.name} added TTFT p50 ms`, value: v, target: '< 1 ms', ok: v < 1 });
       } else {
         const v = s.added?.p99 ?? NaN;
-        checks.push({ scenario: r.scenario.name, what: `${s.name} added p99 ms`, value: v, target: '< 1 ms', ok: v < 1 });
+        const base = baseline?.added?.p99;
+        checks.push({ scenario: r.scenario.name, what: `${s.name} added p99 ms`, value: v, target: '< 1 ms', ok: v < 1,
+          ...(base === undefined ? {} : { note: `(http-proxy-3 adds ${fmt(base)} ms)` }) });
       }
     }
   }
@@ -115,6 +119,6 @@ export function printSummary(results: ScenarioResult[]): void {
   console.log('\n=== targets');
   if (checks.length === 0) console.log('no gateway figures in this run: targets not checked');
   for (const c of checks) {
-    console.log(`${pad(c.scenario, 26, true)}${pad(c.what, 34, true)}${pad(fmt(c.value), 8)}  target ${pad(c.target, 8, true)} ${c.ok ? 'met' : 'MISSED'}`);
+    console.log(`${pad(c.scenario, 26, true)}${pad(c.what, 34, true)}${pad(fmt(c.value), 8)}  target ${pad(c.target, 8, true)} ${c.ok ? 'met' : 'MISSED'}${c.note ? `  ${c.note}` : ''}`);
   }
 }

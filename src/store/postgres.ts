@@ -90,16 +90,18 @@ export class PostgresStore implements Store {
 
   async #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await this.#pool.connect();
+    // A connection whose ROLLBACK fails too is broken: it is destroyed rather than handed out again.
+    let broken: Error | undefined;
     try {
       await c.query('BEGIN');
       const out = await fn(c);
       await c.query('COMMIT');
       return out;
     } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
+      await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
       throw err;
     } finally {
-      c.release();
+      c.release(broken);
     }
   }
 
