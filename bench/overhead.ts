@@ -14,7 +14,7 @@ import { median, summarise } from './lib/stats.ts';
 const HELP = `usage: node bench/overhead.ts [flags]
   --rounds N          closed-loop rounds per system (5)
   --duration S        seconds per closed-loop round (3)
-  --warmup S          warm-up seconds per system (1)
+  --warmup S          warm-up seconds per system (3)
   --connections C     closed-loop connections (16)
   --rate R            open-loop requests/s (300)
   --open-duration S   open-loop seconds per system and round (6); systems alternate every 100 ms
@@ -30,7 +30,7 @@ const HELP = `usage: node bench/overhead.ts [flags]
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' }, rate: { type: 'string', default: '300' },
     'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
     scenarios: { type: 'string' }, systems: { type: 'string' }, auth: { type: 'boolean', default: false },
