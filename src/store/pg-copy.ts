@@ -8,12 +8,13 @@ import type pg from 'pg';
  * becomes U+FFFD, as a lone surrogate does when the lines are encoded to UTF-8.
  */
 const SPECIAL = /[\\\t\n\r\0]/;
+const SPECIAL_ALL = new RegExp(SPECIAL.source, 'g');
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\uFFFD' };
 
 /** One value in COPY's text format: `\N` for null, `t`/`f` for booleans, backslash escapes in text. */
 export function copyValue(v: string | number | boolean | null): string {
   if (v === null) return '\\N';
-  if (typeof v === 'string') return SPECIAL.test(v) ? v.replace(/[\\\t\n\r\0]/g, (c) => ESCAPES[c]!) : v;
+  if (typeof v === 'string') return SPECIAL.test(v) ? v.replace(SPECIAL_ALL, (c) => ESCAPES[c]!) : v;
   if (typeof v === 'boolean') return v ? 't' : 'f';
   if (!Number.isFinite(v)) throw new TypeError(`cannot COPY the number ${v}`);
   return String(v);
