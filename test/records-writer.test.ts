@@ -74,6 +74,30 @@ test('flushes a partial batch after flushMs', async (t) => {
   assert.equal(w.stats().flushed, 3);
 });
 
+test('a flush writes what was queued when it was called, not the records that keep arriving during its writes', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  store.delayMs = 20;
+  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 60_000 });
+  t.after(() => w.close());
+  for (let i = 0; i < 5; i++) w.enqueue(rec());
+  const first = w.flush();
+  // Arrivals during the write: draining until empty would chase these with a commit of a few rows each.
+  for (let i = 0; i < 3; i++) { await sleep(5); w.enqueue(rec()); }
+  await first;
+  assert.equal(store.calls, 1);
+  assert.equal(await count(store), 5);
+  assert.equal(w.stats().queued, 3);
+  // A flush asked while a write runs makes one more pass after it, so what it was called for is written.
+  const running = w.flush();
+  w.enqueue(rec());
+  const second = w.flush();
+  await Promise.all([running, second]);
+  assert.equal(await count(store), 9);
+  assert.equal(store.calls, 3);
+  assert.deepEqual(w.stats(), { queued: 0, dropped: 0, flushed: 9, failures: 0 });
+});
+
 test('a failing store: memory stays bounded, drops are counted (oldest first), then it recovers', async (t) => {
   const store = await flaky();
   t.after(() => store.close());

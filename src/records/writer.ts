@@ -46,6 +46,7 @@ export class RecordWriter {
   readonly #feedback: Lane<FeedbackRow>;
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> | null = null;
+  #flushAgain: Promise<void> | null = null;
   #closed = false;
   #retryAt = 0;
   #consecutiveFailures = 0;
@@ -118,21 +119,37 @@ export class RecordWriter {
     return { queued, dropped: this.#dropped, flushed: this.#flushed, failures: this.#failures };
   }
 
-  /** Writes queued batches until both queues are empty or a write fails (then backs off); concurrent calls share one run. */
+  /**
+   * Writes everything queued at the call (and full batches that fill meanwhile), stopping at a failed
+   * write (then backs off). A call while a write runs makes one more pass after it.
+   */
   flush(): Promise<void> {
     return this.#run(true);
   }
 
   /** `all` false (a batch filled up) writes full batches only; the timer and close write partial ones too. */
   #run(all: boolean): Promise<void> {
-    this.#flushing ??= this.#drain(all).finally(() => { this.#flushing = null; });
-    return this.#flushing;
+    if (this.#flushing === null) {
+      this.#flushing = this.#drain(all).finally(() => { this.#flushing = null; });
+      return this.#flushing;
+    }
+    if (!all) return this.#flushing;
+    this.#flushAgain ??= this.#flushing.then(() => { this.#flushAgain = null; return this.#run(true); });
+    return this.#flushAgain;
   }
 
+  /**
+   * A partial flush takes only what was queued when it started. Draining until the queue is empty
+   * instead chased the records that arrive during each write: under steady load the timer's flush
+   * became a stream of commits of a few rows each (measured: a commit every 10 ms of 4-30 rows at
+   * 8000 req/s), and every commit pays the transaction, its WAL frames or COPY, and a thread hop.
+   */
   async #drain(all: boolean): Promise<void> {
     for (const lane of [this.#records, this.#feedback] as Array<Lane<unknown>>) {
-      while (lane.queue.length >= (all ? 1 : this.#o.batchSize)) {
+      let partial = all ? lane.queue.length : 0;
+      while (lane.queue.length >= this.#o.batchSize || (partial > 0 && lane.queue.length > 0)) {
         const batch = lane.queue.take(this.#o.batchSize);
+        partial -= batch.length;
         lane.inFlight = batch;
         try {
           await lane.write(batch);
