@@ -6,7 +6,7 @@ import { jsonDepth, readBody, requireJsonContentType } from './body.ts';
 import { sendJson } from './envelope.ts';
 import { GatewayError } from './errors.ts';
 import type { Services } from './services.ts';
-import type { ClientInfo } from './inference.ts';
+import type { ClientInfo } from './routes.ts';
 
 export type FeedbackService = Omit<FeedbackContext, 'keyId'>;
 

@@ -15,9 +15,8 @@ import type { Reservation } from '../limits/limiter.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from './errors.ts';
+import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
-
-export type ClientInfo = { key: KeyRecord | null; ip: string | null };
 
 export async function handleInference(svc: Services, req: IncomingMessage, res: ServerResponse, route: string, format: WireFormat, client: ClientInfo): Promise<void> {
   const startedAt = performance.now();

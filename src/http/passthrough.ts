@@ -18,7 +18,7 @@ import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError } from './envelope.ts';
 import { GatewayError } from './errors.ts';
 import type { RouteParams } from './routes.ts';
-import type { ClientInfo } from './inference.ts';
+import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };

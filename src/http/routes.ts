@@ -1,11 +1,14 @@
 // The route table: method + path -> handler, with the error envelope and auth each route uses.
 // The legacy prefix (/api/openai/v1/...) and the SDK-doubled /v1/v1/messages map onto the same routes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeyRecord } from '../store/types.ts';
 import type { Envelope } from './envelope.ts';
 import { GatewayError } from './errors.ts';
 
 export type RouteAuth = 'key' | 'models' | 'admin' | 'none';
-export type Handler = (req: IncomingMessage, res: ServerResponse, params: RouteParams) => Promise<void>;
+/** Who is calling: the key authentication found (null on routes without one) and the peer address. */
+export type ClientInfo = { key: KeyRecord | null; ip: string | null };
+export type Handler = (req: IncomingMessage, res: ServerResponse, params: RouteParams, client: ClientInfo) => Promise<void>;
 export type RouteParams = { path: string; id: string | null; query: URLSearchParams };
 export type Route = { method: string; pattern: string; envelope: Envelope; auth: RouteAuth; handler: Handler };
 

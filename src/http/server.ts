@@ -13,52 +13,49 @@ import { handleFeedbackRoute } from './feedback-route.ts';
 import { handlePassthrough } from './passthrough.ts';
 import type { Services } from './services.ts';
 
-/** Client key attached by authentication, read by handlers. */
-const clientKeys = new WeakMap<IncomingMessage, KeyRecord>();
-export const clientKeyOf = (req: IncomingMessage): KeyRecord | null => clientKeys.get(req) ?? null;
-export const clientIpOf = (req: IncomingMessage): string | null => req.socket.remoteAddress ?? null;
-
 export function buildRoutes(svc: Services): RouteTable {
-  const info = (req: IncomingMessage) => ({ key: clientKeyOf(req), ip: clientIpOf(req) });
   const routes: Route[] = [
-    { method: 'POST', pattern: '/v1/chat/completions', envelope: 'openai', auth: 'key', handler: (req, res) => handleInference(svc, req, res, '/v1/chat/completions', 'openai-chat', info(req)) },
-    { method: 'POST', pattern: '/v1/messages', envelope: 'anthropic', auth: 'key', handler: (req, res) => handleInference(svc, req, res, '/v1/messages', 'anthropic-messages', info(req)) },
+    { method: 'POST', pattern: '/v1/chat/completions', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleInference(svc, req, res, '/v1/chat/completions', 'openai-chat', client) },
+    { method: 'POST', pattern: '/v1/messages', envelope: 'anthropic', auth: 'key', handler: (req, res, _p, client) => handleInference(svc, req, res, '/v1/messages', 'anthropic-messages', client) },
     { method: 'GET', pattern: '/v1/models', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModels(svc, req, res, p) },
     { method: 'GET', pattern: '/v1/models/*', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModel(svc, req, res, p) },
-    { method: 'POST', pattern: '/v1/feedback', envelope: 'openai', auth: 'key', handler: (req, res) => handleFeedbackRoute(svc, req, res, info(req)) },
+    { method: 'POST', pattern: '/v1/feedback', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleFeedbackRoute(svc, req, res, client) },
     { method: 'GET', pattern: '/health', envelope: 'openai', auth: 'none', handler: (req, res) => handleHealth(svc, req, res) },
     { method: 'GET', pattern: '/metrics', envelope: 'openai', auth: 'none', handler: (req, res) => handleMetrics(svc, req, res) },
     ...adminRoutes(svc),
     // Other OpenAI-style JSON routes (embeddings, moderations, ...) go to the provider named by `model`.
-    { method: 'POST', pattern: '/v1/*', envelope: 'openai', auth: 'key', handler: (req, res, p) => handlePassthrough(svc, req, res, p, info(req)) },
+    { method: 'POST', pattern: '/v1/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handlePassthrough(svc, req, res, p, client) },
   ];
   return createRouteTable(routes);
 }
 
 /**
- * Authenticates synchronously against the in-memory key ring; only a well-formed key the ring does not
- * know yet (created a moment ago elsewhere) returns a promise, for the reload that may find it.
+ * Authenticates synchronously against the in-memory key ring and returns the caller's key (null
+ * on routes that need none); only a well-formed key the ring does not know yet (created a moment
+ * ago elsewhere) returns a promise, for the reload that may find it. The key travels to the
+ * handler as an argument: a WeakMap from request to key cost every young-generation GC the work
+ * of its ephemeron table.
  */
-function authenticate(svc: Services, req: IncomingMessage, route: Route): void | Promise<void> {
+function authenticate(svc: Services, req: IncomingMessage, route: Route): KeyRecord | null | Promise<KeyRecord | null> {
   const cfg = svc.holder.current;
-  if (route.auth === 'none') return;
+  if (route.auth === 'none') return null;
   if (route.auth === 'admin') {
     const token = presentedKeyFromHeaders(req.headers);
     if (!cfg.auth.adminKey) throw new GatewayError('not_implemented', 'the admin API is disabled: set GATEWAY_ADMIN_KEY to enable it');
     if (!token || !constantTimeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
-    return;
+    return null;
   }
   const keys = svc.keys;
-  if (!cfg.auth.enabled || !keys) return;
+  if (!cfg.auth.enabled || !keys) return null;
   const presented = presentedKeyFromHeaders(req.headers);
-  if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return;
+  if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return null;
   try {
-    clientKeys.set(req, keys.authenticate(presented));
+    return keys.authenticate(presented);
   } catch (e) {
     if (!(e instanceof GatewayError && e.code === 'invalid_api_key')) throw e;
     return keys.refreshForUnknown(presented).then((known) => {
       if (!known) throw e;
-      clientKeys.set(req, keys.authenticate(presented));
+      return keys.authenticate(presented);
     });
   }
 }
@@ -101,14 +98,15 @@ export function createGatewayServer(svc: Services): Server {
     }
     svc.inFlight++;
     try {
+      let key: KeyRecord | null;
       try {
-        const pending = authenticate(svc, req, route);
-        if (pending) await pending;
+        const found = authenticate(svc, req, route);
+        key = found instanceof Promise ? await found : found;
       } catch (e) {
         svc.books.refusedAtAuth(route.pattern, e);
         throw e;
       }
-      await route.handler(req, res, m.params);
+      await route.handler(req, res, m.params, { key, ip: req.socket.remoteAddress ?? null });
     } catch (e) {
       req.resume();
       sendError(res, e, route.envelope);
