@@ -17,8 +17,7 @@ import type { Usage } from '../formats/canonical.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError } from './envelope.ts';
 import { GatewayError } from './errors.ts';
-import type { RouteParams } from './routes.ts';
-import type { ClientInfo } from './routes.ts';
+import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };

@@ -33,8 +33,7 @@ export function buildRoutes(svc: Services): RouteTable {
  * Authenticates synchronously against the in-memory key ring and returns the caller's key (null
  * on routes that need none); only a well-formed key the ring does not know yet (created a moment
  * ago elsewhere) returns a promise, for the reload that may find it. The key travels to the
- * handler as an argument: a WeakMap from request to key cost every young-generation GC the work
- * of its ephemeron table.
+ * handler as an argument, not through a side table keyed by request.
  */
 function authenticate(svc: Services, req: IncomingMessage, route: Route): KeyRecord | null | Promise<KeyRecord | null> {
   const cfg = svc.holder.current;
