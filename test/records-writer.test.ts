@@ -126,6 +126,18 @@ test('a failing store: memory stays bounded, drops are counted (oldest first), t
   assert.ok(after.failures >= s.failures);
 });
 
+test('a timer tick during a slow failing write does not retry it before the back-off', async (t) => {
+  const store = await flaky();
+  store.down = true;
+  store.delayMs = 150; // several ticks of the timer pass during each write
+  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 20, maxBackoffMs: 5000 });
+  t.after(async () => { store.down = false; store.delayMs = 0; await w.close(); await store.close(); });
+  w.enqueue(rec());
+  await until(() => w.stats().failures === 1, 5000);
+  await sleep(10); // the back-off after the first failure is 20 ms
+  assert.equal(store.calls, 1);
+});
+
 test('unwritten ids answer before the flush (queued or in the batch being written); lookup falls back to the store', async (t) => {
   const store = await flaky();
   t.after(() => store.close());

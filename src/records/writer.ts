@@ -63,7 +63,8 @@ export class RecordWriter {
     this.#onError = opts.onError ?? (() => {});
     this.#records = { queue: new Queue(), inFlight: null, write: (b) => this.#store.insertInferences(b) };
     this.#feedback = { queue: new Queue(), inFlight: null, write: (b) => this.#store.insertFeedback(b) };
-    this.#timer = setInterval(() => { if (Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
+    // A tick while a write runs does nothing: a repeat pass would follow a failed write at once, past its back-off.
+    this.#timer = setInterval(() => { if (this.#flushing === null && Date.now() >= this.#retryAt) void this.flush(); }, this.#o.flushMs);
     this.#timer.unref();
   }
 
