@@ -4,9 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { bedrockCodec } from '../src/formats/bedrock/index.ts';
-import { bedrockStopReason, decodeBedrockError } from '../src/formats/bedrock/decode.ts';
+import { bedrockStopReason, bedrockUsage, decodeBedrockError } from '../src/formats/bedrock/decode.ts';
 import { encodeEventMessage } from '../src/formats/bedrock/eventstream.ts';
-import type { CanonicalRequest, CanonicalResponse, StreamEvent } from '../src/formats/canonical.ts';
+import type { CanonicalRequest, CanonicalResponse, StreamEvent, Usage } from '../src/formats/canonical.ts';
+import { costOf } from '../src/catalog/cost.ts';
+import type { Pricing } from '../src/catalog/types.ts';
 import type { StreamDecoder } from '../src/formats/codec.ts';
 import { GatewayError } from '../src/http/errors.ts';
 import { isUuid } from '../src/util/uuid.ts';
@@ -61,6 +63,43 @@ test('every Converse stop reason maps to a canonical stop reason', () => {
     [undefined, null],
   ];
   for (const [reason, want] of table) assert.equal(bedrockStopReason(reason), want, String(reason));
+});
+
+test('1-hour cache writes from cacheDetails bill at the 1-hour price, from Converse and ConverseStream alike', () => {
+  // Claude-Sonnet-like sheet: writes $3.75/M for 5 minutes, $6/M for an hour.
+  const P: Pricing = {
+    prompt: '0.000003', completion: '0.000015', internal_reasoning: '0', input_cache_read: '0.0000003',
+    input_cache_write: '0.00000375', input_cache_write_1h: '0.000006', image: '0', request: '0', web_search: '0',
+  };
+  const fx = (n: string): Fixture => fixtures.find((f) => f.name === n)!.fx;
+  const body = codec.decodeResponse(fx('decode-cache-ttl.json').in).usage;
+  const bytes = frames(fx('stream-cache-ttl.json').in as Array<{ headers: Record<string, string>; payload: unknown }>);
+  const delta = drain(codec.newStreamDecoder(), [bytes]).find((e) => e.type === 'message_delta');
+  assert.ok(delta?.type === 'message_delta');
+  for (const usage of [body, delta.usage as Usage]) {
+    assert.equal(usage.cache_creation_input_tokens, 3000);
+    assert.equal(usage.cache_creation_1h, 2000);
+    assert.equal(usage.cache_creation_5m, 1000);
+    // 12 x 3e-6 + 3 x 15e-6 + 500 x 0.3e-6 + 1000 x 3.75e-6 + 2000 x 6e-6 (all 3000 at 3.75e-6 would be 0.011481).
+    assert.equal(costOf(P, usage), '0.015981');
+  }
+});
+
+test('cacheDetails: malformed entries and unknown ttls are skipped, uncovered writes stay 5-minute, the total caps the split', () => {
+  const split = (u: Record<string, unknown>): [number, number, number] => {
+    const x = bedrockUsage(u);
+    return [x.cache_creation_input_tokens, x.cache_creation_5m, x.cache_creation_1h];
+  };
+  assert.deepEqual(split({ cacheWriteInputTokens: 100 }), [100, 100, 0], 'no cacheDetails: all 5-minute, as before');
+  assert.deepEqual(split({ cacheWriteInputTokens: 100, cacheDetails: [] }), [100, 100, 0]);
+  assert.deepEqual(split({ cacheWriteInputTokens: 100, cacheDetails: 'x' }), [100, 100, 0]);
+  assert.deepEqual(split({ cacheWriteInputTokens: 100, cacheDetails: [{ ttl: '1h', inputTokens: 60 }] }), [100, 40, 60], 'the uncovered 40 are 5-minute');
+  assert.deepEqual(split({
+    cacheWriteInputTokens: 100,
+    cacheDetails: [null, 7, { ttl: '1h' }, { ttl: '1h', inputTokens: -5 }, { ttl: '1h', inputTokens: 1.5 }, { ttl: '1h', inputTokens: '9' }, { ttl: '24h', inputTokens: 30 }, { ttl: '1h', inputTokens: 10 }, { ttl: '1h', inputTokens: 20 }],
+  }), [100, 70, 30], 'only the two well-formed 1h entries count, summed');
+  assert.deepEqual(split({ cacheDetails: [{ ttl: '1h', inputTokens: 20 }, { ttl: '5m', inputTokens: 5 }] }), [25, 5, 20], 'no total: the details sum');
+  assert.deepEqual(split({ cacheWriteInputTokens: 50, cacheDetails: [{ ttl: '1h', inputTokens: 80 }, { ttl: '5m', inputTokens: 10 }] }), [50, 0, 50], 'never more than the total');
 });
 
 test('a decoded Converse message replays to the same content blocks (tool ids, reasoning signatures)', () => {

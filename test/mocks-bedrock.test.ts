@@ -120,6 +120,13 @@ test('bedrock mock: converse, stream, tools, reasoning, caching', async (t) => {
     assert.equal(second.cacheReadInputTokens, prefix);
     assert.equal(second.cacheWriteInputTokens, 0);
     assert.equal(second.inputTokens, Math.ceil(`${long}\nb`.length / 4) - prefix);
+    assert.deepEqual(first.cacheDetails, [{ ttl: '5m', inputTokens: prefix }]);
+    assert.equal(second.cacheDetails, undefined, 'no write, no cacheDetails');
+    // A 1h cachePoint's write is reported under ttl 1h.
+    const hour = (q: string) => ({ system: [{ text: `hour ${long}` }, { cachePoint: { type: 'default', ttl: '1h' } }], messages: user(q) });
+    const h = ((await call(converse, hour('c'), H)).json as J).usage;
+    assert.deepEqual(h.cacheDetails, [{ ttl: '1h', inputTokens: h.cacheWriteInputTokens }]);
+    assert.ok(h.cacheWriteInputTokens > 0);
   });
 });
 

@@ -1,5 +1,6 @@
 // Mock AWS Bedrock runtime: POST /model/{id}/converse (JSON) and /converse-stream (binary event
-// stream), toolUse, reasoningContent, cachePoint caching; errors as {message} + x-amzn-ErrorType.
+// stream), toolUse, reasoningContent, cachePoint caching with cacheDetails by ttl; errors as
+// {message} + x-amzn-ErrorType.
 import { randomUUID } from 'node:crypto';
 import { BreakpointCache } from './cache.ts';
 import { list, obj, readBedrockPrompt } from './bedrock-prompt.ts';
@@ -25,6 +26,12 @@ function errorTypeFor(status: number, message: string): string {
 /** Real Bedrock pads event payloads with a `p` field of varying length; so does the mock. */
 const PAD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const pad = (n: number): string => PAD.slice(0, 4 + ((n * 7) % (PAD.length - 4)));
+
+/** TokenUsage.cacheDetails as Bedrock sends it: writes by ttl, 1h before 5m, only when something was written. */
+function cacheDetails(w1h: number, w5m: number): { cacheDetails?: Json[] } {
+  const details = [{ ttl: '1h', inputTokens: w1h }, { ttl: '5m', inputTokens: w5m }].filter((d) => d.inputTokens > 0);
+  return details.length > 0 ? { cacheDetails: details } : {};
+}
 
 function bedrockSpec(opts: MockOptions): ProviderSpec {
   const ids = new IdSource();
@@ -53,6 +60,7 @@ function bedrockSpec(opts: MockOptions): ProviderSpec {
       inputTokens, outputTokens: plan.outputTokens,
       totalTokens: inputTokens + plan.outputTokens + cached.read + cached.written,
       cacheReadInputTokens: cached.read, cacheWriteInputTokens: cached.written,
+      ...cacheDetails(cached.written1h, cached.written5m),
     };
     const stopReason = plan.calls.length > 0 ? 'tool_use'
       : plan.gen.finish === 'length' ? 'max_tokens' : plan.gen.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';

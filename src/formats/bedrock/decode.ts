@@ -21,17 +21,35 @@ export function bedrockStopReason(reason: unknown): StopReason | null {
   }
 }
 
+/** Sums TokenUsage.cacheDetails ({ttl, inputTokens} entries) per lifetime; malformed entries and unknown ttls are skipped. */
+function writesByTtl(details: unknown[]): { w5m: number; w1h: number } {
+  let w5m = 0; let w1h = 0;
+  for (const d of details) {
+    if (!isRecord(d)) continue;
+    const n = d.inputTokens;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) continue;
+    if (d.ttl === '1h') w1h += n;
+    else if (d.ttl === '5m') w5m += n;
+  }
+  return { w5m, w1h };
+}
+
 /**
  * Converse reports inputTokens without cache reads and writes (as Anthropic does), so they map
- * one to one. Cache writes use Bedrock's default five-minute lifetime.
+ * one to one. cacheDetails splits the writes by lifetime, which matters because 1-hour writes
+ * cost more; writes it does not cover (all of them, without cacheDetails) count as five-minute
+ * writes, Bedrock's default lifetime. cacheWriteInputTokens stays the total: a split claiming
+ * more is cut down to it (1h first, as Bedrock lists it) so the buckets never bill extra tokens.
  */
 export function bedrockUsage(u: unknown): Usage {
   const r = isRecord(u) ? u : {};
-  const write = num(r.cacheWriteInputTokens);
+  const split = writesByTtl(Array.isArray(r.cacheDetails) ? r.cacheDetails : []);
+  const write = typeof r.cacheWriteInputTokens === 'number' ? num(r.cacheWriteInputTokens) : split.w5m + split.w1h;
+  const w1h = Math.min(split.w1h, write);
   return {
     input_tokens: num(r.inputTokens), output_tokens: num(r.outputTokens),
     cache_read_input_tokens: num(r.cacheReadInputTokens), cache_creation_input_tokens: write,
-    cache_creation_5m: write, cache_creation_1h: 0, reasoning_tokens: 0,
+    cache_creation_5m: write - w1h, cache_creation_1h: w1h, reasoning_tokens: 0,
   };
 }
 
