@@ -19,7 +19,8 @@ export type AttemptResult =
   | { kind: 'final'; error: GatewayError; status: number | null }
   | { kind: 'aborted'; status: number | null };
 
-const RETRYABLE = (s: number): boolean => s === 408 || s === 409 || s === 429 || s >= 500;
+/** Upstream statuses worth another attempt (elsewhere, or in place after a wait). */
+export const RETRYABLE = (s: number): boolean => s === 408 || s === 409 || s === 429 || s >= 500;
 
 /**
  * Encodes the request for `entry`'s wire format (same format relays, else the codecs translate;
@@ -49,7 +50,7 @@ function flatHeaders(h: ResponseHeaders): Record<string, string> {
   return out;
 }
 
-function retryAfterMs(h: ResponseHeaders): number | null {
+export function retryAfterMs(h: ResponseHeaders): number | null {
   const v = h['retry-after-ms'] ?? h['retry-after'];
   const s = Array.isArray(v) ? v[0] : v;
   if (s === undefined) return null;
@@ -58,6 +59,18 @@ function retryAfterMs(h: ResponseHeaders): number | null {
   if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
   const at = Date.parse(s);
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}
+
+/**
+ * An upstream error answer as the client's error: the provider's message and kind, a 5xx as 502
+ * (503 when overloaded), a 4xx with its own status, a 429 with its retry-after.
+ */
+export function upstreamHttpError(codec: Codec, entry: ModelEntry, status: number, bodyText: string, headers: ResponseHeaders, ra: number | null): GatewayError {
+  const up = codec.upstream.decodeError(status, bodyText, flatHeaders(headers));
+  return new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${entry.provider.name}: ${up.message}`, {
+    status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,
+    ...(ra !== null && status === 429 ? { headers: { 'retry-after': String(Math.ceil(ra / 1000)) } } : {}),
+  });
 }
 
 function transportError(e: unknown, r: InferenceRequest, phase: string): AttemptResult {
@@ -220,13 +233,8 @@ class AttemptSink implements ResponseSink {
 
   #upstreamError(): AttemptResult {
     const status = this.#status;
-    const entry = this.#entry;
-    const up = this.#codec.upstream.decodeError(status, this.#takeChunks().toString('utf8'), flatHeaders(this.#headers));
     const ra = retryAfterMs(this.#headers);
-    const err = new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${entry.provider.name}: ${up.message}`, {
-      status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,
-      ...(ra !== null && status === 429 ? { headers: { 'retry-after': String(Math.ceil(ra / 1000)) } } : {}),
-    });
+    const err = upstreamHttpError(this.#codec, this.#entry, status, this.#takeChunks().toString('utf8'), this.#headers, ra);
     return RETRYABLE(status) ? { kind: 'retry', error: err, retryAfterMs: ra, status } : { kind: 'final', error: err, status };
   }
 

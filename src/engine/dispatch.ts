@@ -14,6 +14,11 @@ export type DispatchHooks = {
   onFallback?(fromProvider: string): void;
 };
 
+/** The answer when the retry budget refuses another attempt: the last failure, saying why it stands. */
+export function budgetExhausted(last: GatewayError): GatewayError {
+  return new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
+}
+
 export async function dispatch(r: InferenceRequest, primary: ModelEntry, health: UpstreamHealth, hooks: DispatchHooks = {}): Promise<InferenceOutcome> {
   const s = r.cfg.upstream;
   const plan = planAttempts(r.cfg, primary, health);
@@ -26,7 +31,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
   let backoff = 50;
   while (i < plan.length && tries < s.maxAttempts) {
     if (last !== null && !health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) {
-      last = new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
+      last = budgetExhausted(last);
       break;
     }
     const entry = plan[i]!;

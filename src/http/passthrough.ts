@@ -4,12 +4,16 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxyServer } from 'http-proxy-3';
 import type { ModelEntry } from '../config/types.ts';
+import { RETRYABLE, retryAfterMs, upstreamHttpError } from '../engine/attempt.ts';
+import { budgetExhausted } from '../engine/dispatch.ts';
 import { planAttempts, resolveModel } from '../engine/plan.ts';
 import { buildRequest, fillPath, type BuiltRequest } from '../engine/upstream.ts';
 import { canonicalUsage } from '../formats/openai-chat/response.ts';
 import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
+import { codecFor } from '../formats/registry.ts';
 import type { AttemptRecord } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
@@ -65,12 +69,20 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     ? await svc.limiter.acquire(client.key, { tokens: Math.ceil(buf.length / 4), costUsd: estimateMaxCost(primary.model.pricing, Math.ceil(buf.length / 4), 0) })
     : null;
   const attempts: AttemptRecord[] = [];
-  const plan = planAttempts(cfg, primary, svc.health).slice(0, cfg.upstream.maxAttempts);
+  const s = cfg.upstream;
+  // Only OpenAI-compatible providers serve these routes: other fallbacks are left out of the plan.
+  const plan = planAttempts(cfg, primary, svc.health).filter((e) => e === primary || e.provider.format === 'openai-chat');
+  svc.health.countRequest();
   let served: ModelEntry | null = null;
   let status = 502;
   let usage: Usage | null = null;
+  // The last failure; as in dispatch, every attempt after one takes a retry from the budget.
   let error: GatewayError | null = null;
-  for (let i = 0; i < plan.length; i++) {
+  let i = 0;
+  let tries = 0;
+  let backoff = 50;
+  while (i < plan.length && tries < s.maxAttempts) {
+    if (error !== null && !svc.health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) { error = budgetExhausted(error); break; }
     const entry = plan[i]!;
     if (entry.provider.format !== 'openai-chat') {
       error = new GatewayError('invalid_parameter', `${entry.provider.name} does not serve ${p.path}; only OpenAI-compatible providers do`, { param: 'model' });
@@ -83,31 +95,46 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     const pv = entry.provider.paths;
     const path = sub === '/embeddings' && pv.embeddings ? pv.embeddings : `${pv.passthrough ?? ''}${sub}`;
     const built = buildRequest(entry.provider, entry, fillPath(path, entry.upstream), JSON.stringify(out));
+    tries++;
     const t0 = performance.now();
-    const sent = await proxyOnce(req, res, built, cfg.upstream.firstByteTimeoutMs);
+    const sent = await proxyOnce(req, res, built, s.firstByteTimeoutMs);
     const rec: AttemptRecord = { provider: entry.provider.id, model: entry.id, status: null, error: null, latencyMs: 0 };
     attempts.push(rec);
+    let ra: number | null = null;
     if (sent.kind === 'error') {
       rec.error = sent.err.message; rec.latencyMs = Math.round(performance.now() - t0);
       error = new GatewayError('upstream_unavailable', `upstream unreachable: ${(sent.err as { code?: string }).code ?? sent.err.message}`);
-      svc.health.failure(entry.provider.id, cfg.upstream.ejection);
-      svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, error.code);
-      if (res.headersSent || res.destroyed) break;
-      continue;
+    } else {
+      const up = sent.res;
+      rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
+      ra = retryAfterMs(up.headers);
+      const failed = RETRYABLE(rec.status);
+      if (!failed || tries >= s.maxAttempts || (i + 1 === plan.length && ra !== null && ra > s.retryAfterCapMs)) {
+        // An answer, or a failure with nothing left to try: relayed as the upstream sent it.
+        served = entry; status = rec.status; error = null;
+        if (failed) { svc.health.failure(entry.provider.id, s.ejection); svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, rec.status === 429 ? 'rate_limited' : 'upstream_error'); }
+        else svc.health.success(entry.provider.id);
+        usage = await relay(up, res, id, entry);
+        break;
+      }
+      // Not relayed (the client has had no byte yet): read as the error to answer if no retry is left.
+      error = upstreamHttpError(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra);
+      rec.error = error.message;
     }
-    const up = sent.res;
-    rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
-    const retryable = rec.status === 429 || rec.status >= 500;
-    if (retryable && i + 1 < plan.length) {
-      up.resume();
-      svc.health.failure(entry.provider.id, cfg.upstream.ejection);
+    svc.health.failure(entry.provider.id, s.ejection);
+    svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, error.code);
+    if (res.headersSent || res.destroyed) break;
+    if (i + 1 < plan.length) {
       svc.books.dispatchHooks.onFallback?.(entry.provider.id);
+      i++;
       continue;
     }
-    served = entry; status = rec.status; error = null;
-    if (!retryable) svc.health.success(entry.provider.id);
-    usage = await relay(up, res, id, entry);
-    break;
+    // Last target: retry it in place, waiting what it asked (a retry-after over the cap was relayed
+    // above) or a short back-off.
+    if (tries >= s.maxAttempts) break;
+    await sleep(ra ?? backoff);
+    backoff *= 2;
+    if (res.destroyed) { status = 499; error = null; break; }
   }
   if (error && !res.headersSent) sendError(res, error, 'openai', { 'x-inference-id': id });
   svc.books.completed({
@@ -115,6 +142,16 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     stream: false, reservation, cfg,
     outcome: { status: error ? error.status : status, error, served, attempts, usage, finishReason: null, ttftMs: null, adjustments: [] },
   });
+}
+
+/** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */
+async function drain(up: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of up as AsyncIterable<Buffer>) if (size < 65536) { chunks.push(c); size += c.length; }
+  } catch { /* a cut error body still leaves its status */ }
+  return Buffer.concat(chunks).toString('utf8', 0, Math.min(size, 65536));
 }
 
 /** Streams the upstream answer to the client unchanged, keeping a bounded copy to read usage from. */
