@@ -13,7 +13,9 @@ import { median, summarise } from './lib/stats.ts';
 
 const HELP = `usage: node bench/overhead.ts [flags]
   --rounds N          closed-loop rounds per system (5)
-  --duration S        seconds per closed-loop round (3)
+  --duration S        closed-loop seconds per system and round (3)
+  --slice MS          closed-loop systems take turns every MS ms within a round (1000); MS >= duration
+                      gives each system its whole round in one go
   --warmup S          warm-up seconds per system (3)
   --connections C     closed-loop connections (16)
   --rate R            open-loop requests/s (300)
@@ -30,7 +32,8 @@ const HELP = `usage: node bench/overhead.ts [flags]
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, slice: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' }, rate: { type: 'string', default: '300' },
     'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
     scenarios: { type: 'string' }, systems: { type: 'string' }, auth: { type: 'boolean', default: false },
@@ -41,7 +44,7 @@ const { values: flags } = parseArgs({
 if (flags.help) { console.log(HELP); process.exit(0); }
 
 const opts = {
-  rounds: flags.quick ? 2 : Number(flags.rounds), durationMs: (flags.quick ? 1.5 : Number(flags.duration)) * 1000,
+  rounds: flags.quick ? 2 : Number(flags.rounds), durationMs: (flags.quick ? 1.5 : Number(flags.duration)) * 1000, sliceMs: Number(flags.slice),
   warmupMs: Number(flags.warmup) * 1000, connections: Number(flags.connections), rate: Number(flags.rate),
   openRounds: Number(flags['open-rounds']), openDurationMs: (flags.quick ? 3 : Number(flags['open-duration'])) * 1000,
 };
@@ -106,15 +109,18 @@ async function runScenario(sc: Scenario, all: System[], load: LoadProcess): Prom
   const closed = new Map<SystemName, { runs: LoadResult[]; cpu: number[] }>(live.map((s) => [s.name, { runs: [], cpu: [] }]));
   for (let round = 0; round < opts.rounds; round++) {
     process.stderr.write(`, round ${round + 1}`);
-    // Rotate the order each round so slow drifts of the shared machine hit every system alike.
-    for (let i = 0; i < live.length; i++) {
-      const s = live[(i + round) % live.length]!;
-      const cpu0 = cpuMs(s.child);
-      const r = await load.closed({ ...target(s, sc), connections: opts.connections, durationMs: opts.durationMs });
+    // The systems take turns in slices (see bench/README.md): the machine's slow phases last seconds
+    // and fell on whichever system ran its whole round then. CPU is read over the whole round, so
+    // work a system defers past its slice (a record batch written on the next tick) is still its own.
+    const cpu0 = live.map((s) => cpuMs(s.child));
+    const rs = await load.sliced({ targets: live.map((s) => target(s, sc)), connections: opts.connections, durationMs: opts.durationMs,
+      sliceMs: opts.sliceMs, offset: round });
+    live.forEach((s, i) => {
+      const r = rs[i]!;
       const c = closed.get(s.name)!;
       c.runs.push(r);
-      c.cpu.push(r.ok ? ((cpuMs(s.child) - cpu0) * 1000) / r.ok : NaN);
-    }
+      c.cpu.push(r.ok ? ((cpuMs(s.child) - cpu0[i]!) * 1000) / r.ok : NaN);
+    });
   }
   process.stderr.write(`, open loop at ${opts.rate}/s`);
   const open = new Map<SystemName, LoadResult[]>(live.map((s) => [s.name, []]));

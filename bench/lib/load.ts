@@ -8,11 +8,21 @@ import { summarise, type Percentiles } from './stats.ts';
 export type LoadTarget = { origin: string; path: string; headers: Record<string, string>; body: string };
 export type ClosedJob = LoadTarget & { mode: 'closed'; connections: number; durationMs: number };
 /**
+ * Closed loop over several targets in turn: time is cut in `sliceMs` slices given to the targets
+ * round-robin (the order rotating every pass), each slice running `connections` workers against
+ * one target, until every target ran `durationMs` in all.
+ */
+export type SlicedJob = {
+  mode: 'sliced'; targets: LoadTarget[]; connections: number; durationMs: number; sliceMs: number;
+  /** Shifts the turn order (a run of rounds passes its round number, so with one slice per round the first place rotates). */
+  offset?: number;
+};
+/**
  * Open loop at `rate` req/s in total; time is cut in `sliceMs` slices given to the targets in
  * turn, so each target sees the full rate while it is served and runs `durationMs` in all.
  */
 export type OpenJob = { mode: 'open'; targets: LoadTarget[]; rate: number; durationMs: number; sliceMs?: number; keepSamples?: boolean };
-export type LoadJob = ClosedJob | OpenJob;
+export type LoadJob = ClosedJob | OpenJob | SlicedJob;
 
 /**
  * latency: request start -> last body byte. ttft: request start -> first body chunk (for a
@@ -65,19 +75,43 @@ function result(job: LoadJob, rec: Recorder, durationMs: number): LoadResult {
   return r;
 }
 
-/** C workers each send a request as soon as their previous one finished, for D ms. */
-export async function runClosedLoop(job: ClosedJob): Promise<LoadResult> {
-  const pool = new Pool(job.origin, { connections: job.connections, pipelining: 1, keepAliveTimeout: 30_000 });
-  const rec: Recorder = { lat: [], ttft: [], ok: 0, errors: 0 };
+const closedPool = (origin: string, connections: number): Pool =>
+  new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+
+/** C workers each send a request as soon as their previous one finished, for `ms`; returns the elapsed ms. */
+async function closedRun(pool: Pool, t: LoadTarget, connections: number, ms: number, rec: Recorder): Promise<number> {
   const start = performance.now();
-  const deadline = start + job.durationMs;
+  const deadline = start + ms;
   const worker = async (): Promise<void> => {
-    while (performance.now() < deadline) await sendOne(pool, job, rec);
+    while (performance.now() < deadline) await sendOne(pool, t, rec);
   };
-  await Promise.all(Array.from({ length: job.connections }, worker));
-  const elapsed = performance.now() - start;
+  await Promise.all(Array.from({ length: connections }, worker));
+  return performance.now() - start;
+}
+
+export async function runClosedLoop(job: ClosedJob): Promise<LoadResult> {
+  const pool = closedPool(job.origin, job.connections);
+  const rec: Recorder = { lat: [], ttft: [], ok: 0, errors: 0 };
+  const elapsed = await closedRun(pool, job, job.connections, job.durationMs, rec);
   await pool.close();
   return result(job, rec, elapsed);
+}
+
+export async function runSlicedLoop(job: SlicedJob): Promise<LoadResult[]> {
+  const k = job.targets.length;
+  const pools = job.targets.map((t) => closedPool(t.origin, job.connections));
+  const recs: Recorder[] = job.targets.map(() => ({ lat: [], ttft: [], ok: 0, errors: 0 }));
+  const elapsed = job.targets.map(() => 0);
+  const passes = Math.max(1, Math.round(job.durationMs / job.sliceMs));
+  const sliceMs = job.durationMs / passes;
+  for (let pass = 0; pass < passes; pass++) {
+    for (let j = 0; j < k; j++) {
+      const i = (pass + (job.offset ?? 0) + j) % k;
+      elapsed[i] += await closedRun(pools[i]!, job.targets[i]!, job.connections, sliceMs, recs[i]!);
+    }
+  }
+  await Promise.all(pools.map((p) => p.close()));
+  return recs.map((rec, i) => result(job, rec, elapsed[i]!));
 }
 
 /**
@@ -142,6 +176,11 @@ export class LoadProcess {
   }
 
   /** One result per target, in the order given. */
+  sliced(job: Omit<SlicedJob, 'mode'>): Promise<LoadResult[]> {
+    return this.#run({ mode: 'sliced', ...job });
+  }
+
+  /** One result per target, in the order given. */
   open(job: Omit<OpenJob, 'mode'>): Promise<LoadResult[]> {
     return this.#run({ mode: 'open', ...job });
   }
@@ -163,7 +202,7 @@ export class LoadProcess {
 if (isMainModule(import.meta.url)) {
   process.on('message', (msg: unknown) => {
     const { id, job } = msg as JobMessage;
-    const run = job.mode === 'closed' ? runClosedLoop(job).then((r) => [r]) : runOpenLoop(job);
+    const run = job.mode === 'closed' ? runClosedLoop(job).then((r) => [r]) : job.mode === 'sliced' ? runSlicedLoop(job) : runOpenLoop(job);
     run.then((results) => process.send!({ id, results } satisfies ResultMessage),
       (e: unknown) => process.send!({ id, error: e instanceof Error ? e.message : String(e) } satisfies ResultMessage));
   });
