@@ -16,6 +16,8 @@ const HELP = `usage: node bench/overhead.ts [flags]
   --duration S        closed-loop seconds per system and round (3)
   --slice MS          closed-loop systems take turns every MS ms within a round (1000); MS >= duration
                       gives each system its whole round in one go
+  --instances N       processes started per system (2); its rounds, warm-up and open loop are shared
+                      among them and their figures pooled, so one process's luck weighs 1/N
   --warmup S          warm-up seconds per system (3)
   --connections C     closed-loop connections (16)
   --rate R            open-loop requests/s (300)
@@ -33,6 +35,7 @@ const HELP = `usage: node bench/overhead.ts [flags]
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '3' }, slice: { type: 'string', default: '1000' },
+    instances: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' }, rate: { type: 'string', default: '300' },
     'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
@@ -45,7 +48,7 @@ if (flags.help) { console.log(HELP); process.exit(0); }
 
 const opts = {
   rounds: flags.quick ? 2 : Number(flags.rounds), durationMs: (flags.quick ? 1.5 : Number(flags.duration)) * 1000, sliceMs: Number(flags.slice),
-  warmupMs: Number(flags.warmup) * 1000, connections: Number(flags.connections), rate: Number(flags.rate),
+  instances: Math.max(1, Math.floor(Number(flags.instances))), warmupMs: Number(flags.warmup) * 1000, connections: Number(flags.connections), rate: Number(flags.rate),
   openRounds: Number(flags['open-rounds']), openDurationMs: (flags.quick ? 3 : Number(flags['open-duration'])) * 1000,
 };
 const wantedSystems: SystemName[] = flags.systems
@@ -56,9 +59,14 @@ const scenarios = flags.scenarios ? SCENARIOS.filter((s) => flags.scenarios!.spl
 
 const pgSchema = benchPgSchema();
 
-/** Starts every wanted system; one that fails keeps its reason and the rest still run. */
+/**
+ * Starts `--instances` processes of every wanted system (`direct` is listed as many times, all on the
+ * upstream, so every system gets the same share of each round); one that fails keeps its reason and
+ * the rest still run.
+ */
 async function startSystems(upstream: string): Promise<System[]> {
-  return Promise.all(wantedSystems.map(async (name): Promise<System> => {
+  const names = wantedSystems.flatMap((name) => Array.from({ length: opts.instances }, () => name));
+  return Promise.all(names.map(async (name): Promise<System> => {
     try {
       if (name === 'direct') return { name, origin: upstream };
       if (name === 'http-proxy-3' || name === 'http-proxy-3-noagent' || name === 'undici') {
@@ -96,16 +104,32 @@ function target(system: System, sc: Scenario): LoadTarget {
   return { origin: system.origin, path: sc.request.path, headers: requestHeaders(system, sc.request.wire), body: sc.request.body };
 }
 
+/** The closed-loop results of one system's instances in one round, as one: counts and samples pooled. */
+function pooled(rs: LoadResult[]): LoadResult {
+  const ok = rs.reduce((n, r) => n + r.ok, 0);
+  const durationMs = rs.reduce((n, r) => n + r.durationMs, 0);
+  const out: LoadResult = {
+    mode: rs[0]!.mode, ok, errors: rs.reduce((n, r) => n + r.errors, 0), durationMs, rps: ok / (durationMs / 1000),
+    latency: summarise(rs.flatMap((r) => r.latencies ?? [])), ttft: summarise(rs.flatMap((r) => r.ttfts ?? [])),
+  };
+  const sample = rs.find((r) => r.errorSample)?.errorSample;
+  if (sample !== undefined) out.errorSample = sample;
+  return out;
+}
+
 async function runScenario(sc: Scenario, all: System[], load: LoadProcess): Promise<ScenarioResult> {
   const results = new Map<SystemName, SystemResult>();
-  const live: System[] = [];
   for (const s of all) {
     const reason = s.reason ?? (await smoke(s, sc));
-    results.set(s.name, { name: s.name, rps: [], rpsMedian: NaN, cpuUsPerReq: NaN, closedP50: NaN, closedP99: NaN, errors: 0, ...(reason ? { reason } : {}) });
-    if (!reason) live.push(s);
+    const res = results.get(s.name);
+    if (!res) results.set(s.name, { name: s.name, rps: [], rpsMedian: NaN, cpuUsPerReq: NaN, closedP50: NaN, closedP99: NaN, errors: 0, ...(reason ? { reason } : {}) });
+    else if (reason && !res.reason) res.reason = reason;
   }
+  // A system is measured only when every one of its instances answered the smoke request.
+  const live = all.filter((s) => !results.get(s.name)!.reason);
+  const share = (ms: number): number => ms / opts.instances;
   process.stderr.write(`${sc.name}: warm-up`);
-  for (const s of live) await load.closed({ ...target(s, sc), connections: opts.connections, durationMs: opts.warmupMs });
+  for (const s of live) await load.closed({ ...target(s, sc), connections: opts.connections, durationMs: share(opts.warmupMs) });
   const closed = new Map<SystemName, { runs: LoadResult[]; cpu: number[] }>(live.map((s) => [s.name, { runs: [], cpu: [] }]));
   for (let round = 0; round < opts.rounds; round++) {
     process.stderr.write(`, round ${round + 1}`);
@@ -113,27 +137,27 @@ async function runScenario(sc: Scenario, all: System[], load: LoadProcess): Prom
     // and fell on whichever system ran its whole round then. CPU is read over the whole round, so
     // work a system defers past its slice (a record batch written on the next tick) is still its own.
     const cpu0 = live.map((s) => cpuMs(s.child));
-    const rs = await load.sliced({ targets: live.map((s) => target(s, sc)), connections: opts.connections, durationMs: opts.durationMs,
-      sliceMs: opts.sliceMs, offset: round });
-    live.forEach((s, i) => {
-      const r = rs[i]!;
-      const c = closed.get(s.name)!;
+    const rs = await load.sliced({ targets: live.map((s) => target(s, sc)), connections: opts.connections,
+      durationMs: share(opts.durationMs), sliceMs: opts.sliceMs, offset: round, keepSamples: true });
+    for (const [name, c] of closed) {
+      const mine = live.flatMap((s, i) => (s.name === name ? [i] : []));
+      const r = pooled(mine.map((i) => rs[i]!));
+      const cpu = mine.reduce((t, i) => t + cpuMs(live[i]!.child) - cpu0[i]!, 0);
       c.runs.push(r);
-      c.cpu.push(r.ok ? ((cpuMs(s.child) - cpu0[i]!) * 1000) / r.ok : NaN);
-    });
+      c.cpu.push(r.ok ? (cpu * 1000) / r.ok : NaN);
+    }
   }
   process.stderr.write(`, open loop at ${opts.rate}/s`);
   const open = new Map<SystemName, LoadResult[]>(live.map((s) => [s.name, []]));
   for (let round = 0; round < opts.openRounds; round++) {
     // All systems in one open-loop job, alternating every 100 ms; each gets `rate` req/s while served.
-    const rs = await load.open({ targets: live.map((s) => target(s, sc)), rate: opts.rate, durationMs: opts.openDurationMs, keepSamples: true });
+    const rs = await load.open({ targets: live.map((s) => target(s, sc)), rate: opts.rate, durationMs: share(opts.openDurationMs), keepSamples: true });
     live.forEach((s, i) => open.get(s.name)!.push(rs[i]!));
   }
   process.stderr.write('\n');
-  for (const s of live) {
-    const res = results.get(s.name)!;
-    const { runs, cpu } = closed.get(s.name)!;
-    const opens = open.get(s.name)!;
+  for (const [name, { runs, cpu }] of closed) {
+    const res = results.get(name)!;
+    const opens = open.get(name)!;
     res.rps = runs.map((r) => r.rps);
     res.rpsMedian = median(res.rps);
     res.cpuUsPerReq = median(cpu);
@@ -163,6 +187,7 @@ async function main(): Promise<void> {
   const systems = await startSystems(`http://127.0.0.1:${upstream.port}`);
   const load = new LoadProcess();
   console.log(`overhead bench: node ${process.version}, ${os.cpus().length} cpus, ${opts.rounds} rounds x ${opts.durationMs / 1000}s closed loop ` +
+    `in ${opts.sliceMs} ms slices, ${opts.instances} process(es) per system ` +
     `(${opts.connections} connections), ${opts.openRounds} x ${opts.openDurationMs / 1000}s open loop at ${opts.rate}/s per system; latencies in ms`);
   // A busy shared machine makes every figure noisier; say how busy it was.
   const loadBefore = os.loadavg()[0]!;

@@ -16,6 +16,8 @@ export type SlicedJob = {
   mode: 'sliced'; targets: LoadTarget[]; connections: number; durationMs: number; sliceMs: number;
   /** Shifts the turn order (a run of rounds passes its round number, so with one slice per round the first place rotates). */
   offset?: number;
+  /** Return every latency sample (to pool targets that are instances of one system). */
+  keepSamples?: boolean;
 };
 /**
  * Open loop at `rate` req/s in total; time is cut in `sliceMs` slices given to the targets in
@@ -71,7 +73,7 @@ function result(job: LoadJob, rec: Recorder, durationMs: number): LoadResult {
     latency: summarise(rec.lat), ttft: summarise(rec.ttft),
   };
   if (rec.errorSample !== undefined) r.errorSample = rec.errorSample;
-  if (job.mode === 'open' && job.keepSamples) { r.latencies = rec.lat; r.ttfts = rec.ttft; }
+  if (job.mode !== 'closed' && job.keepSamples) { r.latencies = rec.lat; r.ttfts = rec.ttft; }
   return r;
 }
 
