@@ -15,8 +15,7 @@ import { KeyAdmin } from './auth/admin.ts';
 import { openLimiter } from './limits/open.ts';
 import { RecordWriter } from './records/writer.ts';
 import { createGatewayMetrics } from './metrics/gateway.ts';
-import { createFlattenPool } from './feedback/pool.ts';
-import { createConvertPool } from './engine/convert-pool.ts';
+import { WorkerPools } from './workers/pools.ts';
 import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
 import type { Services } from './http/services.ts';
@@ -69,8 +68,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const admin = new KeyAdmin(store, async () => {
     if (keys) { await keys.refresh(); await limiter.seed(store, await store.listKeys()); }
   });
-  const pool = cfg.workers.threads > 0 ? createFlattenPool({ maxThreads: cfg.workers.threads }) : undefined;
-  const convert = cfg.workers.threads > 0 ? createConvertPool({ threads: cfg.workers.threads }) : null;
+  const pools = new WorkerPools(cfg.workers.threads);
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
     books: new Bookkeeper(writer, metrics),
@@ -80,9 +78,10 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
       metrics: store,
       enqueue: (rows) => writer.enqueueFeedback(rows),
       limits: { poolMinBytes: cfg.workers.feedbackThresholdBytes },
-      ...(pool ? { pool } : {}),
+      pool: pools.flatten ?? undefined,
     },
-    convert,
+    convert: pools.convert,
+    pools,
     draining: false,
     inFlight: 0,
   };
@@ -90,6 +89,25 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     metrics.configReloadsTotal.inc({ result: r.ok ? (r.changed ? 'ok' : 'unchanged') : 'invalid' });
     if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);
     else if (r.changed) console.log(`config reloaded: version ${r.version}`);
+  });
+  // workers.*: the pools are resized when the thread count changes (the old ones finish the tasks
+  // they were given, then close) and the feedback threshold follows the config; an unchanged count
+  // leaves the pools alone. (workers.convert_threshold_bytes is read per request.)
+  holder.listeners.add((r, next) => {
+    if (!r.ok || !r.changed) return;
+    const fb = services.feedback;
+    if (fb && fb.limits?.poolMinBytes !== next.workers.feedbackThresholdBytes) fb.limits = { poolMinBytes: next.workers.feedbackThresholdBytes };
+    const from = pools.threads;
+    try {
+      if (!pools.resize(next.workers.threads)) return;
+    } catch (e) {
+      // A listener must not throw (reload() runs it from SIGHUP and the file watcher): keep the old pools.
+      console.error(`workers.threads ${next.workers.threads} not applied, still ${from}: ${(e as Error).message}`);
+      return;
+    }
+    services.convert = pools.convert;
+    if (fb) fb.pool = pools.flatten ?? undefined;
+    console.log(`worker pools resized: ${from} -> ${pools.threads} threads`);
   });
   if (cfg.reload.watch) holder.watch(cfg.reload.debounceMs);
 
@@ -112,8 +130,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     await writes.close();
     await keys?.close();
     await limiter.close();
-    await pool?.close();
-    await convert?.close();
+    await pools.close();
     await closeTransports();
     await store.close();
   })());

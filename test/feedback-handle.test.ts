@@ -215,7 +215,7 @@ test('the worker pool gives the inline results, and is used only above poolMinBy
   const real = createFlattenPool({ minThreads: 1, maxThreads: 2 });
   t.after(() => real.close());
   let runs = 0;
-  const pool: FlattenPool = { run: (b, l) => { runs++; return real.run(b, l); }, close: () => real.close() };
+  const pool: FlattenPool = { threads: real.threads, run: (b, l) => { runs++; return real.run(b, l); }, close: () => real.close() };
 
   const inline = setup();
   const pooled = setup();

@@ -62,3 +62,23 @@ test('the pool flattens like the inline path and handles every kind of buffer', 
   const bad = await pool.run(new Uint8Array([0x5b, 0xff, 0x5d]), limits);
   assert.equal(bad.kind, 'invalid_json');
 });
+
+test('close() lets the runs already submitted finish in the pool; a run after close() is flattened inline', async () => {
+  const pool = createFlattenPool({ minThreads: 1, maxThreads: 1 });
+  assert.equal(pool.threads, 1);
+  const text = JSON.stringify(sample(2000));
+  const expected = flattenBatch(JSON.parse(text), limits);
+  // Four runs on one thread: when close() is called they are running or queued, not yet answered.
+  const submitted = [1, 2, 3, 4].map(() => pool.run(new TextEncoder().encode(text), limits));
+  const closed = pool.close();
+  assert.equal(pool.close(), closed, 'a second close() is the same close');
+  // A caller that still holds the pool (a reload swapped it out meanwhile) gets its answer inline.
+  const owned = new TextEncoder().encode(text);
+  const size = owned.byteLength;
+  const late = pool.run(owned, limits);
+  assert.equal(owned.byteLength, size, 'inline: nothing was transferred');
+  for (const r of await Promise.all(submitted)) assert.deepEqual(r, expected);
+  assert.deepEqual(await late, expected);
+  await closed;
+  assert.deepEqual(await pool.run(Buffer.from(text), limits), expected, 'also once the threads have exited');
+});

@@ -5,10 +5,12 @@
 import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config, ModelEntry } from '../config/types.ts';
+import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { WireFormat } from '../formats/codec.ts';
 import { GatewayError } from '../http/errors.ts';
-import type { TargetSpec } from '../workers/convert-core.ts';
+import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
+import { createDrain } from '../workers/drain.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -26,8 +28,18 @@ export type PreparedRequest = {
 };
 
 export type ConvertPool = {
-  /** Parses and validates in a worker; throws the same GatewayError (400) the inline path would. `buf` is transferred when it owns its memory. */
+  /** The worker threads this pool runs. */
+  readonly threads: number;
+  /**
+   * Parses and validates in a worker; throws the same GatewayError (400) the inline path would. `buf` is transferred when it owns its memory.
+   * After close() it parses and encodes inline instead (same results).
+   */
   prepare(buf: Buffer, clientFormat: WireFormat, cfg: Config): Promise<PreparedRequest>;
+  /**
+   * Takes no more work: every prepare (with its follow-up task) and fallback encode already submitted
+   * finishes in the pool, then the threads exit and the promise resolves. A request still holding a
+   * PreparedRequest of this pool encodes any further fallback inline. Safe to call more than once.
+   */
   close(): Promise<void>;
 };
 
@@ -66,6 +78,26 @@ const fromWire = (w: WireError): GatewayError => new GatewayError(w.code, w.mess
 const toOut = (e: EncodedBytes): EncodedOut =>
   ({ path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, body: Buffer.from(e.body) });
 
+/** Wraps what the conversion throws like the worker does (src/workers/convert.ts toWire), so both paths fail alike. */
+function asGatewayError(e: unknown): GatewayError {
+  return e instanceof GatewayError ? e : new GatewayError('internal_error', `conversion failed: ${(e as Error).message}`);
+}
+
+/** The inline equivalent of a worker `encode` task, for a body already parsed and validated. */
+function encodeInline(clientFormat: WireFormat, body: Rec, canonical: { value: CanonicalRequest | null }, entry: ModelEntry): EncodedOut {
+  try {
+    const e = encodeForTarget(clientFormat, body, canonical, targetOf(entry), entry.provider.mapping);
+    return { path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, body: Buffer.from(JSON.stringify(e.body)) };
+  } catch (e) { throw asGatewayError(e); }
+}
+
+/** A PreparedRequest worked out on this thread: what a closed pool gives a caller that still reached it. */
+function prepareInline(buf: Buffer, clientFormat: WireFormat, cfg: Config): PreparedRequest {
+  const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
+  const canonical = { value: null as CanonicalRequest | null };
+  return { meta: bodyMeta(body), bytes: buf, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+}
+
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */
 function ownedBuffer(bytes: Uint8Array): ArrayBuffer {
   const b = bytes.buffer;
@@ -83,18 +115,26 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
   });
   const run = (task: ConvertTask, transfer: ArrayBuffer[]): Promise<ConvertResult> =>
     pool.run(task, { transferList: transfer as unknown as TransferList });
+  // A prepare (with its need-targets follow-up task) and a fallback encode each count as one call.
+  const drain = createDrain(() => pool.close());
 
   return {
+    threads,
     async prepare(buf, clientFormat, cfg) {
-      const bytes = ownedBuffer(buf);
-      const task = { kind: 'prepare', bytes, clientFormat, maxDepth: cfg.server.jsonMaxDepth, version: cfg.version } as const;
-      let r = await run(task, [bytes]);
-      // Once per thread and config version: the worker asks for the target table, then keeps it.
-      if (r.kind === 'need-targets') r = await run({ ...task, bytes: r.original, targets: targetTable(cfg) }, [r.original]);
+      // A caller that read this pool just before a reload swapped it out still gets its answer.
+      if (drain.closed) return prepareInline(buf, clientFormat, cfg);
+      const r = await drain.track(async () => {
+        const bytes = ownedBuffer(buf);
+        const task = { kind: 'prepare', bytes, clientFormat, maxDepth: cfg.server.jsonMaxDepth, version: cfg.version } as const;
+        const first = await run(task, [bytes]);
+        // Once per thread and config version: the worker asks for the target table, then keeps it.
+        return first.kind === 'need-targets' ? run({ ...task, bytes: first.original, targets: targetTable(cfg) }, [first.original]) : first;
+      });
       if (r.kind === 'error') throw fromWire(r.error);
       if (r.kind !== 'prepared') throw new GatewayError('internal_error', 'conversion worker answered out of turn');
       const original = Buffer.from(r.original);
       const primary = r.primary;
+      let parsed: { body: Rec; canonical: { value: CanonicalRequest | null } } | null = null;
       return {
         meta: r.meta,
         bytes: original,
@@ -103,15 +143,21 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
             if ('error' in primary) throw fromWire(primary.error);
             return toOut(primary);
           }
+          if (drain.closed) {
+            // The pool was retired (a reload changed workers.threads) while this request was on an
+            // upstream: encode this fallback here, from the original bytes, parsed once.
+            parsed ??= { body: parseAndValidate(original, clientFormat, cfg.server.jsonMaxDepth), canonical: { value: null } };
+            return encodeInline(clientFormat, parsed.body, parsed.canonical, entry);
+          }
           // A fallback target: the worker parses a copy again (the original stays for further attempts).
           const copy = new Uint8Array(original).buffer;
-          const e = await run({ kind: 'encode', bytes: copy, clientFormat, maxDepth: cfg.server.jsonMaxDepth, target: targetOf(entry) }, [copy]);
+          const e = await drain.track(() => run({ kind: 'encode', bytes: copy, clientFormat, maxDepth: cfg.server.jsonMaxDepth, target: targetOf(entry) }, [copy]));
           if (e.kind === 'encode-error') throw fromWire(e.error);
           if (e.kind !== 'encoded') throw new GatewayError('internal_error', 'conversion worker answered out of turn');
           return toOut(e.encoded);
         },
       };
     },
-    close: () => pool.close(),
+    close: drain.close,
   };
 }

@@ -2,17 +2,25 @@
 // The worker entry is the .ts file itself: Node 26 strips the types in worker threads too.
 import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { BatchResult } from './batch.ts';
+import { flattenBatchBytes, type BatchResult } from './batch.ts';
 import type { FeedbackLimits } from './limits.ts';
 import { unpackEvents } from './packed.ts';
+import { createDrain } from '../workers/drain.ts';
 import type { FlattenTask, FlattenTaskResult } from '../workers/feedback-flatten.ts';
 
 export type FlattenPool = {
+  /** The most worker threads this pool runs. */
+  readonly threads: number;
   /**
    * Parses and flattens `bytes` in a worker. The bytes are transferred when they own their whole
-   * ArrayBuffer (the caller must not use them afterwards), copied otherwise.
+   * ArrayBuffer (the caller must not use them afterwards), copied otherwise. After close() it
+   * flattens inline instead (same result).
    */
   run(bytes: Uint8Array, limits: FeedbackLimits): Promise<BatchResult>;
+  /**
+   * Takes no more work: every run already submitted finishes in its worker, then the threads exit
+   * and the promise resolves. Safe to call more than once (same promise).
+   */
   close(): Promise<void>;
 };
 
@@ -37,13 +45,19 @@ export function createFlattenPool(opts: FlattenPoolOptions = {}): FlattenPool {
     ...(opts.maxThreads !== undefined && { maxThreads: opts.maxThreads }),
     ...(opts.idleTimeout !== undefined && { idleTimeout: opts.idleTimeout }),
   });
+  const drain = createDrain(() => pool.close());
   return {
+    threads: pool.maxThreads,
     async run(bytes, limits) {
-      const buffer = ownedBuffer(bytes);
-      const r = await pool.run({ bytes: buffer, limits }, { transferList: [buffer] as unknown as TransferList });
-      return r.kind === 'packed' ? { kind: 'ok', events: unpackEvents(r.packed) } : r;
+      // A caller that read this pool just before a reload swapped it out still gets its answer.
+      if (drain.closed) return flattenBatchBytes(bytes, limits);
+      return drain.track(async () => {
+        const buffer = ownedBuffer(bytes);
+        const r = await pool.run({ bytes: buffer, limits }, { transferList: [buffer] as unknown as TransferList });
+        return r.kind === 'packed' ? { kind: 'ok', events: unpackEvents(r.packed) } : r;
+      });
     },
-    close: () => pool.close(),
+    close: drain.close,
   };
 }
 

@@ -1,4 +1,4 @@
-// Operator routes: GET /health (config version, last reload error, storage and upstream state) and GET /metrics.
+// Operator routes: GET /health (config version, last reload error, storage, worker pool and upstream state) and GET /metrics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './envelope.ts';
 import type { Services } from './services.ts';
@@ -11,6 +11,8 @@ export async function handleHealth(svc: Services, _req: IncomingMessage, res: Se
     last_reload_error: svc.holder.lastError,
     storage: svc.store?.kind ?? null,
     in_flight: svc.inFlight,
+    // threads: the size of the pools in service (0: all inline); retiring: replaced pools still finishing tasks.
+    workers: { threads: svc.pools?.threads ?? 0, retiring: svc.pools?.retiring ?? 0 },
     upstreams: svc.health.snapshot(),
   });
 }
