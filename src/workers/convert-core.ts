@@ -2,11 +2,12 @@
 // (src/workers/convert.ts), so both produce the same upstream bytes by construction.
 // Everything here is plain data in, plain data out: no config objects, sockets or closures cross it.
 import type { CanonicalRequest } from '../formats/canonical.ts';
-import type { TargetInfo, WireFormat } from '../formats/codec.ts';
-import { codecFor } from '../formats/registry.ts';
+import type { ClientFormat, TargetModel, WireFormat } from '../formats/codec.ts';
+import { clientCodecFor, codecFor, relayCodecFor } from '../formats/registry.ts';
 import { validateChatRequest } from '../formats/openai-chat/validate.ts';
 import { validateMessagesRequest } from '../formats/anthropic-messages/validate.ts';
-import { parseJsonObject } from '../http/body.ts';
+import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
+import { parseJsonObject } from '../util/parse-json.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 
 type Rec = Record<string, unknown>;
@@ -20,46 +21,83 @@ export type TargetSpec = {
   upstream: string;
   modelInBody: boolean;
   chatPath: string | null;
-  capabilities?: TargetInfo['capabilities'];
+  /** Client formats the provider serves itself, with their paths (Provider.native). */
+  native: Partial<Record<ClientFormat, string>>;
+  /** The model's catalog limits and capabilities, which the target's encoder checks. */
+  model?: TargetModel;
   mappingRows: readonly MappingRow[];
 };
 
 /** The upstream request for one target, before auth and forwarded headers are added. */
 export type EncodedAttempt = { path: string; body: Rec; headers?: Record<string, string>; adjustments: string[] };
 
-export const VALIDATORS: Partial<Record<WireFormat, (b: unknown) => Rec>> = {
+export const VALIDATORS: Partial<Record<ClientFormat, (b: unknown) => Rec>> = {
   'openai-chat': validateChatRequest,
   'anthropic-messages': validateMessagesRequest,
+  'openai-responses': validateResponsesRequest,
 };
 
 /** Parses (under the depth limit) and validates a client body; throws GatewayError (400) like the inline path. */
-export function parseAndValidate(bytes: Buffer, clientFormat: WireFormat, maxDepth: number): Rec {
+export function parseAndValidate(bytes: Buffer, clientFormat: ClientFormat, maxDepth: number): Rec {
   return VALIDATORS[clientFormat]!(parseJsonObject(bytes, maxDepth));
 }
 
 /**
- * Encodes a validated client body for `t`: same format relays through the passthrough codec (model
- * rewritten), else the client codec decodes (once, cached in `canonical`) and the target's encodes.
+ * Encodes a validated client body for `t`: same format (or a format the provider also serves natively)
+ * relays through the passthrough codec (model rewritten), else the client codec decodes (once, cached in `canonical`) and the target's encodes.
  * Then the provider's mapping rows apply. Throws GatewayError for what the target cannot honour.
  */
-export function encodeForTarget(clientFormat: WireFormat, body: Rec, canonical: { value: CanonicalRequest | null }, t: TargetSpec, mapping: CompiledMapping): EncodedAttempt {
+export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical: { value: CanonicalRequest | null }, t: TargetSpec, mapping: CompiledMapping, maxOutputTokens?: number): EncodedAttempt {
   const codec = codecFor(t.format);
   let path: string; let out: Rec; let headers: Record<string, string> | undefined;
-  if (t.format === clientFormat && codec.passthrough) {
-    out = codec.passthrough.prepareRequest(body, { upstreamModel: t.upstream, modelInBody: t.modelInBody });
-    path = t.chatPath ?? '/messages';
+  let codecAdjustments: string[] | undefined;
+  const relay = relayCodecFor(t, clientFormat);
+  if (relay) {
+    out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens), { upstreamModel: t.upstream, modelInBody: t.modelInBody });
+    path = t.native[clientFormat] ?? t.chatPath ?? '/messages';
   } else {
-    canonical.value ??= codecFor(clientFormat).client!.decodeRequest(body);
-    const enc = codec.upstream.encodeRequest({ ...canonical.value, model: t.upstream }, {
-      upstreamModel: t.upstream, provider: t.provider, ...(t.capabilities ? { capabilities: t.capabilities } : {}),
+    canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
+    const enc = codec.upstream.encodeRequest({ ...(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens)), model: t.upstream }, {
+      upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
+    codecAdjustments = canonical.value.decode_adjustments ? [...canonical.value.decode_adjustments, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;
     if (!t.modelInBody) delete out.model;
     path = t.chatPath ?? enc.path;
     headers = enc.headers;
   }
-  const adjustments = mapping(out, t.upstream);
+  const mapped = mapping(out, t.upstream);
+  const adjustments = codecAdjustments && codecAdjustments.length > 0 ? [...codecAdjustments, ...mapped] : mapped;
   return { path, body: out, ...(headers ? { headers } : {}), adjustments };
+}
+
+/**
+ * A per-attempt output cap (router max_cost) on a client body in its own format: the output limit the
+ * client set (max_completion_tokens or max_tokens, both formats) lowered to the cap, or the cap set
+ * as max_tokens (provider mappings rename it where needed).
+ */
+function capClientBody(body: Rec, cap: number): Rec {
+  const out: Rec = { ...body };
+  let set = false;
+  for (const f of ['max_completion_tokens', 'max_tokens']) {
+    if (typeof out[f] === 'number') { out[f] = Math.min(out[f] as number, cap); set = true; }
+  }
+  if (!set) out.max_tokens = cap;
+  const th = out.thinking as { type?: string; budget_tokens?: number } | undefined;
+  if (th?.type === 'enabled' && typeof th.budget_tokens === 'number' && th.budget_tokens >= cap) {
+    out.thinking = cap > 1024 ? { ...th, budget_tokens: cap - 1 } : { type: 'disabled' };
+  }
+  return out;
+}
+
+/** The same cap on a canonical request (a thinking budget must stay below max_tokens). */
+function capCanonical(req: CanonicalRequest, cap: number): CanonicalRequest {
+  const max = Math.min(req.max_tokens ?? cap, cap);
+  const th = req.thinking;
+  if (th?.type === 'enabled' && th.budget_tokens >= max) {
+    return { ...req, max_tokens: max, thinking: max > 1024 ? { type: 'enabled', budget_tokens: max - 1 } : { type: 'disabled' } };
+  }
+  return { ...req, max_tokens: max };
 }
 
 /** Top-level fields that hold conversation content; the rest is small and goes back to the main thread. */

@@ -1,11 +1,12 @@
 // Piscina worker entry: parses, validates and converts large inference bodies off the event loop.
 // Bytes come in as a transferred ArrayBuffer and go back the same way; errors travel as plain data.
 import { Piscina } from 'piscina';
-import type { WireFormat } from '../formats/codec.ts';
+import type { ClientFormat } from '../formats/codec.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
-import { GatewayError, type ErrorCode } from '../http/errors.ts';
+import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
+import { countInputImages } from '../engine/usage.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -21,14 +22,15 @@ export type EncodedBytes = { id: string; path: string; headers?: Record<string, 
  * encode: parse an already validated body again and encode it for one (fallback) target.
  */
 export type ConvertTask =
-  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: WireFormat; maxDepth: number; version: string; targets?: Record<string, TargetSpec> }
-  | { kind: 'encode'; bytes: ArrayBuffer; clientFormat: WireFormat; maxDepth: number; target: TargetSpec };
+  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; version: string; targets?: Record<string, TargetSpec> }
+  | { kind: 'encode'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; target: TargetSpec };
 
 export type ConvertResult =
   | { kind: 'error'; error: WireError }
   /** This thread has no target table for the config version yet: send it again with `targets`. */
   | { kind: 'need-targets'; original: ArrayBuffer }
-  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null }
+  /** `images`: input images in the body (billed when the model prices them; the main thread never sees the content). */
+  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number }
   | { kind: 'encoded'; encoded: EncodedBytes }
   | { kind: 'encode-error'; error: WireError };
 
@@ -63,7 +65,7 @@ function toWire(e: unknown): WireError {
   return { code: 'internal_error', message: `conversion failed: ${(e as Error).message}`, param: null, status: 500 };
 }
 
-function encodeBytes(clientFormat: WireFormat, body: Rec, canonical: { value: CanonicalRequest | null }, t: TargetSpec): EncodedBytes {
+function encodeBytes(clientFormat: ClientFormat, body: Rec, canonical: { value: CanonicalRequest | null }, t: TargetSpec): EncodedBytes {
   const enc = encodeForTarget(clientFormat, body, canonical, t, mappingFor(t.mappingRows));
   // TextEncoder gives a buffer of its own (never a pooled slab), so it can be transferred.
   const bytes = encoder.encode(JSON.stringify(enc.body));
@@ -99,5 +101,5 @@ export default function convertTask(task: ConvertTask): ConvertResult {
     try { primary = encodeBytes(task.clientFormat, body, { value: null }, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
   }
   const transfer = [task.bytes, ...(primary && 'body' in primary ? [primary.body] : [])];
-  return moved({ kind: 'prepared', meta, original: task.bytes, primary }, transfer);
+  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images: countInputImages(body) }, transfer);
 }

@@ -1,9 +1,13 @@
-// Worker entry of WriteThread (src/store/write-thread.ts): owns its own store connection and runs
-// the batched writes (records, feedback, key last-used times), one message at a time, answering each with its outcome.
+// Worker entry of WriteThread (src/store/write-thread.ts): owns its own store connection and runs the
+// writes (records, feedback, key last-used times, metric definitions), one message at a time,
+// answering each with its result or its error's fields (code kept, so the writer can classify it).
 import { parentPort, workerData } from 'node:worker_threads';
+import { claimMetricDefs, type MetricClaim } from '../feedback/metric-store.ts';
+import { fieldsOf } from '../store/errors.ts';
 import { fromWire, type InferenceWire } from '../store/inference-wire.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { FeedbackRow } from '../store/types.ts';
+import type { WriteMessage } from '../store/write-thread.ts';
 
 const port = parentPort!;
 const store = await openStore(workerData as OpenStoreOptions).catch((e: unknown) => {
@@ -12,17 +16,26 @@ const store = await openStore(workerData as OpenStoreOptions).catch((e: unknown)
 });
 port.postMessage({ ready: true });
 
+async function run(m: WriteMessage): Promise<unknown> {
+  switch (m.kind) {
+    case 'inferences': return store.insertInferences((m.args as InferenceWire[]).map(fromWire));
+    case 'feedback': return store.insertFeedback(m.args as FeedbackRow[]);
+    case 'touch': return store.touchKeys(m.args as Array<{ id: string; at: string }>);
+    case 'claimMetrics': {
+      const [scope, wanted] = m.args as [string, MetricClaim[]];
+      return [...(await claimMetricDefs(store.sql, scope, wanted))];
+    }
+    case 'close': return store.close();
+  }
+}
+
 let chain = Promise.resolve();
-port.on('message', (m: { id: number; kind: 'inferences' | 'feedback' | 'touch' | 'close'; rows: unknown[] }) => {
+port.on('message', (m: WriteMessage) => {
   chain = chain.then(async () => {
     try {
-      if (m.kind === 'inferences') await store.insertInferences((m.rows as InferenceWire[]).map(fromWire));
-      else if (m.kind === 'feedback') await store.insertFeedback(m.rows as FeedbackRow[]);
-      else if (m.kind === 'touch') await store.touchKeys(m.rows as Array<{ id: string; at: string }>);
-      else await store.close();
-      port.postMessage({ id: m.id });
+      port.postMessage({ id: m.id, value: await run(m) });
     } catch (e) {
-      port.postMessage({ id: m.id, error: (e as Error).message });
+      port.postMessage({ id: m.id, error: fieldsOf(e) });
     }
   });
 });

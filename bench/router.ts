@@ -1,0 +1,169 @@
+// Router speed: (1) one routing decision over the whole catalog (300+ candidates), timed on this
+// process's event loop (p50/p99 per decision, several prompt shapes); (2) router-mode throughput
+// against plain pass-through of the same model through the same gateway, in the same run (closed
+// loop, the two targets taking turns in slices), reported as a ratio, and the gateway's CPU per
+// request (main thread and whole process), each target alone in turn.
+// With --baseline DIR (a checkout of another commit, e.g. `git worktree add --detach DIR <commit>`
+// with node_modules linked in) the same is measured on that checkout's code in the same run, the two
+// taking turns, so "before" and "after" see the same machine.
+// Run: npx node bench/router.ts [--decisions N] [--duration S] [--rounds N] [--connections C] [--baseline DIR] [--skip-load]
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { benchPath, forkServer, stopChild } from './lib/child.ts';
+import { startGateway, type Gateway } from './lib/gateway.ts';
+import { LoadProcess, type LoadTarget } from './lib/load.ts';
+import { cpuMs } from './lib/scenarios.ts';
+import { median } from './lib/stats.ts';
+
+const { values: f } = parseArgs({ options: {
+  decisions: { type: 'string', default: '3000' }, duration: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' },
+  connections: { type: 'string', default: '16' }, 'skip-load': { type: 'boolean', default: false }, profile: { type: 'string' },
+  baseline: { type: 'string' },
+} });
+
+const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]!; };
+
+/** CPU time of the process's main thread (its event loop: the thread whose id is the pid), in ms. */
+function mainCpuMs(child: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/task/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch { return Number.NaN; }
+}
+
+type Route = (cfg: unknown, body: Record<string, unknown>, format: string, key: null, route: string, id: string) => unknown;
+type Tree = { name: string; root: string };
+const trees: Tree[] = [{ name: 'this', root: benchPath('..') }, ...(f.baseline ? [{ name: 'baseline', root: path.resolve(f.baseline) }] : [])];
+
+/** A router (and the configs it decides on) built from one checkout's own modules. */
+async function routerOf(t: Tree): Promise<{ route: Route; all: unknown; withPolicy: unknown; candidates: number; models: number; close(): Promise<void> }> {
+  const mod = async <T>(p: string): Promise<T> => await import(pathToFileURL(path.join(t.root, p)).href) as T;
+  const { compileConfig } = await mod<typeof import('../src/config/compile.ts')>('src/config/compile.ts');
+  const { loadConfig } = await mod<typeof import('../src/config/load.ts')>('src/config/load.ts');
+  const { RouterService } = await mod<typeof import('../src/router/service.ts')>('src/router/service.ts');
+  const { warmTokenizers } = await mod<typeof import('../src/tokens/index.ts')>('src/tokens/index.ts');
+  // Each checkout with its own config and catalog files (a baseline's schema may not know newer fields).
+  const cfg = compileConfig(loadConfig(path.join(t.root, 'bench/gateway.router.yaml'), { ...process.env }), { ...process.env });
+  // The decision without the bench policy: the whole catalog, every candidate estimated.
+  const all = { ...cfg, router: { ...cfg.router, defaultPolicy: null } };
+  const router = new RouterService({ sql: null, settings: () => all.router, isEjected: () => false });
+  await warmTokenizers();
+  const route: Route = (c, b, fmt, k, r, id) => router.route(c as typeof cfg, b, fmt, k, r, id);
+  const ranked = router.rank(all, { model: 'router', messages: [{ role: 'user', content: 'hi' }] }, 'openai-chat', null, '/v1/chat/completions', 'x');
+  return { route, all, withPolicy: cfg, candidates: (ranked.body.candidates as unknown[]).length, models: cfg.models.size, close: () => router.close() };
+}
+
+async function decisions(): Promise<void> {
+  // Every decision gets a prompt of its own (a counter in the last turn): the token-count and estimate
+  // caches only help with text seen before, as a conversation's earlier turns and a system prompt are.
+  const turns = Array.from({ length: 7 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Turn ${i}: ${'some detailed prose about the design of a gateway '.repeat(40)}` }));
+  const shapes: Array<[string, (i: number) => Record<string, unknown>]> = [
+    ['short chat', (i) => ({ model: 'router', messages: [{ role: 'user', content: `What is the capital of France? (${i})` }] })],
+    ['W=0.01, max_cost', (i) => ({ model: 'router', willingness_to_pay: 0.01, max_cost: 0.01, messages: [{ role: 'user', content: `${i}: ${'Summarise the following text in two sentences. '.repeat(20)}` }] })],
+    ['tools + policy', (i) => ({ model: 'router', tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }], messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: `Weather in Paris? (${i})` }] })],
+    ['4k-token conversation', (i) => ({ model: 'router', messages: [...turns, { role: 'user', content: `Turn 7 (${i}): ${'some detailed prose about the design of a gateway '.repeat(40)}` }] })],
+  ];
+  const routers = await Promise.all(trees.map(routerOf));
+  const r0 = routers[0]!;
+  console.log(`one decision (route: decode, features, token counts, quality, constraints, utility, plan) over the whole catalog: ${r0.models} models, ${r0.candidates} candidates`);
+  const n = Number(f.decisions);
+  const BLOCK = 100;
+  for (const [name, body] of shapes) {
+    const wall = routers.map(() => [] as number[]);
+    const cpu = routers.map(() => [] as number[]);
+    for (const r of routers) for (let i = 0; i < 300; i++) r.route(name === 'tools + policy' ? r.withPolicy : r.all, body(-i), 'openai-chat', null, '/v1/chat/completions', 'warm');
+    // The checkouts take turns in blocks, so a slow phase of the machine falls on both.
+    for (let start = 0; start < n; start += BLOCK) {
+      routers.forEach((r, k) => {
+        const cfg = name === 'tools + policy' ? r.withPolicy : r.all;
+        for (let i = start; i < Math.min(n, start + BLOCK); i++) {
+          const b = body(i);
+          const c0 = process.cpuUsage();
+          const t0 = performance.now();
+          r.route(cfg, b, 'openai-chat', null, '/v1/chat/completions', 'id');
+          wall[k]!.push((performance.now() - t0) * 1000);
+          const c = process.cpuUsage(c0);
+          cpu[k]!.push(c.user + c.system);
+        }
+      });
+    }
+    // Wall time includes the machine's preemption (2 shared cores); CPU time is the decision's own cost
+    // (process CPU: it includes GC and JIT threads).
+    routers.forEach((_, k) => {
+      const ratio = k > 0 ? `  (p50 ${(pct(wall[0]!, 0.5) / pct(wall[k]!, 0.5)).toFixed(2)}x of baseline)` : '';
+      console.log(`  ${trees[k]!.name.padEnd(8)} ${name.padEnd(22)} wall p50 ${pct(wall[k]!, 0.5).toFixed(0).padStart(5)} us  p99 ${pct(wall[k]!, 0.99).toFixed(0).padStart(6)} us | cpu p50 ${pct(cpu[k]!, 0.5).toFixed(0).padStart(5)} us  p99 ${pct(cpu[k]!, 0.99).toFixed(0).padStart(5)} us  (n=${n})${ratio}`);
+    });
+  }
+  for (const r of routers) await r.close();
+}
+
+type Cpu = { main: number[]; all: number[] };
+type Side = { tree: Tree; gw: Gateway; plain: LoadTarget; routed: LoadTarget; named: LoadTarget; cpu: Record<'plain' | 'router' | 'named', Cpu>; ratios: number[] };
+
+async function throughput(): Promise<void> {
+  const upstream = await forkServer(benchPath('lib/upstream.ts'));
+  const origin = `http://127.0.0.1:${upstream.port}`;
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
+  const msg = [{ role: 'user', content: 'Hello, how are you today?' }];
+  const sides: Side[] = [];
+  const load = new LoadProcess();
+  try {
+    for (const tree of trees) {
+      const prof = f.profile ? { profileDir: path.join(f.profile, tree.name) } : {};
+      const gw = await startGateway({ config: path.join(tree.root, 'bench/gateway.router.yaml'), upstream: origin, withKey: false, repo: tree.root, ...prof });
+      const t = (body: Record<string, unknown>): LoadTarget => ({ origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) });
+      sides.push({
+        tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg }), routed: t({ model: 'router', messages: msg }),
+        // The common client shape: a few models named, bare names (every OpenAI offer of each).
+        named: t({ model: 'router', models: ['gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4o'], messages: msg }),
+        cpu: { plain: { main: [], all: [] }, router: { main: [], all: [] }, named: { main: [], all: [] } }, ratios: [],
+      });
+      const probe = await fetch(gw.origin + '/v1/chat/completions', { method: 'POST', headers, body: sides.at(-1)!.routed.body });
+      console.log(`${tree.name}: router-mode probe: HTTP ${probe.status}, chose ${probe.headers.get('x-router-model')} among ${probe.headers.get('x-router-candidates')} candidates`);
+      await probe.text();
+    }
+    const targets = sides.flatMap((s) => [s.plain, s.routed]);
+    await load.sliced({ targets, connections: Number(f.connections), durationMs: 2000, sliceMs: 500 });
+    for (let r = 0; r < Number(f.rounds); r++) {
+      const res = await load.sliced({ targets, connections: Number(f.connections), durationMs: Number(f.duration) * 1000, sliceMs: 1000, offset: r });
+      sides.forEach((s, k) => {
+        const p = res[2 * k]!; const q = res[2 * k + 1]!;
+        s.ratios.push(q.rps / p.rps);
+        console.log(`  round ${r + 1} ${s.tree.name}: pass-through ${p.rps.toFixed(0)} rps (p99 ${p.latency.p99.toFixed(2)} ms), router ${q.rps.toFixed(0)} rps (p99 ${q.latency.p99.toFixed(2)} ms, errors ${q.errors}${q.errorSample ? `: ${q.errorSample}` : ''}), ratio ${(q.rps / p.rps).toFixed(3)}`);
+      });
+    }
+    for (const s of sides) console.log(`${s.tree.name}: router-mode throughput / pass-through: median ${median(s.ratios).toFixed(3)}x over ${s.ratios.length} rounds`);
+    // Gateway CPU per request, each target alone in turn: steadier than rps on a shared machine. The
+    // main thread's (the event loop, which bounds throughput) and the whole process's (worker threads:
+    // the store writer, the router's worker; GC helpers) are read separately.
+    for (let r = 0; r < Number(f.rounds); r++) {
+      for (const s of sides) {
+        for (const [name, t] of [['plain', s.plain], ['router', s.routed], ['named', s.named]] as const) {
+          const c0 = cpuMs(s.gw.child); const m0 = mainCpuMs(s.gw.child);
+          const res = await load.closed({ ...t, connections: Number(f.connections), durationMs: Number(f.duration) * 1000 });
+          s.cpu[name].all.push(((cpuMs(s.gw.child) - c0) * 1000) / Math.max(1, res.ok));
+          s.cpu[name].main.push(((mainCpuMs(s.gw.child) - m0) * 1000) / Math.max(1, res.ok));
+        }
+      }
+    }
+    for (const s of sides) {
+      const errTail = s.gw.stderrTail().trim();
+      if (errTail) console.log(`${s.tree.name} gateway stderr (last lines):\n${errTail.split('\n').slice(-5).join('\n')}`);
+      for (const k of ['main', 'all'] as const) {
+        const p = median(s.cpu.plain[k]); const q = median(s.cpu.router[k]); const m = median(s.cpu.named[k]);
+        console.log(`${s.tree.name}: gateway CPU per request (${k === 'main' ? 'main thread' : 'all threads'}): pass-through ${p.toFixed(0)} us, router over the catalog ${q.toFixed(0)} us (+${(q - p).toFixed(0)} us, CPU-bound throughput ratio ${(p / q).toFixed(3)}x), router over 3 named models ${m.toFixed(0)} us (+${(m - p).toFixed(0)} us, ratio ${(p / m).toFixed(3)}x)`);
+      }
+    }
+  } finally {
+    load.close();
+    for (const s of sides) await stopChild(s.gw.child);
+    await stopChild(upstream.child);
+  }
+}
+
+await decisions();
+if (!f['skip-load']) await throughput();

@@ -1,0 +1,56 @@
+// Router mode over HTTP: `model: "router"` on the chat-completions and messages routes (a decision
+// and its attempt plan, with the explanation headers), and the dry run POST /v1/router/rank.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config, ModelEntry } from '../config/types.ts';
+import type { PreparedRequest } from '../engine/convert-pool.ts';
+import type { KeyRecord } from '../store/types.ts';
+import type { Routed } from '../router/service.ts';
+import { parseAndValidate } from '../workers/convert-core.ts';
+import { GatewayError } from '../gateway-error.ts';
+import { uuidv7 } from '../util/uuid.ts';
+import { readBody, requireJsonContentType } from './body.ts';
+import { sendJson } from './envelope.ts';
+import type { ClientInfo, RouteParams } from './routes.ts';
+import type { Services } from './services.ts';
+
+type Rec = Record<string, unknown>;
+
+function routerOf(svc: Services): NonNullable<Services['router']> {
+  if (!svc.router) throw new GatewayError('not_implemented', 'router mode is not available on this gateway', { param: 'model' });
+  return svc.router;
+}
+
+/**
+ * Routes a validated `model: "router"` body: the plan's first target stands as the request's model
+ * for limits and records. A body the worker pool prepared is parsed here (routing reads the prompt).
+ * The decision headers are set on `res` at once, so the answer, or the router's 400, carries them.
+ */
+export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: PreparedRequest | null, format: string, key: KeyRecord | null, route: string, id: string, res: ServerResponse): { routed: Routed; body: Rec; entry: ModelEntry } {
+  const full = prepared ? parseAndValidate(prepared.bytes, format as Parameters<typeof parseAndValidate>[1], cfg.server.jsonMaxDepth) : body;
+  const routed = routerOf(svc).route(cfg, full, format, key, route, id);
+  for (const [k, v] of Object.entries(routed.headers)) res.setHeader(k, v);
+  return { routed, body: full, entry: routed.targets[0]!.entry };
+}
+
+/**
+ * POST /v1/router/rank: the body of a chat-completions request (or, with ?format=messages, of a
+ * messages request) with `model` "router" or absent; answers the ranking without calling a model.
+ */
+export async function handleRouterRank(svc: Services, req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
+  const router = routerOf(svc);
+  const cfg = svc.holder.current;
+  requireJsonContentType(req);
+  const buf = await readBody(req, cfg.server.bodyLimitBytes);
+  const q = p.query.get('format');
+  if (q !== null && q !== 'chat' && q !== 'messages') throw new GatewayError('invalid_parameter', "'format' must be chat or messages", { param: 'format' });
+  const format = q === 'messages' ? 'anthropic-messages' : 'openai-chat';
+  let raw: Rec;
+  try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
+  // model is optional here: the dry run is always router mode.
+  const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
+  const body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
+  if (body.model !== 'router') throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking", { param: 'model' });
+  const id = uuidv7();
+  const out = router.rank(cfg, body, format, client.key, p.path, id);
+  sendJson(res, 200, out.body, out.headers);
+}

@@ -1,0 +1,121 @@
+// What a routed request leaves for the store, encoded on the request's thread for the trip to the
+// router's worker and finished there (rebuilt, rounded, serialised). A chunk of rows crosses as two
+// values: one JSON text (each row's strings and small objects, which JSON writes fast) and one
+// Float64Array (every row's numbers: the decision's figures and the feature vector, which JSON writes
+// slowly and a structured clone copies per element). Posting rows as objects cost ~13 us a row in
+// the gateway's profile (the clone), more than the rest of recording; test/router-caches.test.ts
+// checks that decoding gives recordedDecision and the features back.
+import type { AttemptRecord } from '../store/types.ts';
+import type { Decision } from './decide.ts';
+import { RECORDED, roundRecorded, type RecordedDecision } from './explain.ts';
+import type { PromptFeatures } from './quality/index.ts';
+import type { DecisionRow } from './store.ts';
+
+/** Rows encoded together: `text` is a JSON array with one entry per row, `nums` their numbers in order. */
+export type RowChunk = { rows: number; text: string; nums: Float64Array };
+
+/** The row's own fields; its features and decision are encoded beside them. */
+export type RowHead = Omit<DecisionRow, 'features' | 'decision'>;
+
+const num = (x: number | null): number => (x === null ? Number.NaN : x);
+const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+/** recordedDecision (src/router/explain.ts) written flat into `s` and `n`: the same candidates, unrounded. */
+export function packDecision(d: Decision, all: boolean, s: Array<string | null>, n: number[]): void {
+  const c = d.chosen;
+  s.push(d.policy, d.kind, d.affinity, c?.id ?? null, c?.tokenMethod ?? null);
+  n.push(num(d.w), d.stateVersion, d.explored ? 1 : 0, num(c ? c.q : null), num(c ? c.expectedCostUsd : null), num(c?.inputTokens ?? null), num(c?.outputTokens ?? null), d.candidates);
+  n.push(d.plan.length);
+  for (const t of d.plan) { s.push(t.candidate.id); n.push(num(t.maxOutputTokens ?? null)); }
+  const by = Object.keys(d.excludedBy);
+  n.push(by.length);
+  for (const k of by) { s.push(k); n.push(d.excludedBy[k]!); }
+  // Included: plan order first (as ranked); excluded grouped by constraint in order of first appearance.
+  let nIncluded = 0;
+  const groups = new Map<string, number[]>();
+  const at: number[] = [];
+  d.ranked.forEach((r, i) => {
+    if (r.excluded) {
+      const g = groups.get(r.excluded.constraint);
+      if (!g) groups.set(r.excluded.constraint, [i]); else if (all || g.length < RECORDED) g.push(i);
+    } else if (all || nIncluded < RECORDED) { nIncluded++; at.push(i); }
+  });
+  n.push(at.length);
+  for (const i of at) { const r = d.ranked[i]!; s.push(r.id); n.push(r.q, r.expectedCostUsd, r.utility); }
+  n.push(groups.size);
+  for (const [k, list] of groups) {
+    s.push(k); n.push(list.length);
+    for (const i of list) { const r = d.ranked[i]!; s.push(r.id); n.push(r.expectedCostUsd, r.minCostUsd); }
+  }
+}
+
+/** A cursor over packed values. */
+type Reader = { s: ReadonlyArray<string | null>; si: number; n: ArrayLike<number>; ni: number };
+
+/** The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader. */
+export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): RecordedDecision {
+  const S = (): string | null => r.s[r.si++] ?? null;
+  const Sx = (): string => r.s[r.si++] as string;
+  const N = (): number => r.n[r.ni++]!;
+  const [policy, kind, affinity, chosen, tokenMethod] = [S(), Sx(), S(), S(), S()];
+  const w = orNull(N()), stateVersion = N(), explored = N() === 1, q = orNull(N()), cost = orNull(N()), input = orNull(N()), out = orNull(N()), candidates = N();
+  const plan: RecordedDecision['plan'] = [];
+  for (let k = N(); k > 0; k--) plan.push([Sx(), orNull(N())]);
+  const excludedBy: Record<string, number> = {};
+  for (let k = N(); k > 0; k--) { const name = Sx(); excludedBy[name] = N(); }
+  const included: RecordedDecision['included'] = [];
+  for (let k = N(); k > 0; k--) included.push([Sx(), N(), N(), N()]);
+  const excluded: RecordedDecision['excluded'] = {};
+  for (let k = N(); k > 0; k--) {
+    const list: Array<[string, number, number]> = (excluded[Sx()] = []);
+    for (let m = N(); m > 0; m--) list.push([Sx(), N(), N()]);
+  }
+  return {
+    w, policy, state_version: stateVersion, kind, explored, affinity, chosen, chosen_quality: q, chosen_cost_usd: cost,
+    input_tokens: input, token_method: tokenMethod, expected_output_tokens: out,
+    plan, candidates, excluded_by: excludedBy, included, excluded, attempts,
+  };
+}
+
+/** One chunk of rows being encoded (the decision writer keeps a few, bounded). */
+export class RowEncoder {
+  readonly #texts: string[] = [];
+  readonly #nums: number[] = [];
+
+  get rows(): number { return this.#texts.length; }
+
+  add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
+    const s: Array<string | null> = [];
+    const n = this.#nums;
+    const lenAt = n.length;
+    n.push(0);
+    packDecision(d, all, s, n);
+    n[lenAt] = n.length - lenAt - 1;
+    const { idx, val, ...meta } = features;
+    n.push(idx.length);
+    for (let i = 0; i < idx.length; i++) n.push(idx[i]!);
+    for (let i = 0; i < val.length; i++) n.push(val[i]!);
+    this.#texts.push(JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, meta, s, attempts]));
+  }
+
+  seal(): RowChunk { return { rows: this.#texts.length, text: `[${this.#texts.join(',')}]`, nums: new Float64Array(this.#nums) }; }
+}
+
+/** The rows of a chunk as stored: features back as arrays, decisions rebuilt and rounded. */
+export function decodeRows(c: RowChunk): DecisionRow[] {
+  const rows = JSON.parse(c.text) as Array<[string, string, string | null, string | null, string | null, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
+  const out: DecisionRow[] = [];
+  let ni = 0;
+  for (const [inferenceId, createdAt, keyId, servedModel, canonical, kind, meta, s, attempts] of rows) {
+    const len = c.nums[ni++]!;
+    const r: Reader = { s, si: 0, n: c.nums, ni };
+    const decision = roundRecorded(unpackDecision(r, attempts));
+    ni += len;
+    const m = c.nums[ni++]!;
+    const idx = Array.from(c.nums.subarray(ni, ni + m));
+    const val = Array.from(c.nums.subarray(ni + m, ni + 2 * m));
+    ni += 2 * m;
+    out.push({ inferenceId, createdAt, keyId, servedModel, canonical, kind, features: { ...meta, idx, val } as PromptFeatures, decision });
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+// The router's learned state, shared by every replica through the store: each replica polls for a
+// newer version and loads it; on a timer it folds new feedback (joined to the recorded decisions)
+// and new answers into the next version, and on another it applies the retention of decisions and
+// states. The work runs in the router's backend (src/router/backend.ts: a worker thread with its
+// own store connection in the gateway), never on the request path.
+import type { RouterBackend } from './backend.ts';
+import type { RouterSettings } from './settings.ts';
+import type { StoredState } from './store.ts';
+import { emptyStored } from './train-pass.ts';
+
+export { emptyStored, scoreOf } from './train-pass.ts';
+
+const DAY_MS = 86_400_000;
+/** Retention runs this often (and once shortly after start). */
+const PRUNE_EVERY_MS = 3_600_000;
+const FIRST_PRUNE_MS = 60_000;
+
+export type LearningOptions = {
+  backend: RouterBackend | null;
+  settings: () => RouterSettings;
+  onError?: (what: string, e: unknown) => void;
+};
+
+export class RouterLearning {
+  #state: StoredState = emptyStored();
+  readonly #o: LearningOptions;
+  #timers: NodeJS.Timeout[] = [];
+  #training: Promise<boolean> | null = null;
+  #refreshing: Promise<boolean> | null = null;
+  #closed = false;
+
+  constructor(o: LearningOptions) { this.#o = o; }
+
+  /** The state requests route with (replaced whole, never mutated). */
+  get state(): StoredState { return this.#state; }
+
+  /** Loads the newest stored state, then keeps polling, training and pruning on the configured intervals. */
+  async start(): Promise<void> {
+    await this.refresh();
+    const s = this.#o.settings();
+    const poll = setInterval(() => { void this.refresh(); }, s.statePollMs);
+    const trainT = setInterval(() => { void this.trainOnce(); }, s.trainIntervalMs);
+    const prune = setInterval(() => { void this.prune(); }, PRUNE_EVERY_MS);
+    const first = setTimeout(() => { void this.prune(); }, FIRST_PRUNE_MS);
+    for (const t of [poll, trainT, prune, first]) t.unref();
+    this.#timers.push(poll, trainT, prune, first);
+  }
+
+  #adopt(s: StoredState | null): boolean {
+    if (!s || s.version <= this.#state.version) return false;
+    this.#state = s;
+    return true;
+  }
+
+  /** Loads a newer stored version if there is one; true when it changed. */
+  refresh(): Promise<boolean> {
+    const b = this.#o.backend;
+    if (!b || this.#closed) return Promise.resolve(false);
+    this.#refreshing ??= b.load(this.#state.version)
+      .then((s) => this.#adopt(s), (e: unknown) => { this.#o.onError?.('state refresh', e); return false; })
+      .finally(() => { this.#refreshing = null; });
+    return this.#refreshing;
+  }
+
+  /** One training pass (one at a time per replica); true when this replica stored a new version. */
+  trainOnce(): Promise<boolean> {
+    this.#training ??= this.#train().finally(() => { this.#training = null; });
+    return this.#training;
+  }
+
+  async #train(): Promise<boolean> {
+    const b = this.#o.backend;
+    if (!b || this.#closed) return false;
+    try {
+      await this.refresh();
+      const s = this.#o.settings();
+      const base = this.#state;
+      const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays });
+      // After a lost race the winner's state comes back: adopted, but not counted as trained here.
+      this.#adopt(r.state);
+      return r.stored;
+    } catch (e) { this.#o.onError?.('training', e); return false; }
+  }
+
+  /** The retention pass: decisions older than router.retention.decisions_days, states but the newest router.retention.states. */
+  async prune(now = Date.now()): Promise<{ decisions: number; states: number } | null> {
+    const b = this.#o.backend;
+    if (!b || this.#closed) return null;
+    const r = this.#o.settings().retention;
+    try {
+      return await b.prune(r.decisionsDays === null ? null : new Date(now - r.decisionsDays * DAY_MS).toISOString(), r.states);
+    } catch (e) { this.#o.onError?.('retention', e); return null; }
+  }
+
+  /** The state for an explicit value (tests and the dry run of a given version). */
+  setState(s: StoredState): void { this.#state = s; }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    await this.#training?.catch(() => {});
+    await this.#refreshing?.catch(() => {});
+  }
+}

@@ -1,0 +1,38 @@
+// Expected output tokens per canonical model and prompt kind, learned from every routed answer (no
+// feedback needed): the mean of observed completion tokens, folded in by the background trainer.
+
+/** canonical model -> prompt kind -> [weighted count, mean output tokens]. Plain JSON (stored with the state). */
+export type OutputTable = Record<string, Record<string, [number, number]>>;
+
+/** Observations that make the learned mean fully trusted; below it, blended with the fallback. */
+const FULL_TRUST = 5;
+
+/**
+ * Output tokens to expect: the table's mean for (model, kind), else the model's mean over all
+ * kinds, blended toward the quality model's estimate or the configured default while evidence is thin.
+ */
+export function expectedOutput(t: OutputTable, model: string, kind: string, fromQuality: number | undefined, fallback: number): number {
+  const m = t[model];
+  const base = fromQuality ?? fallback;
+  if (!m) return Math.round(base);
+  const cell = m[kind] ?? m['*'];
+  if (!cell) return Math.round(base);
+  const [n, mean] = cell;
+  const w = Math.min(1, n / FULL_TRUST);
+  return Math.max(1, Math.round(w * mean + (1 - w) * base));
+}
+
+/** Folds observations into a copy of the table (per kind and the model-wide '*' row). */
+export function foldOutputs(t: OutputTable, obs: ReadonlyArray<{ model: string; kind: string; outputTokens: number }>): OutputTable {
+  const out: OutputTable = structuredClone(t);
+  for (const o of obs) {
+    if (!Number.isFinite(o.outputTokens) || o.outputTokens < 0) continue;
+    const m = (out[o.model] ??= {});
+    for (const k of [o.kind, '*']) {
+      const cell = m[k] ?? [0, 0];
+      const n = cell[0] + 1;
+      m[k] = [n, cell[1] + (o.outputTokens - cell[1]) / n];
+    }
+  }
+  return out;
+}

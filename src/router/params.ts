@@ -1,0 +1,45 @@
+// The router's request parameters (`models`, `max_cost`, `max_cost_per_million_tokens`,
+// `willingness_to_pay`, `extra`), parsed once from a validated body; bad values are 400s naming the field.
+import { GatewayError } from '../gateway-error.ts';
+
+export type RouterParams = {
+  /** Names as sent (provider/model or bare); null = every routable model. */
+  models: string[] | null;
+  maxCost: number | null;
+  maxCostPerMillion: number | null;
+  /** USD the caller pays for +10% quality; null = quality first (W = infinity). */
+  wtp: number | null;
+  extra: Record<string, unknown>;
+};
+
+const bad = (param: string, message: string): GatewayError => new GatewayError('invalid_parameter', message, { param });
+
+function bound(v: unknown, param: string, allowZero: boolean): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(param, `'${param}' must be a number (USD)`);
+  if (v < 0 || (!allowZero && v === 0)) throw bad(param, `'${param}' must be ${allowZero ? 'zero or more' : 'greater than zero'}, got ${v}`);
+  return v;
+}
+
+export function parseRouterParams(body: Record<string, unknown>): RouterParams {
+  let models: string[] | null = null;
+  if (body.models !== undefined && body.models !== null) {
+    if (!Array.isArray(body.models)) throw bad('models', "'models' must be an array of model names");
+    if (body.models.length === 0) throw bad('models', "'models' must name at least one model (leave it out to route over the whole catalog)");
+    if (body.models.length > 1000) throw bad('models', "'models' may name at most 1000 models");
+    body.models.forEach((m: unknown, i) => {
+      if (typeof m !== 'string' || m === '') throw bad(`models[${i}]`, `'models[${i}]' must be a non-empty string`);
+      if (m === 'router') throw bad(`models[${i}]`, `'models[${i}]' cannot be "router"`);
+    });
+    models = body.models as string[];
+  }
+  const extra = body.extra;
+  if (extra !== undefined && extra !== null && (typeof extra !== 'object' || Array.isArray(extra))) throw bad('extra', "'extra' must be an object");
+  return {
+    models,
+    maxCost: bound(body.max_cost, 'max_cost', false),
+    maxCostPerMillion: bound(body.max_cost_per_million_tokens, 'max_cost_per_million_tokens', false),
+    wtp: bound(body.willingness_to_pay, 'willingness_to_pay', true),
+    extra: (extra ?? {}) as Record<string, unknown>,
+  };
+}

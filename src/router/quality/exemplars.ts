@@ -1,0 +1,184 @@
+// The local correction: a bounded sample of the prompts seen, each with the models' outcomes on it
+// and what the additive model (additive.ts) got wrong there (the residual). predict moves a model's
+// q by its similarity-weighted mean residual over the prompt's nearest stored prompts, shrunk by
+// evidence: a kNN over residuals rather than over scores, so near neighbours add what is local and
+// far ones (a new kind of prompt) add nearly nothing, leaving the additive model's generalisation.
+import type { Vec } from './clusters.ts';
+import { TUNING } from './tuning.ts';
+import type { TaskKind } from './types.ts';
+
+/** One stored prompt: its strongest coordinates and, per model, weight, score sum and residual. */
+export type Exemplar = {
+  /** Content hash of the prompt's features (outcomes of one prompt share an exemplar). */
+  key: number;
+  /** Its task kind (the additive model's residual is taken at it). */
+  kind: TaskKind;
+  idx: number[];
+  val: number[];
+  /** Models answered here, with their (decayed) weight, weighted score sum and residual (train sets it). */
+  m: string[];
+  n: number[];
+  s: number[];
+  r: number[];
+};
+
+export type PromptOutcomes = { key: number; kind: TaskKind; vec: Vec; outs: Array<{ model: string; w: number; score: number }> };
+
+/** Sampling rank of a key: the sample keeps the smallest ranks (uniform, independent of order). */
+function rank(key: number): number {
+  let h = Math.imul(key ^ 0x5bd1e995, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** The `keep` largest coordinates of a vector, ascending by index. */
+function strongest(v: Vec, keep: number): Vec {
+  if (v.idx.length <= keep) return { idx: v.idx.slice(), val: v.val.slice() };
+  const order = v.idx.map((_, j) => j).sort((a, b) => Math.abs(v.val[b]!) - Math.abs(v.val[a]!) || a - b).slice(0, keep).sort((a, b) => v.idx[a]! - v.idx[b]!);
+  return { idx: order.map((j) => v.idx[j]!), val: order.map((j) => v.val[j]!) };
+}
+
+/**
+ * Returns the sample with `prompts` folded in (the input is not modified; its vectors are shared): outcomes of a stored
+ * prompt add to it; new prompts join; prompts whose evidence decayed below `minWeight` leave; past
+ * TUNING.exemplars the smallest sampling ranks stay. Residuals of changed entries are stale until
+ * setResiduals runs.
+ */
+export function foldExemplars(items: readonly Exemplar[], prompts: readonly PromptOutcomes[]): Exemplar[] {
+  const out = new Map<number, Exemplar>();
+  for (const e of items) out.set(e.key, { ...e, m: e.m.slice(), n: e.n.slice(), s: e.s.slice(), r: e.r.slice() });
+  for (const p of prompts) {
+    let e = out.get(p.key);
+    if (!e) { const v = strongest(p.vec, TUNING.exemplarCoords); e = { key: p.key, kind: p.kind, idx: v.idx, val: v.val, m: [], n: [], s: [], r: [] }; out.set(p.key, e); }
+    for (const o of p.outs) {
+      let j = e.m.indexOf(o.model);
+      if (j < 0) { j = e.m.length; e.m.push(o.model); e.n.push(0); e.s.push(0); e.r.push(0); }
+      e.n[j] += o.w; e.s[j] += o.w * o.score;
+    }
+  }
+  const all = [...out.values()].filter((e) => e.n.some((n) => n >= TUNING.exemplarMinWeight));
+  all.sort((a, b) => rank(a.key) - rank(b.key) || a.key - b.key);
+  return all.slice(0, TUNING.exemplars);
+}
+
+/** Sets each entry's residual: its mean score minus `base` (the additive model's q there; undefined: 0). */
+export function setResiduals(items: Exemplar[], base: (e: Exemplar, model: string) => number | undefined): void {
+  for (const e of items) {
+    for (let j = 0; j < e.m.length; j++) {
+      const q = e.n[j]! > 0 ? base(e, e.m[j]!) : undefined;
+      e.r[j] = q === undefined ? 0 : Math.round((e.s[j]! / e.n[j]! - q) * 1e4) / 1e4;
+    }
+  }
+}
+
+/** Exemplars compiled for predict: an inverted index of IDF-weighted unit vectors and flat outcome arrays. */
+export type LocalIndex = {
+  n: number; mask: number; keys: Int32Array; start: Int32Array; end: Int32Array; post: Int32Array; weight: Float64Array;
+  idf: Float64Array; maxIdf: number;
+  /** Outcomes of exemplar x: outModel/outN/outR[outStart[x] .. outStart[x + 1]). */
+  outStart: Int32Array; outModel: Int32Array; outN: Float64Array; outR: Float64Array;
+};
+
+/** Builds the index; `modelIndex` numbers the models (outcomes of others are left out). */
+export function indexExemplars(items: readonly Exemplar[], modelIndex: ReadonlyMap<string, number>): LocalIndex {
+  const df = new Map<number, number>();
+  for (const e of items) for (const i of e.idx) df.set(i, (df.get(i) ?? 0) + 1);
+  let size = 16;
+  while (size < df.size * 2) size <<= 1;
+  const keys = new Int32Array(size).fill(-1), start = new Int32Array(size), end = new Int32Array(size), idf = new Float64Array(size);
+  const N = items.length;
+  // A feature in more than TUNING.commonShare of the prompts gets no postings (it still counts in
+  // every norm): such words weigh little after IDF but would make most of the similarity work.
+  const common = Math.max(8, Math.floor(N * TUNING.commonShare));
+  let total = 0;
+  // Slots by feature, postings laid out feature by feature.
+  for (const [f, d] of df) {
+    let h = Math.imul(f, 0x9e3779b1) & (size - 1);
+    while (keys[h] !== -1) h = (h + 1) & (size - 1);
+    keys[h] = f; start[h] = total; end[h] = total; idf[h] = Math.log((N + 1) / (d + 1)) + 1;
+    if (d <= common) total += d;
+  }
+  const post = new Int32Array(total), weight = new Float64Array(total);
+  const slotOf = (f: number) => { let h = Math.imul(f, 0x9e3779b1) & (size - 1); while (keys[h] !== f) h = (h + 1) & (size - 1); return h; };
+  let outs = 0;
+  items.forEach((e, x) => {
+    let norm = 0;
+    const hs = e.idx.map(slotOf);
+    for (let j = 0; j < hs.length; j++) norm += (e.val[j]! * idf[hs[j]!]!) ** 2;
+    const sc = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    for (let j = 0; j < hs.length; j++) {
+      const h = hs[j]!;
+      if (df.get(e.idx[j]!)! > common) continue;
+      post[end[h]!] = x; weight[end[h]!] = e.val[j]! * idf[h]! * sc; end[h]++;
+    }
+    for (const m of e.m) if (modelIndex.has(m)) outs++;
+  });
+  const outStart = new Int32Array(N + 1), outModel = new Int32Array(outs), outN = new Float64Array(outs), outR = new Float64Array(outs);
+  let o = 0;
+  items.forEach((e, x) => {
+    outStart[x] = o;
+    for (let j = 0; j < e.m.length; j++) {
+      const m = modelIndex.get(e.m[j]!);
+      if (m === undefined) continue;
+      outModel[o] = m; outN[o] = e.n[j]!; outR[o] = e.r[j]!; o++;
+    }
+  });
+  outStart[N] = o;
+  return { n: N, mask: size - 1, keys, start, end, post, weight, idf, maxIdf: Math.log(N + 1) + 1, outStart, outModel, outN, outR };
+}
+
+let sims = new Float64Array(0);
+let hit = new Int32Array(0);
+const HIST = 128;
+const hist = new Int32Array(HIST);
+
+/**
+ * Per model (by index), the shrunk similarity-weighted mean residual over the TUNING.neighbours
+ * nearest exemplars, written into corr (zeroed first; wsum is scratch of the same length).
+ * Returns the number of neighbours used.
+ */
+export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum: Float64Array): number {
+  corr.fill(0); wsum.fill(0);
+  if (ix.n === 0 || TUNING.neighbours <= 0) return 0;
+  if (sims.length < ix.n) { sims = new Float64Array(ix.n * 2); hit = new Int32Array(ix.n * 2); }
+  // Similarities accumulate for the prompts that share a feature (listed in `hit`); the rest stay 0.
+  let nHit = 0, qn = 0;
+  for (let j = 0; j < v.idx.length; j++) {
+    const f = v.idx[j]!;
+    let h = Math.imul(f, 0x9e3779b1) & ix.mask;
+    let k = ix.keys[h]!;
+    while (k !== f && k !== -1) { h = (h + 1) & ix.mask; k = ix.keys[h]!; }
+    if (k === -1) { qn += (v.val[j]! * ix.maxIdf) ** 2; continue; }
+    const x = v.val[j]! * ix.idf[h]!;
+    qn += x * x;
+    for (let t = ix.start[h]!, e = ix.end[h]!; t < e; t++) {
+      const p = ix.post[t]!, w = ix.weight[t]!;
+      if (sims[p] === 0) hit[nHit++] = p;
+      sims[p] += x * w === 0 ? 1e-300 : x * w;
+    }
+  }
+  const qs = qn > 0 ? 1 / Math.sqrt(qn) : 0;
+  // The k nearest: the similarity bin that holds the k-th largest, by a histogram (no sort).
+  hist.fill(0);
+  for (let t = 0; t < nHit; t++) { const s = sims[hit[t]!]! * qs; if (s > 0) hist[Math.min(HIST - 1, Math.floor(s * HIST))]!++; }
+  let above = 0, b = HIST - 1;
+  for (; b > 0; b--) { if (above + hist[b]! >= TUNING.neighbours) break; above += hist[b]!; }
+  // Within bin b, the (k - above) largest: the smallest of them is the floor (ties may add a few).
+  const inBin: number[] = [];
+  for (let t = 0; t < nHit; t++) { const s = sims[hit[t]!]! * qs; if (s > 0 && Math.min(HIST - 1, Math.floor(s * HIST)) === b) inBin.push(s); }
+  inBin.sort((p, q) => q - p);
+  const floor = inBin.length === 0 ? 1 : inBin[Math.min(inBin.length, TUNING.neighbours - above) - 1]!;
+  let used = 0;
+  for (let t = 0; t < nHit; t++) {
+    const x = hit[t]!, s = sims[x]! * qs;
+    sims[x] = 0;
+    if (!(s > 0) || s < floor) continue;
+    used++;
+    for (let o = ix.outStart[x]!, e = ix.outStart[x + 1]!; o < e; o++) {
+      const m = ix.outModel[o]!, w = s * ix.outN[o]!;
+      wsum[m] += w; corr[m] += w * ix.outR[o]!;
+    }
+  }
+  for (let m = 0; m < corr.length; m++) if (wsum[m]! > 0) corr[m] = corr[m]! / (wsum[m]! + TUNING.localStrength);
+  return used;
+}

@@ -1,0 +1,115 @@
+// The cold-start prior: what the router believes about a model before any outcome of its own.
+// (a) per-model figures by task category from public benchmarks (priors.json, each with its source
+// and date); (b) for a model with none, a conservative default from its family, maker and price.
+import { readFileSync } from 'node:fs';
+import type { ModelRef, TaskKind } from './types.ts';
+
+/** Benchmark categories the priors file uses, and which one speaks for each task kind. */
+export const PRIOR_CATEGORIES = ['general', 'code', 'math', 'reasoning', 'knowledge', 'chat', 'tool_use', 'vision'] as const;
+export type PriorCategory = (typeof PRIOR_CATEGORIES)[number];
+export const CATEGORY_OF_KIND: Record<TaskKind, PriorCategory> = {
+  code: 'code', math: 'math', multiple_choice: 'knowledge', tool_use: 'tool_use', vision: 'vision',
+  extraction: 'general', translation: 'chat', summarization: 'chat', writing: 'chat', reasoning: 'reasoning', chat: 'chat',
+};
+
+/** One figure: a benchmark result mapped to [0, 1], the benchmark, and where (a key of sources) and when it was published. */
+export type PriorFigure = { q: number; benchmark: string; source: string; date: string };
+export type PriorEntry = { family?: string; maker?: string; figures: Partial<Record<PriorCategory, PriorFigure>> };
+export type PriorTable = {
+  schema: 1;
+  updated: string;
+  about?: string;
+  sources?: Record<string, { source: string; date: string }>;
+  models: Record<string, PriorEntry>;
+};
+
+/**
+ * The default prior for a model without benchmark figures, by blended price per million tokens.
+ * Conservative on purpose: below what models of the tier usually score, so an unknown model earns
+ * traffic on evidence (exploration) rather than on its price.
+ */
+export const DEFAULT_PRIOR = {
+  /** [upper bound of blended $/M, q] ascending; a price above every bound takes the last q. */
+  byPrice: [[0.3, 0.4], [1.5, 0.48], [6, 0.55], [Infinity, 0.6]] as ReadonlyArray<readonly [number, number]>,
+  /** No price known. */
+  unknown: 0.4,
+  /** A sibling in the same family with figures: its figure minus this margin. */
+  familyMargin: 0.08,
+  /** Pseudo-outcomes a prior is worth against learned evidence. */
+  strength: { benchmark_prior: 4, default_prior: 2 },
+} as const;
+
+/**
+ * A model id as the priors compare it across providers: lower case, no provider path, version dots
+ * as dashes (claude-3.5 = claude-3-5), no ':free'-style tag, no 'meta-' before llama, no
+ * '-instruct' tail. Computed once per model (predict caches priors per model and kind).
+ */
+export function normalId(id: string): string {
+  return id.slice(id.lastIndexOf('/') + 1).toLowerCase()
+    .replace(/:(?:free|beta|thinking|extended)$/, '')
+    .replace(/(\d)\.(\d)/g, '$1-$2')
+    .replace(/^meta-(?=llama)/, '')
+    .replace(/-(?:instruct(?:-turbo)?|it)$/, '');
+}
+
+/** normalId without a date or 'latest' suffix: gpt-4o-2024-08-06 and gpt-4o share a key. */
+export function priorKey(id: string): string {
+  return normalId(id).replace(/[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|latest|v\d+(?::\d+)?)$/, '');
+}
+
+/** The family a default prior borrows from: the key before its first version digits (gpt-4o -> gpt). */
+export function familyOf(id: string): string {
+  const k = priorKey(id);
+  return k.replace(/[-_.]?v?\d.*$/, '') || k;
+}
+
+export type Prior = { q: number; strength: number; source: 'benchmark_prior' | 'default_prior' };
+
+/** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family. */
+export type CompiledPriors = { byId: Map<string, PriorEntry>; byKey: Map<string, PriorEntry>; byFamily: Map<string, PriorEntry[]> };
+
+export function compilePriors(table: PriorTable): CompiledPriors {
+  const byId = new Map<string, PriorEntry>();
+  const byKey = new Map<string, PriorEntry>();
+  const byFamily = new Map<string, PriorEntry[]>();
+  const addFamily = (f: string, e: PriorEntry) => { const l = byFamily.get(f); if (!l) byFamily.set(f, [e]); else if (!l.includes(e)) l.push(e); };
+  for (const [id, e] of Object.entries(table.models)) {
+    byId.set(normalId(id), e);
+    if (!byKey.has(priorKey(id))) byKey.set(priorKey(id), e);
+    addFamily(familyOf(id), e);
+    if (e.family) addFamily(e.family, e);
+  }
+  return { byId, byKey, byFamily };
+}
+
+function figure(e: PriorEntry, cat: PriorCategory): number | undefined {
+  return e.figures[cat]?.q ?? e.figures.general?.q;
+}
+
+/** The prior of one model for one task kind (null priors: only the default prior). */
+export function priorFor(model: ModelRef, kind: TaskKind, priors: CompiledPriors | null): Prior {
+  const cat = CATEGORY_OF_KIND[kind];
+  const e = priors ? priors.byId.get(normalId(model.id)) ?? priors.byKey.get(priorKey(model.id)) : undefined;
+  const own = e ? figure(e, cat) : undefined;
+  if (own !== undefined) return { q: own, strength: DEFAULT_PRIOR.strength.benchmark_prior, source: 'benchmark_prior' };
+  let q: number = DEFAULT_PRIOR.unknown;
+  const p = model.pricePerMillion;
+  if (p !== undefined && Number.isFinite(p) && p >= 0) {
+    for (const [bound, v] of DEFAULT_PRIOR.byPrice) if (p <= bound) { q = v; break; }
+  }
+  const siblings = priors ? (model.family !== undefined ? priors.byFamily.get(model.family) : undefined) ?? priors.byFamily.get(familyOf(model.id)) : undefined;
+  if (siblings) {
+    // The weakest sibling with a figure, less a margin: a family name is a hint, not evidence.
+    let best = Infinity;
+    for (const s of siblings) { const f = figure(s, cat); if (f !== undefined && f < best) best = f; }
+    if (best !== Infinity) q = Math.max(q, best - DEFAULT_PRIOR.familyMargin);
+  }
+  return { q, strength: DEFAULT_PRIOR.strength.default_prior, source: 'default_prior' };
+}
+
+let builtin: CompiledPriors | undefined;
+/** The priors shipped in priors.json, read once. */
+export function builtinPriors(): CompiledPriors {
+  builtin ??= compilePriors(JSON.parse(readFileSync(new URL('./priors.json', import.meta.url), 'utf8')) as PriorTable);
+  return builtin;
+}

@@ -1,0 +1,72 @@
+// What the router reads from a request before ranking: the prompt's parts (for token counts), the
+// quality model's features, the capabilities it needs, and the policy context (`request.*`, `key.*`).
+import type { CanonicalRequest } from '../formats/canonical.ts';
+import type { KeyRecord } from '../store/types.ts';
+import { promptParts, type PromptParts } from '../tokens/index.ts';
+import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
+import type { RouterParams } from './params.ts';
+
+export type Needs = { tools: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
+
+export type RequestView = {
+  parts: PromptParts;
+  features: PromptFeatures;
+  needs: Needs;
+  /** max_tokens / max_completion_tokens the client set, else null. */
+  clientMaxTokens: number | null;
+  /** The request asks for prompt caching explicitly (cache_control somewhere). */
+  cacheControl: boolean;
+  /** `request`, `key` and `extra` for policy rules; `candidate` is added per candidate. */
+  policyData: Record<string, unknown>;
+};
+
+function textOf(blocks: CanonicalRequest['messages'][number]['content']): string {
+  let s = '';
+  for (const b of blocks) {
+    if (b.type === 'text') s += (s ? '\n' : '') + b.text;
+    else if (b.type === 'tool_result') for (const c of b.content) if (c.type === 'text') s += (s ? '\n' : '') + c.text;
+  }
+  return s;
+}
+
+export function viewRequest(req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null): RequestView {
+  const parts = promptParts(req);
+  let cacheControl = req.system.some((b) => b.cache_control !== undefined) || (req.tools ?? []).some((t) => t.cache_control !== undefined);
+  let toolTurns = false;
+  for (const m of req.messages) {
+    for (const b of m.content) {
+      if ('cache_control' in b && b.cache_control !== undefined) cacheControl = true;
+      if (b.type === 'tool_use' || b.type === 'tool_result') toolTurns = true;
+    }
+  }
+  const needs: Needs = {
+    tools: (req.tools?.length ?? 0) > 0 || toolTurns,
+    vision: parts.images > 0,
+    jsonSchema: req.response_format?.type === 'json_schema',
+    reasoning: req.thinking?.type === 'enabled' || req.reasoning_effort !== undefined,
+  };
+  const features = extractPromptFeatures({
+    system: req.system.map((b) => b.text).join('\n'),
+    turns: req.messages.map((m) => textOf(m.content)),
+    tools: req.tools?.length ?? 0,
+    images: parts.images,
+    jsonOutput: req.response_format !== undefined && req.response_format.type !== 'text',
+  });
+  const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
+  return {
+    parts, features, needs, cacheControl,
+    clientMaxTokens: req.max_tokens ?? null,
+    policyData: {
+      request: {
+        input_tokens: features.stats.tokens, tools: req.tools?.length ?? 0, images: parts.images,
+        json_output: req.response_format !== undefined && req.response_format.type !== 'text', json_schema: needs.jsonSchema,
+        stream: req.stream, kind: features.kind, messages: req.messages.length, reasoning: needs.reasoning,
+        max_output_tokens: req.max_tokens ?? null, max_cost: params.maxCost, max_cost_per_million_tokens: params.maxCostPerMillion,
+        willingness_to_pay: params.wtp, route, metadata: metadata ?? {}, extra: params.extra,
+      },
+      key: { id: key?.id ?? null, name: key?.name ?? null, tags: keyTags },
+      extra: params.extra,
+      candidate: null,
+    },
+  };
+}

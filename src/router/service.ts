@@ -1,0 +1,161 @@
+// The router as the HTTP layer uses it: route() turns a validated `model: "router"` body into a
+// decision and an attempt plan (400s for bad router fields or when nothing qualifies), rank() is the
+// dry run, completed() records the decision and feeds health, affinity and learning.
+import type { Config } from '../config/types.ts';
+import type { CanonicalRequest } from '../formats/canonical.ts';
+import type { WireFormat } from '../formats/codec.ts';
+import { codecFor } from '../formats/registry.ts';
+import { GatewayError } from '../gateway-error.ts';
+import type { InferenceOutcome } from '../engine/context.ts';
+import type { AttemptTarget } from '../engine/plan.ts';
+import type { OpenStoreOptions } from '../store/open.ts';
+import type { SqlRunner } from '../store/sql-runner.ts';
+import type { KeyRecord } from '../store/types.ts';
+import { warmTokenizers } from '../tokens/index.ts';
+import { Affinity } from './affinity.ts';
+import { AffinityShare } from './affinity-share.ts';
+import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
+import { decide, noRouteError, type Decision, type HealthView } from './decide.ts';
+import { DecisionWriter } from './decision-writer.ts';
+import { decisionHeaders, rankBody } from './explain.ts';
+import { RouterLearning } from './learning.ts';
+import { parseRouterParams } from './params.ts';
+import { ProviderStats } from './provider-stats.ts';
+import { viewRequest, type RequestView } from './request-view.ts';
+import type { RouterSettings } from './settings.ts';
+import type { CompiledPolicy } from './policy.ts';
+
+export type Routed = {
+  decision: Decision;
+  view: RequestView;
+  canonical: CanonicalRequest;
+  targets: AttemptTarget[];
+  headers: Record<string, string>;
+  keyId: string | null;
+};
+
+export type RouterServiceOptions = {
+  /** The store's queries, for the inline backend (tests, workers.threads 0). */
+  sql: SqlRunner | null;
+  /** The store's options: decisions, retention and learning then run in the router's worker with its own connection. */
+  storeOptions?: OpenStoreOptions;
+  settings: () => RouterSettings;
+  isEjected: (provider: string) => boolean;
+  useWorker?: boolean;
+  /** Share conversation affinity with the other replicas through this Redis (storage.redis_url). */
+  redis?: { url: string; prefix: string };
+  onError?: (what: string, e: unknown) => void;
+};
+
+/** The canonical request of a client body; router mode is served on the chat-completions and messages routes. */
+function decodeClient(format: string, body: Record<string, unknown>): CanonicalRequest {
+  if (format !== 'openai-chat' && format !== 'anthropic-messages') {
+    throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions and /v1/messages', { param: 'model' });
+  }
+  return codecFor(format as WireFormat).client!.decodeRequest(body);
+}
+
+/** The policy a key routes with: the first key_policies glob matching its name, else default_policy. */
+export function policyFor(s: RouterSettings, key: KeyRecord | null): CompiledPolicy | null {
+  if (key) for (const kp of s.keyPolicies) if (kp.pattern.test(key.name)) return s.policies.get(kp.policy) ?? null;
+  return s.defaultPolicy ? s.policies.get(s.defaultPolicy) ?? null : null;
+}
+
+export class RouterService {
+  readonly learning: RouterLearning;
+  readonly stats = new ProviderStats();
+  readonly affinity: Affinity;
+  readonly #writer: DecisionWriter | null;
+  readonly #backend: RouterBackend | null;
+  readonly #share: AffinityShare | null;
+  readonly #o: RouterServiceOptions;
+  readonly health: HealthView;
+
+  constructor(o: RouterServiceOptions) {
+    this.#o = o;
+    const s = o.settings();
+    this.affinity = new Affinity(s.affinity.ttlMs, s.affinity.maxEntries);
+    const backend = this.#backend = o.storeOptions && o.useWorker !== false ? new WorkerBackend(o.storeOptions) : o.sql ? new InlineBackend(o.sql) : null;
+    this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}) });
+    let lastShareLog = 0;
+    this.#share = o.redis ? new AffinityShare(o.redis.url, this.affinity, {
+      prefix: o.redis.prefix,
+      onError: (e) => { if (Date.now() - lastShareLog > 10_000) { lastShareLog = Date.now(); o.onError?.('affinity sharing (redis)', e); } },
+    }) : null;
+    this.#writer = backend ? new DecisionWriter((chunk) => backend.writeDecisions(chunk), { onError: (e) => o.onError?.('decision writer', e) }) : null;
+    this.health = {
+      isEjected: o.isEjected,
+      latencyMs: (p) => this.stats.latencyMs(p),
+      errorRate: (p) => this.stats.errorRate(p),
+    };
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.learning.start(), this.#share?.start(), warmTokenizers().catch((e: unknown) => this.#o.onError?.('tokenizer load', e))]);
+  }
+
+  /** Applies settings that changed on reload (affinity bounds); policies and the rest are read per request. */
+  reconfigure(s: RouterSettings): void { this.affinity.configure(s.affinity.ttlMs, s.affinity.maxEntries); }
+
+  #decide(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, fullRanking: boolean): Omit<Routed, 'targets' | 'headers'> {
+    const params = parseRouterParams(body);
+    const req = decodeClient(format, body);
+    const settings = cfg.router;
+    const view = viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null);
+    const st = this.learning.state;
+    const decision = decide({
+      cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
+      health: this.health, maxAttempts: cfg.upstream.maxAttempts, fullRanking, key,
+      affinity: settings.affinity.enabled ? this.affinity.lookup(key?.id ?? null, req) : null,
+    });
+    decision.stateVersion = st.version;
+    return { decision, view, canonical: req, keyId: key?.id ?? null };
+  }
+
+  /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
+  route(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed {
+    const d = this.#decide(cfg, body, format, key, route, cfg.router.recordAllCandidates);
+    const headers = decisionHeaders(id, d.decision);
+    if (d.decision.plan.length === 0) {
+      const err = noRouteError(d.decision);
+      Object.assign(err.headers, headers);
+      throw err;
+    }
+    const targets = d.decision.plan.map((t) => ({ entry: t.candidate.entry, ...(t.maxOutputTokens !== undefined ? { maxOutputTokens: t.maxOutputTokens } : {}) }));
+    return { ...d, targets, headers };
+  }
+
+  /** POST /v1/router/rank: the same decision without calling any model. */
+  rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): { body: Record<string, unknown>; headers: Record<string, string> } {
+    const d = this.#decide(cfg, body, format, key, route, true);
+    return { body: rankBody(id, d.decision), headers: decisionHeaders(id, d.decision) };
+  }
+
+  /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */
+  observe(outcome: InferenceOutcome): void { this.stats.observe(outcome.attempts); }
+
+  /** After a routed answer (or failure): record the decision, remember affinity (observe() measured it). */
+  completed(id: string, r: Routed, outcome: InferenceOutcome): void {
+    const served = outcome.served;
+    const servedCand = served ? r.decision.plan.find((t) => t.candidate.entry === served)?.candidate ?? null : null;
+    if (servedCand && outcome.status === 200 && r.decision.chosen && servedCand.caps.prompt_caching) {
+      // Only a prompt the provider can cache is worth following: below the model's minimum nothing is cached.
+      const tokens = r.decision.ranked.find((x) => x.cand === servedCand)?.inputTokens ?? 0;
+      if (tokens >= servedCand.cacheMinTokens) this.affinity.remember(r.keyId, r.canonical, servedCand.id, tokens);
+    }
+    this.#writer?.enqueue({
+      inferenceId: id, createdAt: new Date().toISOString(), keyId: r.keyId, servedModel: served?.id ?? null,
+      canonical: servedCand?.canonical ?? null, kind: r.view.features.kind,
+    }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
+  }
+
+  /** Writes queued decisions now (tests, shutdown). */
+  async flush(): Promise<void> { await this.#writer?.flush(); }
+
+  async close(): Promise<void> {
+    await this.#writer?.close();
+    await this.learning.close();
+    await this.#backend?.close();
+    await this.#share?.close();
+  }
+}

@@ -1,0 +1,68 @@
+// The router's compiled settings (gateway.yaml `router:`): exploration, quality signals, learning,
+// affinity and named json-logic policies. Compiled once per config load (src/config/compile.ts).
+import type { QualitySignal } from './quality/index.ts';
+import { compilePolicies, type CompiledPolicy } from './policy.ts';
+
+export type RouterSettings = {
+  /** Share of routed requests (0..1) that try a low-evidence model in place of the best one. */
+  explorationShare: number;
+  /** A candidate with less learned evidence than this (weighted outcomes) counts as unexplored. */
+  explorationEvidence: number;
+  /** Feedback metrics that train the quality model, with their direction and range. */
+  qualitySignals: QualitySignal[];
+  /** Expected output tokens for a model and prompt kind with no observed answer yet. */
+  defaultOutputTokens: number;
+  /** Learning: how often a replica looks for new feedback to train on, and for a newer stored state. */
+  trainIntervalMs: number;
+  statePollMs: number;
+  halfLifeDays: number | null;
+  affinity: { enabled: boolean; ttlMs: number; maxEntries: number; bonus: number };
+  /** Store every candidate of a decision with the inference (else the first 10 per group and the counts). */
+  recordAllCandidates: boolean;
+  /** Characters of new text encoded exactly, at most, to tighten a max_cost bound (src/tokens PromptTokens.bound). */
+  maxExactChars: number;
+  /** Recorded decisions older than this are deleted (null: kept); learned states but the newest `states` are deleted. */
+  retention: { decisionsDays: number | null; states: number };
+  policies: Map<string, CompiledPolicy>;
+  defaultPolicy: string | null;
+  /** Key-name glob -> policy name, first match wins. */
+  keyPolicies: Array<{ pattern: RegExp; glob: string; policy: string }>;
+};
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
+const pick = <T>(o: Obj, key: string, fallback: T): T => (o[key] as T | undefined) ?? fallback;
+
+export const globToRegExp = (glob: string): RegExp =>
+  new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+
+/** `raw` has passed the schema and checkRouterConfig (src/router/policy-check.ts). */
+export function compileRouterSettings(raw: unknown): RouterSettings {
+  const r = obj(raw);
+  const ex = obj(r.exploration);
+  const learn = obj(r.learning);
+  const aff = obj(r.affinity);
+  const ret = obj(r.retention);
+  return {
+    explorationShare: pick(ex, 'share', 0.05),
+    explorationEvidence: pick(ex, 'min_evidence', 10),
+    qualitySignals: ((r.quality_signals ?? []) as Obj[]).map((s) => ({
+      metric: s.metric as string, optimize: pick(s, 'optimize', 'max'),
+      ...(s.min !== undefined ? { min: s.min as number } : {}), ...(s.max !== undefined ? { max: s.max as number } : {}),
+    })),
+    defaultOutputTokens: pick(r, 'default_output_tokens', 400),
+    trainIntervalMs: pick(learn, 'train_interval_ms', 30_000),
+    statePollMs: pick(learn, 'state_poll_ms', 5_000),
+    halfLifeDays: pick<number | null>(learn, 'half_life_days', null),
+    affinity: {
+      enabled: pick(aff, 'enabled', true), ttlMs: pick(aff, 'ttl_ms', 300_000),
+      maxEntries: pick(aff, 'max_entries', 10_000), bonus: pick(aff, 'quality_bonus', 0.02),
+    },
+    maxExactChars: pick(r, 'max_exact_token_chars', 32_768),
+    retention: { decisionsDays: pick<number | null>(ret, 'decisions_days', 30), states: pick(ret, 'states', 50) },
+    recordAllCandidates: r.record_candidates === 'all',
+    policies: compilePolicies(obj(r.policies)),
+    defaultPolicy: (r.default_policy as string | undefined) ?? null,
+    keyPolicies: Object.entries(obj(r.key_policies)).map(([glob, policy]) => ({ glob, pattern: globToRegExp(glob), policy: policy as string })),
+  };
+}

@@ -1,0 +1,130 @@
+// The router's queries, written once against store.sql (both dialects): recorded decisions,
+// the versioned learned state, and the training join of feedback and answers to decisions.
+import type { SqlRunner } from '../store/sql-runner.ts';
+import type { Row } from '../store/rows.ts';
+import type { PromptFeatures, QualityState } from './quality/index.ts';
+import type { OutputTable } from './output-stats.ts';
+
+export type DecisionRow = {
+  inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
+  kind: string; features: PromptFeatures; decision: unknown;
+};
+
+/** Position in a time-ordered table: (created_at, id) of the last row folded in. */
+export type Cursor = { at: string; id: string };
+export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
+
+export type StoredState = {
+  version: number; createdAt: string; quality: QualityState; output: OutputTable;
+  feedbackCursor: Cursor; decisionCursor: Cursor; outcomes: number;
+};
+
+const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
+const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
+
+export async function insertDecisions(sql: SqlRunner, rows: readonly DecisionRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const one = '(?, ?, ?, ?, ?, ?, ?, ?)';
+  // A retried batch may meet rows already stored: keep the first copy.
+  const stmt = `INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES ${rows.map(() => one).join(', ')} ON CONFLICT (inference_id) DO NOTHING`;
+  await sql.run(stmt, rows.flatMap((r) => [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, JSON.stringify(r.features), JSON.stringify(r.decision)]));
+}
+
+export async function getDecision(sql: SqlRunner, inferenceId: string): Promise<{ decision: unknown; features: PromptFeatures } | null> {
+  const rows = await sql.all('SELECT decision, features FROM router_decisions WHERE inference_id = ?', [inferenceId]);
+  const r = rows[0];
+  return r ? { decision: json(r.decision), features: json(r.features) } : null;
+}
+
+export async function latestVersion(sql: SqlRunner): Promise<number> {
+  const rows = await sql.all('SELECT MAX(version) AS v FROM router_state');
+  return Number(rows[0]?.v ?? 0);
+}
+
+export async function loadState(sql: SqlRunner, version?: number): Promise<StoredState | null> {
+  const rows = version === undefined
+    ? await sql.all('SELECT * FROM router_state ORDER BY version DESC LIMIT 1')
+    : await sql.all('SELECT * FROM router_state WHERE version = ?', [version]);
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    version: Number(r.version), createdAt: iso(r.created_at), quality: json(r.quality), output: json(r.output),
+    feedbackCursor: json(r.feedback_cursor), decisionCursor: json(r.decision_cursor), outcomes: Number(r.outcomes),
+  };
+}
+
+/** Stores a new version; false when another replica stored that version first. */
+export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean> {
+  const n = await sql.run(
+    'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING',
+    [s.version, s.createdAt, JSON.stringify(s.quality), JSON.stringify(s.output), JSON.stringify(s.feedbackCursor), JSON.stringify(s.decisionCursor), s.outcomes],
+  );
+  return n > 0;
+}
+
+export type FeedbackJoin = { id: string; at: string; metric: string; value: string; canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number };
+
+/** Feedback on quality-signal metrics for routed inferences, after `c`, oldest first. */
+export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number): Promise<FeedbackJoin[]> {
+  if (metrics.length === 0) return [];
+  const rows: Row[] = await sql.all(
+    `SELECT f.id AS id, f.created_at AS at, f.metric AS metric, f.value AS value, d.canonical AS canonical, d.features AS features,
+            i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
+     FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
+     LEFT JOIN inferences i ON i.id = f.inference_id
+     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
+       AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))
+     ORDER BY f.created_at, f.id LIMIT ?`,
+    [...metrics, c.at, c.at, c.id, limit],
+  );
+  return rows.map((r) => ({
+    id: String(r.id), at: iso(r.at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
+    features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
+  }));
+}
+
+export type AnswerJoin = { id: string; at: string; canonical: string; kind: string; outputTokens: number };
+
+/**
+ * Successful routed answers after `c` and before `before` (their output tokens teach expected output),
+ * oldest first. `before` lags behind now so the inference records (batched writer) have landed.
+ */
+export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, before: string): Promise<AnswerJoin[]> {
+  const rows = await sql.all(
+    `SELECT d.inference_id AS id, d.created_at AS at, d.canonical AS canonical, d.kind AS kind, i.output_tokens AS output_tokens
+     FROM router_decisions d JOIN inferences i ON i.id = d.inference_id
+     WHERE i.status = 200 AND d.canonical IS NOT NULL AND i.finish_reason IS NOT NULL
+       AND (d.created_at > ? OR (d.created_at = ? AND d.inference_id > ?)) AND d.created_at < ?
+     ORDER BY d.created_at, d.inference_id LIMIT ?`,
+    [c.at, c.at, c.id, before, limit],
+  );
+  return rows.map((r) => ({ id: String(r.id), at: iso(r.at), canonical: String(r.canonical), kind: String(r.kind), outputTokens: Number(r.output_tokens ?? 0) }));
+}
+
+/** Rows deleted per statement by the retention pass (the index on created_at finds them). */
+const PRUNE_CHUNK = 2000;
+
+/**
+ * Deletes recorded decisions created before `before`, oldest first, in chunks of 2000, at most
+ * `maxChunks` of them (the rest waits for the next pass); resolves with the rows deleted.
+ */
+export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks = 50): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < maxChunks; i++) {
+    const n = await sql.run(
+      `DELETE FROM router_decisions WHERE inference_id IN (
+         SELECT inference_id FROM router_decisions WHERE created_at < ? ORDER BY created_at, inference_id LIMIT ${PRUNE_CHUNK})`,
+      [before],
+    );
+    total += n;
+    if (n < PRUNE_CHUNK) break;
+  }
+  return total;
+}
+
+/** Deletes learned states but the newest `keep` versions; resolves with the rows deleted. */
+export async function pruneStates(sql: SqlRunner, keep: number): Promise<number> {
+  const newest = await latestVersion(sql);
+  if (newest <= keep) return 0;
+  return await sql.run('DELETE FROM router_state WHERE version <= ?', [newest - keep]);
+}

@@ -1,0 +1,64 @@
+// One training pass of the router's learning loop, the same wherever it runs (the router's worker
+// thread, or inline for tests and workers.threads 0): read the feedback and answers newer than the
+// state's cursors, fold them into the next state, store it as a new version.
+import type { SqlRunner } from '../store/sql-runner.ts';
+import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type StoredState } from './store.ts';
+import type { TrainResult, TrainTask } from '../workers/router-train.ts';
+
+/** Rows folded per training pass (a backlog is worked off over several passes). */
+const BATCH = 5000;
+/** Answers are read this long after they happened, so their inference records have been written. */
+const ANSWER_LAG_MS = 5000;
+
+export type TrainSettings = { qualitySignals: QualitySignal[]; halfLifeDays: number | null };
+
+export const emptyStored = (): StoredState => ({
+  version: 0, createdAt: new Date(0).toISOString(), quality: emptyState(), output: {}, feedbackCursor: START, decisionCursor: START, outcomes: 0,
+});
+
+/** A stored feedback value ('true'/'false' or a number as text) as the score its signal gives. */
+export function scoreOf(value: string, signal: QualitySignal): number | undefined {
+  const v: unknown = value === 'true' ? true : value === 'false' ? false : Number(value);
+  return typeof v === 'number' && !Number.isFinite(v) ? undefined : feedbackScore(v, signal);
+}
+
+/** The newest stored state if its version is above `after`, else null. */
+export async function newerState(sql: SqlRunner, after: number): Promise<StoredState | null> {
+  const v = await latestVersion(sql);
+  if (v <= after) return null;
+  const s = await loadState(sql, v);
+  return s && s.version > after ? s : null;
+}
+
+/**
+ * Folds what is new since `base` into the next version and stores it. `next` null: nothing new, or
+ * another replica stored that version first (`raced`: reload it).
+ */
+export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean }> {
+  const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH);
+  const answers = await answersSince(sql, base.decisionCursor, BATCH, new Date(Date.now() - ANSWER_LAG_MS).toISOString());
+  if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
+  const outcomes: Outcome[] = [];
+  for (const f of fb) {
+    const score = scoreOf(f.value, signals.get(f.metric)!);
+    if (score === undefined) continue;
+    outcomes.push({ features: f.features, model: f.canonical, score, time: Date.parse(f.at), costUsd: f.costUsd, outputTokens: f.outputTokens });
+  }
+  const res = await run({
+    quality: base.quality, output: base.output, outcomes,
+    answers: answers.map((a) => ({ model: a.canonical, kind: a.kind, outputTokens: a.outputTokens })),
+    options: settings.halfLifeDays !== null ? { halfLifeDays: settings.halfLifeDays } : {},
+  });
+  const lastF = fb.at(-1);
+  const lastA = answers.at(-1);
+  const next: StoredState = {
+    version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
+    feedbackCursor: lastF ? { at: lastF.at, id: lastF.id } : base.feedbackCursor,
+    decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
+    outcomes: base.outcomes + outcomes.length,
+  };
+  if (!(await saveState(sql, next))) return { next: null, raced: true };
+  return { next, raced: false };
+}

@@ -1,0 +1,72 @@
+// The exact BPE encodings (gpt-tokenizer), loaded off the request path: loading o200k_base takes
+// about 200 ms, so the first call starts an asynchronous import and counts by estimate until it lands.
+// Counts of texts of 64+ characters are cached per encoding (bounded by total characters): a
+// conversation resends every earlier turn and a system prompt repeats, so only new text is encoded.
+import type { Encoding } from './families.ts';
+
+type CountFn = (text: string) => number;
+
+/** An encoding ready to count: `cached` answers -1 when the text was not counted before. */
+export type ExactCounter = { count: CountFn; cached: CountFn };
+
+const CACHE_MIN_CHARS = 64;
+const CACHE_MAX_CHARS = 8_000_000;
+/** countTokens on a plain string: special-token text such as "<|endoftext|>" is counted as the ordinary text it is to the API. */
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+
+const loaded = new Map<Encoding, ExactCounter>();
+const loading = new Map<Encoding, Promise<ExactCounter>>();
+
+function counter(raw: CountFn): ExactCounter {
+  const map = new Map<string, number>();
+  let chars = 0;
+  return {
+    cached: (s) => (s.length < CACHE_MIN_CHARS ? -1 : map.get(s) ?? -1),
+    count: (s) => {
+      if (s.length === 0) return 0;
+      if (s.length < CACHE_MIN_CHARS) return raw(s);
+      const hit = map.get(s);
+      if (hit !== undefined) return hit;
+      const n = raw(s);
+      if (chars + s.length > CACHE_MAX_CHARS) { map.clear(); chars = 0; }
+      map.set(s, n);
+      chars += s.length;
+      return n;
+    },
+  };
+}
+
+async function importEncoding(e: Encoding): Promise<ExactCounter> {
+  // Specifiers are literal so bundlers and `npm ls` see the dependency.
+  const mod = e === 'o200k_base'
+    ? await import('gpt-tokenizer/encoding/o200k_base')
+    : await import('gpt-tokenizer/encoding/cl100k_base');
+  const c = counter((text) => mod.countTokens(text, NO_SPECIAL));
+  loaded.set(e, c);
+  return c;
+}
+
+/** Starts loading an encoding (idempotent); resolves when it can count. */
+export function loadEncoding(e: Encoding): Promise<ExactCounter> {
+  let p = loading.get(e);
+  if (!p) {
+    p = importEncoding(e);
+    // A failed import (broken install) leaves the estimate in charge; it is retried on the next call.
+    p.catch(() => loading.delete(e));
+    loading.set(e, p);
+  }
+  return p;
+}
+
+/** The encoding's counter when it is loaded, else null (and loading starts). */
+export function exactCounter(e: Encoding): ExactCounter | null {
+  const f = loaded.get(e);
+  if (f) return f;
+  void loadEncoding(e).catch(() => {});
+  return null;
+}
+
+/** Loads every exact encoding: call at start-up (and in tests) so no request counts by estimate. */
+export async function warmTokenizers(): Promise<void> {
+  await Promise.all([loadEncoding('o200k_base'), loadEncoding('cl100k_base')]);
+}

@@ -1,0 +1,44 @@
+// Prompt token counting for a canonical request and a target model: exact with the model's own
+// BPE encoding where one is public (OpenAI families, via gpt-tokenizer), else a measured estimate.
+//
+// Contract (used by the router's cost estimates and by the count_tokens routes):
+//   countPromptTokens(req, model) -> { tokens, exact, method, ceiling }
+// - `model`: a catalog id `provider/name` or a bare/upstream model name; only the name matters.
+// - `tokens`: the prompt tokens the provider will bill as input (cached tokens included), with the
+//   chat framing (per-message and reply-priming tokens) of the model's family.
+// - `exact`: true only when the whole prompt was counted with the model's own encoding and the
+//   documented framing: text messages to an OpenAI-family model. Images, binary documents, tool
+//   definitions and tool-call framing are estimated (their rendering is not public) and make it false.
+// - `method`: 'o200k_base' | 'cl100k_base' | 'estimate:anthropic' | 'estimate:gemini' |
+//   'estimate:generic', with '+estimate' appended when an exact count had estimated parts, and
+//   'estimate:size' when no text fitted the characters an exact encoding may take (maxExactChars).
+// - `ceiling`: a strict upper bound for hard cost limits (max_cost): `tokens` when exact, else exact
+//   counts where there are some and otherwise the bounds of src/tokens/ceiling.ts (text: its UTF-8
+//   bytes, which no byte-level tokenizer exceeds).
+// Never throws on a valid canonical request; never blocks: an encoding still loading counts by estimate.
+// The router measures a prompt once for all its candidates' tokenizers with PromptTokens (measure.ts).
+import type { CanonicalRequest } from '../formats/canonical.ts';
+import { tokenizerFor } from './families.ts';
+import { PromptTokens, type TokenCount } from './measure.ts';
+import { promptParts } from './prompt.ts';
+
+export { tokenizerFor, tokenizerKey, type TokenizerId } from './families.ts';
+export { warmTokenizers } from './encoders.ts';
+export { estimateTextTokens } from './estimate.ts';
+export { PromptTokens, type MeasureOptions, type TokenCount } from './measure.ts';
+export { promptParts, type PromptParts } from './prompt.ts';
+
+export type CountOptions = {
+  /**
+   * Characters not counted before that may be encoded exactly (the rest is estimated): encoding runs
+   * at about 17 MB/s on this machine, so 32k characters cost about 2 ms of the event loop.
+   */
+  maxExactChars?: number;
+};
+
+export const DEFAULT_MAX_EXACT_CHARS = 32_768;
+
+export function countPromptTokens(req: CanonicalRequest, model: string, opts: CountOptions = {}): TokenCount {
+  const chars = opts.maxExactChars ?? DEFAULT_MAX_EXACT_CHARS;
+  return new PromptTokens(promptParts(req), { exactChars: chars, boundChars: 0 }).count(tokenizerFor(model));
+}

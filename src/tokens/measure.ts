@@ -1,0 +1,187 @@
+// One prompt measured once for every tokenizer a decision needs: per text its estimate and UTF-8
+// bytes (shared by every estimate family), exact counts per encoding on demand within a character
+// budget (texts seen before are free: counts are cached), and a strict ceiling per family.
+import { exactCounter } from './encoders.ts';
+import { estimateTextTokens } from './estimate.ts';
+import type { Encoding, TokenizerId } from './families.ts';
+import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
+import type { PromptParts } from './prompt.ts';
+
+/**
+ * `tokens`: what the provider is expected to bill as input (exact where `exact`). `ceiling`: a strict
+ * upper bound on it (src/tokens/ceiling.ts), for hard cost limits; equal to `tokens` when exact.
+ */
+export type TokenCount = { tokens: number; exact: boolean; method: string; ceiling: number };
+
+/**
+ * Framing per family: tokens per message and the reply priming. OpenAI: the cookbook's count for
+ * gpt-3.5-turbo-0613 on (3 per message, +1 for the role name, +3 priming), exact. Anthropic: fitted
+ * to the documented count_tokens example (system "You are a scientist" + user "Hello, Claude" = 14
+ * input tokens). Others: a ChatML/Llama-3 style template (5 per message).
+ */
+const FRAMING: Readonly<Record<Family, { perMessage: number; base: number }>> = {
+  openai: { perMessage: 4, base: 3 },
+  anthropic: { perMessage: 3, base: 1 },
+  gemini: { perMessage: 5, base: 3 },
+  generic: { perMessage: 5, base: 3 },
+};
+
+const MAX_FRAMING = {
+  perMessage: Math.max(...Object.values(FRAMING).map((f) => f.perMessage)), base: Math.max(...Object.values(FRAMING).map((f) => f.base)),
+};
+
+/** Tokens of an image whose size is unknown: OpenAI high detail 1024x1024 (765), Anthropic's cap (~1600), Gemini 258. */
+const IMAGE_TOKENS: Readonly<Record<Family, number>> = { openai: 765, anthropic: 1600, gemini: 258, generic: 1000 };
+/** A binary document: base64 characters -> bytes, about one token per 3 bytes of PDF, at least 1000 (a page with its image). */
+const documentTokens = (b64chars: number): number => Math.max(1000, Math.ceil((b64chars * 0.75) / 3));
+/** Framing of one tool definition or tool call beyond its JSON text (OpenAI's cookbook puts it near 10). */
+const TOOL_OVERHEAD = 10;
+
+/** Estimates and byte lengths of long texts, remembered (a conversation resends its earlier turns). */
+const EST_CACHE_MIN = 256;
+const EST_CACHE_MAX_CHARS = 8_000_000;
+const PACK = 2 ** 26;
+const estCache = new Map<string, number>();
+let estCacheChars = 0;
+
+function measureText(s: string): { est: number; bytes: number } {
+  if (s.length >= EST_CACHE_MIN) {
+    const hit = estCache.get(s);
+    if (hit !== undefined) return { est: Math.floor(hit / PACK), bytes: hit % PACK };
+  }
+  const est = estimateTextTokens(s);
+  const bytes = Buffer.byteLength(s, 'utf8');
+  if (s.length >= EST_CACHE_MIN && est < PACK && bytes < PACK) {
+    if (estCacheChars + s.length > EST_CACHE_MAX_CHARS) { estCache.clear(); estCacheChars = 0; }
+    estCache.set(s, est * PACK + bytes);
+    estCacheChars += s.length;
+  }
+  return { est, bytes };
+}
+
+export type MeasureOptions = {
+  /** Characters not seen before that count() may encode exactly for this prompt (the rest is estimated). */
+  exactChars: number;
+  /** The same for bound(): how much more may be encoded when a hard limit needs a tight ceiling. */
+  boundChars: number;
+};
+
+/** Exact counts of one encoding: per text, or -1 where the text was estimated. */
+type ExactCounts = { per: number[]; counted: number };
+
+export class PromptTokens {
+  readonly parts: PromptParts;
+  /** Message texts then tool definitions, with their estimates and bytes. */
+  readonly #texts: string[] = [];
+  readonly #est: number[] = [];
+  readonly #bytes: number[] = [];
+  readonly #toolsFrom: number;
+  /** Characters of the prompt's text (tool definitions included). */
+  readonly chars: number;
+  /** At least count(t).tokens for every tokenizer t, without counting (a cheap context-window pre-check). */
+  readonly upper: number;
+  #budget: number;
+  readonly #boundChars: number;
+  readonly #exact = new Map<Encoding, ExactCounts>();
+  readonly #memo = new Map<string, TokenCount>();
+
+  constructor(parts: PromptParts, o: MeasureOptions) {
+    this.parts = parts;
+    let chars = 0;
+    for (const m of parts.messages) for (const s of m.texts) { this.#add(s); chars += s.length; }
+    this.#toolsFrom = this.#texts.length;
+    for (const s of parts.tools) { this.#add(s); chars += s.length; }
+    this.chars = chars;
+    // An exact count never exceeds the bytes, an estimate is its own figure: the larger of the two bounds both.
+    let upper = MAX_FRAMING.perMessage * parts.messages.length + MAX_FRAMING.base + parts.toolTurns * TOOL_OVERHEAD + parts.images * Math.max(...Object.values(IMAGE_TOKENS));
+    for (let i = 0; i < this.#texts.length; i++) upper += Math.max(this.#est[i]!, this.#bytes[i]!) + (i < this.#toolsFrom ? 0 : TOOL_OVERHEAD);
+    for (const d of parts.documents) upper += documentTokens(d);
+    this.upper = upper;
+    this.#budget = o.exactChars;
+    this.#boundChars = o.boundChars;
+  }
+
+  #add(s: string): void {
+    const m = measureText(s);
+    this.#texts.push(s); this.#est.push(m.est); this.#bytes.push(m.bytes);
+  }
+
+  /** Counts `t`'s prompt tokens (exact texts within the budget); memoised per tokenizer. */
+  count(t: TokenizerId): TokenCount {
+    const key = t.kind === 'exact' ? t.encoding : t.family;
+    let c = this.#memo.get(key);
+    if (!c) { c = this.#count(t); this.#memo.set(key, c); }
+    return c;
+  }
+
+  /**
+   * The count with the tightest ceiling available: texts an exact encoding could not afford under
+   * count()'s budget are encoded now, within `boundChars` more (a hard cost limit needs the bound,
+   * and a bytes ceiling is about 4x the tokens of English text). Estimate families gain nothing.
+   */
+  bound(t: TokenizerId): TokenCount {
+    const c = this.count(t);
+    if (t.kind !== 'exact' || c.exact) return c;
+    const e = this.#exact.get(t.encoding);
+    if (!e || e.counted === this.#texts.length) return c;
+    this.#budget = Math.max(this.#budget, 0) + this.#boundChars;
+    this.#encode(t.encoding, e);
+    this.#memo.delete(t.encoding);
+    return this.count(t);
+  }
+
+  /** Exact counts of every text the budget affords (cached texts cost nothing), or null while the encoding loads. */
+  #exactOf(enc: Encoding): ExactCounts | null {
+    let e = this.#exact.get(enc);
+    if (e) return e;
+    if (!exactCounter(enc)) return null;
+    e = { per: new Array<number>(this.#texts.length).fill(-1), counted: 0 };
+    this.#exact.set(enc, e);
+    this.#encode(enc, e);
+    return e;
+  }
+
+  #encode(enc: Encoding, e: ExactCounts): void {
+    const f = exactCounter(enc)!;
+    for (let i = 0; i < this.#texts.length; i++) {
+      if (e.per[i]! >= 0) continue;
+      const s = this.#texts[i]!;
+      let n = f.cached(s);
+      if (n < 0 && s.length <= this.#budget) { this.#budget -= s.length; n = f.count(s); }
+      if (n >= 0) { e.per[i] = n; e.counted++; }
+    }
+  }
+
+  #count(t: TokenizerId): TokenCount {
+    const p = this.parts;
+    const family: Family = t.kind === 'exact' ? 'openai' : t.family;
+    const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
+    const frame = FRAMING[family];
+    const nMsg = p.messages.length;
+    let text = frame.base + frame.perMessage * nMsg;
+    // Framing is documented (exact) for OpenAI families, bounded for the others.
+    let ceil = family === 'openai' ? text : FRAMING_CEILING.base + FRAMING_CEILING.perMessage * nMsg;
+    let tools = 0;
+    const n = this.#texts.length;
+    for (let i = 0; i < n; i++) {
+      const x = e ? e.per[i]! : -1;
+      const tok = x >= 0 ? x : this.#est[i]!;
+      if (i < this.#toolsFrom) { text += tok; ceil += x >= 0 ? x : textCeiling(this.#bytes[i]!); }
+      else { tools += tok + TOOL_OVERHEAD; ceil += (x >= 0 ? x : this.#bytes[i]!) + TOOL_DEFINITION_EXTRA; }
+    }
+    let other = tools + p.toolTurns * TOOL_OVERHEAD + p.images * IMAGE_TOKENS[family];
+    for (const d of p.documents) other += documentTokens(d);
+    ceil += p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family] + (p.documents.length > 0 ? DOCUMENT_CEILING : 0);
+    const tokens = text + other;
+    const allText = e !== null && e.counted === n;
+    const estimatedParts = other > 0;
+    if (e && t.kind === 'exact') {
+      const exact = allText && !estimatedParts;
+      // 'estimate:size': the encoding is there but no text fitted the budget.
+      const method = e.counted === 0 && n > 0 ? 'estimate:size' : exact ? t.encoding : `${t.encoding}+estimate`;
+      return { tokens, exact, method, ceiling: exact ? tokens : Math.max(ceil, tokens) };
+    }
+    const method = t.kind === 'exact' ? 'estimate:generic' : `estimate:${t.family}`;
+    return { tokens, exact: false, method, ceiling: Math.max(ceil, tokens) };
+  }
+}

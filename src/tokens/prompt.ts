@@ -1,0 +1,50 @@
+// Walks a canonical request into what token counting needs: the text of each message in order,
+// and the parts no local tokenizer can count exactly (images, binary documents, tool definitions).
+import type { Block, CanonicalRequest } from '../formats/canonical.ts';
+
+export type PromptParts = {
+  /** One entry per message as the model sees it (the system prompt first when present). */
+  messages: Array<{ role: string; texts: string[] }>;
+  /** Tool definitions, each as the JSON the provider renders (name, description, schema). */
+  tools: string[];
+  images: number;
+  /** Binary documents (PDF and such): their size in base64 characters (0 for a URL). */
+  documents: number[];
+  /** Tool calls and tool results inside messages (their framing is not public). */
+  toolTurns: number;
+};
+
+function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
+  switch (b.type) {
+    case 'text': texts.push(b.text); return;
+    case 'thinking': texts.push(b.thinking); return;
+    case 'redacted_thinking': return;
+    case 'image': out.images++; return;
+    case 'document':
+      if (b.source.type === 'text') texts.push(b.source.data);
+      else out.documents.push(b.source.type === 'base64' ? b.source.data.length : 0);
+      return;
+    case 'tool_use':
+      out.toolTurns++;
+      texts.push(b.name, typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}));
+      return;
+    case 'tool_result':
+      out.toolTurns++;
+      for (const c of b.content) blockTexts(c, out, texts);
+      return;
+  }
+}
+
+export function promptParts(req: CanonicalRequest): PromptParts {
+  const out: PromptParts = { messages: [], tools: [], images: 0, documents: [], toolTurns: 0 };
+  if (req.system.length > 0) out.messages.push({ role: 'system', texts: req.system.map((b) => b.text) });
+  for (const m of req.messages) {
+    const texts: string[] = [];
+    for (const b of m.content) blockTexts(b, out, texts);
+    out.messages.push({ role: m.role, texts });
+  }
+  for (const t of req.tools ?? []) out.tools.push(JSON.stringify({ name: t.name, description: t.description ?? '', parameters: t.input_schema }));
+  if (req.response_format?.type === 'json_schema') out.tools.push(JSON.stringify(req.response_format.schema));
+  return out;
+}
+

@@ -1,0 +1,79 @@
+// Piscina worker of the router: its storage and learning off the event loop. Tasks run on the
+// worker's own store connection (opened on first use): recorded decisions are finished (rounded,
+// serialised) and inserted here, the retention pass deletes here, and a training pass reads the new
+// feedback and answers, trains and stores the next state here; only a new state goes back.
+import { workerData } from 'node:worker_threads';
+import { train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
+import { foldOutputs, type OutputTable } from '../router/output-stats.ts';
+import { decodeRows, type RowChunk } from '../router/decision-row.ts';
+import { insertDecisions, pruneDecisions, pruneStates, type StoredState } from '../router/store.ts';
+import { emptyStored, newerState, trainPass, type TrainSettings } from '../router/train-pass.ts';
+import { openStore, type OpenStoreOptions } from '../store/open.ts';
+import type { Store } from '../store/types.ts';
+
+export type TrainTask = {
+  quality: QualityState | null;
+  output: OutputTable;
+  outcomes: Outcome[];
+  answers: Array<{ model: string; kind: string; outputTokens: number }>;
+  options: TrainOptions;
+};
+export type TrainResult = { quality: QualityState; output: OutputTable };
+
+/** The quality model's train plus the expected-output table: plain data in, plain data out. */
+export function runTrain(t: TrainTask): TrainResult {
+  const quality = t.outcomes.length > 0 || !t.quality ? train(t.outcomes, t.quality ?? undefined, t.options) : t.quality;
+  return { quality, output: foldOutputs(t.output, t.answers) };
+}
+
+export type RouterTask =
+  | { op: 'decisions'; chunk: RowChunk }
+  | { op: 'prune'; before: string | null; keepStates: number }
+  /** The newest stored state when its version is above `after`, else null. */
+  | { op: 'load'; after: number }
+  /** A training pass on the newest stored state (LearnResult of src/router/backend.ts). */
+  | { op: 'learn'; settings: TrainSettings }
+  | { op: 'close' };
+
+export type WorkerData = { store: OpenStoreOptions };
+
+let store: Promise<Store> | null = null;
+/** The newest state this worker knows (the base of its next training pass). */
+let current: StoredState | null = null;
+
+const storeOf = (): Promise<Store> => (store ??= openStore((workerData as WorkerData).store));
+
+async function newest(s: Store): Promise<StoredState | null> {
+  const next = await newerState(s.sql, current?.version ?? 0);
+  if (next) current = next;
+  return next;
+}
+
+export default async function handle(t: RouterTask): Promise<unknown> {
+  if (t.op === 'close') {
+    const open = store;
+    store = null;
+    current = null;
+    await (await open)?.close();
+    return null;
+  }
+  const s = await storeOf();
+  switch (t.op) {
+    case 'decisions': return insertDecisions(s.sql, decodeRows(t.chunk));
+    case 'prune': return {
+      decisions: t.before === null ? 0 : await pruneDecisions(s.sql, t.before),
+      states: await pruneStates(s.sql, t.keepStates),
+    };
+    case 'load': {
+      await newest(s);
+      return current && current.version > t.after ? current : null;
+    }
+    case 'learn': {
+      await newest(s);
+      const base = current ?? emptyStored();
+      const r = await trainPass(s.sql, base, t.settings, runTrain);
+      if (r.next) { current = r.next; return { state: r.next, stored: true }; }
+      return { state: r.raced ? await newest(s) : null, stored: false };
+    }
+  }
+}

@@ -1,0 +1,203 @@
+// What the decision computes once instead of per request must equal what it replaced: predictions
+// per (state, kind) against predict() itself, fixed policy verdicts per (version, policy, key)
+// against the rules evaluated directly, and the routed plan (top-k selection, pass 1 without quality)
+// against the full ranking.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { compileConfig } from '../src/config/compile.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { candidateSet } from '../src/router/candidates.ts';
+import { decide, type DecideInput } from '../src/router/decide.ts';
+import { parseRouterParams } from '../src/router/params.ts';
+import { viewRequest } from '../src/router/request-view.ts';
+import { estimatesFor, expectedOutputs } from '../src/router/predictions.ts';
+import { expectedOutput, foldOutputs } from '../src/router/output-stats.ts';
+import { compilePolicies } from '../src/router/policy.ts';
+import { fixedRuleHits, fixedVerdicts, keyData } from '../src/router/rule-cache.ts';
+import { emptyState, extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
+import { codecFor } from '../src/formats/registry.ts';
+import { warmTokenizers } from '../src/tokens/index.ts';
+import type { KeyRecord } from '../src/store/types.ts';
+
+const caps = (o: Record<string, boolean> = {}) => ({ tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: true, ...o });
+function config() {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-caches-'));
+  mkdirSync(join(dir, 'providers'));
+  const model = (name: string, prompt: string, completion: string, c = caps()) => ({ name, pricing: { prompt, completion }, capabilities: c, context_window: 100000, max_completion_tokens: 8000 });
+  const providers: Array<[string, unknown[]]> = [
+    ['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001', caps({ tools: true })), model('o3-mini', '0.0000011', '0.0000044', caps({ reasoning: true }))]],
+    ['pb', [model('gpt-4o', '0.000003', '0.000012', caps({ tools: true })), model('claude-sonnet-4-5', '0.000003', '0.000015', caps({ tools: true, vision: true }))]],
+    ['pc', [model('gemini-2.5-flash', '0.0000003', '0.0000025', caps({ tools: true, vision: true })), model('llama-3.3-70b', '0.0000006', '0.0000006')]],
+  ];
+  for (const [id, models] of providers) {
+    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', auth: { type: 'bearer' }, models }));
+  }
+  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
+  const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});
+  rmSync(dir, { recursive: true, force: true });
+  return cfg;
+}
+const cfg = config();
+const set = candidateSet(cfg);
+const features = (text: string) => extractPromptFeatures({ turns: [text] });
+const PROMPTS = ['Write a haiku about the sea', 'Write a short story about a lighthouse keeper', 'What is 17 * 23?', 'def f(x): return x + 1  # fix the bug', 'Translate "good morning" into French'];
+
+/** A state where two of the set's models have learned outcomes (with costs and output tokens) and the rest have none. */
+function learnedState(): QualityState {
+  const [a, b] = [set.refs[0]!.id, set.refs[1]!.id];
+  const out: Outcome[] = [];
+  for (let i = 0; i < 40; i++) {
+    const f = features(`${PROMPTS[i % PROMPTS.length]} (${i})`);
+    out.push({ features: f, model: a, score: i % 3 === 0 ? 0 : 1, time: 1000 + i, costUsd: 0.001, outputTokens: 120 + i });
+    out.push({ features: f, model: b, score: i % 2, time: 1000 + i, costUsd: 0.002, outputTokens: 300 });
+  }
+  return train(out);
+}
+
+test('per-kind cached estimates equal predict() for every model and prompt, learned or not', () => {
+  for (const state of [emptyState(), learnedState()]) {
+    for (const text of PROMPTS) {
+      const f = features(text);
+      const want = predict(state, f, set.refs);
+      const got = estimatesFor(state, set, f, null);
+      set.refs.forEach((r, i) => {
+        assert.equal(got.q[i], want[i]!.q, `${r.id} q for "${text}"`);
+        assert.equal(got.evidence[i], want[i]!.evidence, `${r.id} evidence`);
+        assert.equal(got.source[i], want[i]!.source, `${r.id} source`);
+        assert.equal(Number.isNaN(got.outTok[i]!) ? undefined : got.outTok[i], want[i]!.outputTokens, `${r.id} output tokens`);
+      });
+      const table = foldOutputs({}, [{ model: set.refs[0]!.id, kind: f.kind, outputTokens: 77 }, { model: set.refs[2]!.id, kind: f.kind, outputTokens: 900 }]);
+      const outs = expectedOutputs(state, set, f, table, 400);
+      set.refs.forEach((r, i) => assert.equal(outs[i], expectedOutput(table, r.id, f.kind, want[i]!.outputTokens, 400), `${r.id} expected output`));
+    }
+  }
+});
+
+test('fixed policy rules: classified by the variables they read, verdicts equal to evaluating the rules', () => {
+  const policies = compilePolicies({
+    p: [
+      { exclude: { '==': [{ var: 'candidate.provider' }, 'pc'] } },
+      { prefer: { '>': [{ var: 'candidate.context_window' }, 1000] }, weight: 0.1 },
+      { require: { 'starts_with': [{ var: 'candidate.id' }, { var: 'key.name' }] }, when: { '==': [{ var: 'request.stream' }, false] } },
+      { exclude: { '>': [{ var: 'candidate.quality' }, 2] } },
+      { exclude: { '>': [{ var: 'request.input_tokens' }, 1e9] } },
+      { exclude: { '!': [{ missing: ['candidate.canonical'] }] } },
+    ],
+  });
+  const p = policies.get('p')!;
+  assert.deepEqual(p.rules.map((r) => r.fixed), [true, true, true, false, false, false]);
+  assert.equal(p.readsInputTokens, true, 'request.input_tokens is read');
+  assert.equal(compilePolicies({ q: [{ exclude: { '==': [{ var: 'candidate.provider' }, 'pc'] } }] }).get('q')!.readsInputTokens, false);
+  const key = (name: string) => ({ id: `k-${name}`, name, allowedModels: [] }) as unknown as KeyRecord;
+  for (const k of [null, key('pa/'), key('pb/')]) {
+    const hits = fixedRuleHits(set, p, k);
+    const v = fixedVerdicts(set, p, k, [0, 1, 2]);
+    set.all.forEach((c, i) => {
+      const data = { key: keyData(k), candidate: c.policyView };
+      const expect = [0, 1, 2].map((r) => p.rules[r]!.test(data));
+      assert.deepEqual([0, 1, 2].map((r) => hits[r]![i] === 1), expect, c.id);
+      const fail = expect[0] ? 1 : !expect[2] ? 3 : 0;
+      assert.equal(v.fail[i], fail, `${c.id} first failing rule for key ${k?.name}`);
+      assert.equal(v.bonus[i], fail === 0 || fail === 3 ? (expect[1] ? 0.1 : 0) : 0, `${c.id} bonus`);
+    });
+  }
+  // A key reloaded by the key ring is a new record: evaluated afresh, not served from the old one's memo.
+  const before = fixedRuleHits(set, p, key('pa/'));
+  assert.notEqual(fixedRuleHits(set, p, key('pa/')), before);
+});
+
+function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
+  const full = { model: 'router', messages: [{ role: 'user', content: 'Explain the difference between TCP and UDP.' }], ...body };
+  const params = parseRouterParams(full);
+  const view = viewRequest(codecFor('openai-chat').client!.decodeRequest(full), params, null, '/v1/chat/completions', null);
+  return {
+    cfg, settings: { ...cfg.router, explorationShare: 0 }, params, view, policy: null, quality: emptyState(), output: {},
+    health: { isEjected: () => false, latencyMs: () => null, errorRate: () => 0 }, affinity: null, maxAttempts: 3, ...over,
+  };
+}
+
+test('routing (top-k, quality predicted only for what is left) plans exactly what the full ranking ranks first', async () => {
+  await warmTokenizers();
+  const state = learnedState();
+  const policy = compilePolicies({
+    mixed: [{ exclude: { '==': [{ var: 'candidate.provider' }, 'pc'] } }, { exclude: { '<': [{ var: 'candidate.quality' }, 0.01] } }, { prefer: { '==': [{ var: 'candidate.model' }, 'gpt-4o'] }, weight: 0.2 }],
+  }).get('mixed')!;
+  const bodies: Array<Record<string, unknown>> = [
+    {}, { willingness_to_pay: 0.001 }, { willingness_to_pay: 100 }, { max_cost: 0.002 }, { max_cost: 0.00001, willingness_to_pay: 0.01 },
+    { max_cost_per_million_tokens: 1 }, { models: ['gpt-4o', 'claude-sonnet-4-5'] },
+    { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] },
+  ];
+  for (const body of bodies) {
+    for (const over of [{}, { policy }, { quality: state }, { quality: state, policy }] as Array<Partial<DecideInput>>) {
+      const routed = decide(input(body, over));
+      const full = decide(input(body, { ...over, fullRanking: true }));
+      const label = `${JSON.stringify(body)} ${Object.keys(over).join('+')}`;
+      assert.deepEqual(routed.plan.map((t) => [t.candidate.id, t.maxOutputTokens]), full.plan.map((t) => [t.candidate.id, t.maxOutputTokens]), label);
+      assert.deepEqual(routed.excludedBy, full.excludedBy, label);
+      const byId = new Map(full.ranked.map((r) => [r.id, r]));
+      for (const r of routed.ranked) {
+        const g = byId.get(r.id)!;
+        assert.equal(r.q, g.q, `${label} ${r.id} q`);
+        assert.equal(r.expectedCostUsd, g.expectedCostUsd, `${label} ${r.id} cost`);
+        assert.deepEqual(r.excluded, g.excluded, `${label} ${r.id} exclusion`);
+      }
+    }
+  }
+});
+
+test('recorded decisions encoded for the worker decode to recordedDecision (rounded) and the features given', async () => {
+  const { RowEncoder, decodeRows, packDecision, unpackDecision } = await import('../src/router/decision-row.ts');
+  const { recordedDecision, roundRecorded } = await import('../src/router/explain.ts');
+  const attempts = [{ provider: 'pa', model: 'gpt-4o', status: 503, latencyMs: 12, error: 'upstream 503' }] as never;
+  const policy = compilePolicies({ p: [{ exclude: { '==': [{ var: 'candidate.provider' }, 'pc'] } }] }).get('p')!;
+  const enc = new RowEncoder();
+  const want: unknown[] = [];
+  let k = 0;
+  for (const [body, over] of [[{}, {}], [{ max_cost: 0.00001 }, { policy }], [{ willingness_to_pay: 0.01 }, { quality: learnedState() }], [{ max_cost: 1e-12 }, {}]] as Array<[Record<string, unknown>, Partial<DecideInput>]>) {
+    for (const fullRanking of [false, true]) {
+      const inp = input(body, { ...over, fullRanking });
+      const d = decide(inp);
+      for (const all of [false, true]) {
+        const s: Array<string | null> = []; const n: number[] = [];
+        packDecision(d, all, s, n);
+        assert.deepEqual(unpackDecision({ s, si: 0, n, ni: 0 }, attempts), recordedDecision(d, attempts, all), JSON.stringify(body));
+        const head = { inferenceId: `id-${k++}`, createdAt: new Date(k).toISOString(), keyId: k % 2 ? 'key' : null, servedModel: 'pa/gpt-4o', canonical: null, kind: inp.view.features.kind };
+        enc.add(head, inp.view.features, d, attempts, all);
+        want.push({ ...head, features: inp.view.features, decision: roundRecorded(recordedDecision(d, attempts, all)) });
+      }
+    }
+  }
+  const chunk = enc.seal();
+  assert.equal(chunk.rows, want.length);
+  assert.deepEqual(decodeRows(structuredClone(chunk)), want);
+});
+
+test('decision writer: rows are written in chunks off the request, a failed chunk is kept and retried, past the bound the oldest chunk is dropped and counted', async () => {
+  const { DecisionWriter } = await import('../src/router/decision-writer.ts');
+  const { decodeRows } = await import('../src/router/decision-row.ts');
+  const inp = input({});
+  const d = decide(inp);
+  const written: string[] = [];
+  let fail = true;
+  const w = new DecisionWriter(async (c) => { if (fail) throw new Error('store down'); written.push(...decodeRows(c).map((r) => r.inferenceId)); }, { flushMs: 3_600_000, maxQueue: 1200, onError: () => {} });
+  const add = (i: number) => w.enqueue({ inferenceId: `r${i}`, createdAt: new Date(0).toISOString(), keyId: null, servedModel: null, canonical: null, kind: 'chat' }, inp.view.features, d, [], false);
+  for (let i = 0; i < 10; i++) add(i);
+  await w.flush();
+  assert.equal(written.length, 0);
+  assert.equal(w.pending, 10, 'the failed chunk is kept');
+  fail = false;
+  await w.flush();
+  assert.deepEqual(written, Array.from({ length: 10 }, (_, i) => `r${i}`));
+  fail = true;
+  for (let i = 10; i < 1710; i++) add(i);
+  assert.equal(w.dropped, 500, 'one chunk of 500 (the oldest) went past the bound of 1200');
+  assert.equal(w.pending, 1200);
+  fail = false;
+  await w.close();
+  assert.equal(written.length, 10 + 1200);
+  assert.equal(written[10], 'r510', 'the oldest rows were the ones dropped');
+});

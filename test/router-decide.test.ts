@@ -1,0 +1,117 @@
+// The routing decision as a pure function: utility and ties, exploration within its share, ejected
+// providers behind healthy ones, exact output caps under max_cost, affinity pricing the cached prefix.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { compileConfig } from '../src/config/compile.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { maxAffordableOutputTokens } from '../src/catalog/cost.ts';
+import { decide, type DecideInput } from '../src/router/decide.ts';
+import { parseRouterParams } from '../src/router/params.ts';
+import { viewRequest } from '../src/router/request-view.ts';
+import { emptyState } from '../src/router/quality/index.ts';
+import { codecFor } from '../src/formats/registry.ts';
+import { warmTokenizers } from '../src/tokens/index.ts';
+
+const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: true };
+function config() {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-decide-'));
+  mkdirSync(join(dir, 'providers'));
+  const model = (name: string, prompt: string, completion: string) => ({ name, pricing: { prompt, completion, input_cache_read: (Number(prompt) / 10).toFixed(12).replace(/0+$/, '') }, capabilities: caps, context_window: 100000, max_completion_tokens: 8000 });
+  for (const [id, models] of [['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001')]], ['pb', [model('gpt-4o', '0.000003', '0.000012')]]] as const) {
+    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', auth: { type: 'bearer' }, models }));
+  }
+  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router: { exploration: { share: 0.2, min_evidence: 10 } } }));
+  const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});
+  rmSync(dir, { recursive: true, force: true });
+  return cfg;
+}
+const cfg = config();
+const health = (ejected: string[] = []) => ({ isEjected: (p: string) => ejected.includes(p), latencyMs: () => null, errorRate: () => 0 });
+function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
+  const full = { model: 'router', messages: [{ role: 'user', content: 'Explain the difference between TCP and UDP.' }], ...body };
+  const params = parseRouterParams(full);
+  const view = viewRequest(codecFor('openai-chat').client!.decodeRequest(full), params, null, '/v1/chat/completions', null);
+  return { cfg, settings: { ...cfg.router, explorationShare: 0 }, params, view, policy: null, quality: emptyState(), output: {}, health: health(), affinity: null, maxAttempts: 3, fullRanking: true, ...over };
+}
+
+test('utility is 10*W*q - expected cost; without W the best q wins and ties go to the cheaper', async () => {
+  await warmTokenizers();
+  const d = decide(input({ willingness_to_pay: 0.001 }));
+  for (const r of d.ranked) assert.ok(Math.abs(r.utility - (10 * 0.001 * r.q - r.expectedCostUsd)) < 1e-12);
+  for (let i = 1; i < d.ranked.length; i++) assert.ok(d.ranked[i - 1]!.utility >= d.ranked[i]!.utility);
+  const best = decide(input({ models: ['gpt-4o'] }));
+  assert.equal(best.ranked[0]!.q, best.ranked[1]!.q, 'two offers of one model share q');
+  assert.equal(best.chosen!.id, 'pa/gpt-4o', 'equal q: the cheaper offer');
+});
+
+test('exploration: within its share a low-evidence candidate takes the first place, never outside it', () => {
+  const base = decide(input({}));
+  const explored = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2 }, random: (() => { const xs = [0.1, 0.99]; let i = 0; return () => xs[i++ % 2]!; })() }));
+  assert.equal(explored.explored, true);
+  assert.notEqual(explored.chosen!.id, base.chosen!.id);
+  const not = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2 }, random: () => 0.5 }));
+  assert.equal(not.explored, false);
+  assert.equal(not.chosen!.id, base.chosen!.id);
+});
+
+test('an ejected provider goes behind every healthy one in the plan', () => {
+  const d = decide(input({ models: ['gpt-4o'] }, { health: health(['pa']) }));
+  assert.deepEqual(d.plan.map((t) => t.candidate.id), ['pb/gpt-4o', 'pa/gpt-4o']);
+  assert.equal(d.chosen!.id, 'pb/gpt-4o');
+});
+
+test('max_cost: each target gets the exact largest affordable output (decimal arithmetic on the token ceiling)', () => {
+  const d = decide(input({ max_cost: 0.001 }));
+  assert.ok(d.plan.length >= 2);
+  for (const t of d.plan) {
+    const r = d.ranked.find((x) => x.id === t.candidate.id)!;
+    const exact = maxAffordableOutputTokens(t.candidate.entry.model.pricing, r.inputTokensCeiling, '0.001000000000');
+    assert.equal(t.maxOutputTokens, Math.min(exact!, t.candidate.maxOutput));
+  }
+  const tiny = decide(input({ max_cost: 0.0000001 }));
+  assert.equal(tiny.plan.length, 0);
+  assert.ok(tiny.excludedBy.max_cost! >= 3);
+});
+
+test('affinity prices the cached prefix at the cache-read price and adds its bonus', () => {
+  const plain = decide(input({ models: ['gpt-4o'] }));
+  const withAff = decide(input({ models: ['gpt-4o'] }, { affinity: { id: 'pb/gpt-4o', cachedTokens: 5 } }));
+  const pb0 = plain.ranked.find((r) => r.id === 'pb/gpt-4o')!;
+  const pb1 = withAff.ranked.find((r) => r.id === 'pb/gpt-4o')!;
+  assert.equal(pb1.cachedTokens, 0, 'below the minimum cacheable prompt nothing is cached');
+  assert.ok(pb1.preferred.includes('affinity'));
+  assert.equal(withAff.chosen!.id, 'pb/gpt-4o', 'the bonus outweighs the small price difference');
+  assert.equal(pb0.expectedCostUsd, pb1.expectedCostUsd);
+  const big = decide(input({ models: ['gpt-4o'], messages: [{ role: 'user', content: 'word '.repeat(3000) }] }, { affinity: { id: 'pb/gpt-4o', cachedTokens: 2500 } }));
+  const r = big.ranked.find((x) => x.id === 'pb/gpt-4o')!;
+  assert.equal(r.cachedTokens, 2500);
+  const p = Number(0.000003);
+  assert.ok(Math.abs(r.expectedCostUsd - ((r.inputTokens - 2500) * p + 2500 * p / 10 + r.outputTokens * 0.000012)) < 1e-12);
+});
+
+test('a huge max_cost (1e21 and above, where toFixed writes an exponent) caps nothing and is no error', () => {
+  for (const maxCost of [1e21, 1e308, Number.MAX_VALUE]) {
+    const d = decide(input({ max_cost: maxCost }));
+    assert.ok(d.plan.length >= 2, `max_cost ${maxCost}`);
+    for (const t of d.plan) assert.equal(t.maxOutputTokens, t.candidate.maxOutput);
+  }
+});
+
+test('max_cost with a long new prompt: ranked by estimate, the plan capped on the exact count (a tight strict bound)', async () => {
+  await warmTokenizers();
+  const text = Array.from({ length: 800 }, (_, i) => `item ${i}: the value is ${(i * 7919) % 1000}`).join('\n');
+  const loose = decide(input({ models: ['gpt-4o'], messages: [{ role: 'user', content: `${text} (a)` }] }));
+  assert.ok(loose.ranked.every((r) => !r.tokensExact && r.inputTokensCeiling > r.inputTokens * 1.5), 'without max_cost: estimate, bytes ceiling');
+  const d = decide(input({ models: ['gpt-4o'], max_cost: 0.2, messages: [{ role: 'user', content: `${text} (b)` }] }));
+  assert.equal(d.plan.length, 2);
+  for (const t of d.plan) {
+    const r = d.ranked.find((x) => x.id === t.candidate.id)!;
+    assert.equal(r.tokensExact, true);
+    assert.equal(r.inputTokensCeiling, r.inputTokens);
+    assert.equal(t.maxOutputTokens, Math.min(maxAffordableOutputTokens(t.candidate.entry.model.pricing, r.inputTokens, '0.2')!, t.candidate.maxOutput));
+  }
+});

@@ -1,0 +1,71 @@
+// extractPromptFeatures: determinism, JSON-ability, bounds, task kinds and prompt statistics.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { extractPromptFeatures, estimateTokens, FEATURE_SCHEMA } from '../src/router/quality/index.ts';
+import { FEATURE_DIM } from '../src/router/quality/hashing.ts';
+import { SHAPE } from '../src/router/quality/features.ts';
+
+const cos = (a: { idx: number[]; val: number[] }, b: { idx: number[]; val: number[] }) => {
+  const m = new Map(a.idx.map((i, k) => [i, a.val[k]!]));
+  return b.idx.reduce((s, i, k) => s + (m.get(i) ?? 0) * b.val[k]!, 0);
+};
+
+test('features are deterministic, plain JSON, unit length, unique in-range indices', () => {
+  const input = { system: 'You are terse.', turns: ['Hello', 'Hi! How can I help?', 'Tell me about the moons of Jupiter.'] };
+  const f = extractPromptFeatures(input);
+  assert.equal(f.schema, FEATURE_SCHEMA);
+  assert.deepEqual(extractPromptFeatures(input), f);
+  assert.deepEqual(JSON.parse(JSON.stringify(f)), f);
+  assert.equal(new Set(f.idx).size, f.idx.length);
+  assert.equal(f.idx.length, f.val.length);
+  for (const i of f.idx) assert.ok(Number.isInteger(i) && i >= 0 && i < FEATURE_DIM);
+  const norm = f.val.reduce((s, v) => s + v * v, 0);
+  assert.ok(Math.abs(norm - 1) < 0.01, `norm ${norm}`);
+  assert.equal(f.stats.turns, 3);
+  assert.equal(f.stats.lastChars, 'Tell me about the moons of Jupiter.'.length);
+  // The system prompt is part of the features.
+  assert.notDeepEqual(extractPromptFeatures({ turns: input.turns }).idx, f.idx);
+});
+
+test('similar prompts are closer than unrelated ones', () => {
+  const a = extractPromptFeatures({ turns: ['Write a Python function that sorts a list of integers in place.'] });
+  const b = extractPromptFeatures({ turns: ['Write a Python function that sorts a list of strings by length.'] });
+  const c = extractPromptFeatures({ turns: ['What were the main causes of the French Revolution?'] });
+  assert.ok(cos(a, b) > cos(a, c) + 0.2, `${cos(a, b)} vs ${cos(a, c)}`);
+});
+
+test('task kinds', () => {
+  const kind = (text: string, flags: Record<string, unknown> = {}) => extractPromptFeatures({ turns: [text], ...flags }).kind;
+  assert.equal(kind('Write a Python function to reverse a linked list.\n```python\ndef reverse(head):\n    pass\n```'), 'code');
+  assert.equal(kind('Solve for x: 3x + 5 = 20. What is the value of x?'), 'math');
+  assert.equal(kind('Which planet is largest?\nA) Mars\nB) Jupiter\nC) Venus\nD) Earth\nAnswer:'), 'multiple_choice');
+  assert.equal(kind('Look up the weather in Paris', { tools: 2 }), 'tool_use');
+  assert.equal(kind('What is in this picture?', { images: 1 }), 'vision');
+  assert.equal(kind('Give me the name and age of each person in the text.', { jsonOutput: true }), 'extraction');
+  assert.equal(kind('Translate "good morning" into French.'), 'translation');
+  assert.equal(kind('Summarize this article in three bullet points: the council met on Tuesday and agreed ...'), 'summarization');
+  assert.equal(kind('Write a poem about the sea at night.'), 'writing');
+  assert.equal(kind('hi there, how are you today'), 'chat');
+  assert.equal(extractPromptFeatures({ turns: [] }).kind, 'chat');
+});
+
+test('statistics: given token counts win, estimates count other scripts denser', () => {
+  assert.equal(extractPromptFeatures({ turns: ['abc def'], promptTokens: 42 }).stats.tokens, 42);
+  assert.equal(estimateTokens('a'.repeat(400)), 100);
+  assert.ok(estimateTokens('日本語のテキスト'.repeat(50)) > 250);
+  const f = extractPromptFeatures({ turns: ['日本語のテキストです。'] });
+  assert.ok(f.stats.nonAscii > 0.9);
+  assert.ok(f.idx.length > 0, 'text without spaces still has character n-grams');
+  const g = extractPromptFeatures({ turns: ['line one\nline two?\nline three?'], tools: -3, images: 2, jsonOutput: true });
+  assert.deepEqual([g.stats.lines, g.stats.questions, g.stats.tools, g.stats.images, g.stats.json], [3, 2, 0, 2, true]);
+});
+
+test('cost is bounded for huge prompts: the vector stays small and extraction fast', () => {
+  const huge = 'The quick brown fox jumps over the lazy dog. '.repeat(50_000) + 'Now, what colour was the fox?';
+  const t0 = performance.now();
+  const f = extractPromptFeatures({ system: huge, turns: [huge, huge] });
+  const ms = performance.now() - t0;
+  assert.ok(f.idx.length <= SHAPE.keep + 64, `${f.idx.length} features`);
+  assert.ok(ms < 1000, `${ms} ms`); // generous: a shared machine; typical prompts take tens of microseconds
+  assert.equal(f.stats.chars, huge.length * 3 + 2); // system, newline, turn, newline, turn
+});
