@@ -1,0 +1,67 @@
+// What the dashboard's HTTP side needs, built once at start (src/serve.ts): accounts, sessions, the
+// login limiter, keys with stats, the live tail and the hourly maintenance (retention, expired sessions,
+// grace hashes and sign-in windows, feedback that waited for its inference).
+import type { ConfigHolder } from '../config/reload.ts';
+import type { Store } from '../store/types.ts';
+import { KeysData } from './keys-data.ts';
+import { LoginLimiter } from './login-limiter.ts';
+import { sweepPendingFeedback } from '../store/rollup-fold.ts';
+import { pruneOnce } from './retention.ts';
+import { Sessions } from './sessions.ts';
+import { TailHub } from './tail.ts';
+import { Users } from './users.ts';
+
+export type DashboardServices = {
+  users: Users; sessions: Sessions; logins: LoginLimiter; keys: KeysData; tail: TailHub; store: Store;
+  /** Key names by id, refreshed with every key change and at most every 10 s otherwise (labels, tail). */
+  keyName(id: string): string | null;
+  refreshKeyNames(): Promise<void>;
+  close(): void;
+};
+
+const RETENTION_EVERY_MS = 3_600_000;
+
+/** `onKeysChanged` reloads the key ring and re-seeds the limiter after an edit, a rotation or a revocation. */
+export function createDashboardServices(store: Store, holder: ConfigHolder, onKeysChanged: () => Promise<void>): DashboardServices {
+  const cfg = () => holder.current.dashboard;
+  const names = new Map<string, string>();
+  let namesAt = 0;
+  const refreshKeyNames = async (): Promise<void> => {
+    const keys = await store.listKeys();
+    names.clear();
+    for (const k of keys) names.set(k.id, k.name);
+    namesAt = Date.now();
+  };
+  const keyName = (id: string): string | null => {
+    if (Date.now() - namesAt > 10_000) { namesAt = Date.now(); void refreshKeyNames().catch(() => {}); }
+    return names.get(id) ?? null;
+  };
+  const sessions = new Sessions(store.sql, { idleMs: cfg().sessionIdleMs, absoluteMs: cfg().sessionAbsoluteMs });
+  // Session limits follow reloads; the retention timer reads its settings at each pass.
+  holder.listeners.add((r, next) => { if (r.ok) sessions.limits = { idleMs: next.dashboard.sessionIdleMs, absoluteMs: next.dashboard.sessionAbsoluteMs }; });
+  const keys = new KeysData(store, async () => { await onKeysChanged(); await refreshKeyNames(); });
+  const tail = new TailHub(keyName);
+  if (store.kind === 'postgres' && cfg().tailPollMs > 0) tail.pollDatabase(store.sql, cfg().tailPollMs);
+  const logins = new LoginLimiter(store.sql);
+  const retention = async (): Promise<void> => {
+    const r = cfg().retention;
+    try {
+      await pruneOnce(store.sql, r);
+      await sessions.prune();
+      await keys.pruneGrace();
+      await logins.prune();
+      await sweepPendingFeedback(store.sql);
+    } catch (e) {
+      console.error('dashboard retention pass failed:', (e as Error).message);
+    }
+  };
+  const timer = setInterval(() => void retention(), RETENTION_EVERY_MS);
+  timer.unref();
+  const first = setTimeout(() => void retention(), 30_000);
+  first.unref();
+  void refreshKeyNames().catch(() => {});
+  return {
+    users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames,
+    close: () => { clearInterval(timer); clearTimeout(first); tail.close(); },
+  };
+}

@@ -1,0 +1,66 @@
+// The dashboard's one typed client of the admin API (/admin/api/v1): every page reads through it. Changes
+// carry the session's CSRF token; errors become ApiError with the API's stable code.
+import type {
+  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, SessionView, UsageReport, UserView,
+} from './api-types.ts';
+
+export const API = '/admin/api/v1';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly param: string | null;
+  constructor(status: number, code: string, message: string, param: string | null) {
+    super(message);
+    this.status = status; this.code = code; this.param = param;
+  }
+}
+
+let csrf = '';
+export const setCsrf = (token: string): void => { csrf = token; };
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrf;
+  const res = await fetch(API + path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  const text = await res.text();
+  const data = text ? (JSON.parse(text) as unknown) : null;
+  if (!res.ok) {
+    const e = (data as ApiErrorBody | null)?.error;
+    throw new ApiError(res.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${res.status}`, e?.param ?? null);
+  }
+  return data as T;
+}
+
+/** A query string from a record, leaving out empty values. */
+export function qs(params: Record<string, string | number | boolean | null | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, val] of Object.entries(params)) if (val !== undefined && val !== null && val !== '') p.set(k, String(val));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+export const api = {
+  session: () => call<SessionView>('GET', '/session'),
+  signIn: (email: string, password: string) => call<SessionView>('POST', '/session', { email, password }),
+  signOut: () => call<{ signed_out: boolean }>('DELETE', '/session'),
+  changePassword: (current_password: string, new_password: string) => call<{ changed: boolean }>('POST', '/session/password', { current_password, new_password }),
+
+  users: () => call<{ data: UserView[] }>('GET', '/users'),
+  createUser: (u: { email: string; name?: string; role: string; password?: string }) => call<{ user: UserView; password?: string }>('POST', '/users', u),
+  updateUser: (id: string, patch: { name?: string; role?: string; disabled?: boolean }) => call<{ user: UserView }>('PATCH', `/users/${encodeURIComponent(id)}`, patch),
+  resetPassword: (id: string) => call<{ password: string }>('POST', `/users/${encodeURIComponent(id)}/password`),
+
+  keys: () => call<{ data: KeyView[] }>('GET', '/keys'),
+  createKey: (k: KeyInput) => call<CreatedKey>('POST', '/keys', k),
+  updateKey: (id: string, k: KeyInput) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
+  rotateKey: (id: string, grace_hours: number) => call<CreatedKey & { previous_secret_valid_until: string | null }>('POST', `/keys/${encodeURIComponent(id)}/rotate`, { grace_hours }),
+  revokeKey: (id: string) => call<{ revoked: boolean }>('DELETE', `/keys/${encodeURIComponent(id)}`),
+
+  usage: (query: string) => call<UsageReport>('GET', `/usage${query}`),
+  requests: (query: string) => call<RequestPage>('GET', `/requests${query}`),
+  request: (id: string) => call<RequestDetail>('GET', `/requests/${encodeURIComponent(id)}`),
+  models: () => call<{ data: ModelInfo[] }>('GET', '/models'),
+  compare: (query: string) => call<ModelComparison>('GET', `/models/compare${query}`),
+};

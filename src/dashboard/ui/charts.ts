@@ -1,0 +1,111 @@
+// The dashboard's charts: a small SVG renderer (line/area series, horizontal bars, scatter with error
+// bars) built as plain data (VNode) so it is unit tested without a browser. Colours come from CSS
+// classes (series-0..7), so the strict CSP needs no inline style; every chart has a text title.
+import { v, type VNode } from './vnode.ts';
+
+export const PALETTE_SIZE = 8;
+
+/** About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart). */
+export function niceTicks(min: number, max: number, count = 5): number[] {
+  if (!Number.isFinite(min) || !Number.isFinite(max)) return [0];
+  if (max === min) { max = min === 0 ? 1 : min * 2; if (max < min) [min, max] = [max, min]; }
+  const raw = (max - min) / Math.max(1, count);
+  const pow = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? 10 * pow;
+  const first = Math.floor(min / step) * step;
+  const out: number[] = [];
+  for (let t = first; t <= max + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
+  if (out[out.length - 1]! < max) out.push(Number((out[out.length - 1]! + step).toPrecision(12)));
+  return out;
+}
+
+export type Series = { name: string; values: Array<number | null> };
+export type LineChartOptions = {
+  title: string; labels: string[]; series: Series[]; width?: number; height?: number;
+  format?: (n: number) => string; stacked?: boolean;
+};
+
+const M = { top: 12, right: 16, bottom: 28, left: 84 };
+
+/** Lines (or stacked areas) over shared x labels; null values break a line. */
+export function lineChart(o: LineChartOptions): VNode {
+  const W = o.width ?? 720, H = o.height ?? 220;
+  const fmt = o.format ?? ((n: number) => String(n));
+  const n = o.labels.length;
+  const stack = o.series.map((s) => s.values.map((x) => x ?? 0));
+  if (o.stacked) for (let i = 1; i < stack.length; i++) for (let j = 0; j < n; j++) stack[i]![j]! += stack[i - 1]![j]!;
+  const all = o.stacked ? stack.flat() : o.series.flatMap((s) => s.values.filter((x): x is number => x !== null));
+  const ticks = niceTicks(0, Math.max(0, ...all), 4);
+  const yMax = ticks[ticks.length - 1]!;
+  const x = (i: number): number => M.left + (n <= 1 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (n - 1));
+  const y = (val: number): number => H - M.bottom - (yMax === 0 ? 0 : (val / yMax) * (H - M.top - M.bottom));
+  const every = Math.max(1, Math.ceil(n / 8));
+  const grid = ticks.map((t) => v('g', { class: 'tick' },
+    v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
+    v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
+  const xLabels = o.labels.map((l, i) => (i % every === 0 ? v('text', { x: x(i), y: H - 8, 'text-anchor': 'middle', class: 'xlabel' }, l) : null));
+  const shapes = o.series.map((s, si) => {
+    const cls = `series-${si % PALETTE_SIZE}`;
+    if (o.stacked) {
+      const top = stack[si]!;
+      const base = si === 0 ? new Array<number>(n).fill(0) : stack[si - 1]!;
+      const pts = top.map((t, i) => `${x(i).toFixed(1)},${y(t).toFixed(1)}`).concat(base.map((b, i) => `${x(i).toFixed(1)},${y(b).toFixed(1)}`).reverse());
+      return v('polygon', { points: pts.join(' '), class: `area ${cls}` }, v('title', {}, s.name));
+    }
+    const segs: string[][] = [[]];
+    s.values.forEach((val, i) => { if (val === null) segs.push([]); else segs[segs.length - 1]!.push(`${x(i).toFixed(1)},${y(val).toFixed(1)}`); });
+    return v('g', { class: cls },
+      ...segs.filter((p) => p.length > 1).map((p) => v('polyline', { points: p.join(' '), class: 'line' })),
+      ...s.values.map((val, i) => (val === null ? null : v('circle', { cx: x(i).toFixed(1), cy: y(val).toFixed(1), r: n > 60 ? 1.5 : 3, class: 'dot' },
+        v('title', {}, `${s.name} · ${o.labels[i]}: ${fmt(val)}`)))));
+  });
+  return v('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': o.title, preserveAspectRatio: 'none' },
+    v('title', {}, o.title), v('g', { class: 'axis' }, ...grid, ...xLabels), ...shapes);
+}
+
+export type Bar = { label: string; value: number; text?: string };
+
+/** Horizontal bars (top-N tables, latency waterfalls use `offsets`). */
+export function barChart(o: { title: string; bars: Bar[]; width?: number; format?: (n: number) => string; offsets?: number[] }): VNode {
+  const W = o.width ?? 640, row = 26, labelW = 200;
+  const H = Math.max(row, o.bars.length * row) + 8;
+  const total = Math.max(1e-12, ...o.bars.map((b, i) => b.value + (o.offsets?.[i] ?? 0)));
+  const scale = (val: number): number => (val / total) * (W - labelW - 90);
+  const fmt = o.format ?? ((n: number) => String(n));
+  return v('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart bars', role: 'img', 'aria-label': o.title },
+    v('title', {}, o.title),
+    ...o.bars.map((b, i) => {
+      const off = scale(o.offsets?.[i] ?? 0);
+      const w = Math.max(1, scale(b.value));
+      return v('g', { class: `series-${i % PALETTE_SIZE}` },
+        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, b.label.length > 30 ? `${b.label.slice(0, 29)}…` : b.label),
+        v('rect', { x: labelW + off, y: i * row + 5, width: w.toFixed(1), height: row - 10, rx: 3, class: 'bar' }, v('title', {}, `${b.label}: ${b.text ?? fmt(b.value)}`)),
+        v('text', { x: labelW + off + w + 6, y: i * row + 17, class: 'barvalue' }, b.text ?? fmt(b.value)));
+    }));
+}
+
+export type Point = { label: string; x: number; y: number; yLow?: number | null; yHigh?: number | null };
+
+/** Cost (x) against quality (y) per model, with the quality's 95% interval as a vertical bar. */
+export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
+  const W = o.width ?? 640, H = o.height ?? 320;
+  const xs = o.points.map((p) => p.x);
+  const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);
+  const xt = niceTicks(0, Math.max(0, ...xs), 4);
+  const yt = niceTicks(Math.min(0, ...ys), Math.max(0, ...ys), 4);
+  const sx = (val: number): number => M.left + ((val - xt[0]!) / (xt[xt.length - 1]! - xt[0]! || 1)) * (W - M.left - M.right);
+  const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - M.top - M.bottom - 14);
+  const xf = o.xFormat ?? String, yf = o.yFormat ?? String;
+  return v('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart scatter', role: 'img', 'aria-label': o.title },
+    v('title', {}, o.title),
+    v('g', { class: 'axis' },
+      ...yt.map((t) => v('g', {}, v('line', { x1: M.left, x2: W - M.right, y1: sy(t), y2: sy(t), class: 'grid' }), v('text', { x: M.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, yf(t)))),
+      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': 'middle' }, xf(t))),
+      v('text', { x: (W + M.left) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-title' }, o.xTitle),
+      v('text', { x: 12, y: M.top + 4, class: 'axis-title' }, o.yTitle)),
+    ...o.points.map((p, i) => v('g', { class: `series-${i % PALETTE_SIZE}` },
+      p.yLow !== undefined && p.yLow !== null && p.yHigh !== undefined && p.yHigh !== null
+        ? v('line', { x1: sx(p.x), x2: sx(p.x), y1: sy(p.yLow), y2: sy(p.yHigh), class: 'errbar' }) : null,
+      v('circle', { cx: sx(p.x).toFixed(1), cy: sy(p.y).toFixed(1), r: 5, class: 'dot' }, v('title', {}, `${p.label}: ${xf(p.x)}, ${yf(p.y)}`)),
+      v('text', { x: sx(p.x) + 8, y: sy(p.y) - 6, class: 'pointlabel' }, p.label))));
+}

@@ -1,0 +1,58 @@
+// Number, money, duration and time formatting for the pages (the viewer's locale and time zone).
+
+export const timeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+const intFmt = new Intl.NumberFormat('en-US');
+export const int = (n: number | null | undefined): string => (n === null || n === undefined ? '–' : intFmt.format(Math.round(n)));
+
+/** Compact counts: 1.2k, 3.4M. */
+export function compact(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '–';
+  const a = Math.abs(n);
+  if (a >= 1e9) return `${(n / 1e9).toFixed(a >= 1e10 ? 0 : 1)}B`;
+  if (a >= 1e6) return `${(n / 1e6).toFixed(a >= 1e7 ? 0 : 1)}M`;
+  if (a >= 1e4) return `${(n / 1e3).toFixed(a >= 1e5 ? 0 : 1)}k`;
+  return Number.isInteger(n) || a >= 10 ? intFmt.format(Math.round(n)) : n.toFixed(1);
+}
+
+/** USD from an exact decimal string: cents above $1, more digits below (small per-request costs stay readable). */
+export function usd(s: string | null | undefined): string {
+  if (s === null || s === undefined) return '–';
+  const n = Number(s);
+  if (!Number.isFinite(n)) return `$${s}`;
+  if (n === 0) return '$0';
+  const a = Math.abs(n);
+  if (a >= 1) return `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  if (a >= 0.01) return `$${n.toFixed(4)}`;
+  return `$${n.toPrecision(3)}`;
+}
+
+export function ms(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '–';
+  if (n >= 60_000) return `${(n / 60_000).toFixed(1)} min`;
+  if (n >= 1000) return `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)} s`;
+  return `${Math.round(n)} ms`;
+}
+
+export const pct = (r: number | null | undefined, digits = 1): string => (r === null || r === undefined ? '–' : `${(r * 100).toFixed(digits)}%`);
+
+export function dateTime(iso: string | null | undefined, tz = timeZone()): string {
+  if (!iso) return '–';
+  return new Date(iso).toLocaleString('en-GB', { timeZone: tz, year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+/** A bucket start as its axis label for the bucket size. */
+export function bucketLabel(iso: string, bucket: string, tz = timeZone()): string {
+  const d = new Date(iso);
+  if (bucket === 'hour') return d.toLocaleString('en-GB', { timeZone: tz, day: '2-digit', month: 'short', hour: '2-digit', minute: '2-digit' });
+  if (bucket === 'month') return d.toLocaleString('en-GB', { timeZone: tz, month: 'short', year: 'numeric' });
+  return d.toLocaleString('en-GB', { timeZone: tz, day: '2-digit', month: 'short' });
+}
+
+export function relative(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const d = Date.parse(iso) - now;
+  const a = Math.abs(d);
+  const unit = a < 60_000 ? [Math.round(d / 1000), 's'] : a < 3_600_000 ? [Math.round(d / 60_000), 'min'] : a < 86_400_000 ? [Math.round(d / 3_600_000), 'h'] : [Math.round(d / 86_400_000), 'd'];
+  return d < 0 ? `${-unit[0]!} ${unit[1]} ago` : `in ${unit[0]} ${unit[1]}`;
+}

@@ -1,0 +1,85 @@
+// The dashboard's entry: checks the session, then routes /dashboard/<page> to a page module and keeps
+// the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
+import { api, ApiError, setCsrf } from './api.ts';
+import type { SessionView } from './api-types.ts';
+import { h, mount } from './dom.ts';
+import { setNavigationHandler } from './url-state.ts';
+import { keysPage } from './pages/keys.ts';
+import { loginPage } from './pages/login.ts';
+import { modelsPage } from './pages/models.ts';
+import { requestDetailPage } from './pages/request-detail.ts';
+import { requestsPage } from './pages/requests.ts';
+import { usagePage } from './pages/usage.ts';
+import { accountPage, usersPage } from './pages/users.ts';
+import { errorBox } from './widgets.ts';
+
+const app = document.getElementById('app')!;
+let session: SessionView | null = null;
+let cleanups: Array<() => void> = [];
+
+const PAGES: Array<{ path: string; label: string; admin?: boolean }> = [
+  { path: 'usage', label: 'Usage' }, { path: 'requests', label: 'Requests' }, { path: 'keys', label: 'Keys' },
+  { path: 'models', label: 'Models' }, { path: 'users', label: 'Users', admin: true }, { path: 'account', label: 'Account' },
+];
+
+function shell(s: SessionView, current: string): HTMLElement {
+  const main = h('main', { id: 'main', tabindex: -1 });
+  const nav = h('nav', { 'aria-label': 'Dashboard' }, h('ul', null, ...PAGES.filter((p) => !p.admin || s.user.role === 'admin').map((p) =>
+    h('li', null, h('a', { href: `/dashboard/${p.path}`, 'aria-current': p.path === current ? 'page' : null }, p.label)))));
+  const signOut = h('button', { type: 'button', class: 'link', onclick: () => { void api.signOut().finally(() => { session = null; history.pushState(null, '', '/dashboard/login'); void route(); }); } }, 'Sign out');
+  mount(app,
+    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    h('header', { class: 'top' }, h('a', { class: 'brand', href: '/dashboard/usage' }, 'Model gateway'), h('span', { class: 'who' }, `${s.user.email} (${s.user.role})`), signOut),
+    h('div', { class: 'layout' }, nav, main));
+  return main;
+}
+
+async function route(): Promise<void> {
+  for (const c of cleanups) c();
+  cleanups = [];
+  const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
+  if (!session) {
+    try {
+      session = await api.session();
+      setCsrf(session.csrf_token);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) { mount(app, errorBox(e)); return; }
+      document.title = 'Sign in · Gateway dashboard';
+      mount(app, loginPage((s) => { session = s; setCsrf(s.csrf_token); history.replaceState(null, '', parts[0] && parts[0] !== 'login' ? location.href : '/dashboard/usage'); void route(); }));
+      return;
+    }
+  }
+  const s = session;
+  const page = parts[0] === undefined || parts[0] === 'login' ? 'usage' : parts[0];
+  if (page !== parts[0]) history.replaceState(null, '', `/dashboard/${page}${location.search}`);
+  const main = shell(s, page);
+  document.title = `${PAGES.find((p) => p.path === page)?.label ?? 'Not found'} · Gateway dashboard`;
+  try {
+    if (page === 'usage') await usagePage(main);
+    else if (page === 'requests' && parts[1]) await requestDetailPage(main, decodeURIComponent(parts[1]));
+    else if (page === 'requests') await requestsPage(main, (f) => cleanups.push(f));
+    else if (page === 'keys') await keysPage(main, s);
+    else if (page === 'models') await modelsPage(main);
+    else if (page === 'users' && s.user.role === 'admin') await usersPage(main, s);
+    else if (page === 'account') accountPage(main, s);
+    else mount(main, h('h1', null, 'Not found'), h('p', null, 'No such page.'));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) { session = null; void route(); return; }
+    mount(main, errorBox(e));
+  }
+  main.setAttribute('data-ready', 'true');
+}
+
+// In-dashboard links navigate without a reload; everything else behaves as usual.
+document.addEventListener('click', (e) => {
+  const a = (e.target as Element | null)?.closest?.('a');
+  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.hasAttribute('download')) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || !url.pathname.startsWith('/dashboard')) return;
+  e.preventDefault();
+  history.pushState(null, '', url.pathname + url.search);
+  void route();
+});
+window.addEventListener('popstate', () => void route());
+setNavigationHandler(() => void route());
+void route();

@@ -1,0 +1,58 @@
+// Small building blocks shared by the pages: stat cards, tables, labelled fields, badges, notices.
+import { h, toSvg, type Child, type VNode } from './dom.ts';
+import { ApiError } from './api.ts';
+
+export const card = (label: string, value: string, sub?: string): HTMLElement =>
+  h('div', { class: 'card' }, h('div', { class: 'card-label' }, label), h('div', { class: 'card-value' }, value), sub ? h('div', { class: 'card-sub' }, sub) : null);
+
+export const section = (title: string, ...children: Child[]): HTMLElement =>
+  h('section', { class: 'panel', 'aria-label': title }, h('h2', null, title), ...children);
+
+export function table(head: string[], rows: Child[][], opts: { caption?: string; numeric?: number[]; empty?: string } = {}): HTMLElement {
+  const num = new Set(opts.numeric ?? []);
+  return h('div', { class: 'table-wrap' },
+    h('table', null,
+      opts.caption ? h('caption', null, opts.caption) : null,
+      h('thead', null, h('tr', null, ...head.map((c, i) => h('th', { scope: 'col', class: num.has(i) ? 'num' : null }, c)))),
+      h('tbody', null, rows.length === 0
+        ? h('tr', null, h('td', { colspan: head.length, class: 'empty' }, opts.empty ?? 'Nothing here yet.'))
+        : rows.map((r) => h('tr', null, ...r.map((c, i) => h('td', { class: num.has(i) ? 'num' : null }, c)))))));
+}
+
+let fieldSeq = 0;
+/** A label and its control, tied by id (screen readers announce the label). */
+export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLElement {
+  const id = control.id || `f${++fieldSeq}`;
+  control.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hint ? h('small', null, hint) : null);
+}
+
+export function select(name: string, options: Array<[string, string]>, value: string): HTMLSelectElement {
+  return h('select', { name }, ...options.map(([val, label]) => h('option', { value: val, selected: val === value }, label)));
+}
+
+export const badge = (text: string, kind: 'ok' | 'warn' | 'bad' | 'muted'): HTMLElement => h('span', { class: `badge ${kind}` }, text);
+
+export const statusBadge = (status: number): HTMLElement => badge(String(status), status < 400 ? 'ok' : status === 429 || status === 402 ? 'warn' : 'bad');
+
+export const chart = (node: VNode): HTMLElement => h('div', { class: 'chart-wrap' }, toSvg(node));
+
+export function errorBox(e: unknown): HTMLElement {
+  const msg = e instanceof ApiError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
+  return h('div', { class: 'notice error', role: 'alert' }, msg);
+}
+
+/** A secret shown once, with a copy button. */
+export function secretBox(title: string, secret: string, note: string): HTMLElement {
+  const code = h('code', { class: 'secret', 'data-testid': 'secret' }, secret);
+  const copy = h('button', { type: 'button', class: 'secondary', onclick: () => { void navigator.clipboard?.writeText(secret).then(() => { copy.textContent = 'Copied'; }, () => { copy.textContent = 'Select and copy'; }); } }, 'Copy');
+  return h('div', { class: 'notice success', role: 'status' }, h('strong', null, title), h('div', { class: 'secret-row' }, code, copy), h('p', null, note));
+}
+
+/** `<pre>` of text, pretty-printed when it is JSON. */
+export function textBlock(text: string | null, empty: string): HTMLElement {
+  if (text === null || text === '') return h('p', { class: 'muted' }, empty);
+  let shown = text;
+  try { shown = JSON.stringify(JSON.parse(text), null, 2); } catch { /* not JSON: shown as it is */ }
+  return h('pre', { class: 'code', tabindex: 0 }, shown);
+}

@@ -1,0 +1,58 @@
+// Query-string parsing for the admin API: typed values out of URLSearchParams, with invalid_parameter
+// naming the parameter. Lists may repeat (`key=a&key=b`) or be comma-separated.
+import { isDecimalString } from '../../catalog/decimal.ts';
+import { invalidParam } from '../../gateway-error.ts';
+
+export function list(q: URLSearchParams, name: string): string[] | undefined {
+  const all = q.getAll(name).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  if (all.length > 500) throw invalidParam(name, `${name}: at most 500 values`);
+  return all.length ? all : undefined;
+}
+
+/** An instant: ISO 8601 or epoch milliseconds. */
+export function time(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  const t = /^\d{1,15}$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(t)) throw invalidParam(name, `${name} must be an ISO 8601 time or epoch milliseconds`);
+  return t;
+}
+
+export function int(q: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+  const v = q.get(name);
+  if (v === null || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw invalidParam(name, `${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function oneOf<T extends string>(q: URLSearchParams, name: string, allowed: readonly T[], fallback: T): T {
+  const v = q.get(name);
+  if (v === null || v === '') return fallback;
+  if (!(allowed as readonly string[]).includes(v)) throw invalidParam(name, `${name} must be one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+export function bool(q: URLSearchParams, name: string): boolean | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (v === 'true' || v === 'yes' || v === '1') return true;
+  if (v === 'false' || v === 'no' || v === '0') return false;
+  throw invalidParam(name, `${name} must be true or false`);
+}
+
+export function money(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!isDecimalString(v)) throw invalidParam(name, `${name} must be a decimal amount in USD`);
+  return v;
+}
+
+/** [from, to) with defaults (the last `defaultMs` up to now); from before to, at most ~10 years. */
+export function range(q: URLSearchParams, defaultMs: number, now = Date.now()): { from: number; to: number } {
+  const to = time(q, 'to') ?? now;
+  const from = time(q, 'from') ?? to - defaultMs;
+  if (from >= to) throw invalidParam('from', 'from must be before to');
+  if (to - from > 3660 * 86_400_000) throw invalidParam('from', 'the range may span at most ten years');
+  return { from, to };
+}

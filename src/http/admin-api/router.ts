@@ -1,0 +1,78 @@
+// The admin API's own route table under /admin/api/v1 (one gateway route per method hands over the
+// whole prefix): each entry names its method, path (`:id` segments), whether only admins may call it,
+// and a handler given the authenticated caller and what it may see.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Access } from '../../dashboard/access.ts';
+import type { DashboardServices } from '../../dashboard/services.ts';
+import { GatewayError } from '../../gateway-error.ts';
+import type { Route, RouteParams } from '../routes.ts';
+import type { Services } from '../services.ts';
+import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } from './context.ts';
+import { keysApi } from './keys-routes.ts';
+import { modelsApi } from './models-routes.ts';
+import { requestsApi } from './requests-routes.ts';
+import { sessionApi } from './session-routes.ts';
+import { usageApi } from './usage-routes.ts';
+import { usersApi } from './users-routes.ts';
+
+export type ApiCall = {
+  svc: Services; d: DashboardServices; req: IncomingMessage; res: ServerResponse; query: URLSearchParams;
+  ids: string[]; caller: Caller; access: Access;
+};
+
+export type ApiRoute = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string;
+  /** public: no caller needed (login); admin: admins only; any: every signed-in user (scoped by Access). */
+  who: 'public' | 'admin' | 'any';
+  handler: (c: ApiCall) => Promise<void>;
+};
+
+export const API_PREFIX = '/admin/api/v1';
+
+export function apiRoutes(): ApiRoute[] {
+  return [...sessionApi(), ...usersApi(), ...keysApi(), ...usageApi(), ...requestsApi(), ...modelsApi()];
+}
+
+/** The captured `:id` segments when `path` matches `pattern`, else null. */
+export function matchApiPath(pattern: string, path: string): string[] | null {
+  const p = pattern.split('/');
+  const s = path.split('/');
+  if (p.length !== s.length) return null;
+  const ids: string[] = [];
+  for (let i = 0; i < p.length; i++) {
+    if (p[i]!.startsWith(':')) {
+      if (s[i] === '') return null;
+      try { ids.push(decodeURIComponent(s[i]!)); } catch { return null; }
+    } else if (p[i] !== s[i]) return null;
+  }
+  return ids;
+}
+
+/** Gateway routes (one per method) for everything under /admin/api/. */
+export function adminApiRoutes(svc: Services): Route[] {
+  const table = apiRoutes();
+  const dispatch = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
+    const d = dashboardOf(svc);
+    const allowed: string[] = [];
+    for (const r of table) {
+      const ids = matchApiPath(`${API_PREFIX}${r.path}`, params.path);
+      if (!ids) continue;
+      if (r.method !== req.method) { allowed.push(r.method); continue; }
+      if (r.who === 'public') {
+        await r.handler({ svc, d, req, res, query: params.query, ids, caller: null as never, access: null as never });
+        return;
+      }
+      const caller = await authenticateCaller(svc, req);
+      if (r.who === 'admin') requireAdmin(caller);
+      await r.handler({ svc, d, req, res, query: params.query, ids, caller, access: await accessOf(d, caller) });
+      return;
+    }
+    if (allowed.length) {
+      throw new GatewayError('method_not_allowed', `${req.method} is not allowed on ${params.path}; use ${allowed.join(' or ')}`, { headers: { allow: allowed.join(', ') } });
+    }
+    throw new GatewayError('route_not_found', `no admin API route ${req.method} ${params.path}`);
+  };
+  return (['GET', 'POST', 'PATCH', 'DELETE'] as const).map((method): Route => ({
+    method, pattern: '/admin/api/*', envelope: 'openai', auth: 'none', handler: (req, res, p) => dispatch(req, res, p),
+  }));
+}

@@ -1,0 +1,76 @@
+// Sign-in, the current session and sign-out, and a user's own password change.
+import { GatewayError, invalidParam } from '../../gateway-error.ts';
+import type { SessionView } from '../../dashboard/ui/api-types.ts';
+import { normalEmail } from '../../dashboard/users.ts';
+import { parseJsonObject, readBody } from '../body.ts';
+import type { Services } from '../services.ts';
+import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
+import type { ApiCall, ApiRoute } from './router.ts';
+
+export async function jsonBody(c: ApiCall): Promise<Record<string, unknown>> {
+  const cfg = c.svc.holder.current;
+  return parseJsonObject(await readBody(c.req, Math.min(cfg.server.bodyLimitBytes, 1024 * 1024)), cfg.server.jsonMaxDepth) as Record<string, unknown>;
+}
+
+function sessionView(svc: Services, caller: Caller): SessionView {
+  const cfg = svc.holder.current;
+  return {
+    user: caller.user, csrf_token: caller.via === 'session' ? caller.session.csrf : '', via: caller.via,
+    settings: {
+      log_bodies: cfg.storage.logBodies, retention_days: cfg.dashboard.retention.recordsDays, body_retention_days: cfg.dashboard.retention.bodiesDays,
+      storage: svc.store?.kind ?? 'none',
+    },
+  };
+}
+
+export function sessionApi(): ApiRoute[] {
+  return [
+    {
+      method: 'POST', path: '/session', who: 'public',
+      handler: async (c) => {
+        assertSameOrigin(c.svc, c.req);
+        const body = await jsonBody(c);
+        const email = typeof body.email === 'string' ? body.email : '';
+        const password = typeof body.password === 'string' ? body.password : '';
+        if (email === '' || password === '') throw invalidParam(email === '' ? 'email' : 'password', 'email and password are required');
+        const ip = clientIp(c.svc, c.req);
+        // Counted before the password is checked (every replica shares the count): see login-limiter.ts.
+        const wait = await c.d.logins.attempt(email, ip);
+        if (wait > 0) throw new GatewayError('too_many_attempts', `too many failed sign-ins: try again in ${wait} s`, { headers: { 'retry-after': String(wait) } });
+        const user = await c.d.users.authenticate(normalEmailOrRaw(email), password);
+        if (!user) throw new GatewayError('invalid_credentials', 'wrong email or password');
+        await c.d.logins.succeeded(email, ip);
+        const ua = c.req.headers['user-agent'];
+        const { token, session } = await c.d.sessions.create(user.id, ip, typeof ua === 'string' ? ua : null);
+        const maxAge = Math.floor(c.d.sessions.limits.absoluteMs / 1000);
+        sendApiJson(c.res, 200, sessionView(c.svc, { via: 'session', user, session, token }), { 'set-cookie': sessionCookie(c.svc, c.req, token, maxAge) });
+      },
+    },
+    { method: 'GET', path: '/session', who: 'any', handler: async (c) => sendApiJson(c.res, 200, sessionView(c.svc, c.caller)) },
+    {
+      method: 'DELETE', path: '/session', who: 'any',
+      handler: async (c) => {
+        if (c.caller.via === 'session') await c.d.sessions.revoke(c.caller.token);
+        sendApiJson(c.res, 200, { signed_out: true }, { 'set-cookie': clearCookies() });
+      },
+    },
+    {
+      method: 'POST', path: '/session/password', who: 'any',
+      handler: async (c) => {
+        if (c.caller.via !== 'session') throw new GatewayError('forbidden', 'the admin key has no password');
+        const body = await jsonBody(c);
+        const current = typeof body.current_password === 'string' ? body.current_password : '';
+        const next = typeof body.new_password === 'string' ? body.new_password : '';
+        if (!(await c.d.users.authenticate(c.caller.user.email, current))) throw new GatewayError('invalid_credentials', 'the current password is wrong', { param: 'current_password' });
+        await c.d.users.setPassword(c.caller.user.id, next);
+        await c.d.sessions.revokeUser(c.caller.user.id, c.caller.session.id);
+        sendApiJson(c.res, 200, { changed: true });
+      },
+    },
+  ];
+}
+
+/** Sign-in compares lower-cased emails; a malformed one simply fails like a wrong password. */
+function normalEmailOrRaw(email: string): string {
+  try { return normalEmail(email); } catch { return email; }
+}

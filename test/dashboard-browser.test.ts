@@ -1,0 +1,224 @@
+// The dashboard in a real browser (Debian's chromium through playwright-core): sign in, create a key and
+// use it from the openai SDK, see the request in the live tail and in history with its cost, open its
+// detail, filter usage, edit and revoke the key, a member who cannot see another member's data, sign out.
+// axe-core checks every page (no serious or critical violations); stored script never runs; screenshots
+// of each page are kept in test/artifacts/dashboard (docs/dashboard.md shows them).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { Page } from 'playwright-core';
+import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { axeViolations, chromiumPresent, launchBrowser } from './helpers/browser.ts';
+import { insertDecisions } from '../src/router/store.ts';
+import { uuidv7 } from '../src/util/uuid.ts';
+
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS ?? join(import.meta.dirname, 'artifacts', 'dashboard');
+const ADMIN_KEY = 'admin-key-for-the-browser-test-0123456789';
+const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
+const PW = 'correct horse battery staple';
+
+let oa: MockUpstream; let gw: TestGateway; let browser: Awaited<ReturnType<typeof launchBrowser>>; let page: Page;
+const cspErrors: string[] = [];
+let bobRequestId = '';
+
+async function adminApi(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
+    method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body),
+  });
+  const data = await res.json() as Record<string, unknown>;
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+before(async () => {
+  if (!chromiumPresent) return;
+  mkdirSync(SHOTS, { recursive: true });
+  oa = await startMockOpenAI();
+  gw = await startTestGateway({
+    providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
+    gateway: { auth: { enabled: true, admin_key: ADMIN_KEY }, storage: { log_bodies: 'full' } },
+  });
+  const users = gw.services.dashboard!.users;
+  await users.create({ email: 'admin@example.com', name: 'Ada Admin', role: 'admin', password: PW });
+  const alice = await users.create({ email: 'alice@example.com', name: `Alice ${XSS}`, role: 'member', password: PW });
+  const bob = await users.create({ email: 'bob@example.com', name: 'Bob', role: 'member', password: PW });
+  // Bob's key and one request of his: a member must never see either.
+  const bobKey = await adminApi('POST', '/keys', { name: 'bob-secret-project', owner_id: bob.id });
+  const bobClient = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: String(bobKey.key), maxRetries: 0 });
+  const r = await bobClient.chat.completions.create({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'bob private question' }] });
+  bobRequestId = r.id;
+  await adminApi('POST', '/keys', { name: `alice ${XSS}`, owner_id: alice.id });
+  browser = await launchBrowser();
+  page = browser.context.pages()[0] ?? await browser.context.newPage();
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) cspErrors.push(m.text()); });
+  page.on('dialog', (d) => void d.accept());
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await oa?.close();
+});
+
+async function ready(p: Page): Promise<void> {
+  await p.waitForSelector('main[data-ready="true"], main.login', { timeout: 15_000 });
+}
+
+async function check(name: string): Promise<void> {
+  await ready(page);
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const v = await axeViolations(page);
+  assert.deepEqual(v.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).join('; ')})`), [], `axe on ${name}`);
+  assert.equal(await page.evaluate('window.__xss'), undefined, `stored script ran on ${name}`);
+}
+
+type PageGlobal = { document: { body: { textContent: string | null } } };
+/** Waits until the page's text contains `text` (a function, not a string: the CSP forbids eval). */
+const bodyHas = (text: string) => page.waitForFunction((t) => (globalThis as unknown as PageGlobal).document.body.textContent?.includes(t) ?? false, text);
+
+async function signIn(email: string): Promise<void> {
+  await page.goto(`${gw.url}/dashboard`);
+  await page.waitForSelector('form.login-form');
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', PW);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('nav');
+  await ready(page);
+}
+
+test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, detail, usage, edit, revoke, member isolation, sign-out', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  await page.goto(`${gw.url}/dashboard`);
+  await page.waitForSelector('form.login-form');
+  await check('login');
+  await page.fill('input[name=email]', 'admin@example.com');
+  await page.fill('input[name=password]', 'wrong password entirely');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('.notice.error');
+  assert.match(await page.textContent('.notice.error') ?? '', /wrong email or password/);
+  await signIn('admin@example.com');
+
+  // Create a key; its secret is shown once.
+  await page.click('nav a[href="/dashboard/keys"]');
+  await ready(page);
+  await page.fill('form.key-form input[name=name]', 'browser-test-key');
+  await page.fill('form.key-form input[name=budget_usd]', '10');
+  await page.click('form.key-form button[type=submit]');
+  const key = await (await page.waitForSelector('[data-testid=secret]')).textContent();
+  assert.match(key ?? '', /^sk-gw-[0-9A-Za-z]{12}-/);
+
+  // Requests page with the live tail on, then traffic from the openai SDK.
+  await page.click('nav a[href="/dashboard/requests"]');
+  await ready(page);
+  await page.check('#live-tail');
+  await bodyHas('Live: new requests');
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key!, maxRetries: 0 });
+  const done = await client.chat.completions.create({
+    model: 'mockai/test-model', messages: [{ role: 'user', content: `hello ${XSS}` }], metadata: { note: XSS },
+  });
+  const row = await page.waitForSelector(`tr.fresh[data-id="${done.id}"]`, { timeout: 10_000 });
+  assert.match(await row.textContent() ?? '', /\$0\.0000|\$\d/);
+  await check('requests-live');
+
+  // History (after the record is written) shows it with its cost; the detail view shows bodies as text.
+  await new Promise((r) => setTimeout(r, 300)); // the test writer flushes every 20 ms
+  await page.goto(`${gw.url}/dashboard/requests?range=24h`);
+  await page.waitForSelector(`tr[data-id="${done.id}"]`);
+  await check('requests');
+  await page.click(`tr[data-id="${done.id}"] a`);
+  await page.waitForSelector('h1 code');
+  const detail = await page.textContent('main') ?? '';
+  assert.ok(detail.includes('mockai/test-model'));
+  assert.ok(detail.includes('<script>window.__xss=2</script>'), 'the request body and output are shown as text');
+  assert.match(detail, /Cost/);
+  await check('request-detail');
+
+  // A routed answer that was cut short: history filters on both, the detail shows the router's decision
+  // (a candidate's name carries script, shown as text) and the partial flag.
+  const cutId = uuidv7();
+  await gw.services.store!.insertInferences([{
+    id: cutId, createdAt: new Date().toISOString(), keyId: null, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: 'router',
+    servedModel: 'mockai/test-model', provider: 'mockai', attempts: [{ provider: 'mockai', model: 'test-model', status: 200, error: null, latencyMs: 880 }],
+    status: 200, errorCode: null, latencyMs: 900, ttftMs: 120, stream: true, inputTokens: 20, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0,
+    reasoningTokens: 0, costUsd: '0.000034', finishReason: null, metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null, partial: true,
+  }]);
+  await insertDecisions(gw.services.store!.sql, [{
+    inferenceId: cutId, createdAt: new Date().toISOString(), keyId: null, servedModel: 'mockai/test-model', canonical: 'test-model', kind: 'chat',
+    features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
+    decision: {
+      w: 2, policy: null, state_version: 1, kind: 'chat', explored: false, affinity: null, chosen: 'mockai/test-model', chosen_quality: 0.74, chosen_cost_usd: 0.00004,
+      input_tokens: 20, token_method: 'exact', expected_output_tokens: 300, plan: [['mockai/test-model', null]], candidates: 3, excluded_by: { max_cost: 1 },
+      included: [['mockai/test-model', 0.74, 0.00004, 14.79996], ['mockai/second', 0.6, 0.00001, 11.99999]], excluded: { max_cost: [[XSS, 0.5, 0.4]] }, attempts: [],
+    },
+  }]);
+  await page.goto(`${gw.url}/dashboard/requests?range=24h&partial=true&routed=true`);
+  const cutRow = await page.waitForSelector(`tr[data-id="${cutId}"]`);
+  assert.match(await cutRow.textContent() ?? '', /partial.*routed/);
+  assert.equal(await page.$(`tr[data-id="${done.id}"]`), null, 'the filters leave the complete, unrouted request out');
+  await page.click(`tr[data-id="${cutId}"] a`);
+  const why = await (await page.waitForSelector('[data-testid=router-why]')).textContent();
+  assert.match(why ?? '', /mockai\/test-model had the highest utility 10 × W × quality − expected cost = 10 × 2 × 0\.74/);
+  assert.ok(await page.$('[data-testid=partial-note]'), 'the partial flag is explained');
+  assert.ok((await page.textContent('main'))?.includes(XSS), 'a candidate name is shown as text');
+  await check('request-detail-routed');
+
+  // Usage, filtered (the filters are in the URL) and grouped by key.
+  await page.goto(`${gw.url}/dashboard/usage?group=key&model=mockai/test-model&range=24h`);
+  await ready(page);
+  const usage = await page.textContent('main') ?? '';
+  assert.ok(usage.includes('browser-test-key'), 'the key appears in the top keys');
+  assert.equal(await page.inputValue('input[name=model]'), 'mockai/test-model');
+  await check('usage');
+
+  // Edit the key (rpm), then revoke it: the SDK call fails.
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await ready(page);
+  await page.click('button[aria-label="Edit browser-test-key"]');
+  await page.fill('form[aria-label="Edit key browser-test-key"] input[name=rpm_limit]', '100');
+  await page.click('form[aria-label="Edit key browser-test-key"] button[type=submit]');
+  await bodyHas('rpm 100');
+  await check('keys');
+  await page.click('button[aria-label="Revoke browser-test-key"]');
+  await bodyHas('revoked.');
+  await assert.rejects(client.chat.completions.create({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'after revoke' }] }), (e: unknown) => (e as { status?: number }).status === 401);
+
+  await page.goto(`${gw.url}/dashboard/models?range=24h`);
+  await ready(page);
+  assert.ok((await page.textContent('main'))?.includes('mockai/test-model'));
+  await check('models');
+  await page.goto(`${gw.url}/dashboard/users`);
+  await ready(page);
+  assert.ok((await page.textContent('main'))?.includes(`Alice ${XSS}`), 'user names are shown as text');
+  await check('users');
+
+  // Sign out; the cookie is dead (the API refuses it) and the login page is back.
+  const cookies = await browser.context.cookies();
+  await page.click('button:has-text("Sign out")');
+  await page.waitForSelector('form.login-form');
+  const stale = await fetch(`${gw.url}/admin/api/v1/session`, { headers: { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; ') } });
+  assert.equal(stale.status, 401);
+
+  // A member sees their own key and nothing of Bob's.
+  await signIn('alice@example.com');
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await ready(page);
+  const keysText = await page.textContent('main') ?? '';
+  assert.ok(keysText.includes(`alice ${XSS}`));
+  assert.ok(!keysText.includes('bob-secret-project'));
+  assert.equal(await page.$('input[name=budget_usd]'), null, 'members cannot set budgets');
+  await check('member-keys');
+  await page.goto(`${gw.url}/dashboard/requests?range=24h`);
+  await ready(page);
+  assert.equal(await page.$(`tr[data-id="${bobRequestId}"]`), null);
+  await page.goto(`${gw.url}/dashboard/requests/${bobRequestId}`);
+  await page.waitForSelector('.notice.error');
+  assert.match(await page.textContent('.notice.error') ?? '', /no request/);
+  await page.goto(`${gw.url}/dashboard/users`);
+  await ready(page);
+  assert.match(await page.textContent('main') ?? '', /Not found/);
+  await page.click('button:has-text("Sign out")');
+  await page.waitForSelector('form.login-form');
+  assert.deepEqual(cspErrors, [], 'no CSP violations');
+});

@@ -1,0 +1,88 @@
+// Pure parts of the dashboard: chart geometry (SVG built as data), histogram percentiles, confidence
+// intervals, time-zone buckets across DST, UUIDv7 time bounds and CSV cells.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { barChart, lineChart, niceTicks } from '../src/dashboard/ui/charts.ts';
+import type { VNode } from '../src/dashboard/ui/vnode.ts';
+import { bucketIndex, bucketStarts, confidence, quantile } from '../src/dashboard/rollup-math.ts';
+import { idAt, timeOfId } from '../src/dashboard/history.ts';
+import { csvCell } from '../src/http/admin-api/export.ts';
+import { uuidv7 } from '../src/util/uuid.ts';
+import { keyInput } from '../src/dashboard/ui/key-input.ts';
+
+const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
+
+test('niceTicks covers the range with round steps', () => {
+  assert.deepEqual(niceTicks(0, 10, 5), [0, 2, 4, 6, 8, 10]);
+  assert.deepEqual(niceTicks(0, 0.00042, 4), [0, 0.0002, 0.0004, 0.0006]);
+  assert.deepEqual(niceTicks(0, 0), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+});
+
+test('lineChart: one point per value, null breaks a line, titles for screen readers', () => {
+  const c = lineChart({ title: 'Requests', labels: ['a', 'b', 'c', 'd'], series: [{ name: 's', values: [1, null, 3, 4] }] });
+  assert.equal(c.attrs.role, 'img');
+  assert.equal(c.attrs['aria-label'], 'Requests');
+  assert.equal(all(c, 'circle').length, 3);
+  assert.equal(all(c, 'polyline').length, 1, 'the lone first point makes no segment; c-d does');
+  const stacked = lineChart({ title: 'x', labels: ['a', 'b'], stacked: true, series: [{ name: 'a', values: [1, 1] }, { name: 'b', values: [2, 2] }] });
+  assert.equal(all(stacked, 'polygon').length, 2);
+});
+
+test('barChart scales bars to the largest and keeps label text as text', () => {
+  const b = barChart({ title: 't', bars: [{ label: '<b>x</b>', value: 2 }, { label: 'y', value: 1 }] });
+  const rects = all(b, 'rect');
+  assert.ok(Number(rects[0]!.attrs.width) > Number(rects[1]!.attrs.width) * 1.9);
+  assert.ok(all(b, 'text').some((t) => t.children[0] === '<b>x</b>'));
+});
+
+test('quantile interpolates within the histogram bucket', () => {
+  const h = new Array(20).fill(0);
+  h[2] = 10; // 50-100 ms
+  assert.equal(quantile(h, 0.5), 75);
+  assert.equal(quantile(new Array(20).fill(0), 0.5), null);
+  h[19] = 10; // open last bucket: its lower bound
+  assert.equal(quantile(h, 0.99), 120000);
+});
+
+test('confidence: Wilson for rates, normal for means', () => {
+  const r = confidence('boolean', 100, 80, 80);
+  assert.equal(r.mean, 0.8);
+  assert.ok(r.lo! > 0.7 && r.lo! < 0.8 && r.hi! > 0.8 && r.hi! < 0.88);
+  const f = confidence('float', 4, 10, 30);
+  assert.equal(f.mean, 2.5);
+  assert.ok(f.lo! < 2.5 && f.hi! > 2.5);
+  assert.deepEqual(confidence('comment', 3, 0, 0), { mean: null, lo: null, hi: null });
+});
+
+test('day buckets follow the zone across a DST change (Europe/Berlin, 2026-03-29)', () => {
+  const from = Date.parse('2026-03-28T12:00:00Z'), to = Date.parse('2026-03-31T00:00:00Z');
+  const starts = bucketStarts('day', 'Europe/Berlin', from, to)!.map((t) => new Date(t).toISOString());
+  assert.deepEqual(starts, ['2026-03-27T23:00:00.000Z', '2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z', '2026-03-30T22:00:00.000Z']);
+  const weeks = bucketStarts('week', 'UTC', Date.parse('2026-11-18T00:00:00Z'), Date.parse('2026-11-24T00:00:00Z'))!;
+  assert.deepEqual(weeks.map((t) => new Date(t).toISOString()), ['2026-11-16T00:00:00.000Z', '2026-11-23T00:00:00.000Z']);
+  assert.equal(bucketIndex(weeks, Date.parse('2026-11-20T00:00:00Z')), 0);
+  assert.equal(bucketStarts('hour', 'UTC', 0, 3_600_000 * 3000), null, 'too many buckets');
+});
+
+test('a time window is an id range: idAt bounds UUIDv7 ids by their time', () => {
+  const t = Date.parse('2026-11-23T10:00:00Z');
+  const before = uuidv7(t - 1), at = uuidv7(t), after = uuidv7(t + 1);
+  assert.ok(before < idAt(t) && at >= idAt(t) && after >= idAt(t));
+  assert.equal(timeOfId(at), t);
+});
+
+test('CSV cells: quoted when needed, formulas neutralised', () => {
+  assert.equal(csvCell('a,b'), '"a,b"');
+  assert.equal(csvCell('say "hi"'), '"say ""hi"""');
+  assert.equal(csvCell('=HYPERLINK("x")'), '"\'=HYPERLINK(""x"")"');
+  assert.equal(csvCell(null), '');
+  assert.equal(csvCell(-3), '-3');
+});
+
+test('key form values: empty fields clear limits on edit and are left out on create; members send name and expiry only', () => {
+  assert.deepEqual(keyInput({ name: ' k ', budget_usd: '', rpm_limit: '' }, false, true), { name: 'k', allowed_models: [] });
+  assert.deepEqual(keyInput({ name: 'k', budget_usd: '', rpm_limit: '', tpm_limit: '', expires_at: '', owner_id: '' }, true, true),
+    { name: 'k', expires_at: null, allowed_models: [], budget_usd: null, budget_period: null, rpm_limit: null, tpm_limit: null, owner_id: null });
+  assert.deepEqual(keyInput({ name: 'k', budget_usd: '5', budget_period: 'week' }, false, true), { name: 'k', allowed_models: [], budget_usd: '5', budget_period: 'week' });
+  assert.deepEqual(keyInput({ name: 'k', budget_usd: '5' }, false, false), { name: 'k' });
+});
