@@ -20,7 +20,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const havePg = backend === 'sqlite' || await pgAvailable();
     if (!havePg && process.env.CI === 'true') throw new Error('PostgreSQL must be reachable on CI');
     const schema = `fb_${process.pid}_${Date.now()}`;
-    let oa: MockUpstream; let gw: TestGateway; let adminKey = 'adm-test-key'; let keyA = ''; let keyB = '';
+    let oa: MockUpstream; let gw: TestGateway; let adminKey = 'admin-key-for-feedback-e2e-tests'; let keyA = ''; let keyB = '';
     before(async () => {
       if (!havePg) return;
       oa = await startMockOpenAI();

@@ -159,23 +159,23 @@ for (const idx of [0, 1, 2, 3]) {
         (e: unknown) => e instanceof Anthropic.BadRequestError && /injected fault/.test(e.message));
     });
 
-    test('container and context_management: passed to Anthropic, refused with a 400 elsewhere', async () => {
+    test('container and context_management: relayed to Anthropic (with the beta header); elsewhere the container is dropped and the edits applied, both reported', async () => {
       W().mock.reset();
       const params = {
         model: model(), max_tokens: 50, messages: [{ role: 'user' as const, content: 'hi' }],
         container: 'container_abc', context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
       } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+      const { data: m, response } = await client.messages.create(params, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } }).withResponse();
+      assert.equal(textOf(m), 'Echo: hi');
+      const adjustments = response.headers.get('x-gateway-adjustments') ?? '';
       if (W().format === 'anthropic-messages') {
-        const m = await client.messages.create(params);
-        assert.equal(textOf(m), 'Echo: hi');
         assert.equal(lastBody(W()).container, 'container_abc');
         assert.deepEqual(lastBody(W()).context_management, { edits: [{ type: 'clear_tool_uses_20250919' }] });
+        assert.equal(adjustments, '');
       } else {
-        await assert.rejects(client.messages.create(params),
-          (e: unknown) => e instanceof Anthropic.BadRequestError && /container/.test(e.message));
-        await assert.rejects(client.messages.create({ ...params, container: undefined } as Anthropic.MessageCreateParamsNonStreaming),
-          (e: unknown) => e instanceof Anthropic.BadRequestError && /context.management/.test(e.message));
-        assert.equal(W().mock.requests.length, 0, 'nothing was sent upstream');
+        assert.equal(JSON.stringify(lastBody(W())).includes('container_abc'), false);
+        assert.match(adjustments, /container=dropped/);
+        assert.match(adjustments, /context_management\.edits\[0\]=clear_tool_uses\(applied by gateway: 0 results\)/);
       }
     });
 

@@ -10,10 +10,10 @@ for (const failOpen of [true, false]) {
     const mock = await startMockOpenAI();
     const gw = await startTestGateway({
       providers: [{ id: 'mockai', format: 'openai-chat', base_url: mock.url }],
-      gateway: { auth: { enabled: true, admin_key: 'adm' }, storage: { redis_url: 'redis://127.0.0.1:9', redis_fail_open: failOpen } },
+      gateway: { auth: { enabled: true, admin_key: 'admin-key-for-redis-down-tests' }, storage: { redis_url: 'redis://127.0.0.1:9', redis_fail_open: failOpen } },
     });
     try {
-      const created = await (await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: 'Bearer adm', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'limited', rpm_limit: 100 }) })).json() as { key: string };
+      const created = await (await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: 'Bearer admin-key-for-redis-down-tests', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'limited', rpm_limit: 100 }) })).json() as { key: string };
       const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }) });
       assert.equal(r.status, failOpen ? 200 : 429);
       const m = await (await fetch(`${gw.url}/metrics`)).text();

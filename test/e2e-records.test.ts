@@ -155,7 +155,7 @@ test('GET /metrics: the named series with sensible values after traffic', async 
     body: JSON.stringify({ model: `mock/no-such-model-${Date.now()}`, messages: [{ role: 'user', content: 'x' }] }),
   });
   assert.equal(unknown.status, 404);
-  gw.services.holder.reload(); // one config reload (unchanged)
+  await gw.services.holder.reload(); // one config reload (unchanged)
   await new Promise((r) => setTimeout(r, 100));
   const r = await fetch(`${gw.url}/metrics`);
   assert.equal(r.status, 200);

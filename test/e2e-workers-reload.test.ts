@@ -14,6 +14,7 @@ import { flattenBatchBytes, type BatchResult } from '../src/feedback/batch.ts';
 import { resolveLimits } from '../src/feedback/limits.ts';
 import type { FlattenPool } from '../src/feedback/pool.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
+import { loadConfig } from '../src/config/load.ts';
 
 type Rec = Record<string, any>;
 const THRESHOLD = 16 * 1024;
@@ -58,12 +59,13 @@ after(async () => {
   await new Promise((ok) => held.close(ok));
 });
 
-/** Rewrites gateway.yaml's workers section and reloads the way SIGHUP does. */
+/** Rewrites gateway.yaml's workers section and reloads (load, then apply, as SIGHUP does). */
 function reloadWorkers(workers: Rec): void {
   const doc = parse(readFileSync(gw.configFile, 'utf8')) as Rec;
   doc.workers = { ...doc.workers, ...workers };
   writeFileSync(gw.configFile, stringify(doc));
-  const r = gw.services.holder.reload();
+  // Loaded here and applied at once (what a reload does after its loader thread answers), so the swap lands at a known moment.
+  const r = gw.services.holder.apply(loadConfig(gw.configFile, {}));
   assert.deepEqual({ ok: r.ok, changed: r.ok && r.changed }, { ok: true, changed: true }, JSON.stringify(r));
 }
 

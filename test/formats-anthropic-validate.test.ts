@@ -58,12 +58,12 @@ test('valid bodies pass, unknown top-level fields ignored', () => {
   assert.equal(validateMessagesRequest(body), body);
 });
 
-test('decodeRequest refuses server tools, unknown blocks and adaptive thinking', () => {
+test('decodeRequest refuses server tools and unknown blocks; adaptive thinking decodes with its display', () => {
   const decode = (patch: Record<string, unknown>) => () => anthropicMessagesCodec.client!.decodeRequest(validateMessagesRequest({ ...base(), ...patch }));
   rejects(decode({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'unsupported_parameter', 'tools[0].type');
   rejects(decode(blocks({ type: 'search_result', source: 's', title: 't', content: [] })), 'unsupported_parameter', 'messages[0].content[0].type');
   rejects(decode(blocks({ type: 'image', source: { type: 'file', file_id: 'f' } })), 'unsupported_parameter', 'messages[0].content[0].source.type');
-  rejects(decode({ thinking: { type: 'adaptive' } }), 'unsupported_parameter', 'thinking.type');
+  assert.deepEqual(decode({ thinking: { type: 'adaptive', display: 'omitted' } })().thinking, { type: 'adaptive', display: 'omitted' });
 });
 
 test('legacy beta output_format is read like output_config.format', () => {

@@ -10,7 +10,7 @@ import type { CanonicalRequest, CanonicalResponse, StreamEvent, Usage } from '..
 import { costOf } from '../src/catalog/cost.ts';
 import type { Pricing } from '../src/catalog/types.ts';
 import type { StreamDecoder } from '../src/formats/codec.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 import { isUuid } from '../src/util/uuid.ts';
 
 const codec = bedrockCodec.upstream;
@@ -18,7 +18,9 @@ const dir = new URL('./fixtures/formats/bedrock/', import.meta.url);
 type Fixture = { about: string; model?: string; in: unknown; out: unknown };
 const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
   .map((f) => ({ name: f, fx: JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Fixture }));
-const target = (model: string) => ({ upstreamModel: model, provider: 'bedrock' });
+/** A catalog entry of a reasoning model with structured output, as the gateway passes it. */
+const MODEL = { max_completion_tokens: 64000, context_window: 200000, capabilities: { tools: true, vision: true, reasoning: true, structured_output: true, prompt_caching: true } };
+const target = (model: string) => ({ upstreamModel: model, provider: 'bedrock', model: MODEL });
 
 /** Bedrock sends no message id; the decoder mints a UUIDv7, which fixtures write as `<uuid>`. */
 function normalise(events: StreamEvent[]): StreamEvent[] {
@@ -130,23 +132,34 @@ test('a corrupt event stream ends in an error event', () => {
   assert.deepEqual(d.end(), []);
 });
 
-test('parameters Converse cannot honour are refused with 400 unsupported_parameter', () => {
+test('content Converse cannot carry is refused with 400; parameters it lacks are dropped and reported', () => {
   const base: CanonicalRequest = { model: 'm', system: [], stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
-  const cases: Array<[string, Partial<CanonicalRequest>]> = [
-    ['container', { container: {} }], ['context_management', { context_management: {} }], ['logit_bias', { logit_bias: { '1': 1 } }],
-    ['frequency_penalty', { frequency_penalty: 1 }], ['presence_penalty', { presence_penalty: 1 }], ['seed', { seed: 1 }],
-    ['verbosity', { verbosity: 'high' }], ['response_format', { response_format: { type: 'json_object' } }],
+  const refused: Array<[string, Partial<CanonicalRequest>]> = [
     ['image', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] }],
     ['image', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'Qk0=' } }] }] }],
-    ['tool_choice', {
-      tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' },
-      messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 't', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [] }] }],
-    }],
   ];
-  for (const [param, extra] of cases) {
+  for (const [param, extra] of refused) {
     assert.throws(() => codec.encodeRequest({ ...base, ...extra }, target('m')),
       (e: unknown) => e instanceof GatewayError && e.code === 'unsupported_parameter' && e.status === 400 && e.param === param, param);
   }
+  const dropped = codec.encodeRequest({
+    ...base, container: 'c', logit_bias: { '1': 1 }, frequency_penalty: 1, presence_penalty: 1, seed: 1, verbosity: 'high',
+    response_format: { type: 'json_object' },
+  }, target('m'));
+  const body = dropped.body as Record<string, unknown>;
+  for (const k of ['container', 'logit_bias', 'frequency_penalty', 'presence_penalty', 'seed', 'verbosity']) {
+    assert.ok(dropped.adjustments?.some((a) => a.startsWith(`${k}=dropped`)), k);
+    assert.equal(JSON.stringify(body).includes(`"${k}"`), false, k);
+  }
+  assert.ok(dropped.adjustments?.includes('response_format=json_object->system instruction'));
+  assert.match(JSON.stringify(body.system), /single valid JSON object/);
+  // tool_choice none once tool blocks exist: Converse needs the tools, so the choice becomes auto.
+  const loop = codec.encodeRequest({
+    ...base, tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' },
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 't', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [] }] }],
+  }, target('m'));
+  assert.deepEqual((loop.body as { toolConfig: unknown }).toolConfig, { tools: [{ toolSpec: { name: 't', inputSchema: { json: {} } } }] });
+  assert.ok(loop.adjustments?.some((a) => a.startsWith('tool_choice=none->auto')));
   // tool_choice none without tool blocks in the conversation: tools are simply not offered.
   const none = codec.encodeRequest({ ...base, tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' } }, target('m'));
   assert.equal((none.body as Record<string, unknown>).toolConfig, undefined);

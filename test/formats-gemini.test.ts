@@ -7,14 +7,16 @@ import { geminiCodec } from '../src/formats/gemini/index.ts';
 import { geminiStopReason } from '../src/formats/gemini/decode.ts';
 import type { CanonicalRequest, StreamEvent } from '../src/formats/canonical.ts';
 import type { StreamDecoder } from '../src/formats/codec.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 
 const codec = geminiCodec.upstream;
 const dir = new URL('./fixtures/formats/gemini/', import.meta.url);
 type Fixture = { about: string; model?: string; in: unknown; out: unknown };
 const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
   .map((f) => ({ name: f, fx: JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Fixture }));
-const target = (model: string) => ({ upstreamModel: model, provider: 'google' });
+/** A catalog entry as the gateway passes it: a thinking model, or (reasoning false) one that does not think. */
+const entry = (reasoning = true) => ({ max_completion_tokens: 65536, context_window: 1048576, capabilities: { tools: true, vision: true, reasoning, structured_output: true, prompt_caching: true } });
+const target = (model: string, reasoning = true) => ({ upstreamModel: model, provider: 'google', model: entry(reasoning) });
 
 const drain = (d: StreamDecoder, chunks: Uint8Array[]): StreamEvent[] => [...chunks.flatMap((c) => d.push(c)), ...d.end()];
 
@@ -73,20 +75,16 @@ test('tool_choice modes and reasoning effort', () => {
   assert.deepEqual(cfg({ tool_choice: { type: 'any' } }).toolConfig, { functionCallingConfig: { mode: 'ANY' } });
   assert.deepEqual(cfg({ tool_choice: { type: 'none' } }).toolConfig, { functionCallingConfig: { mode: 'NONE' } });
   assert.equal(cfg({}).toolConfig, undefined);
-  assert.deepEqual(cfg({ reasoning_effort: 'low' }).generationConfig, { thinkingConfig: { thinkingBudget: 1024 } });
+  assert.deepEqual(cfg({ reasoning_effort: 'low' }).generationConfig, { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } });
   assert.deepEqual(cfg({ thinking: { type: 'disabled' } }).generationConfig, { thinkingConfig: { thinkingBudget: 0 } });
   assert.deepEqual(cfg({ response_format: { type: 'json_object' } }).generationConfig, { responseMimeType: 'application/json' });
 });
 
-test('parameters Gemini cannot honour are refused with 400 unsupported_parameter', () => {
+test('parameters Gemini lacks are dropped and reported; a tool result answering no call is refused', () => {
   const base: CanonicalRequest = { model: 'm', system: [], stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
-  for (const [param, extra] of [
-    ['container', { container: { id: 'c' } }], ['context_management', { context_management: { edits: [] } }],
-    ['logit_bias', { logit_bias: { '50256': -100 } }], ['verbosity', { verbosity: 'low' }],
-  ] as const) {
-    assert.throws(() => codec.encodeRequest({ ...base, ...extra } as CanonicalRequest, target('m')),
-      (e: unknown) => e instanceof GatewayError && e.code === 'unsupported_parameter' && e.status === 400 && e.param === param);
-  }
+  const enc = codec.encodeRequest({ ...base, container: { id: 'c' }, logit_bias: { '50256': -100 }, verbosity: 'low' } as CanonicalRequest, target('m'));
+  assert.deepEqual(enc.adjustments, ['container=dropped(Anthropic code execution)', 'logit_bias=dropped', 'verbosity=dropped']);
+  assert.deepEqual(Object.keys(enc.body as object), ['contents']);
   const orphan: CanonicalRequest = { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: [] }] }] };
   assert.throws(() => codec.encodeRequest(orphan, target('m')), (e: unknown) => e instanceof GatewayError && e.status === 400);
 });

@@ -62,21 +62,27 @@ test('decodeRequest refuses what the canonical model cannot carry', () => {
   rejects(decode({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }), 'invalid_parameter', 'messages[0].tool_calls[0].function.arguments');
 });
 
-test('upstream encode refuses Anthropic-only features with 400 unsupported_parameter', () => {
+test('upstream encode: Anthropic-only features are dropped or applied and reported; documents by URL are refused', () => {
   const req = openaiChatCodec.client!.decodeRequest(validateChatRequest(base()));
   const target = { upstreamModel: 'gpt-5', provider: 'openai' };
-  rejects(() => openaiChatCodec.upstream.encodeRequest({ ...req, container: 'c1' }, target), 'unsupported_parameter', 'container');
-  rejects(() => openaiChatCodec.upstream.encodeRequest({ ...req, context_management: {} }, target), 'unsupported_parameter', 'context_management');
+  const c = openaiChatCodec.upstream.encodeRequest({ ...req, container: 'c1' }, target);
+  assert.ok(c.adjustments?.includes('container=dropped(Anthropic code execution)'));
+  assert.equal((c.body as Record<string, unknown>).container, undefined);
+  const cm = openaiChatCodec.upstream.encodeRequest({ ...req, context_management: {}, context_edits: [] }, target);
+  assert.ok(cm.adjustments?.includes('context_management=dropped(no edits)'));
   const urlDoc = { ...req, messages: [{ role: 'user' as const, content: [{ type: 'document' as const, source: { type: 'url' as const, url: 'https://e.x/a.pdf' } }] }] };
   rejects(() => openaiChatCodec.upstream.encodeRequest(urlDoc, target), 'unsupported_parameter', 'messages[0].content[0]');
 });
 
 test('thinking budgets map to reasoning effort only on reasoning targets', () => {
   const req = { ...openaiChatCodec.client!.decodeRequest(validateChatRequest(base())), thinking: { type: 'enabled' as const, budget_tokens: 20000 } };
-  const body = (caps?: { reasoning: boolean }) => openaiChatCodec.upstream.encodeRequest(req, { upstreamModel: 'o', provider: 'p', ...(caps ? { capabilities: caps } : {}) }).body as Record<string, unknown>;
-  assert.equal(body({ reasoning: true }).reasoning_effort, 'high');
-  assert.equal(body({ reasoning: false }).reasoning_effort, undefined);
-  assert.equal(body().reasoning_effort, undefined);
+  const model = (reasoning: boolean) => ({ max_completion_tokens: 100000, context_window: 200000, capabilities: { tools: true, vision: true, reasoning, structured_output: true, prompt_caching: false } });
+  const enc = (reasoning?: boolean) => openaiChatCodec.upstream.encodeRequest(req, { upstreamModel: 'o', provider: 'p', ...(reasoning !== undefined ? { model: model(reasoning) } : {}) });
+  assert.equal((enc(true).body as Record<string, unknown>).reasoning_effort, 'high');
+  assert.deepEqual(enc(true).adjustments, ['thinking.budget_tokens=20000->reasoning_effort(high)']);
+  assert.equal((enc(false).body as Record<string, unknown>).reasoning_effort, undefined);
+  assert.deepEqual(enc(false).adjustments, ['thinking=dropped(model does not reason)']);
+  assert.equal((enc().body as Record<string, unknown>).reasoning_effort, undefined);
 });
 
 test('decodeError handles bare messages and unknown statuses', () => {

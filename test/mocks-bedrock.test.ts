@@ -91,7 +91,8 @@ test('bedrock mock: converse, stream, tools, reasoning, caching', async (t) => {
   });
 
   await t.test('reasoningContent with signature, streamed as reasoning deltas', async () => {
-    const body = { messages: user('ponder this'), additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1024 } } };
+    // Claude on Bedrock needs maxTokens above the thinking budget, as the mock (like Bedrock) checks.
+    const body = { messages: user('ponder this'), inferenceConfig: { maxTokens: 4096 }, additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1024 } } };
     const r = (await call(converse, body, H)).json as J;
     const rc = r.output.message.content[0].reasoningContent.reasoningText;
     assert.ok(rc.text.length > 0 && rc.signature.length > 20);

@@ -1,5 +1,6 @@
 // The one canonical model of requests, responses and stream events that sits between codecs.
 // Shaped after the Anthropic Messages model (the richest of the formats); OpenAI-only knobs ride along.
+import type { ErrorKind } from '../gateway-error.ts';
 
 export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
 
@@ -28,7 +29,12 @@ export type RedactedThinkingBlock = { type: 'redacted_thinking'; data: string };
 export type Block =
   | TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
 
-export type Message = { role: 'user' | 'assistant'; content: Block[] };
+/**
+ * One turn. `system` turns are instructions given mid-conversation (the Messages API accepts a
+ * `role: "system"` message right after a user turn); they hold text blocks only. The leading
+ * system prompt stays in CanonicalRequest.system.
+ */
+export type Message = { role: 'user' | 'assistant' | 'system'; content: Block[] };
 
 export type Tool = { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean; cache_control?: CacheControl };
 
@@ -41,7 +47,32 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
-export type Thinking = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+/** How thinking text is shown: `omitted` returns signed thinking blocks without their text. */
+export type ThinkingDisplay = 'summarized' | 'omitted';
+
+/**
+ * `enabled` asks for a fixed budget; `adaptive` lets the model decide how much to think (its depth
+ * steered by `reasoning_effort`); `disabled` turns thinking off.
+ */
+export type Thinking =
+  | { type: 'enabled'; budget_tokens: number; display?: ThinkingDisplay }
+  | { type: 'adaptive'; display?: ThinkingDisplay }
+  | { type: 'disabled' };
+
+/** Reasoning effort, the union of OpenAI's `reasoning_effort` and Anthropic's `output_config.effort`. */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * Anthropic context editing (`context_management.edits`): targets that hold no server-side
+ * context get the edits applied by the gateway to the history it forwards (src/formats/context-edits.ts).
+ */
+export type ContextEdit =
+  | { type: 'clear_thinking'; keep: number | 'all' }
+  | {
+    type: 'clear_tool_uses'; trigger?: { type: 'input_tokens' | 'tool_uses'; value: number };
+    keep?: number; clear_at_least?: number; exclude_tools?: string[]; clear_tool_inputs?: boolean | string[];
+  }
+  | { type: 'other'; name: string };
 
 /** A request in canonical form. `model` is the upstream model name once the engine has picked a target. */
 export type CanonicalRequest = {
@@ -60,7 +91,7 @@ export type CanonicalRequest = {
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
   thinking?: Thinking;
-  reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
+  reasoning_effort?: ReasoningEffort;
   response_format?: ResponseFormat;
   frequency_penalty?: number;
   presence_penalty?: number;
@@ -72,9 +103,13 @@ export type CanonicalRequest = {
   /** Free-form request metadata (OpenAI `metadata`). */
   metadata?: Record<string, string>;
   service_tier?: string;
-  /** Anthropic-only features; codecs for other targets refuse them with a 400. */
+  /** Anthropic-only: a code-execution container; codecs for other targets drop it (reported). */
   container?: unknown;
+  /** Anthropic's `context_management` as sent (relayed to Anthropic targets) and its edits, parsed. */
   context_management?: unknown;
+  context_edits?: ContextEdit[];
+  /** What decoding the client's request left out or changed (e.g. hosted tools no target runs), for x-gateway-adjustments. */
+  decode_adjustments?: string[];
 };
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
@@ -93,6 +128,11 @@ export type Usage = {
   /** Reasoning tokens, already included in output_tokens. */
   reasoning_tokens: number;
   service_tier?: string;
+  /** Server-side web searches the call ran (billed per search: the catalog's `web_search` price). */
+  web_search_requests?: number;
+  /** Audio tokens, already included in input_tokens / output_tokens (billed at audio prices when listed). */
+  audio_input_tokens?: number;
+  audio_output_tokens?: number;
 };
 
 export const emptyUsage = (): Usage => ({
@@ -136,7 +176,5 @@ export type StreamEvent =
   | { type: 'ping' }
   | { type: 'error'; error: { type: ErrorKind; message: string } };
 
-/** Error categories shared by every format; each client format renders them in its own envelope. */
-export type ErrorKind =
-  | 'invalid_request' | 'authentication' | 'permission' | 'not_found' | 'request_too_large'
-  | 'rate_limit' | 'api_error' | 'overloaded' | 'timeout' | 'not_implemented';
+/** Error categories, defined with the error type (src/gateway-error.ts). */
+export type { ErrorKind };

@@ -1,7 +1,17 @@
 // The contract every wire codec implements. Codecs are pure: they never touch sockets or config files.
 import type { CanonicalRequest, CanonicalResponse, ErrorKind, StreamEvent } from './canonical.ts';
+import type { CatalogModel } from '../catalog/types.ts';
 
 export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedrock-converse';
+
+/**
+ * What a client may speak to the gateway: every wire format with a client codec, plus formats the
+ * gateway serves but no provider is declared in (the Responses API, translated to each target).
+ */
+export type ClientFormat = WireFormat | 'openai-responses';
+
+/** The part of a model's catalog entry that encoding reads: its limits and capabilities. */
+export type TargetModel = Pick<CatalogModel, 'max_completion_tokens' | 'context_window' | 'capabilities'>;
 
 /** What a codec needs to know about the chosen target when encoding an upstream request. */
 export type TargetInfo = {
@@ -9,8 +19,8 @@ export type TargetInfo = {
   upstreamModel: string;
   /** Provider id, for error messages only. */
   provider: string;
-  /** Model capabilities from the catalog, when known. */
-  capabilities?: { tools?: boolean; vision?: boolean; reasoning?: boolean; structured_output?: boolean; prompt_caching?: boolean };
+  /** The model's catalog entry (limits, capabilities); absent only in unit tests of a codec. */
+  model?: TargetModel;
 };
 
 export type EncodedRequest = {
@@ -18,6 +28,11 @@ export type EncodedRequest = {
   path: string;
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * What the translation changed that the client did not ask for (a parameter mapped to another,
+   * dropped, defaulted or lowered), one short `param=what` item each, for x-gateway-adjustments.
+   */
+  adjustments?: string[];
 };
 
 /** Incremental decoder of an upstream response stream: bytes in, canonical events out. */
@@ -31,6 +46,8 @@ export type StreamEncoder = {
   encode(ev: StreamEvent): string;
   /** Anything still owed at the end (e.g. `data: [DONE]`). */
   end(): string;
+  /** The whole answer in the client's format, for formats whose route keeps it (stored responses). */
+  result?(): unknown;
 };
 
 export type UpstreamError = { kind: ErrorKind; message: string; upstreamType?: string };
@@ -39,8 +56,9 @@ export type UpstreamError = { kind: ErrorKind; message: string; upstreamType?: s
 export type ClientCodec = {
   /** Body was validated by the http layer; throws GatewayError (400) for what cannot be represented. */
   decodeRequest(body: Record<string, unknown>): CanonicalRequest;
-  encodeResponse(res: CanonicalResponse): unknown;
-  newStreamEncoder(opts: { includeUsage: boolean }): StreamEncoder;
+  /** `request` is the client's body, for formats whose answers echo request parameters (Responses). */
+  encodeResponse(res: CanonicalResponse, request?: Record<string, unknown>): unknown;
+  newStreamEncoder(opts: { includeUsage: boolean; request?: Record<string, unknown> }): StreamEncoder;
 };
 
 /** Upstream side: the format a provider speaks. */
@@ -56,7 +74,11 @@ export type UpstreamCodec = {
 export type Codec = { format: WireFormat; upstream: UpstreamCodec; client?: ClientCodec; passthrough?: PassthroughCodec };
 
 /** What the engine learns from a response it relays: usage, finish reason, upstream response id. */
-export type Observed = { usage: import('./canonical.ts').Usage | null; finishReason: string | null };
+export type Observed = {
+  usage: import('./canonical.ts').Usage | null; finishReason: string | null;
+  /** The answer as the client received it (a parsed object), when its encoder keeps one (StreamEncoder.result). */
+  result?: unknown;
+};
 
 /**
  * Same-format relay (client and provider speak the same wire format): the body is forwarded with
@@ -66,11 +88,28 @@ export type PassthroughCodec = {
   /** A copy of the client body ready for the upstream (model rewritten, gateway-only fields removed). */
   prepareRequest(body: Record<string, unknown>, opts: { upstreamModel: string; modelInBody: boolean }): Record<string, unknown>;
   /** Rewrites a non-streaming response in place (id, model) and reports what it observed. */
-  rewriteResponse(json: Record<string, unknown>, ctx: { id: string; model: string }): Observed;
-  /** Per-stream relay: each upstream SSE frame in, the client's bytes out ('' to hide a frame). */
-  newStream(ctx: { id: string; model: string; includeUsage: boolean }): {
+  rewriteResponse(json: Record<string, unknown>, ctx: { id: string; model: string; request?: Record<string, unknown> }): Observed;
+  /**
+   * Per-stream relay: each upstream SSE frame in, the client's bytes out ('' to hide a frame). Never
+   * throws on malformed frames; `redact` cleans upstream error text before it is relayed.
+   */
+  newStream(ctx: { id: string; model: string; includeUsage: boolean; redact?: (text: string) => string; request?: Record<string, unknown> }): {
     frame(f: import('./sse.ts').SseFrame): string;
     end(): string;
+    /** The client's error event(s) ending this stream (numbered on from the stream where the format numbers events). */
+    fail(error: { type: ErrorKind; message: string }): string;
     observed(): Observed;
+    readonly progress: StreamProgress;
   };
 };
+
+/**
+ * What a relay has seen of a stream so far: whether content began (the point where the gateway
+ * commits to this upstream), the error the upstream sent instead of content, whether the answer
+ * finished normally, how many characters of output went out (to bill a stream cut short), and whether
+ * the relay ended the client's stream itself (`ended`: an error event after content, e.g. a frame it
+ * could not read, is in its output; nothing more will be relayed, so the upstream can be released).
+ */
+export type StreamProgress = { content: boolean; error: UpstreamError | null; complete: boolean; outputChars: number; ended: boolean };
+
+export const newProgress = (): StreamProgress => ({ content: false, error: null, complete: false, outputChars: 0, ended: false });

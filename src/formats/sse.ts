@@ -3,6 +3,18 @@
 
 export type SseFrame = { event?: string; data: string; id?: string };
 
+/**
+ * The most text one event may hold (its pending line plus its data lines), in UTF-16 code units: an
+ * upstream that never ends a line would otherwise grow the parser's buffer without bound. 16 Mi
+ * characters leaves room for the largest real events (a Gemini image inline, base64, is a few MB).
+ */
+export const SSE_EVENT_LIMIT = 16 * 1024 * 1024;
+
+/** Thrown by push() when one event passes the limit; the stream is unusable from there on. */
+export class SseLimitError extends Error {
+  override readonly name = 'SseLimitError';
+}
+
 export type SseParser = {
   /** Feed raw bytes; returns every frame completed by them (possibly none). */
   push(chunk: Uint8Array): SseFrame[];
@@ -19,13 +31,21 @@ export type SseParser = {
  */
 const STREAMING = { stream: true } as const;
 
-export function createSseParser(): SseParser {
+export function createSseParser(opts: { maxEventChars?: number } = {}): SseParser {
+  const limit = opts.maxEventChars ?? SSE_EVENT_LIMIT;
   const decoder = new TextDecoder('utf-8');
   let pending = '';
+  let dataChars = 0;
   let skipLeadingLf = false;
   let event: string | undefined;
   let id: string | undefined;
   const data: string[] = [];
+
+  const tooLong = (): never => {
+    pending = '';
+    data.length = 0;
+    throw new SseLimitError(`an upstream event is longer than ${limit} characters`);
+  };
 
   const dispatch = (out: SseFrame[]): void => {
     // An event block with no data field is not an event (the spec drops it too).
@@ -36,19 +56,24 @@ export function createSseParser(): SseParser {
       out.push(frame);
       data.length = 0;
     }
+    dataChars = 0;
     event = undefined;
   };
 
   const line = (text: string, out: SseFrame[]): void => {
     if (text === '') return dispatch(out);
     // The common line first, without splitting it into field and value.
-    if (text.startsWith('data:')) { data.push(text.charCodeAt(5) === 32 ? text.slice(6) : text.slice(5)); return; }
+    if (text.startsWith('data:')) {
+      data.push(text.charCodeAt(5) === 32 ? text.slice(6) : text.slice(5));
+      if ((dataChars += text.length) > limit) tooLong();
+      return;
+    }
     if (text.startsWith(':')) return;
     const colon = text.indexOf(':');
     const field = colon === -1 ? text : text.slice(0, colon);
     let value = colon === -1 ? '' : text.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
+    if (field === 'data') { data.push(value); if ((dataChars += value.length) > limit) tooLong(); }
     else if (field === 'event') event = value;
     else if (field === 'id' && !value.includes('\0')) id = value;
     // `retry` and unknown fields carry nothing a gateway needs.
@@ -64,11 +89,12 @@ export function createSseParser(): SseParser {
     // them (no per-character loop). `pending` never holds a line break: it was cut at the last one.
     if (s.indexOf('\r') === -1) {
       let nl = s.indexOf('\n');
-      if (nl === -1) { pending += s; return; }
+      if (nl === -1) { pending += s; if (pending.length > limit) tooLong(); return; }
       line(pending === '' ? s.slice(0, nl) : pending + s.slice(0, nl), out);
       let start = nl + 1;
       while ((nl = s.indexOf('\n', start)) !== -1) { line(s.slice(start, nl), out); start = nl + 1; }
       pending = start < s.length ? s.slice(start) : '';
+      if (pending.length > limit) tooLong();
       return;
     }
     // Only the new text can hold a line break: the carried-over part was scanned already. This
@@ -90,6 +116,7 @@ export function createSseParser(): SseParser {
       start = i + 1;
     }
     pending = pending.slice(start);
+    if (pending.length > limit) tooLong();
   };
 
   return {

@@ -1,7 +1,9 @@
 // Mock Anthropic upstream: POST /v1/messages (JSON and the full SSE event sequence), tool_use,
 // extended thinking with signatures, cache_control breakpoints; errors in Anthropic's shape.
+// Requests the real API refuses are refused (anthropic-rules.ts).
 import { BreakpointCache } from './cache.ts';
 import { obj, readAnthropicPrompt } from './anthropic-prompt.ts';
+import { anthropicRequestProblem } from './anthropic-rules.ts';
 import { planReply } from './plan.ts';
 import type { Plan } from './plan.ts';
 import { sse, startMock } from './server.ts';
@@ -18,9 +20,10 @@ const ERROR_TYPES: Record<number, string> = {
 const errorType = (status: number): string => ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 
 /** The response content blocks, in order: thinking, then text or tool_use blocks. */
-function contentBlocks(plan: Plan, ids: IdSource): Json[] {
+function contentBlocks(plan: Plan, ids: IdSource, omitThinking: boolean): Json[] {
   const blocks: Json[] = [];
-  if (plan.thinking !== undefined) blocks.push({ type: 'thinking', thinking: plan.thinking, signature: signatureFor(plan.thinking) });
+  // `display: omitted` returns the block without its text; the signature still covers it.
+  if (plan.thinking !== undefined) blocks.push({ type: 'thinking', thinking: omitThinking ? '' : plan.thinking, signature: signatureFor(plan.thinking) });
   if (plan.calls.length > 0) {
     for (const c of plan.calls) blocks.push({ type: 'tool_use', id: ids.next('toolu_01', 22), name: c.name, input: c.args });
   } else {
@@ -34,6 +37,9 @@ function stopReason(plan: Plan): string {
   return plan.gen.finish === 'length' ? 'max_tokens' : plan.gen.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
 }
 
+/** The body fields of MessageCountTokensParams (@anthropic-ai/sdk); the API refuses any other. */
+const COUNT_TOKENS_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config', 'output_format', 'context_management', 'mcp_servers', 'speed', 'user_profile_id', 'workspace_id']);
+
 function anthropicSpec(opts: MockOptions): ProviderSpec {
   const ids = new IdSource();
   const reqIds = new IdSource();
@@ -44,6 +50,8 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
     if (typeof b.model !== 'string' || b.model === '') return reply.error(400, 'model: Field required');
     if (typeof b.max_tokens !== 'number') return reply.error(400, 'max_tokens: Field required');
     if (!Array.isArray(b.messages) || b.messages.length === 0) return reply.error(400, 'messages: at least one message is required');
+    const problem = anthropicRequestProblem(b, req.headers);
+    if (problem !== null) return reply.error(400, problem);
     const prompt = readAnthropicPrompt(b);
     const tc = obj(b.tool_choice);
     const plan = planReply({
@@ -53,7 +61,8 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
       toolResult: prompt.toolResult,
       stop: Array.isArray(b.stop_sequences) ? b.stop_sequences.filter((s) => typeof s === 'string') : [],
       maxTokens: b.max_tokens,
-      thinking: obj(b.thinking).type === 'enabled',
+      // Adaptive thinking thinks here too; `display: omitted` is handled when the blocks are built.
+      thinking: obj(b.thinking).type === 'enabled' || obj(b.thinking).type === 'adaptive',
       reply: opts.reply,
     });
     const total = estimateTokens(prompt.inputText);
@@ -71,7 +80,7 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
       type: 'message',
       role: 'assistant',
       model: b.model,
-      content: contentBlocks(plan, ids),
+      content: contentBlocks(plan, ids, obj(b.thinking).display === 'omitted'),
       stop_reason: stopReason(plan),
       stop_sequence: plan.gen.stopSequence ?? null,
       usage,
@@ -80,9 +89,29 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
     else reply.json(200, message);
   }
 
+  /**
+   * POST /v1/messages/count_tokens as the API takes it: model and messages required, only the fields
+   * of MessageCountTokensParams (anything else, max_tokens and stream included, is an extra input the
+   * API refuses), and the same count the messages endpoint would bill as input for that prompt.
+   */
+  function countTokens(req: RecordedRequest, reply: Reply): void {
+    const b = obj(req.body);
+    const extra = Object.keys(b).find((k) => !COUNT_TOKENS_FIELDS.has(k));
+    if (extra !== undefined) return reply.error(400, `${extra}: Extra inputs are not permitted`);
+    if (typeof b.model !== 'string' || b.model === '') return reply.error(400, 'model: Field required');
+    if (!Array.isArray(b.messages) || b.messages.length === 0) return reply.error(400, 'messages: at least one message is required');
+    if (obj(b.messages[0]).role !== 'user') return reply.error(400, 'messages: first message must use the "user" role');
+    reply.json(200, { input_tokens: estimateTokens(readAnthropicPrompt(b).inputText) });
+  }
+
   return {
     basePath: '/v1',
     garbage: 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_de\n\n',
+    frames: () => ({
+      scalar: 'event: content_block_delta\ndata: 42\n\n',
+      error: sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error'),
+      oversize: (n) => `event: ping\ndata: {"type":"ping","pad":"${'A'.repeat(n)}"}\n\n`,
+    }),
     headers: () => ({
       'request-id': reqIds.next('req_011C', 20),
       'anthropic-ratelimit-requests-limit': '4000',
@@ -106,9 +135,7 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
     },
     handle: (req, url, reply) => {
       if (req.method === 'POST' && url.pathname === '/v1/messages') return messages(req, reply);
-      if (req.method === 'POST' && url.pathname === '/v1/messages/count_tokens') {
-        return reply.json(200, { input_tokens: estimateTokens(readAnthropicPrompt(obj(req.body)).inputText) });
-      }
+      if (req.method === 'POST' && url.pathname === '/v1/messages/count_tokens') return countTokens(req, reply);
       reply.error(404, `Not found: ${req.method} ${url.pathname}`);
     },
     reset: () => {

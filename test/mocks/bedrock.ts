@@ -1,9 +1,10 @@
 // Mock AWS Bedrock runtime: POST /model/{id}/converse (JSON) and /converse-stream (binary event
 // stream), toolUse, reasoningContent, cachePoint caching with cacheDetails by ttl; errors as
-// {message} + x-amzn-ErrorType.
+// {message} + x-amzn-ErrorType. Requests Converse refuses are refused (bedrock-rules.ts).
 import { randomUUID } from 'node:crypto';
 import { BreakpointCache } from './cache.ts';
 import { list, obj, readBedrockPrompt } from './bedrock-prompt.ts';
+import { bedrockRequestProblem } from './bedrock-rules.ts';
 import { encodeFrame, eventFrame } from './eventstream.ts';
 import { planReply } from './plan.ts';
 import { startMock } from './server.ts';
@@ -41,6 +42,8 @@ function bedrockSpec(opts: MockOptions): ProviderSpec {
     const started = Date.now();
     const b = obj(req.body);
     if (list(b.messages).length === 0) return reply.error(400, 'The model returned the following errors: messages: at least one message is required');
+    const problem = bedrockRequestProblem(b, modelId);
+    if (problem !== null) return reply.error(400, problem);
     const prompt = readBedrockPrompt(b);
     const ic = obj(b.inferenceConfig);
     const plan = planReply({
@@ -103,6 +106,11 @@ function bedrockSpec(opts: MockOptions): ProviderSpec {
     basePath: '',
     // A well-framed contentBlockDelta event whose JSON payload is cut short.
     garbage: encodeFrame({ ':event-type': 'contentBlockDelta', ':content-type': 'application/json', ':message-type': 'event' }, '{"contentBlockIndex":0,"delta":{"text":"oo'),
+    frames: () => ({
+      scalar: encodeFrame({ ':event-type': 'contentBlockDelta', ':content-type': 'application/json', ':message-type': 'event' }, 'null'),
+      error: encodeFrame({ ':message-type': 'exception', ':exception-type': 'serviceUnavailableException', ':content-type': 'application/json' }, '{"message":"Bedrock is unavailable (injected fault)."}'),
+      oversize: (n) => encodeFrame({ ':event-type': 'contentBlockDelta', ':content-type': 'application/json', ':message-type': 'event' }, Buffer.alloc(n, 0x41)),
+    }),
     headers: () => ({ 'x-amzn-requestid': randomUUID() }),
     errorBody: (status, message) => ({ body: { message }, headers: { 'x-amzn-errortype': `${errorTypeFor(status, message)}${CORAL}` } }),
     checkAuth: (req, _url, apiKey) => {

@@ -1,6 +1,8 @@
 // Mock Google Gemini upstream: models/{m}:generateContent and :streamGenerateContent (alt=sse or
 // a JSON array), function calls, thought parts, implicit caching; errors as {error:{code,...}}.
+// Requests the real API refuses are refused (gemini-rules.ts).
 import { PrefixCache } from './cache.ts';
+import { geminiRequestProblem } from './gemini-rules.ts';
 import { planReply } from './plan.ts';
 import type { Plan } from './plan.ts';
 import { sse, startMock } from './server.ts';
@@ -52,6 +54,8 @@ function geminiSpec(opts: MockOptions): ProviderSpec {
   async function generate(req: RecordedRequest, model: string, stream: boolean, url: URL, reply: Reply): Promise<void> {
     const b = obj(req.body);
     if (list(b.contents).length === 0) return reply.error(400, '* GenerateContentRequest.contents: contents is not specified');
+    const problem = geminiRequestProblem(b, model);
+    if (problem !== null) return reply.error(400, problem);
     const prompt = readPrompt(b);
     const fc = obj(obj(b.toolConfig).functionCallingConfig);
     const allowed = Array.isArray(fc.allowedFunctionNames) ? fc.allowedFunctionNames : [];
@@ -110,6 +114,11 @@ function geminiSpec(opts: MockOptions): ProviderSpec {
   return {
     basePath: '/v1beta',
     garbage: 'data: {"candidates": [{"content": {"parts": [{"text": "oops"\r\n\r\n',
+    frames: () => ({
+      scalar: 'data: "text"\r\n\r\n',
+      error: 'data: {"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}\r\n\r\n',
+      oversize: (n) => `data: {"pad":"${'A'.repeat(n)}"}\r\n\r\n`,
+    }),
     headers: () => ({ server: 'scaffolding on HTTPServer2', vary: 'Origin, X-Origin, Referer' }),
     errorBody: (status, message) => ({
       body: { error: { code: status, message, status: STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } },

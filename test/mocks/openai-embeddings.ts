@@ -67,7 +67,13 @@ export function serveEmbeddings(body: unknown, reply: Reply): void {
     reply.error(400, "'input' is a required property and must be a non-empty string or array");
     return;
   }
-  const dims = typeof b.dimensions === 'number' ? b.dimensions : b.model.includes('large') ? 3072 : 1536;
+  const max = b.model.includes('large') ? 3072 : 1536;
+  // The API refuses dimensions that are not an integer from 1 to the model's size (and any for ada-002).
+  if (b.dimensions !== undefined && b.dimensions !== null && (!Number.isInteger(b.dimensions) || (b.dimensions as number) < 1 || (b.dimensions as number) > max)) {
+    reply.error(400, `Invalid 'dimensions': must be an integer between 1 and ${max}.`);
+    return;
+  }
+  const dims = typeof b.dimensions === 'number' ? b.dimensions : max;
   const base64 = b.encoding_format === 'base64';
   const data = inputs.map((text, index) => {
     const vec = embeddingFor(text, dims);

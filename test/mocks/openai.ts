@@ -1,10 +1,14 @@
 // Mock OpenAI upstream: POST /v1/chat/completions (JSON and SSE, tools, reasoning usage,
+// POST /v1/responses in openai-responses.ts,
 // automatic prefix caching), plus embeddings and models; errors in OpenAI's {error:{...}} shape.
+// Requests the real API refuses are refused (openai-rules.ts); "refuse me" in a prompt gets a refusal.
 import { randomBytes } from 'node:crypto';
 import { PrefixCache } from './cache.ts';
 import { OPENAI_MODELS, serveEmbeddings, serveModels } from './openai-embeddings.ts';
 import { sse, startMock } from './server.ts';
 import type { MockOptions, MockUpstream, ProviderSpec, RecordedRequest, Reply } from './server.ts';
+import { openaiRequestProblem } from './openai-rules.ts';
+import { newResponsesState, serveResponses } from './openai-responses.ts';
 import { planReply } from './plan.ts';
 import { IdSource, canonicalJson, estimateTokens, splitJson, splitText } from './text.ts';
 
@@ -31,6 +35,8 @@ function promptText(messages: Json[], tools: Json[]): string {
   return parts.join('\n');
 }
 
+const REFUSAL = "I'm sorry, but I can't help with that.";
+
 const REASONING_TOKENS: Record<string, number> = { minimal: 8, low: 16, medium: 64, high: 256 };
 
 interface Call { id: string; name: string; arguments: string }
@@ -52,6 +58,7 @@ type Flavor = 'openai' | 'azure';
 function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
   const ids = new IdSource();
   const cache = new PrefixCache(1024, 128);
+  const responses = newResponsesState(cache);
 
   async function chat(req: RecordedRequest, reply: Reply, deployment?: string): Promise<void> {
     const b = obj(req.body);
@@ -60,6 +67,8 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
     if (!Array.isArray(b.messages) || b.messages.length === 0) {
       return reply.error(400, "Invalid 'messages': empty array. Expected an array with minimum length 1.");
     }
+    const problem = openaiRequestProblem(b);
+    if (problem !== null) return reply.error(400, problem);
     const messages = b.messages.map(obj);
     const tools = Array.isArray(b.tools) ? b.tools.map(obj) : [];
     const last = messages[messages.length - 1]!;
@@ -104,8 +113,10 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
     };
     const toolCalls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
 
+    // "refuse me" in the prompt: the model declines, as OpenAI reports it (content null, refusal text).
+    const refusal = calls.length === 0 && /refuse me/i.test(lastUser) ? REFUSAL : null;
     if (b.stream !== true) {
-      const message: Json = { role: 'assistant', content: calls.length > 0 ? null : gen.text, refusal: null, annotations: [] };
+      const message: Json = { role: 'assistant', content: calls.length > 0 || refusal ? null : gen.text, refusal, annotations: [] };
       if (calls.length > 0) message.tool_calls = toolCalls;
       reply.json(200, {
         id: head.id, object: 'chat.completion', created: head.created, model,
@@ -114,12 +125,20 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       });
       return;
     }
-    await streamChat(reply, head, gen.text, calls, finishReason, obj(b.stream_options).include_usage === true ? usage : undefined);
+    await streamChat(reply, head, gen.text, calls, finishReason, obj(b.stream_options).include_usage === true ? usage : undefined, refusal);
   }
 
   return {
     basePath: flavor === 'azure' ? '/openai' : '/v1',
     garbage: 'data: {"id": "chatcmpl-broken", "choices": [{"delta": {"content": "oops"\n\n',
+    frames: (path) => ({
+      scalar: 'data: null\n\n',
+      // Chat streams carry a mid-stream error as a bare {error} chunk; the Responses API as an `error` event.
+      error: path.includes('/responses')
+        ? sse({ type: 'error', code: 'server_error', message: 'The server had an error while processing your request.', param: null, sequence_number: 0 }, 'error')
+        : sse({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } }),
+      oversize: (n) => `data: {"pad":"${'A'.repeat(n)}"}\n\n`,
+    }),
     headers: () => ({
       'x-request-id': `req_${randomBytes(16).toString('hex')}`,
       'openai-version': '2020-10-01',
@@ -156,19 +175,22 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       }
       if (req.method === 'POST' && p === '/v1/chat/completions') return chat(req, reply);
       if (req.method === 'POST' && p === '/v1/embeddings') return serveEmbeddings(req.body, reply);
+      if (req.method === 'POST' && p === '/v1/responses') return serveResponses(req, reply, responses, opts.reply);
       if (req.method === 'GET' && (p === '/v1/models' || p.startsWith('/v1/models/'))) return serveModels(p.slice(10), reply);
       reply.error(404, `Invalid URL (${req.method} ${p})`);
     },
     reset: () => {
       ids.reset();
       cache.clear();
+      responses.ids.reset();
+      responses.stored.clear();
     },
   };
 }
 
 /** Streams role chunk, content or tool-call deltas, finish chunk, optional usage chunk, [DONE]. */
 async function streamChat(
-  reply: Reply, head: Json, text: string, calls: Call[], finishReason: string, usage: Json | undefined,
+  reply: Reply, head: Json, text: string, calls: Call[], finishReason: string, usage: Json | undefined, refusal: string | null,
 ): Promise<void> {
   const sink = reply.stream('text/event-stream; charset=utf-8');
   const base = { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model,
@@ -177,7 +199,8 @@ async function streamChat(
     ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(usage ? { usage: null } : {}),
   });
   await sink.write(chunk({ role: 'assistant', content: calls.length > 0 ? null : '', refusal: null }));
-  for (const piece of splitText(text)) await sink.write(chunk({ content: piece }));
+  if (refusal) for (const piece of splitText(refusal)) await sink.write(chunk({ refusal: piece }));
+  else for (const piece of splitText(text)) await sink.write(chunk({ content: piece }));
   for (const [index, c] of calls.entries()) {
     await sink.write(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }));
     for (const piece of splitJson(c.arguments)) await sink.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FAULT_HEADER, FaultQueue, StreamSink, isStatusFault, sendBody, sleep } from './faults.ts';
-import type { Fault } from './faults.ts';
+import type { Fault, FaultFrames } from './faults.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -55,6 +55,8 @@ export interface ProviderSpec {
   basePath: string;
   /** The chunk `malformedSse` injects into a stream. */
   garbage: string | Buffer;
+  /** The frames the `inject` faults send, in this provider's dialect for the endpoint at `path`. */
+  frames?(path: string): FaultFrames;
   /** Headers on every response (request ids and the like). */
   headers(): Record<string, string>;
   /** The error body in the provider's shape; `headers` are this response's headers (ids). */
@@ -127,15 +129,16 @@ export async function startMock(spec: ProviderSpec, opts: MockOptions = {}): Pro
     const base = spec.headers();
     const reply: Reply = {
       json: (status, payload, headers) =>
-        sendBody(res, status, { ...base, 'content-type': 'application/json', ...headers }, JSON.stringify(payload), fault),
+        sendBody(res, status, { ...base, 'content-type': 'application/json', ...headers }, JSON.stringify(payload), fault,
+          () => JSON.stringify(spec.errorBody(500, 'The server had an error while processing your request (injected fault).', base).body)),
       error: (status, message) => {
         const e = spec.errorBody(status, message, base);
         sendBody(res, status, { ...base, 'content-type': 'application/json', ...e.headers }, JSON.stringify(e.body), undefined);
       },
       stream: (contentType, headers) => {
-        res.writeHead(200, { ...base, 'content-type': contentType, 'cache-control': 'no-cache', ...headers });
+        res.writeHead(200, { ...base, 'content-type': StreamSink.contentType(fault, contentType), 'cache-control': 'no-cache', ...headers });
         res.flushHeaders();
-        return new StreamSink(res, fault, spec.garbage, delay);
+        return new StreamSink(res, fault, spec.garbage, delay, spec.frames?.(recorded.path));
       },
       raw: (status, payload, headers) => sendBody(res, status, { ...base, ...headers }, payload, fault),
     };

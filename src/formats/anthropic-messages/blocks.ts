@@ -1,7 +1,7 @@
 // Content blocks of the Messages API <-> canonical blocks. The canonical model is shaped after
 // Anthropic's, so this is mostly a careful copy that keeps only the fields the model knows.
 import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;

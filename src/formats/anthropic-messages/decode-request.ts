@@ -1,7 +1,7 @@
 // Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
-import type { CanonicalRequest, Message, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
-import { GatewayError } from '../../http/errors.ts';
+import type { CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
+import { parseContextEdits } from '../context-edits.ts';
 import { decodeBlocks, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
@@ -19,11 +19,15 @@ function decodeToolChoice(tc: Rec): ToolChoice {
   return choice;
 }
 
+/** `between_tools` (think only between tool calls) is carried as adaptive: the model decides when. */
 function decodeThinking(t: Rec): Thinking {
-  if (t.type === 'enabled') return { type: 'enabled', budget_tokens: Number(t.budget_tokens) };
   if (t.type === 'disabled') return { type: 'disabled' };
-  throw new GatewayError('unsupported_parameter', `thinking type '${String(t.type)}' is not supported by this gateway; use 'enabled' with budget_tokens`, { param: 'thinking.type' });
+  const display: { display?: ThinkingDisplay } = t.display === 'summarized' || t.display === 'omitted' ? { display: t.display } : {};
+  if (t.type === 'enabled') return { type: 'enabled', budget_tokens: Number(t.budget_tokens), ...display };
+  return { type: 'adaptive', ...display };
 }
+
+const EFFORTS = new Set<unknown>(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
  * Structured output: the GA `output_config.format` and the beta `output_format` both carry
@@ -36,18 +40,31 @@ function decodeOutput(body: Rec, req: CanonicalRequest): void {
   if (format && format.type === 'json_schema' && isRecord(format.schema)) {
     req.response_format = { type: 'json_schema', name: 'response', schema: format.schema, strict: true };
   }
-  if (cfg.effort === 'low' || cfg.effort === 'medium' || cfg.effort === 'high') req.reasoning_effort = cfg.effort;
-  else if (cfg.effort !== undefined && cfg.effort !== null) {
-    throw new GatewayError('unsupported_parameter', `output_config.effort '${String(cfg.effort)}' is not supported by this gateway; use low, medium or high`, { param: 'output_config.effort' });
-  }
+  if (EFFORTS.has(cfg.effort)) req.reasoning_effort = cfg.effort as ReasoningEffort;
+}
+
+/**
+ * Turns in canonical form. A system message marked `clear_at: next_user_message` is shown to the
+ * model only until a later user turn exists, so such a message is left out once one follows.
+ */
+function decodeMessages(raw: Rec[]): Message[] {
+  let lastUser = -1;
+  raw.forEach((m, i) => { if (m.role === 'user') lastUser = i; });
+  const out: Message[] = [];
+  raw.forEach((m, i) => {
+    if (m.role === 'system') {
+      if (m.clear_at === 'next_user_message' && i < lastUser) return;
+      out.push({ role: 'system', content: decodeBlocks(m.content, `messages[${i}].content`) });
+    } else {
+      out.push({ role: m.role === 'assistant' ? 'assistant' : 'user', content: decodeBlocks(m.content, `messages[${i}].content`) });
+    }
+  });
+  return out;
 }
 
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
 export function decodeMessagesRequest(body: Rec): CanonicalRequest {
-  const messages: Message[] = (body.messages as Rec[]).map((m, i) => ({
-    role: m.role === 'assistant' ? 'assistant' : 'user',
-    content: decodeBlocks(m.content, `messages[${i}].content`),
-  }));
+  const messages = decodeMessages(body.messages as Rec[]);
   const req: CanonicalRequest = {
     model: String(body.model), system: decodeSystem(body.system), messages, stream: body.stream === true,
   };
@@ -65,6 +82,9 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') req.user = body.metadata.user_id;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
-  if (body.context_management !== undefined && body.context_management !== null) req.context_management = body.context_management;
+  if (body.context_management !== undefined && body.context_management !== null) {
+    req.context_management = body.context_management;
+    req.context_edits = parseContextEdits(body.context_management);
+  }
   return req;
 }

@@ -1,25 +1,16 @@
-// Upstream side of the Messages codec: CanonicalRequest -> Anthropic /messages body.
-import type { Block, CanonicalRequest, TextBlock, Thinking, ToolChoice } from '../canonical.ts';
+// Upstream side of the Messages codec: CanonicalRequest -> Anthropic /messages body, for clients of
+// another format (Anthropic clients are relayed as they are, see passthrough/anthropic-messages.ts).
+import type { Block, CanonicalRequest, Message, TextBlock, ToolChoice } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError } from '../../gateway-error.ts';
+import { formatInstruction } from '../fallbacks.ts';
+import { claudeSampling, claudeThinkingConflict, FALLBACK_MAX_TOKENS, planClaudeThinking } from '../reasoning.ts';
 import { encodeBlock, encodeTool } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
 
-/**
- * Anthropic requires max_tokens; OpenAI clients may omit it. The gateway then asks for this many
- * (plus the thinking budget when thinking is on). The engine may set a catalog-derived value first.
- */
-export const DEFAULT_MAX_TOKENS = 4096;
-
-/** Reasoning effort -> thinking budget, used when the target reasons and no explicit thinking was asked. */
-export const THINKING_BUDGET_BY_EFFORT = { minimal: 1024, low: 2048, medium: 8192, high: 24576 } as const;
-
-/** Anthropic's smallest accepted thinking budget. */
-const MIN_BUDGET = 1024;
-
-/** JSON mode has no Anthropic switch; the instruction below is appended to the system prompt instead. */
-export const JSON_MODE_INSTRUCTION = 'Respond with a single valid JSON object and nothing else.';
+/** The output limit asked for when neither the client nor the catalog names one. */
+export const DEFAULT_MAX_TOKENS = FALLBACK_MAX_TOKENS;
 
 const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
 
@@ -27,26 +18,8 @@ const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
  * Thinking without a signature came from another provider's reasoning (OpenAI-compatible
  * `reasoning_content`); Anthropic rejects unsigned thinking, so such blocks are not sent back.
  */
-function isSendable(b: Block): boolean {
-  return b.type !== 'thinking' || b.signature !== '';
-}
-
-function thinkingFor(req: CanonicalRequest, target: TargetInfo): Thinking | undefined {
-  if (req.thinking) return req.thinking;
-  if (req.reasoning_effort && target.capabilities?.reasoning === true) {
-    return { type: 'enabled', budget_tokens: THINKING_BUDGET_BY_EFFORT[req.reasoning_effort] };
-  }
-  return undefined;
-}
-
-/** The budget must stay below max_tokens: a budget that does not fit is lowered, or thinking is skipped. */
-function fitThinking(thinking: Thinking | undefined, maxTokens: number | undefined): { thinking?: Thinking; max_tokens: number } {
-  if (thinking?.type !== 'enabled') return { ...(thinking ? { thinking } : {}), max_tokens: maxTokens ?? DEFAULT_MAX_TOKENS };
-  if (maxTokens === undefined) return { thinking, max_tokens: thinking.budget_tokens + DEFAULT_MAX_TOKENS };
-  if (thinking.budget_tokens < maxTokens) return { thinking, max_tokens: maxTokens };
-  if (maxTokens - 1 >= MIN_BUDGET) return { thinking: { type: 'enabled', budget_tokens: maxTokens - 1 }, max_tokens: maxTokens };
-  return { max_tokens: maxTokens };
-}
+const isSendable = (b: Block): boolean => b.type !== 'thinking' || b.signature !== '';
+const sendable = (m: Message): Block[] => m.content.filter(isSendable);
 
 function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefined): Rec | undefined {
   const out: Rec | undefined = tc ? { ...tc } : undefined;
@@ -55,37 +28,78 @@ function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefi
 }
 
 /**
+ * Mid-conversation system turns go into the top-level system prompt: only the newest Claude
+ * models take `role: "system"` messages, and the catalog does not say which.
+ */
+function turns(req: CanonicalRequest, system: TextBlock[], adjustments: string[]): Rec[] {
+  const out: Rec[] = [];
+  req.messages.forEach((m, i) => {
+    if (m.role === 'system') {
+      for (const b of m.content) if (b.type === 'text') system.push({ type: 'text', text: b.text });
+      adjustments.push(`messages[${i}].role=system->system`);
+      return;
+    }
+    out.push({ role: m.role, content: sendable(m).map(encodeBlock) });
+  });
+  return out;
+}
+
+/**
+ * Structured output: a strict json_schema on a model with structured outputs becomes
+ * `output_config.format` (Anthropic always enforces it strictly); a non-strict schema, or a model
+ * without the capability, gets the schema as an instruction instead. JSON mode is an instruction.
+ */
+function structuredOutput(req: CanonicalRequest, target: TargetInfo, system: TextBlock[], adjustments: string[]): Rec | undefined {
+  const rf = req.response_format;
+  if (rf === undefined || rf.type === 'text') return undefined;
+  if (rf.type === 'json_schema' && rf.strict === true && target.model?.capabilities.structured_output !== false) {
+    return { type: 'json_schema', schema: rf.schema };
+  }
+  system.push({ type: 'text', text: formatInstruction(rf) });
+  const why = rf.type === 'json_object' ? 'json_object' : rf.strict === true ? 'json_schema(model lacks structured output)' : 'json_schema(not strict)';
+  adjustments.push(`response_format=${why}->system instruction`);
+  return undefined;
+}
+
+/**
  * Dropped because Anthropic has no equivalent and they only tune sampling or presentation:
  * frequency/presence penalties, logit_bias, seed, verbosity, free-form metadata (Anthropic's
  * metadata takes only user_id) and OpenAI service tiers other than auto. A temperature above 1
- * is refused rather than clamped. reasoning_effort becomes a thinking budget on reasoning targets.
+ * is refused rather than clamped. Reasoning asks follow planClaudeThinking (src/formats/reasoning.ts).
  */
 export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
   if (req.temperature !== undefined && req.temperature > 1) {
     throw new GatewayError('invalid_parameter', `temperature ${req.temperature} is above 1, the maximum of ${target.provider}`, { param: 'temperature' });
   }
-  const fitted = fitThinking(thinkingFor(req, target), req.max_tokens);
-  const body: Rec = { model: target.upstreamModel, max_tokens: fitted.max_tokens };
+  const adjustments: string[] = [];
   const system: TextBlock[] = [...req.system];
-  if (req.response_format?.type === 'json_object') system.push({ type: 'text', text: JSON_MODE_INSTRUCTION });
+  const messages = turns(req, system, adjustments);
+  const history = req.messages.some((m) => m.role === 'system') ? req.messages.filter((m) => m.role !== 'system') : req.messages;
+  const plan = planClaudeThinking(req, target, claudeThinkingConflict(req, history, sendable));
+  adjustments.push(...plan.adjustments);
+  const format = structuredOutput(req, target, system, adjustments);
+  const body: Rec = { model: target.upstreamModel, max_tokens: plan.maxTokens };
   if (system.length > 0) body.system = system.map(encodeBlock);
-  body.messages = req.messages.map((m) => ({ role: m.role, content: m.content.filter(isSendable).map(encodeBlock) }));
-  // Thinking the gateway derived from reasoning_effort must not make the request invalid:
-  // Anthropic refuses temperature and top_k alongside thinking, so those two yield.
-  const derived = req.thinking === undefined && fitted.thinking?.type === 'enabled';
-  for (const k of ['temperature', 'top_p', 'top_k'] as const) {
-    if (req[k] !== undefined && !(derived && k !== 'top_p')) body[k] = req[k];
-  }
+  body.messages = messages;
+  Object.assign(body, claudeSampling(req, plan.on, adjustments));
   if (req.stop && req.stop.length > 0) body.stop_sequences = req.stop;
-  if (req.tools && req.tools.length > 0) body.tools = req.tools.map(encodeTool);
+  if (req.tools && req.tools.length > 0) {
+    // Strict tool schemas are structured output too: without the capability the flag is left out.
+    const strictOk = target.model?.capabilities.structured_output !== false;
+    body.tools = req.tools.map((t, i) => {
+      if (t.strict === undefined || strictOk) return encodeTool(t);
+      adjustments.push(`tools[${i}].strict=dropped(model lacks structured output)`);
+      return encodeTool({ ...t, strict: undefined });
+    });
+  }
   const choice = encodeToolChoice(req.tool_choice, req.parallel_tool_calls);
   if (choice) body.tool_choice = choice;
-  if (fitted.thinking) body.thinking = fitted.thinking;
-  if (req.response_format?.type === 'json_schema') body.output_config = { format: { type: 'json_schema', schema: req.response_format.schema } };
+  if (plan.thinking) body.thinking = plan.thinking;
+  if (format || plan.effort) body.output_config = { ...(plan.effort ? { effort: plan.effort } : {}), ...(format ? { format } : {}) };
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (req.service_tier !== undefined && ANTHROPIC_SERVICE_TIERS.has(req.service_tier)) body.service_tier = req.service_tier;
   if (req.container !== undefined) body.container = req.container;
   if (req.context_management !== undefined) body.context_management = req.context_management;
   if (req.stream) body.stream = true;
-  return { path: '/messages', body };
+  return { path: '/messages', body, adjustments };
 }

@@ -61,6 +61,9 @@ export function decodeUsage(raw: unknown, partial = false): Partial<Usage> {
   const details = isRecord(raw.output_tokens_details) ? raw.output_tokens_details : null;
   const reasoning = details ? n(details.thinking_tokens) : undefined;
   if (reasoning !== undefined) out.reasoning_tokens = reasoning;
+  // Server tools bill per use: web searches at the catalog's web_search price.
+  const searches = isRecord(raw.server_tool_use) ? n(raw.server_tool_use.web_search_requests) : undefined;
+  if (searches !== undefined) out.web_search_requests = searches;
   if (typeof raw.service_tier === 'string') out.service_tier = raw.service_tier;
   return out;
 }

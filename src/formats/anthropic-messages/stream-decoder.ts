@@ -2,6 +2,7 @@
 import type { StreamEvent } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
+import { readEvent, UnreadableFrame } from '../stream-frames.ts';
 import { isRecord } from '../errors.ts';
 import { decodeBlock } from './blocks.ts';
 import { kindFromAnthropicType } from './errors.ts';
@@ -23,12 +24,20 @@ export function createMessagesStreamDecoder(): StreamDecoder {
   let done = false;
   let started = false;
 
+  /** A protocol error: the stream ends here, blocks already relayed stay (the answer is partial). */
+  const fail = (out: StreamEvent[], message: string): void => {
+    done = true;
+    out.push({ type: 'error', error: { type: 'api_error', message } });
+  };
+
   const mapped = (raw: unknown): number | null => (typeof raw === 'number' ? indexMap.get(raw) ?? null : null);
 
   const onEvent = (e: Rec, out: StreamEvent[]): void => {
     switch (e.type) {
       case 'message_start': {
-        const m = isRecord(e.message) ? e.message : {};
+        // The message object is the stream's envelope: without it the stream is unusable, as in the relay.
+        if (!isRecord(e.message)) return fail(out, 'the upstream sent a message_start without a message object');
+        const m = e.message;
         started = true;
         out.push({ type: 'message_start', id: String(m.id ?? ''), model: String(m.model ?? ''), usage: decodeUsage(m.usage) });
         return;
@@ -85,13 +94,10 @@ export function createMessagesStreamDecoder(): StreamDecoder {
     const out: StreamEvent[] = [];
     for (const f of frames) {
       if (done) break;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(f.data);
-      } catch {
-        continue;
-      }
-      if (isRecord(parsed)) onEvent(parsed, out);
+      const ev = readEvent(f.data);
+      if (ev === null) continue;
+      if (ev instanceof UnreadableFrame) { fail(out, ev.message); break; }
+      onEvent(ev, out);
     }
     return out;
   };

@@ -1,6 +1,6 @@
 // Validation of POST /v1/messages bodies: types, ranges and block shapes, each failure a 400 naming
 // the field path. Well-formed blocks the gateway cannot carry are refused later, by the decoder.
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 import { num, obj, oneOf, posInt, str } from '../openai-chat/validate.ts';
 
@@ -93,12 +93,54 @@ function thinking(t: unknown, maxTokens: number): void {
   if (t === undefined || t === null) return;
   if (!isRecord(t)) throw bad('thinking', "'thinking' must be an object");
   if (t.type === undefined) throw missing('thinking.type');
-  oneOf(t.type, 'thinking.type', ['enabled', 'disabled', 'adaptive']);
+  oneOf(t.type, 'thinking.type', ['enabled', 'disabled', 'adaptive', 'between_tools']);
+  oneOf(t.display, 'thinking.display', ['summarized', 'omitted']);
   if (t.type !== 'enabled') return;
   const b = t.budget_tokens;
   if (b === undefined) throw missing('thinking.budget_tokens');
   if (typeof b !== 'number' || !Number.isInteger(b) || b < 1024) throw bad('thinking.budget_tokens', "'thinking.budget_tokens' must be an integer of at least 1024");
   if (b >= maxTokens) throw bad('thinking.budget_tokens', "'thinking.budget_tokens' must be less than 'max_tokens'");
+}
+
+/** `output_config`: an effort level and the structured-output format (a JSON schema). */
+function outputConfig(c: unknown): void {
+  if (c === undefined || c === null) return;
+  if (!isRecord(c)) throw bad('output_config', "'output_config' must be an object");
+  oneOf(c.effort, 'output_config.effort', ['low', 'medium', 'high', 'xhigh', 'max']);
+  if (c.format === undefined || c.format === null) return;
+  if (!isRecord(c.format)) throw bad('output_config.format', "'output_config.format' must be an object");
+  if (c.format.type !== 'json_schema') throw bad('output_config.format.type', "'output_config.format.type' must be 'json_schema'");
+  if (!isRecord(c.format.schema)) throw bad('output_config.format.schema', "'output_config.format.schema' must be an object");
+}
+
+/** `context_management.edits`: each edit an object with a string `type` (strategies are versioned names). */
+function contextManagement(cm: unknown): void {
+  if (cm === undefined || cm === null) return;
+  if (!isRecord(cm)) throw bad('context_management', "'context_management' must be an object");
+  if (cm.edits === undefined || cm.edits === null) return;
+  if (!Array.isArray(cm.edits)) throw bad('context_management.edits', "'context_management.edits' must be an array");
+  cm.edits.forEach((e: unknown, i) => {
+    if (!isRecord(e) || typeof e.type !== 'string') throw bad(`context_management.edits[${i}].type`, `'context_management.edits[${i}].type' must be a string`);
+  });
+}
+
+/**
+ * A `role: "system"` message inside `messages` carries text only and must come right after a user
+ * turn (or after another such system message): instructions given mid-conversation. The opening
+ * system prompt belongs in the top-level `system`.
+ */
+function systemMessage(m: Rec, i: number, previous: unknown): void {
+  const at = `messages[${i}]`;
+  if (previous !== 'user' && previous !== 'system') {
+    throw bad(`${at}.role`, `'${at}.role' 'system' must follow a user message; put the opening system prompt in 'system'`);
+  }
+  oneOf(m.clear_at, `${at}.clear_at`, ['next_user_message', 'never']);
+  if (typeof m.content === 'string') return;
+  if (!Array.isArray(m.content)) throw m.content === undefined ? missing(`${at}.content`) : bad(`${at}.content`, `'${at}.content' must be a string or an array of text blocks`);
+  m.content.forEach((b: unknown, j) => {
+    if (!isRecord(b) || b.type !== 'text') throw bad(`${at}.content[${j}].type`, `'${at}.content[${j}].type' must be 'text' in a system message`);
+    block(b, `${at}.content[${j}]`);
+  });
 }
 
 /** Throws GatewayError (400) with `param` set; returns the body typed as a record when valid. */
@@ -111,11 +153,14 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
   posInt(b.max_tokens, 'max_tokens');
   if (b.messages === undefined) throw missing('messages');
   if (!Array.isArray(b.messages) || b.messages.length === 0) throw bad('messages', "'messages' must be a non-empty array");
+  let previous: unknown;
   b.messages.forEach((m: unknown, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(m)) throw bad(at, `'${at}' must be an object`);
-    if (m.role !== 'user' && m.role !== 'assistant') throw bad(`${at}.role`, `'${at}.role' must be 'user' or 'assistant' (the system prompt goes in 'system')`);
-    content(m.content, `${at}.content`);
+    if (m.role === 'system') systemMessage(m, i, previous);
+    else if (m.role !== 'user' && m.role !== 'assistant') throw bad(`${at}.role`, `'${at}.role' must be 'user', 'assistant' or 'system'`);
+    else content(m.content, `${at}.content`);
+    previous = m.role;
   });
   if (b.system !== undefined && b.system !== null && typeof b.system !== 'string') {
     if (!Array.isArray(b.system)) throw bad('system', "'system' must be a string or an array of text blocks");
@@ -136,10 +181,10 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
   tools(b.tools);
   toolChoice(b.tool_choice);
   thinking(b.thinking, b.max_tokens as number);
-  obj(b.output_config, 'output_config');
+  outputConfig(b.output_config);
   obj(b.output_format, 'output_format');
   oneOf(b.service_tier, 'service_tier', ['auto', 'standard_only']);
   if (b.container !== undefined && b.container !== null && typeof b.container !== 'string') obj(b.container, 'container');
-  obj(b.context_management, 'context_management');
+  contextManagement(b.context_management);
   return b;
 }

@@ -86,7 +86,9 @@ export function matchedStopSequence(root: Record<string, unknown>): string | nul
 /** Converse bodies carry no id or model name: the id is minted here, the engine knows the model. */
 export function decodeBedrockResponse(body: unknown): CanonicalResponse {
   const root = isRecord(body) ? body : {};
-  const output = isRecord(root.output) ? root.output : {};
+  // Converse always answers with `output`; a 200 without it (an error body, a proxy's JSON) is no answer.
+  if (!isRecord(root.output)) throw new Error('a Converse response without output');
+  const output = root.output;
   const message = isRecord(output.message) ? output.message : {};
   const content: Block[] = [];
   for (const c of Array.isArray(message.content) ? message.content : []) {

@@ -5,21 +5,23 @@
 //   A `ttl` of 1h is sent as the cachePoint's `ttl` (CachePointBlock accepts 5m | 1h).
 // - Consecutive messages of one role are merged: Converse insists on strict alternation.
 // - tool_choice none: tools are left out when the conversation holds no tool blocks; with tool
-//   blocks Converse requires toolConfig and has no "none" choice, so that is a 400.
+//   blocks Converse requires toolConfig and has no "none" choice, so the choice becomes auto (reported).
 // - response_format json_schema -> outputConfig.textFormat {type: json_schema, structure.jsonSchema
-//   {name, schema as a JSON string}}; json_object (no schema) has no Converse equivalent: 400.
-// - thinking and top_k go in additionalModelRequestFields in the Anthropic-on-Bedrock shape;
-//   reasoning_effort becomes a thinking budget. metadata becomes requestMetadata (invocation logs).
-// - Images by URL, frequency/presence penalties, seed, logit_bias, verbosity, container and
-//   context_management have no Converse equivalent: 400.
+//   {name, schema as a JSON string}}; json_object (no schema) becomes an instruction (reported).
+// - Reasoning: Claude models get `thinking` (and top_k) in additionalModelRequestFields in the
+//   Anthropic shape, Nova models `reasoningConfig`; see reasoning() below. metadata becomes
+//   requestMetadata (invocation logs). Mid-conversation system turns join `system`; context edits
+//   are applied by the gateway.
+// - Images and documents by URL cannot be sent: 400. Frequency/presence penalties, seed,
+//   logit_bias, verbosity and a container have no Converse equivalent: dropped, each reported.
 import type { Block, CanonicalRequest, DocumentBlock, ImageBlock, Message } from '../canonical.ts';
-import type { EncodedRequest } from '../codec.ts';
-import { GatewayError } from '../../http/errors.ts';
+import type { EncodedRequest, TargetInfo } from '../codec.ts';
+import { GatewayError } from '../../gateway-error.ts';
+import { applyContextEdits } from '../context-edits.ts';
+import { formatInstruction, hoistSystemTurns } from '../fallbacks.ts';
+import { askedAs, claudeSampling, claudeThinkingConflict, effortForBudget, modelReasons, planClaudeThinking, reasoningAsk } from '../reasoning.ts';
 
 type Json = Record<string, unknown>;
-
-/** reasoning_effort -> budget_tokens (Anthropic's minimum budget is 1024). */
-export const BEDROCK_EFFORT_BUDGET = { minimal: 1024, low: 2048, medium: 8192, high: 24576 } as const;
 
 const CACHE_POINT = { cachePoint: { type: 'default' } } as const;
 const CACHE_POINT_1H = { cachePoint: { type: 'default', ttl: '1h' } } as const;
@@ -98,61 +100,103 @@ function messages(list: Message[]): Json[] {
   return out;
 }
 
-function rejectUnsupported(req: CanonicalRequest): void {
-  if (req.container !== undefined) throw unsupported('container', 'containers are an Anthropic API feature');
-  if (req.context_management !== undefined) throw unsupported('context_management', 'context management is an Anthropic API feature');
-  if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) throw unsupported('logit_bias', 'no token bias');
-  if (req.frequency_penalty !== undefined) throw unsupported('frequency_penalty', 'no frequency penalty');
-  if (req.presence_penalty !== undefined) throw unsupported('presence_penalty', 'no presence penalty');
-  if (req.seed !== undefined) throw unsupported('seed', 'no sampling seed');
-  if (req.verbosity !== undefined) throw unsupported('verbosity', 'no verbosity control');
-  if (req.response_format?.type === 'json_object') throw unsupported('response_format', 'json_object has no Converse equivalent; send a json_schema');
+/** Parameters with no Converse equivalent: hints and Anthropic-only features, left out and reported. */
+function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
+  if (req.container !== undefined) adjustments.push('container=dropped(Anthropic code execution)');
+  if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) adjustments.push('logit_bias=dropped');
+  for (const k of ['frequency_penalty', 'presence_penalty', 'seed', 'verbosity'] as const) {
+    if (req[k] !== undefined) adjustments.push(`${k}=dropped`);
+  }
 }
 
-function toolConfig(req: CanonicalRequest): Json | undefined {
+function toolConfig(req: CanonicalRequest, messages: readonly Message[], adjustments: string[]): Json | undefined {
   const tools = req.tools ?? [];
   if (tools.length === 0) return undefined;
-  if (req.tool_choice?.type === 'none') {
-    const hasToolBlocks = req.messages.some((m) => m.content.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
-    if (hasToolBlocks) throw unsupported('tool_choice', '"none" cannot be honoured once the conversation holds tool calls');
-    return undefined;
+  let tc = req.tool_choice;
+  if (tc?.type === 'none') {
+    const hasToolBlocks = messages.some((m) => m.content.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
+    if (!hasToolBlocks) return undefined;
+    adjustments.push('tool_choice=none->auto(Converse needs the tools once the conversation holds tool calls)');
+    tc = undefined;
   }
   const specs: Json[] = [];
   for (const t of tools) {
     specs.push({ toolSpec: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: { json: t.input_schema } } });
     if (t.cache_control !== undefined) specs.push(cachePoint(t.cache_control));
   }
-  const tc = req.tool_choice;
   const choice = tc === undefined ? undefined : tc.type === 'tool' ? { tool: { name: tc.name } } : tc.type === 'any' ? { any: {} } : { auto: {} };
   return choice === undefined ? { tools: specs } : { tools: specs, toolChoice: choice };
 }
 
+const isClaude = (modelId: string): boolean => /anthropic\.|claude/.test(modelId);
+const isNova = (modelId: string): boolean => /amazon\.nova/.test(modelId);
+
+/** Nova's reasoningConfig takes low, medium or high. */
+const NOVA_EFFORT = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' } as const;
+
+/**
+ * The reasoning ask for the model behind the id: Claude models get Anthropic's thinking (the
+ * same rules as on Anthropic: fitted under maxTokens, dropped with a forced tool choice or a tool
+ * loop without signed thinking, sampling it refuses left out); Nova models a reasoningConfig;
+ * other models (or models that do not reason, per the catalog) nothing, reported.
+ */
+function reasoning(req: CanonicalRequest, target: TargetInfo, messages: readonly Message[], inference: Json, extra: Json, adjustments: string[]): void {
+  const sampling = { temperature: req.temperature, top_p: req.top_p, top_k: req.top_k };
+  if (isClaude(target.upstreamModel)) {
+    const plan = planClaudeThinking(req, target, claudeThinkingConflict(req, messages, (m) => m.content));
+    const defaulted = req.max_tokens === undefined;
+    adjustments.push(...(plan.on || !defaulted ? plan.adjustments : plan.adjustments.filter((a) => !a.startsWith('max_tokens='))));
+    if (plan.on || !defaulted) inference.maxTokens = plan.maxTokens;
+    if (plan.thinking) extra.thinking = plan.thinking;
+    if (plan.effort) extra.output_config = { effort: plan.effort };
+    Object.assign(sampling, { temperature: undefined, top_p: undefined, top_k: undefined }, claudeSampling(req, plan.on, adjustments));
+  } else {
+    const ask = reasoningAsk(req);
+    const what = askedAs(req);
+    if (ask !== null && ask.kind !== 'off') {
+      if (modelReasons(target) && isNova(target.upstreamModel)) {
+        const effort = ask.kind === 'adaptive' ? NOVA_EFFORT[ask.effort ?? 'medium']
+          : ask.derived ? NOVA_EFFORT[req.reasoning_effort as keyof typeof NOVA_EFFORT] : effortForBudget(ask.budget);
+        extra.reasoningConfig = { type: 'enabled', maxReasoningEffort: effort };
+        adjustments.push(`${what}->reasoningConfig(${effort})`);
+      } else adjustments.push(`${what}=dropped(${modelReasons(target) ? 'model reasons on its own' : 'model does not reason'})`);
+    } else if (ask !== null && req.thinking) adjustments.push('thinking=disabled->dropped');
+  }
+  if (sampling.temperature !== undefined) inference.temperature = sampling.temperature;
+  if (sampling.top_p !== undefined) inference.topP = sampling.top_p;
+  if (sampling.top_k !== undefined) extra.top_k = sampling.top_k;
+}
+
 /** Builds the Converse (or ConverseStream) request; the model id is URL-encoded into the path. */
-export function encodeBedrockRequest(req: CanonicalRequest, modelId: string): EncodedRequest {
-  rejectUnsupported(req);
-  const body: Json = { messages: messages(req.messages) };
-  if (req.system.length > 0) {
+export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
+  const edited = applyContextEdits(req);
+  const adjustments = edited.adjustments;
+  dropUnsupported(req, adjustments);
+  const hoisted = hoistSystemTurns(edited.messages, adjustments, 'system');
+  const body: Json = { messages: messages(hoisted.messages) };
+  const systemBlocks = [...req.system, ...hoisted.system];
+  if (req.response_format?.type === 'json_object') {
+    systemBlocks.push({ type: 'text', text: formatInstruction(req.response_format) });
+    adjustments.push('response_format=json_object->system instruction');
+  }
+  if (systemBlocks.length > 0) {
     const system: Json[] = [];
-    for (const s of req.system) {
+    for (const s of systemBlocks) {
       system.push({ text: s.text });
       if (s.cache_control !== undefined) system.push(cachePoint(s.cache_control));
     }
     body.system = system;
   }
   const inference: Json = {};
+  const extra: Json = {};
   if (req.max_tokens !== undefined) inference.maxTokens = req.max_tokens;
-  if (req.temperature !== undefined) inference.temperature = req.temperature;
-  if (req.top_p !== undefined) inference.topP = req.top_p;
+  reasoning(req, target, hoisted.messages, inference, extra, adjustments);
   if (req.stop !== undefined && req.stop.length > 0) inference.stopSequences = req.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   // Ask for the matched sequence back (Anthropic models report it there; others ignore the path).
   if (inference.stopSequences !== undefined) body.additionalModelResponseFieldPaths = ['/stop_sequence'];
-  const tools = toolConfig(req);
+  const tools = toolConfig(req, hoisted.messages, adjustments);
   if (tools !== undefined) body.toolConfig = tools;
-  const extra: Json = {};
-  if (req.thinking !== undefined) extra.thinking = req.thinking;
-  else if (req.reasoning_effort !== undefined) extra.thinking = { type: 'enabled', budget_tokens: BEDROCK_EFFORT_BUDGET[req.reasoning_effort] };
-  if (req.top_k !== undefined) extra.top_k = req.top_k;
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) body.requestMetadata = req.metadata;
   const rf = req.response_format;
@@ -161,5 +205,5 @@ export function encodeBedrockRequest(req: CanonicalRequest, modelId: string): En
     body.outputConfig = { textFormat: { type: 'json_schema', structure: { jsonSchema: def } } };
   }
   const op = req.stream ? 'converse-stream' : 'converse';
-  return { path: `/model/${encodeURIComponent(modelId)}/${op}`, body };
+  return { path: `/model/${encodeURIComponent(target.upstreamModel)}/${op}`, body, adjustments };
 }

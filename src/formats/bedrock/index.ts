@@ -8,7 +8,7 @@ import { newBedrockStreamDecoder } from './stream.ts';
 export const bedrockCodec: Codec = {
   format: 'bedrock-converse',
   upstream: {
-    encodeRequest: (req, target) => encodeBedrockRequest(req, target.upstreamModel),
+    encodeRequest: encodeBedrockRequest,
     decodeResponse: decodeBedrockResponse,
     newStreamDecoder: newBedrockStreamDecoder,
     decodeError: decodeBedrockError,

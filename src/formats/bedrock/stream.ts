@@ -8,6 +8,7 @@ import { uuidv7 } from '../../util/uuid.ts';
 import { bedrockErrorKind, bedrockStopReason, bedrockUsage, isRecord, matchedStopSequence } from './decode.ts';
 import type { EventMessage } from './eventstream.ts';
 import { createEventStreamDecoder, EventStreamError } from './eventstream.ts';
+import { readEvent, UnreadableFrame } from '../stream-frames.ts';
 
 type Open = { index: number; kind: 'text' | 'thinking' | 'tool_use' | 'redacted_thinking' };
 
@@ -106,13 +107,10 @@ export function newBedrockStreamDecoder(): StreamDecoder {
 
   const message = (m: EventMessage, out: StreamEvent[]): void => {
     const messageType = m.headers[':message-type'] ?? 'event';
-    let payload: unknown;
-    try {
-      payload = m.payload.length === 0 ? {} : JSON.parse(json.decode(m.payload));
-    } catch {
-      return fail('api_error', 'Bedrock sent an event whose payload is not JSON', out);
-    }
-    const p = isRecord(payload) ? payload : {};
+    // An event's payload is one JSON object (empty: an event with no fields); anything else is a protocol
+    // error. Exceptions fail the stream in any case, with their own kind.
+    const read = m.payload.length === 0 ? null : readEvent(json.decode(m.payload));
+    const p = read === null || read instanceof UnreadableFrame ? {} : read;
     if (messageType === 'exception') {
       const name = m.headers[':exception-type'] ?? 'internalServerException';
       return fail(bedrockErrorKind(name, STREAM_EXCEPTION_STATUS[name] ?? 500), str(p.message) || str(p.Message) || name, out);
@@ -121,6 +119,7 @@ export function newBedrockStreamDecoder(): StreamDecoder {
       const code = m.headers[':error-code'] ?? 'InternalError';
       return fail(bedrockErrorKind(code, 500), m.headers[':error-message'] ?? code, out);
     }
+    if (read instanceof UnreadableFrame) return fail(read.kind, read.message, out);
     event(m.headers[':event-type'] ?? '', p, out);
   };
 

@@ -6,26 +6,42 @@
 //   signature carries the signature Gemini put on the *next* part (decode.ts emits it that way).
 // - redacted_thinking (Anthropic's opaque blob) means nothing to Gemini and is not sent.
 // - parallel_tool_calls / disable_parallel_tool_use: Gemini has no switch; the field is ignored.
-// - container, context_management, logit_bias and verbosity have no Gemini equivalent: 400.
+// - Mid-conversation system turns join systemInstruction; context edits are applied by the gateway.
+// - container, logit_bias and verbosity have no Gemini equivalent: dropped, each reported.
+// - Reasoning asks follow geminiThinking below (model capabilities from the catalog).
 import type { Block, CanonicalRequest, DocumentBlock, ImageSource } from '../canonical.ts';
-import type { EncodedRequest } from '../codec.ts';
-import { GatewayError } from '../../http/errors.ts';
-import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './types.ts';
+import type { EncodedRequest, TargetInfo } from '../codec.ts';
+import { GatewayError } from '../../gateway-error.ts';
+import { applyContextEdits } from '../context-edits.ts';
+import { hoistSystemTurns } from '../fallbacks.ts';
+import { askedAs, fitBudget, reasoningAskFor, type Effort } from '../reasoning.ts';
+import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest, GeminiThinkingConfig } from './types.ts';
 import { isRecord } from './types.ts';
 
 /** Ids the decoder invents for function calls Gemini returned without one; never sent back. */
 export const GENERATED_CALL_ID_PREFIX = 'gcall_';
 
-/** reasoning_effort -> thinkingBudget; every value is inside the range all 2.5+ models accept. */
-export const GEMINI_EFFORT_BUDGET = { minimal: 512, low: 1024, medium: 8192, high: 24576 } as const;
+/** reasoning_effort -> thinkingBudget, cut to the model's own range by geminiThinking. */
+export const GEMINI_EFFORT_BUDGET: Readonly<Record<Effort, number>> = {
+  minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 32768, max: 32768,
+};
+
+/**
+ * Thinking budget ranges of the Gemini thinking models (ai.google.dev, thinking): Pro models
+ * think 128..32768 tokens and cannot turn thinking off (budget 0 is refused); Flash-Lite
+ * 512..24576; Flash 0..24576. -1 asks for dynamic thinking on all of them.
+ */
+function budgetRange(model: string): { min: number; max: number; canDisable: boolean } {
+  if (/-pro\b/.test(model)) return { min: 128, max: 32768, canDisable: false };
+  if (/flash-lite/.test(model)) return { min: 512, max: 24576, canDisable: true };
+  return { min: 1, max: 24576, canDisable: true };
+}
 
 const MIME_BY_EXTENSION: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif',
   heic: 'image/heic', heif: 'image/heif', pdf: 'application/pdf', txt: 'text/plain',
 };
 
-const unsupported = (param: string, why: string): GatewayError =>
-  new GatewayError('unsupported_parameter', `${param} is not supported by Gemini models: ${why}`, { param });
 
 function mediaPart(source: ImageSource | DocumentBlock['source']): GeminiPart {
   if (source.type === 'base64') return { inlineData: { mimeType: source.media_type, data: source.data } };
@@ -80,7 +96,7 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
   return parts;
 }
 
-function generationConfig(req: CanonicalRequest): GeminiGenerationConfig | undefined {
+function generationConfig(req: CanonicalRequest): GeminiGenerationConfig {
   const gc: GeminiGenerationConfig = {};
   if (req.temperature !== undefined) gc.temperature = req.temperature;
   if (req.top_p !== undefined) gc.topP = req.top_p;
@@ -96,38 +112,71 @@ function generationConfig(req: CanonicalRequest): GeminiGenerationConfig | undef
     gc.responseMimeType = 'application/json';
     gc.responseJsonSchema = rf.schema;
   }
-  if (req.thinking?.type === 'enabled') {
-    gc.thinkingConfig = { thinkingBudget: req.thinking.budget_tokens, includeThoughts: true };
-  } else if (req.thinking?.type === 'disabled') {
-    gc.thinkingConfig = { thinkingBudget: 0 };
-  } else if (req.reasoning_effort !== undefined) {
-    gc.thinkingConfig = { thinkingBudget: GEMINI_EFFORT_BUDGET[req.reasoning_effort] };
-  }
-  return Object.keys(gc).length > 0 ? gc : undefined;
+  return gc;
 }
 
-function rejectUnsupported(req: CanonicalRequest): void {
-  if (req.container !== undefined) throw unsupported('container', 'containers are an Anthropic feature');
-  if (req.context_management !== undefined) throw unsupported('context_management', 'context management is an Anthropic feature');
-  if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) throw unsupported('logit_bias', 'Gemini has no token bias');
-  if (req.verbosity !== undefined) throw unsupported('verbosity', 'Gemini has no verbosity control');
+/**
+ * The reasoning ask -> thinkingConfig, on thinking models only (the catalog's `reasoning`): a
+ * budget or effort becomes thinkingBudget inside the model's range and below maxOutputTokens
+ * (thinking counts toward it), adaptive thinking is the dynamic budget -1, `display: omitted`
+ * leaves thought summaries out. Disabled thinking is budget 0 where the model allows it.
+ */
+function geminiThinking(req: CanonicalRequest, target: TargetInfo, adjustments: string[]): GeminiThinkingConfig | undefined {
+  const ask = reasoningAskFor(req, target, adjustments);
+  if (ask === null) return undefined;
+  const what = askedAs(req);
+  const range = budgetRange(target.upstreamModel);
+  if (ask.kind === 'off') {
+    if (range.canDisable) return { thinkingBudget: 0 };
+    adjustments.push(`${what}=dropped(model cannot turn thinking off)`);
+    return undefined;
+  }
+  const includeThoughts = ask.display !== 'omitted';
+  let budget = ask.kind === 'adaptive' ? (ask.effort ? GEMINI_EFFORT_BUDGET[ask.effort] : -1) : ask.budget;
+  if (ask.kind === 'budget' && ask.derived) budget = GEMINI_EFFORT_BUDGET[req.reasoning_effort as Effort];
+  if (budget === -1) {
+    adjustments.push('thinking=adaptive->thinkingBudget(-1)');
+    return { thinkingBudget: -1, includeThoughts };
+  }
+  const wanted = budget;
+  budget = Math.min(Math.max(budget, range.min), range.max);
+  const fitted = req.max_tokens === undefined ? budget : fitBudget(budget, req.max_tokens, range.min);
+  if (fitted === null) {
+    adjustments.push(`${what}=dropped(max_tokens ${req.max_tokens} leaves no room for thinking)`);
+    return undefined;
+  }
+  if (fitted !== wanted || ask.kind !== 'budget' || ask.derived) adjustments.push(`${what}->thinkingBudget(${fitted})`);
+  return { thinkingBudget: fitted, includeThoughts };
+}
+
+/** Parameters with no Gemini equivalent: hints and Anthropic-only features, left out and reported. */
+function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
+  if (req.container !== undefined) adjustments.push('container=dropped(Anthropic code execution)');
+  if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) adjustments.push('logit_bias=dropped');
+  if (req.verbosity !== undefined) adjustments.push('verbosity=dropped');
 }
 
 /** Builds the generateContent (or streamGenerateContent?alt=sse) request for a Gemini target. */
-export function encodeGeminiRequest(req: CanonicalRequest, model: string): EncodedRequest {
-  rejectUnsupported(req);
+export function encodeGeminiRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
+  const edited = applyContextEdits(req);
+  const adjustments = edited.adjustments;
+  dropUnsupported(req, adjustments);
+  const hoisted = hoistSystemTurns(edited.messages, adjustments, 'systemInstruction');
   const toolNames = new Map<string, string>();
-  for (const m of req.messages) for (const b of m.content) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
+  for (const m of hoisted.messages) for (const b of m.content) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
 
   const contents: GeminiContent[] = [];
-  for (const m of req.messages) {
+  for (const m of hoisted.messages) {
     const parts = encodeParts(m.content, toolNames);
     if (parts.length > 0) contents.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
   }
   const body: GeminiRequest = { contents };
-  if (req.system.length > 0) body.systemInstruction = { parts: req.system.map((s) => ({ text: s.text })) };
+  const system = [...req.system, ...hoisted.system];
+  if (system.length > 0) body.systemInstruction = { parts: system.map((s) => ({ text: s.text })) };
   const gc = generationConfig(req);
-  if (gc) body.generationConfig = gc;
+  const thinking = geminiThinking(req, target, adjustments);
+  if (thinking) gc.thinkingConfig = thinking;
+  if (Object.keys(gc).length > 0) body.generationConfig = gc;
   if (req.tools !== undefined && req.tools.length > 0) {
     body.tools = [{
       functionDeclarations: req.tools.map((t) => ({
@@ -143,5 +192,5 @@ export function encodeGeminiRequest(req: CanonicalRequest, model: string): Encod
     }
   }
   const method = req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-  return { path: `/models/${encodeURIComponent(model)}:${method}`, body };
+  return { path: `/models/${encodeURIComponent(target.upstreamModel)}:${method}`, body, adjustments };
 }

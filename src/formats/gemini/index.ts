@@ -8,7 +8,7 @@ import { newGeminiStreamDecoder } from './stream.ts';
 export const geminiCodec: Codec = {
   format: 'gemini',
   upstream: {
-    encodeRequest: (req, target) => encodeGeminiRequest(req, target.upstreamModel),
+    encodeRequest: encodeGeminiRequest,
     decodeResponse: decodeGeminiResponse,
     newStreamDecoder: newGeminiStreamDecoder,
     decodeError: decodeGeminiError,

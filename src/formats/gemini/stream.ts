@@ -4,6 +4,7 @@
 import type { ErrorKind, StreamEvent } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
+import { readEvent, UnreadableFrame } from '../stream-frames.ts';
 import { uuidv7 } from '../../util/uuid.ts';
 import { decodeGeminiError, generatedCallId, geminiStopReason, geminiUsage } from './decode.ts';
 import type { GeminiPart, GeminiResponse, GeminiUsage } from './types.ts';
@@ -107,13 +108,9 @@ export function newGeminiStreamDecoder(): StreamDecoder {
     const out: StreamEvent[] = [];
     for (const f of list) {
       if (finished) break;
-      let body: unknown;
-      try {
-        body = JSON.parse(f.data);
-      } catch {
-        fail(out, { type: 'api_error', message: 'Gemini sent a stream chunk that is not JSON' });
-        break;
-      }
+      const body = readEvent(f.data);
+      if (body === null) continue;
+      if (body instanceof UnreadableFrame) { fail(out, body.error); break; }
       chunk(parseGeminiResponse(body), out);
     }
     return out;

@@ -3,7 +3,7 @@
 import type {
   Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from '../canonical.ts';
-import { GatewayError, invalidParam } from '../../http/errors.ts';
+import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;

@@ -1,22 +1,14 @@
 // Upstream side of the chat-completions codec: CanonicalRequest -> OpenAI request body.
-// Lossy on purpose in a few documented places; everything else is refused with a 400.
-import type { Block, CanonicalRequest, Message, Thinking, ToolChoice } from '../canonical.ts';
+// Lossy on purpose in a few documented places, each reported; what cannot be carried is refused with a 400.
+import { createHash } from 'node:crypto';
+import type { Block, CanonicalRequest, Message, ReasoningEffort, ToolChoice } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError } from '../../gateway-error.ts';
+import { applyContextEdits } from '../context-edits.ts';
+import { effortForBudget, reasoningAskFor } from '../reasoning.ts';
 
 type Rec = Record<string, unknown>;
-type Effort = NonNullable<CanonicalRequest['reasoning_effort']>;
-
-/**
- * Anthropic-style thinking budgets -> OpenAI reasoning effort, used only when the target model
- * reasons and the request did not name an effort itself. Below 4096 tokens is a light think,
- * 4096..16383 a moderate one, 16384 and up a deep one.
- */
-export function effortForBudget(budget: number): Effort {
-  if (budget < 4096) return 'low';
-  if (budget < 16384) return 'medium';
-  return 'high';
-}
+export { effortForBudget };
 
 const unsupported = (param: string, message: string): GatewayError =>
   new GatewayError('unsupported_parameter', message, { param });
@@ -43,8 +35,11 @@ function userPart(b: Block, param: string): Rec {
   }
 }
 
-/** A user turn becomes tool messages (one per tool_result, first) followed by at most one user message. */
-function encodeUserTurn(m: Message, i: number, out: Rec[]): void {
+/**
+ * A user turn becomes tool messages (one per tool_result, first) followed by at most one user
+ * message. Tool messages have no error flag, so a failed tool's text says so: `Error: <text>`.
+ */
+function encodeUserTurn(m: Message, i: number, out: Rec[], adjustments: string[]): void {
   const parts: Rec[] = [];
   const trailingImages: Rec[] = [];
   m.content.forEach((b, j) => {
@@ -53,7 +48,8 @@ function encodeUserTurn(m: Message, i: number, out: Rec[]): void {
     const text = b.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
     // Tool messages hold text only, so images a tool returned follow in a user message.
     for (const c of b.content) if (c.type === 'image') trailingImages.push(userPart(c, at));
-    out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: text });
+    if (b.is_error === true) adjustments.push(`${at}.is_error->content('Error: ...')`);
+    out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error === true ? `Error: ${text}` : text });
   });
   const all = [...trailingImages, ...parts];
   if (all.length === 0) return;
@@ -77,26 +73,51 @@ function encodeToolChoice(tc: ToolChoice): unknown {
   return tc.type === 'any' ? 'required' : tc.type;
 }
 
-function reasoningEffort(req: CanonicalRequest, target: TargetInfo, thinking: Thinking | undefined): Effort | undefined {
-  if (req.reasoning_effort) return req.reasoning_effort;
-  if (thinking?.type === 'enabled' && target.capabilities?.reasoning === true) return effortForBudget(thinking.budget_tokens);
-  return undefined;
+/** OpenAI takes at most 128 characters; a longer end-user id (Claude Code sends a JSON object) goes as its SHA-256. */
+function safetyIdentifier(user: string, adjustments: string[]): string {
+  if (user.length <= 128) return user;
+  adjustments.push('safety_identifier=sha256(longer than 128 characters)');
+  return createHash('sha256').update(user).digest('hex');
 }
 
 /**
- * Dropped without error, because OpenAI has no equivalent and they are hints rather than
- * semantics: cache_control (automatic caching), top_k, thinking on non-reasoning targets and
- * earlier thinking blocks. Refused: container, context_management, documents by URL.
+ * The reasoning ask -> `reasoning_effort`, on reasoning models only: a thinking budget becomes the
+ * nearest level, adaptive thinking its effort (or the model's default), an effort passes as it
+ * is. Disabled thinking cannot be honoured (reasoning models always reason) and is dropped.
+ */
+function reasoningEffort(req: CanonicalRequest, target: TargetInfo, adjustments: string[]): ReasoningEffort | undefined {
+  const ask = reasoningAskFor(req, target, adjustments);
+  if (ask === null) return undefined;
+  if (ask.kind === 'off') {
+    if (req.thinking) adjustments.push('thinking=disabled->dropped(model always reasons)');
+    return req.thinking ? undefined : 'none';
+  }
+  if (ask.kind === 'adaptive') {
+    adjustments.push(`thinking=adaptive->reasoning_effort(${ask.effort ?? 'model default'})`);
+    return ask.effort;
+  }
+  if (ask.derived) return req.reasoning_effort;
+  const effort = effortForBudget(ask.budget);
+  adjustments.push(`thinking.budget_tokens=${ask.budget}->reasoning_effort(${effort})`);
+  return effort;
+}
+
+/**
+ * Dropped, each reported, because OpenAI has no equivalent and they are hints rather than
+ * semantics: top_k, thinking on non-reasoning targets, earlier thinking blocks, a container.
+ * cache_control is left out without a report: OpenAI caches prefixes automatically. Context
+ * edits are applied by the gateway. Refused: documents by URL.
  */
 export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
-  if (req.container !== undefined) throw unsupported('container', `container is an Anthropic feature; ${target.provider} cannot honour it`);
-  if (req.context_management !== undefined) {
-    throw unsupported('context_management', `context_management is an Anthropic feature; ${target.provider} cannot honour it`);
-  }
+  const edited = applyContextEdits(req);
+  const adjustments = edited.adjustments;
+  if (req.container !== undefined) adjustments.push('container=dropped(Anthropic code execution)');
+  if (req.top_k !== undefined) adjustments.push('top_k=dropped');
   const messages: Rec[] = [];
   if (req.system.length > 0) messages.push({ role: 'system', content: req.system.map((b) => b.text).join('\n\n') });
-  req.messages.forEach((m, i) => {
-    if (m.role === 'user') encodeUserTurn(m, i, messages);
+  edited.messages.forEach((m, i) => {
+    if (m.role === 'user') encodeUserTurn(m, i, messages, adjustments);
+    else if (m.role === 'system') messages.push({ role: 'system', content: m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n') });
     else messages.push(encodeAssistantTurn(m));
   });
   const body: Rec = { model: target.upstreamModel, messages };
@@ -105,8 +126,8 @@ export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): En
     if (req[k] !== undefined) body[k] = req[k];
   }
   if (req.stop && req.stop.length > 0) body.stop = req.stop;
-  if (req.user !== undefined) body.safety_identifier = req.user;
-  const effort = reasoningEffort(req, target, req.thinking);
+  if (req.user !== undefined) body.safety_identifier = safetyIdentifier(req.user, adjustments);
+  const effort = reasoningEffort(req, target, adjustments);
   if (effort) body.reasoning_effort = effort;
   if (req.tools && req.tools.length > 0) {
     body.tools = req.tools.map((t) => {
@@ -134,5 +155,5 @@ export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): En
     // Always asked for: the gateway meters every stream; the engine hides the chunk from clients that did not ask.
     body.stream_options = { include_usage: true };
   }
-  return { path: '/chat/completions', body };
+  return { path: '/chat/completions', body, adjustments };
 }

@@ -49,6 +49,11 @@ export function canonicalUsage(raw: unknown, serviceTier?: unknown): Usage {
   u.input_tokens = Math.max(0, num(raw.prompt_tokens) - cached);
   u.output_tokens = num(raw.completion_tokens);
   u.reasoning_tokens = isRecord(raw.completion_tokens_details) ? num(raw.completion_tokens_details.reasoning_tokens) : 0;
+  // Audio tokens are inside prompt/completion tokens; they bill at the audio prices when the catalog lists them.
+  const audioIn = isRecord(raw.prompt_tokens_details) ? num(raw.prompt_tokens_details.audio_tokens) : 0;
+  const audioOut = isRecord(raw.completion_tokens_details) ? num(raw.completion_tokens_details.audio_tokens) : 0;
+  if (audioIn > 0) u.audio_input_tokens = audioIn;
+  if (audioOut > 0) u.audio_output_tokens = audioOut;
   if (typeof serviceTier === 'string') u.service_tier = serviceTier;
   return u;
 }

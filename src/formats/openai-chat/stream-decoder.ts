@@ -1,7 +1,8 @@
 // Upstream side streaming: chat.completion.chunk SSE bytes -> canonical stream events.
-import type { StopReason, StreamEvent, Usage } from '../canonical.ts';
+import type { ErrorKind, StopReason, StreamEvent, Usage } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
+import { readEvent, UnreadableFrame } from '../stream-frames.ts';
 import { isRecord, kindFromStatus } from '../errors.ts';
 import { canonicalUsage, stopReasonOf } from './response.ts';
 
@@ -9,9 +10,12 @@ type Rec = Record<string, unknown>;
 
 /**
  * Text and reasoning arrive as runs, so a new kind of delta closes the open text/thinking block.
- * Tool calls are keyed by their `index` and may interleave (parallel calls), so each tool block
- * stays open until the choice finishes. The closing message_delta waits for `[DONE]` (or the
- * end of the bytes) because the usage chunk comes after the finish_reason chunk.
+ * Canonical blocks never overlap (an Anthropic client's SDK tracks one open block at a time), but
+ * parallel tool calls are keyed by their `index` and may interleave: the first call streams live,
+ * and calls that start while it is open are collected and emitted whole, in order, when it closes
+ * at the finish. A `refusal` delta makes the stop reason `refusal`, as in the non-streamed
+ * answer. The closing message_delta waits for `[DONE]` (or the end of the bytes) because the
+ * usage chunk comes after the finish_reason chunk.
  */
 export function createChatStreamDecoder(): StreamDecoder {
   const sse = createSseParser();
@@ -20,48 +24,62 @@ export function createChatStreamDecoder(): StreamDecoder {
   let finishSeen = false;
   let nextIndex = 0;
   let run: { kind: 'text' | 'thinking'; index: number } | null = null;
-  const tools = new Map<number, number>(); // OpenAI tool index -> canonical block index
-  const open = new Set<number>();
+  let tool: { key: number; index: number } | null = null; // the call streaming live
+  const seen = new Set<number>(); // OpenAI tool indexes met so far
+  const pending = new Map<number, { id: string; name: string; args: string }>(); // calls waiting for theirs
+  let refused = false;
   let stop: StopReason | null = null;
   let usage: Usage | null = null;
 
   const closeRun = (out: StreamEvent[]): void => {
     if (!run) return;
     out.push({ type: 'block_stop', index: run.index });
-    open.delete(run.index);
     run = null;
-  };
-  const closeAll = (out: StreamEvent[]): void => {
-    run = null;
-    for (const index of [...open].sort((a, b) => a - b)) out.push({ type: 'block_stop', index });
-    open.clear();
   };
   const startBlock = (out: StreamEvent[], block: Extract<StreamEvent, { type: 'block_start' }>['block']): number => {
     const index = nextIndex++;
-    open.add(index);
     out.push({ type: 'block_start', index, block });
     return index;
+  };
+  const closeTool = (out: StreamEvent[]): void => {
+    if (tool) out.push({ type: 'block_stop', index: tool.index });
+    tool = null;
+  };
+  /** Ends every block: the open one, then the collected calls, each whole. */
+  const closeAll = (out: StreamEvent[]): void => {
+    closeRun(out);
+    closeTool(out);
+    for (const c of pending.values()) {
+      const index = startBlock(out, { type: 'tool_use', id: c.id, name: c.name, input: {} });
+      if (c.args !== '') out.push({ type: 'block_delta', index, delta: { type: 'input_json_delta', partial_json: c.args } });
+      out.push({ type: 'block_stop', index });
+    }
+    pending.clear();
   };
   const textual = (out: StreamEvent[], kind: 'text' | 'thinking', text: string): void => {
     if (run?.kind !== kind) {
       closeRun(out);
+      closeTool(out);
       const index = startBlock(out, kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' });
       run = { kind, index };
     }
     out.push({ type: 'block_delta', index: run.index, delta: kind === 'text' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text } });
   };
   const toolDelta = (out: StreamEvent[], tc: Rec): void => {
-    const key = typeof tc.index === 'number' ? tc.index : tools.size;
+    const key = typeof tc.index === 'number' ? tc.index : seen.size;
     const fn = isRecord(tc.function) ? tc.function : {};
-    let index = tools.get(key);
-    if (index === undefined) {
-      closeRun(out);
-      index = startBlock(out, { type: 'tool_use', id: String(tc.id ?? `call_${key}`), name: String(fn.name ?? ''), input: {} });
-      tools.set(key, index);
+    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    if (!seen.has(key)) {
+      seen.add(key);
+      const call = { id: String(tc.id ?? `call_${key}`), name: String(fn.name ?? ''), args: '' };
+      if (tool === null && pending.size === 0) {
+        closeRun(out);
+        tool = { key, index: startBlock(out, { type: 'tool_use', id: call.id, name: call.name, input: {} }) };
+      } else pending.set(key, call);
     }
-    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
-      out.push({ type: 'block_delta', index, delta: { type: 'input_json_delta', partial_json: fn.arguments } });
-    }
+    if (args === '') return;
+    if (tool?.key === key) out.push({ type: 'block_delta', index: tool.index, delta: { type: 'input_json_delta', partial_json: args } });
+    else { const c = pending.get(key); if (c) c.args += args; }
   };
   const finish = (out: StreamEvent[]): void => {
     if (done) return;
@@ -71,12 +89,17 @@ export function createChatStreamDecoder(): StreamDecoder {
     out.push({ type: 'message_stop' });
   };
 
+  /** Ends the stream with an error: blocks already relayed stay as they are (the answer is partial). */
+  const fail = (out: StreamEvent[], error: { type: ErrorKind; message: string }): void => {
+    done = true;
+    out.push({ type: 'error', error });
+  };
+
   const onChunk = (c: Rec, out: StreamEvent[]): void => {
     if (isRecord(c.error)) {
       const e = c.error;
       const status = typeof e.code === 'number' ? e.code : 500;
-      done = true;
-      out.push({ type: 'error', error: { type: kindFromStatus(status), message: String(e.message ?? 'upstream stream error') } });
+      fail(out, { type: kindFromStatus(status), message: String(e.message ?? 'upstream stream error') });
       return;
     }
     const choices = Array.isArray(c.choices) ? c.choices : [];
@@ -91,11 +114,11 @@ export function createChatStreamDecoder(): StreamDecoder {
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (typeof reasoning === 'string' && reasoning !== '') textual(out, 'thinking', reasoning);
     if (typeof delta.content === 'string' && delta.content !== '') textual(out, 'text', delta.content);
-    if (typeof delta.refusal === 'string' && delta.refusal !== '') textual(out, 'text', delta.refusal);
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') { refused = true; textual(out, 'text', delta.refusal); }
     if (Array.isArray(delta.tool_calls)) for (const tc of delta.tool_calls) if (isRecord(tc)) toolDelta(out, tc);
     if (choice && choice.finish_reason != null) {
       finishSeen = true;
-      stop = stopReasonOf(choice.finish_reason);
+      stop = refused ? 'refusal' : stopReasonOf(choice.finish_reason);
       closeAll(out);
     }
     if (isRecord(c.usage)) usage = canonicalUsage(c.usage, c.service_tier);
@@ -105,13 +128,10 @@ export function createChatStreamDecoder(): StreamDecoder {
     for (const f of frames) {
       if (done) break;
       if (f.data === '[DONE]') { finish(out); break; }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(f.data);
-      } catch {
-        continue; // a stray non-JSON line (some proxies add them) carries nothing
-      }
-      if (isRecord(parsed)) onChunk(parsed, out);
+      const chunk = readEvent(f.data);
+      if (chunk === null) continue;
+      if (chunk instanceof UnreadableFrame) { fail(out, chunk.error); break; }
+      onChunk(chunk, out);
     }
     return out;
   };
@@ -123,10 +143,7 @@ export function createChatStreamDecoder(): StreamDecoder {
       if (done) return out;
       // Some compatible servers omit [DONE]; a stream without a finish_reason was cut short.
       if (finishSeen) finish(out);
-      else {
-        done = true;
-        out.push({ type: 'error', error: { type: 'api_error', message: 'upstream stream ended before completion' } });
-      }
+      else fail(out, { type: 'api_error', message: 'upstream stream ended before completion' });
       return out;
     },
   };

@@ -1,6 +1,6 @@
 // Validation of POST /v1/chat/completions bodies: types, ranges and shapes, each failure a 400
 // naming the offending field path. Unknown top-level fields are ignored (SDKs add new ones).
-import { GatewayError } from '../../http/errors.ts';
+import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;

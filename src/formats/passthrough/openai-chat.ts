@@ -1,9 +1,12 @@
 // Same-format relay for OpenAI chat completions: model rewritten, the gateway's id stamped on every
 // chunk, usage always requested upstream and its extra chunk hidden from clients that did not ask.
-import type { Observed, PassthroughCodec } from '../codec.ts';
+import type { Observed, PassthroughCodec, StreamProgress } from '../codec.ts';
 import type { SseFrame } from '../sse.ts';
 import { sseFrame } from '../sse.ts';
+import { isRecord, kindFromStatus } from '../errors.ts';
 import { canonicalUsage } from '../openai-chat/response.ts';
+import { createChatStreamEncoder } from '../openai-chat/stream-encoder.ts';
+import { isJsonObject, readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '../stream-frames.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -72,21 +75,31 @@ export const openaiChatPassthrough: PassthroughCodec = {
   rewriteResponse(json, ctx) {
     json.id = ctx.id;
     json.model = ctx.model;
-    const choice = (json.choices as Rec[] | undefined)?.[0];
-    return { usage: json.usage ? canonicalUsage(json.usage, json.service_tier) : null, finishReason: (choice?.finish_reason as string | undefined) ?? null };
+    const choice = Array.isArray(json.choices) && isRecord(json.choices[0]) ? json.choices[0] : null;
+    return { usage: isRecord(json.usage) ? canonicalUsage(json.usage, json.service_tier) : null, finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null };
   },
 
   newStream(ctx) {
     const seen: Observed = { usage: null, finishReason: null };
+    const progress = new ChatProgress();
+    const count = progress.count;
+    const redact = ctx.redact ?? ((s: string) => s);
     // After the first chunk the upstream id and model are known: later content chunks are rewritten
     // by replacing those two exact JSON members, without parsing. Chunks that carry what the gateway
     // observes (usage, a finish reason, an error) or do not match byte for byte take the parsing path.
     let idNeedle = ''; let modelNeedle = '';
     const ourId = `"id":${JSON.stringify(ctx.id)}`;
     const ourModel = `"model":${JSON.stringify(ctx.model)}`;
+    const finished = (reason: string): void => { seen.finishReason = reason; progress.content = true; progress.complete = progress.error === null; };
+    const fail = (error: StreamError): string => createChatStreamEncoder({ includeUsage: false }).encode({ type: 'error', error });
     return {
+      progress,
+      fail,
       frame(f: SseFrame): string {
-        if (f.data === '[DONE]') return '';
+        // An error before any content ends the stream (nothing after it is relayed or counted), as does
+        // a frame the relay could not read after content.
+        if ((progress.error !== null && !progress.content) || progress.ended) return '';
+        if (f.data === '[DONE]') { if (seen.finishReason !== null) progress.complete = progress.error === null; return ''; }
         const d = f.data;
         if (!idNeedle) {
           // The first chunk names the upstream id and model: read both in place when they are plain.
@@ -101,8 +114,13 @@ export const openaiChatPassthrough: PassthroughCodec = {
           const fr = find(d, FINISH);
           const frEnd = fr < 0 ? -1 : d.indexOf('"', fr + FINISH_LEN);
           const finish = frEnd < 0 ? null : d.slice(fr + FINISH_LEN, frEnd);
-          if (i >= 0 && m >= 0 && (fr < 0 || (finish !== null && !finish.includes('\\')))) {
-            if (finish !== null) seen.finishReason = finish;
+          // Forwarded unparsed only when it is one whole JSON object: a frame cut short never reaches the client.
+          if (i >= 0 && m >= 0 && (fr < 0 || (finish !== null && !finish.includes('\\'))) && isJsonObject(d)) {
+            if (finish !== null) finished(finish);
+            // Until the stream shows content each chunk is read for it; after, only its size is added
+            // (the output is estimated from sizes when needed: see newOutputCount).
+            if (!progress.content) countOutput(d, progress, count);
+            else { count.bulkChars += d.length; count.bulkFrames++; }
             // Spliced from slices (cheap string views) rather than replace(), which copies each time.
             let out = i < m
               ? d.slice(0, i) + ourId + d.slice(i + idNeedle.length, m) + ourModel + d.slice(m + modelNeedle.length)
@@ -114,19 +132,25 @@ export const openaiChatPassthrough: PassthroughCodec = {
             return sseFrame(out);
           }
         }
-        let chunk: Rec;
-        try { chunk = JSON.parse(f.data) as Rec; } catch { return ''; }
-        if (chunk.error !== undefined) return sseFrame(f.data);
+        const chunk = readEvent(f.data);
+        if (chunk === null) return '';
+        // A chunk cut short, or `data: null`, a number, a string, an array: the answer lost data.
+        if (chunk instanceof UnreadableFrame) return relayUnreadable(chunk, progress, fail);
+        if (chunk.error !== undefined) return errorFrame(chunk, progress, redact);
         if (!idNeedle && typeof chunk.id === 'string' && typeof chunk.model === 'string') {
           idNeedle = `"id":${JSON.stringify(chunk.id)}`; modelNeedle = `"model":${JSON.stringify(chunk.model)}`;
         }
         chunk.id = ctx.id;
         chunk.model = ctx.model;
-        const choices = chunk.choices as Rec[] | undefined;
-        const finish = choices?.[0]?.finish_reason;
-        if (typeof finish === 'string') seen.finishReason = finish;
-        if (chunk.usage) {
+        const choices = Array.isArray(chunk.choices) ? chunk.choices : undefined;
+        const choice = choices?.[0];
+        if (isRecord(choice)) {
+          if (isRecord(choice.delta)) countDelta(choice.delta, progress, count);
+          if (typeof choice.finish_reason === 'string') finished(choice.finish_reason);
+        }
+        if (isRecord(chunk.usage)) {
           seen.usage = canonicalUsage(chunk.usage, chunk.service_tier);
+          progress.content = true;
           if (!ctx.includeUsage) {
             if (!choices || choices.length === 0) return '';
             delete chunk.usage;
@@ -139,3 +163,92 @@ export const openaiChatPassthrough: PassthroughCodec = {
     };
   },
 };
+
+/**
+ * An error chunk (OpenAI-compatible servers send `{error: {message, type, code}}` mid-stream):
+ * relayed with its message redacted; before any content it is what the upstream answered instead.
+ */
+function errorFrame(chunk: Rec, progress: StreamProgress, redact: (s: string) => string): string {
+  const e = isRecord(chunk.error) ? chunk.error : { message: String(chunk.error) };
+  const message = redact(typeof e.message === 'string' && e.message !== '' ? e.message : 'upstream stream error');
+  e.message = message;
+  chunk.error = e;
+  const status = typeof e.code === 'number' ? e.code : Number(e.code) || 500;
+  progress.error ??= { kind: kindFromStatus(status), message };
+  progress.complete = false;
+  return sseFrame(JSON.stringify(chunk));
+}
+
+/** Output characters of a parsed delta: text, reasoning, refusal and tool-call arguments. */
+function countDelta(delta: Rec, progress: StreamProgress, out: OutputCount): void {
+  let n = 0;
+  for (const k of ['content', 'reasoning_content', 'reasoning', 'refusal'] as const) {
+    const v = delta[k];
+    if (typeof v === 'string') n += v.length;
+  }
+  if (Array.isArray(delta.tool_calls)) {
+    progress.content = true;
+    for (const tc of delta.tool_calls) {
+      const fn = isRecord(tc) && isRecord(tc.function) ? tc.function : null;
+      if (fn && typeof fn.arguments === 'string') n += fn.arguments.length;
+    }
+  }
+  if (n > 0) { progress.content = true; out.exact += n; }
+}
+
+// Tails chosen so that indexOf stops only at the member itself (`t":"` would stop at `"object":"` too).
+const CONTENT: Marker = ['"co', 'ntent":"'];
+const ARGUMENTS: Marker = ['"a', 'rguments":"'];
+const REASONING: Marker = ['"r', 'easoning'];
+const TOOL_CALLS: Marker = ['"t', 'ool_calls":['];
+
+/** Length of the JSON string value that starts at `from` (escapes counted as written), or 0. */
+function stringLength(s: string, from: number): number {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i - from;
+  }
+  return 0;
+}
+
+/**
+ * Output characters of a chunk read without parsing it: the text delta, else tool-call arguments or
+ * reasoning (rarer, so looked for only when there is no text). A tool call's start is content too.
+ */
+/**
+ * Output characters relayed without parsing: the chunks read before content exactly; later chunks only
+ * by their size, less the size of a chunk's envelope (everything but its text, measured on the first
+ * text chunk). Chunks of one stream share their envelope, so this is exact for text and close for
+ * tool calls, and costs two additions per chunk instead of a search (0.5 us per chunk measured).
+ */
+type OutputCount = { exact: number; envelope: number; bulkChars: number; bulkFrames: number };
+
+/** StreamProgress whose output count is worked out when read (a class: an object literal with a getter costs microseconds to create). */
+class ChatProgress implements StreamProgress {
+  content = false;
+  error: StreamProgress['error'] = null;
+  complete = false;
+  ended = false;
+  readonly count: OutputCount = { exact: 0, envelope: -1, bulkChars: 0, bulkFrames: 0 };
+  get outputChars(): number {
+    const c = this.count;
+    return c.exact + (c.envelope < 0 ? 0 : Math.max(0, c.bulkChars - c.bulkFrames * c.envelope));
+  }
+}
+
+function countOutput(d: string, progress: StreamProgress, out: OutputCount): void {
+  const c = find(d, CONTENT);
+  let n = c < 0 ? 0 : stringLength(d, c + CONTENT[0].length + CONTENT[1].length);
+  if (n > 0 && out.envelope < 0) out.envelope = d.length - n;
+  if (n === 0) {
+    const a = find(d, ARGUMENTS);
+    if (a >= 0) n = stringLength(d, a + ARGUMENTS[0].length + ARGUMENTS[1].length);
+    if (find(d, TOOL_CALLS) >= 0) progress.content = true;
+    if (n === 0 && find(d, REASONING) >= 0) {
+      const r = d.indexOf('":"', find(d, REASONING));
+      if (r >= 0) n = stringLength(d, r + 3);
+    }
+  }
+  if (n > 0) { progress.content = true; out.exact += n; }
+}

@@ -1,0 +1,126 @@
+// Native relay of the Responses API to a provider that serves it (paths.responses in its YAML): the
+// body goes up with the model rewritten, without previous_response_id (the route already put the
+// stored turns in `input`) and with store: false plus encrypted reasoning (the gateway keeps the
+// conversation, the provider keeps nothing); answers come back with the gateway's id and model and
+// the client's own store/previous_response_id, events otherwise byte for byte.
+import type { StopReason } from '../canonical.ts';
+import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
+import { isRecord, kindFromStatus } from '../errors.ts';
+import { sseFrame, type SseFrame } from '../sse.ts';
+import { readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '../stream-frames.ts';
+import { GATEWAY_ONLY_FIELDS } from '../passthrough/openai-chat.ts';
+import { responsesUsage as canonicalResponsesUsage } from '../passthrough/usage.ts';
+import { RESPONSE_ERROR_CODES } from './errors.ts';
+
+type Rec = Record<string, unknown>;
+
+const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+/** The canonical stop reason of a finished response object. */
+export function stopOfResponse(r: Rec): StopReason | null {
+  if (r.status === 'incomplete') {
+    const reason = isRecord(r.incomplete_details) ? r.incomplete_details.reason : null;
+    return reason === 'content_filter' ? 'refusal' : 'max_tokens';
+  }
+  if (r.status !== 'completed') return null;
+  const output = Array.isArray(r.output) ? r.output as Rec[] : [];
+  return output.some((o) => o.type === 'function_call' || o.type === 'custom_tool_call') ? 'tool_use' : 'end_turn';
+}
+
+/** Stamps the gateway's id and model and the client's own echo fields on a response object. */
+function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void {
+  r.id = ctx.id;
+  r.model = ctx.model;
+  const req = ctx.request;
+  if (!req) return;
+  r.previous_response_id = typeof req.previous_response_id === 'string' ? req.previous_response_id : null;
+  r.store = req.store !== false;
+}
+
+const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
+
+export const openaiResponsesPassthrough: PassthroughCodec = {
+  prepareRequest(body, { upstreamModel, modelInBody }) {
+    const out: Rec = { ...body };
+    for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
+    if (modelInBody) out.model = upstreamModel; else delete out.model;
+    delete out.previous_response_id;
+    out.store = false;
+    const include = Array.isArray(out.include) ? out.include as string[] : [];
+    if (!include.includes(ENCRYPTED_REASONING)) out.include = [...include, ENCRYPTED_REASONING];
+    return out;
+  },
+
+  rewriteResponse(json, ctx) {
+    stamp(json, ctx);
+    return { usage: isRecord(json.usage) ? canonicalResponsesUsage(json.usage) : null, finishReason: stopOfResponse(json), result: json };
+  },
+
+  newStream(ctx) {
+    const seen: Observed = { usage: null, finishReason: null };
+    const progress: StreamProgress = newProgress();
+    const redact = ctx.redact ?? ((s: string) => s);
+    // What a failure the gateway raises itself continues from: the last event number, the response as
+    // last announced and the output items finished so far.
+    let seq = -1;
+    let response: Rec | null = null;
+    const items = new Map<number, Rec>();
+    const fail = (error: StreamError): string => {
+      const code = RESPONSE_ERROR_CODES[error.type];
+      let out = sseFrame(JSON.stringify({ type: 'error', sequence_number: ++seq, code, message: error.message, param: null }), 'error');
+      if (response) {
+        const failed = { ...response, output: [...items.keys()].sort((a, b) => a - b).map((k) => items.get(k)), status: 'failed', error: { code, message: error.message } };
+        out += sseFrame(JSON.stringify({ type: 'response.failed', sequence_number: ++seq, response: failed }), 'response.failed');
+      }
+      return out;
+    };
+    return {
+      progress,
+      fail,
+      frame(f: SseFrame): string {
+        if ((progress.error !== null && !progress.content) || progress.ended) return '';
+        // Responses streams have no [DONE]; a compatible server that ends with one has ended the stream.
+        if (f.data === '[DONE]') return '';
+        const ev = readEvent(f.data);
+        if (ev === null) return '';
+        if (ev instanceof UnreadableFrame) return relayUnreadable(ev, progress, fail);
+        if (Number.isSafeInteger(ev.sequence_number)) seq = ev.sequence_number as number;
+        // An object without a type is no event the API defines: not relayed.
+        if (typeof ev.type !== 'string') return '';
+        const type = ev.type;
+        if (type === 'response.output_item.done' && isRecord(ev.item) && typeof ev.output_index === 'number') items.set(ev.output_index, ev.item);
+        if (LIFECYCLE.has(type) && isRecord(ev.response)) {
+          const r = ev.response;
+          stamp(r, ctx);
+          response = r;
+          if (type === 'response.completed' || type === 'response.incomplete') {
+            seen.usage = isRecord(r.usage) ? canonicalResponsesUsage(r.usage) : seen.usage;
+            seen.finishReason = stopOfResponse(r);
+            seen.result = r;
+            progress.content = true;
+            progress.complete = true;
+          } else if (type === 'response.failed') {
+            const e = isRecord(r.error) ? r.error : {};
+            const message = redact(typeof e.message === 'string' ? e.message : 'the response failed');
+            r.error = { ...e, message };
+            if (isRecord(r.usage)) seen.usage = canonicalResponsesUsage(r.usage);
+            progress.error ??= { kind: e.code === 'rate_limit_exceeded' ? 'rate_limit' : 'api_error', message };
+            progress.complete = false;
+          }
+          return sseFrame(JSON.stringify(ev), type);
+        }
+        if (type === 'error') {
+          const message = redact(typeof ev.message === 'string' ? ev.message : 'upstream stream error');
+          progress.error ??= { kind: kindFromStatus(typeof ev.code === 'number' ? ev.code : 500), message };
+          progress.complete = false;
+          return sseFrame(JSON.stringify({ ...ev, message }), type);
+        }
+        progress.content = true;
+        if (typeof ev.delta === 'string') progress.outputChars += ev.delta.length;
+        return sseFrame(f.data, f.event ?? type);
+      },
+      end: () => '',
+      observed: () => seen,
+    };
+  },
+};

@@ -1,0 +1,153 @@
+// The Responses API: POST /v1/responses through the shared inference flow (translated to any target),
+// with the gateway's stored conversations around it (store, previous_response_id), and
+// GET / DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items over the stored rows.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InferenceOutcome } from '../engine/context.ts';
+import { GatewayError } from '../gateway-error.ts';
+import { ResponseStore } from '../responses/store.ts';
+import type { Store } from '../store/types.ts';
+import { handleInference, type InferenceExtension } from './inference.ts';
+import { sendError, sendJson } from './envelope.ts';
+import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
+import { resolveModel } from '../engine/plan.ts';
+import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
+import { clientCodecFor } from '../formats/registry.ts';
+import { countPromptTokens } from '../tokens/index.ts';
+import { decodePathSegment, type ClientInfo, type RouteParams } from './routes.ts';
+import type { Services } from './services.ts';
+
+type Rec = Record<string, unknown>;
+
+const stores = new WeakMap<Store, ResponseStore>();
+/** One ResponseStore per database (built on first use, so services need no new field). */
+export function responseStoreOf(svc: Services): ResponseStore | null {
+  const db = svc.store;
+  if (!db) return null;
+  let s = stores.get(db);
+  if (!s) { s = new ResponseStore(db.sql); stores.set(db, s); }
+  return s;
+}
+
+const scopeOf = (client: ClientInfo): string => client.key?.id ?? '';
+
+/**
+ * Response ids are the gateway's UUIDv7 (valid feedback ids). Clients that expect OpenAI's shape may
+ * send them back as `resp_<uuid>`: the prefix is accepted and dropped everywhere an id is read.
+ */
+export function responseIdOf(raw: string): string {
+  return raw.startsWith('resp_') ? raw.slice(5) : raw;
+}
+
+/** Input items as stored: a string input becomes one user message; every item gets an id. */
+function storedInputItems(input: unknown, responseId: string): Rec[] {
+  const items: Rec[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }] : (input as Rec[]);
+  const hex = responseId.replaceAll('-', '');
+  return items.map((raw, i) => {
+    const it: Rec = { ...raw };
+    if ((it.type ?? 'message') === 'message') {
+      it.type = 'message';
+      if (typeof it.content === 'string') it.content = [{ type: it.role === 'assistant' ? 'output_text' : 'input_text', text: it.content }];
+    }
+    if (typeof it.id !== 'string') it.id = `${it.type === 'message' ? 'msg' : 'item'}_${hex}i${i.toString(16).padStart(4, '0')}`;
+    return it;
+  });
+}
+
+/** Puts the stored turns of `previous_response_id` before `input`; returns the (unprefixed) id it named. */
+async function prependHistory(svc: Services, body: Rec, client: ClientInfo): Promise<string | null> {
+  if (typeof body.previous_response_id !== 'string') return null;
+  const rs = responseStoreOf(svc);
+  if (!rs) throw new GatewayError('previous_response_not_found', 'this gateway stores no responses (no database)', { param: 'previous_response_id' });
+  const id = responseIdOf(body.previous_response_id);
+  const history = await rs.conversation(id, scopeOf(client));
+  body.input = [...history, ...(typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input as Rec[])];
+  return id;
+}
+
+/** The extension that turns the shared inference flow into the Responses API's stored conversations. */
+function storedConversation(svc: Services): InferenceExtension {
+  let ownInput: unknown = null;
+  let store = false;
+  let previous: string | null = null;
+  return {
+    async prepare(body, client) {
+      const rs = responseStoreOf(svc);
+      const retention = svc.holder.current.responses.retentionMs;
+      store = body.store !== false && retention > 0 && rs !== null;
+      // The answer says what really happened: not stored when storage is off.
+      if (body.store !== false && !store) body.store = false;
+      ownInput = body.input;
+      previous = await prependHistory(svc, body, client);
+    },
+    finished(outcome: InferenceOutcome, client, id) {
+      if (!store || outcome.status !== 200 || outcome.error || typeof outcome.result !== 'object' || outcome.result === null) return;
+      const response = outcome.result as Rec;
+      if (response.status === 'failed') return;
+      const now = Date.now();
+      responseStoreOf(svc)?.save({
+        id, keyId: scopeOf(client), createdAt: now, expiresAt: now + svc.holder.current.responses.retentionMs, previousId: previous,
+        inputItems: storedInputItems(ownInput, id), response,
+      });
+    },
+  };
+}
+
+export function handleCreateResponse(svc: Services, req: IncomingMessage, res: ServerResponse, client: ClientInfo): Promise<void> {
+  return handleInference(svc, req, res, '/v1/responses', 'openai-responses', client, storedConversation(svc));
+}
+
+/**
+ * POST /v1/responses/input_tokens (the SDK's responses.inputTokens.count): the prompt tokens a
+ * create request would send, stored turns of previous_response_id included, counted by src/tokens
+ * for the target model (exact for OpenAI families, an estimate elsewhere; x-gateway-token-count).
+ */
+export async function handleInputTokens(svc: Services, req: IncomingMessage, res: ServerResponse, client: ClientInfo): Promise<void> {
+  const cfg = svc.holder.current;
+  requireJsonContentType(req);
+  const body = validateResponsesRequest(parseJsonObject(await readBody(req, cfg.server.bodyLimitBytes), cfg.server.jsonMaxDepth));
+  const entry = resolveModel(cfg, body.model as string);
+  if (client.key) svc.keys?.checkModel(client.key, entry.id);
+  await prependHistory(svc, body, client);
+  const count = countPromptTokens(clientCodecFor('openai-responses').decodeRequest(body), entry.id);
+  sendJson(res, 200, JSON.stringify({ object: 'response.input_tokens', input_tokens: count.tokens }), {
+    'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
+  });
+}
+
+/** GET /v1/responses/{id} and GET /v1/responses/{id}/input_items (the route's `*` part is `id[/input_items]`). */
+export async function handleGetResponse(svc: Services, _req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
+  const rest = p.path.slice('/v1/responses/'.length);
+  const slash = rest.indexOf('/');
+  const id = responseIdOf(decodePathSegment(slash < 0 ? rest : rest.slice(0, slash)));
+  const sub = slash < 0 ? null : rest.slice(slash + 1);
+  if (sub !== null && sub !== 'input_items') throw new GatewayError('route_not_found', `no route for GET ${p.path}`);
+  if (p.query.get('stream') === 'true') throw new GatewayError('unsupported_parameter', 'replaying a stored response as a stream is not supported; GET it without stream', { param: 'stream' });
+  const stored = await responseStoreOf(svc)?.get(id, scopeOf(client));
+  if (!stored) throw new GatewayError('response_not_found', `Response with id '${id}' not found.`);
+  if (sub === null) { sendJson(res, 200, JSON.stringify(stored.response)); return; }
+  sendJson(res, 200, JSON.stringify(inputItemsPage(stored.inputItems, p.query)));
+}
+
+/** OpenAI's list page: `limit` 1-100 (20), `order` desc (default) or asc, `after` an item id. */
+function inputItemsPage(items: Rec[], q: URLSearchParams): Rec {
+  const limit = q.has('limit') ? Number(q.get('limit')) : 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('invalid_parameter', "'limit' must be an integer from 1 to 100", { param: 'limit' });
+  const order = q.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_parameter', "'order' must be 'asc' or 'desc'", { param: 'order' });
+  let list = order === 'desc' ? [...items].reverse() : items;
+  const after = q.get('after');
+  if (after !== null) {
+    const at = list.findIndex((it) => it.id === after);
+    if (at < 0) throw new GatewayError('invalid_parameter', `no input item '${after}' in this response`, { param: 'after' });
+    list = list.slice(at + 1);
+  }
+  const data = list.slice(0, limit);
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: list.length > limit };
+}
+
+export async function handleDeleteResponse(svc: Services, _req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
+  const id = responseIdOf(p.id ?? '');
+  const deleted = await responseStoreOf(svc)?.delete(id, scopeOf(client));
+  if (!deleted) { sendError(res, new GatewayError('response_not_found', `Response with id '${id}' not found.`), 'openai'); return; }
+  sendJson(res, 200, JSON.stringify({ id, object: 'response', deleted: true }));
+}

@@ -1,0 +1,140 @@
+// What the Anthropic Messages API refuses, checked by the mock before it answers: unknown
+// parameters, misplaced roles, unanswered or orphaned tool calls, the thinking rules (budget,
+// sampling, forced tool use, the final assistant turn of a tool loop), model limits and
+// structured-output schemas. Messages follow the API's own wording where it is documented.
+import { signatureFor } from './text.ts';
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+const blocks = (content: unknown): Json[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content.map(obj) : []);
+
+/** Top-level fields of MessageCreateParams (@anthropic-ai/sdk 1.11), plus the beta ones and the header they need. */
+const KNOWN = new Set([
+  'model', 'messages', 'max_tokens', 'cache_control', 'container', 'diagnostics', 'inference_geo', 'metadata', 'output_config',
+  'service_tier', 'speed', 'stop_sequences', 'stream', 'system', 'temperature', 'thinking', 'tool_choice', 'tools', 'top_k', 'top_p',
+]);
+const BETA_FIELDS: Record<string, string> = { context_management: 'context-management-', output_format: 'structured-outputs-', mcp_servers: 'mcp-client-' };
+
+/** What a model generation accepts. Unknown names (test models) are treated as the newest generation. */
+export type AnthropicModelSpec = { maxOutput: number; thinking: boolean; adaptive: boolean; systemMessages: boolean; structured: boolean };
+export function anthropicModel(name: string): AnthropicModelSpec {
+  if (/claude-3-(opus|sonnet|haiku)-/.test(name)) return { maxOutput: 4096, thinking: false, adaptive: false, systemMessages: false, structured: false };
+  if (/claude-3-5-/.test(name)) return { maxOutput: 8192, thinking: false, adaptive: false, systemMessages: false, structured: false };
+  if (/claude-3-7-/.test(name)) return { maxOutput: 64000, thinking: true, adaptive: false, systemMessages: false, structured: false };
+  if (/claude-opus-4(-1)?-20/.test(name)) return { maxOutput: 32000, thinking: true, adaptive: false, systemMessages: false, structured: /4-1/.test(name) };
+  if (/claude-sonnet-4-20/.test(name)) return { maxOutput: 64000, thinking: true, adaptive: false, systemMessages: false, structured: false };
+  if (/claude-\w+-4-5/.test(name)) return { maxOutput: 64000, thinking: true, adaptive: false, systemMessages: false, structured: true };
+  if (/claude-\w+-4-[67]/.test(name)) return { maxOutput: 128000, thinking: true, adaptive: true, systemMessages: false, structured: true };
+  return { maxOutput: 128000, thinking: true, adaptive: true, systemMessages: true, structured: true };
+}
+
+function betaHeader(headers: Record<string, string | string[] | undefined>): string {
+  const v = headers['anthropic-beta'];
+  return Array.isArray(v) ? v.join(',') : v ?? '';
+}
+
+/** Structured-output schemas: every object must say additionalProperties: false. */
+function schemaProblem(s: unknown, at: string): string | null {
+  const o = obj(s);
+  if (o.type === 'object' && o.additionalProperties !== false) return `${at}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
+  for (const [k, v] of Object.entries(obj(o.properties))) {
+    const p = schemaProblem(v, `${at}.properties.${k}`);
+    if (p) return p;
+  }
+  return o.items !== undefined ? schemaProblem(o.items, `${at}.items`) : null;
+}
+
+function thinkingProblems(b: Json, messages: Json[], model: string, spec: AnthropicModelSpec): string | null {
+  const t = obj(b.thinking);
+  if (t.type === undefined || t.type === 'disabled') return null;
+  if (!spec.thinking) return `'${model}' does not support thinking.`;
+  if (t.type === 'adaptive' && !spec.adaptive) return `thinking.type: 'adaptive' is not supported on '${model}'; use 'enabled' with budget_tokens`;
+  if (t.type === 'enabled') {
+    if (typeof t.budget_tokens !== 'number' || t.budget_tokens < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (t.budget_tokens >= (b.max_tokens as number)) return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+  if (b.temperature !== undefined && b.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  if (b.top_k !== undefined) return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  if (typeof b.top_p === 'number' && b.top_p < 0.95) return '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  const tc = obj(b.tool_choice);
+  if (tc.type === 'any' || tc.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
+  // In a tool loop, the assistant turn holding the calls must open with thinking.
+  const last = messages.at(-1);
+  if (last?.role === 'user' && blocks(last.content).some((x) => x.type === 'tool_result')) {
+    for (let i = messages.length - 2; i >= 0; i--) {
+      if (messages[i]!.role !== 'assistant') continue;
+      const first = blocks(messages[i]!.content)[0];
+      if (first && first.type !== 'thinking' && first.type !== 'redacted_thinking') {
+        return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+      }
+      break;
+    }
+  }
+  return null;
+}
+
+/** Roles, system-message placement, tool_use/tool_result pairing and thinking signatures. */
+function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: string, beta: string): string | null {
+  let prev = '';
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'system') {
+      // Claude Code sends `anthropic-beta: mid-conversation-system-2026-04-07` with these messages.
+      if (!spec.systemMessages || !beta.includes('mid-conversation-system-')) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+      if (prev !== 'user' && prev !== 'system') return `messages.${i}: a system message must follow a user message; the opening system prompt goes in the top-level \`system\` parameter (${model})`;
+    } else if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`;
+    prev = String(m.role);
+    const content = blocks(m.content);
+    for (const [j, c] of content.entries()) {
+      // An omitted-display block comes back without its text; its signature still has to be there.
+      const signed = c.thinking === '' ? typeof c.signature === 'string' && c.signature !== '' : c.signature === signatureFor(String(c.thinking ?? ''));
+      if (c.type === 'thinking' && !signed) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
+    const calls = content.filter((c) => c.type === 'tool_use').map((c) => String(c.id));
+    if (m.role === 'assistant' && calls.length > 0) {
+      const next = messages[i + 1];
+      const answered = new Set(next?.role === 'user' ? blocks(next.content).filter((c) => c.type === 'tool_result').map((c) => String(c.tool_use_id)) : []);
+      const missing = calls.filter((id) => !answered.has(id));
+      if (missing.length > 0) return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+    if (m.role === 'user') {
+      const before = messages[i - 1];
+      const offered = new Set(before?.role === 'assistant' ? blocks(before.content).filter((c) => c.type === 'tool_use').map((c) => String(c.id)) : []);
+      for (const [j, c] of content.entries()) {
+        if (c.type === 'tool_result' && !offered.has(String(c.tool_use_id))) {
+          return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(c.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+        }
+      }
+    }
+  }
+  return null;
+}
+
+/** The 400 message for a request the real API refuses, or null when it would be accepted. */
+export function anthropicRequestProblem(b: Json, headers: Record<string, string | string[] | undefined>): string | null {
+  const beta = betaHeader(headers);
+  for (const k of Object.keys(b)) {
+    if (KNOWN.has(k)) continue;
+    const needs = BETA_FIELDS[k];
+    if (needs !== undefined && beta.includes(needs)) continue;
+    return `${k}: Extra inputs are not permitted`;
+  }
+  const model = String(b.model);
+  const spec = anthropicModel(model);
+  if (typeof b.max_tokens !== 'number' || !Number.isInteger(b.max_tokens) || b.max_tokens < 0) return 'max_tokens: Input should be a valid integer';
+  if (b.max_tokens > spec.maxOutput) return `max_tokens: ${b.max_tokens} > ${spec.maxOutput}, which is the maximum allowed number of output tokens for ${model}`;
+  if (typeof b.temperature === 'number' && (b.temperature < 0 || b.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
+  const messages = (b.messages as unknown[]).map(obj);
+  const m = messageProblems(messages, spec, model, beta);
+  if (m) return m;
+  const t = thinkingProblems(b, messages, model, spec);
+  if (t) return t;
+  const oc = obj(b.output_config);
+  if (oc.effort !== undefined && !['low', 'medium', 'high', 'xhigh', 'max'].includes(String(oc.effort))) return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'";
+  const format = oc.format ?? b.output_format;
+  if (format !== undefined) {
+    if (!spec.structured) return `'${model}' does not support structured outputs (output_config.format).`;
+    const p = schemaProblem(obj(format).schema, 'output_config.format.schema');
+    if (p) return p;
+  }
+  return null;
+}

@@ -1,0 +1,83 @@
+// What Bedrock Converse refuses, checked by the mock before it answers: turn order, tool blocks
+// without toolConfig or without their calls, model-specific request fields on the wrong model
+// family, and Claude's thinking rules as Bedrock relays them ("The model returned the following
+// errors: ..."). Answered as ValidationException.
+import { anthropicModel } from './anthropic-rules.ts';
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(obj) : []);
+
+const FIELDS = new Set(['messages', 'system', 'inferenceConfig', 'toolConfig', 'guardrailConfig', 'additionalModelRequestFields',
+  'promptVariables', 'additionalModelResponseFieldPaths', 'requestMetadata', 'performanceConfig', 'outputConfig', 'serviceTier']);
+const INFERENCE_FIELDS = new Set(['maxTokens', 'temperature', 'topP', 'stopSequences']);
+
+const model = (text: string): string => `The model returned the following errors: ${text}`;
+const isClaude = (id: string): boolean => /anthropic\.|claude/.test(id);
+const isNova = (id: string): boolean => /amazon\.nova/.test(id);
+
+function turnProblems(messages: Json[], hasToolConfig: boolean): string | null {
+  if (messages[0]?.role !== 'user') return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== 'user' && m.role !== 'assistant') return `1 validation error detected: Value '${String(m.role)}' at 'messages.${i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`;
+    if (i > 0 && messages[i - 1]!.role === m.role) return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+    const content = list(m.content);
+    if (!hasToolConfig && content.some((c) => c.toolUse !== undefined || c.toolResult !== undefined)) {
+      return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
+    }
+    const results = content.filter((c) => c.toolResult !== undefined).map((c) => String(obj(c.toolResult).toolUseId));
+    if (results.length > 0) {
+      const calls = new Set(list(messages[i - 1]?.content).filter((c) => c.toolUse !== undefined).map((c) => String(obj(c.toolUse).toolUseId)));
+      if (results.some((id) => !calls.has(id))) return `The number of toolResult blocks at messages.${i}.content exceeds the number of toolUse blocks of previous turn.`;
+    }
+  }
+  return null;
+}
+
+/** Claude's thinking rules, in Converse's field names. */
+function claudeThinking(b: Json, modelId: string, messages: Json[]): string | null {
+  const extra = obj(b.additionalModelRequestFields);
+  const t = obj(extra.thinking);
+  if (t.type === undefined || t.type === 'disabled') return null;
+  if (!anthropicModel(modelId).thinking) return model(`${modelId} does not support thinking.`);
+  const ic = obj(b.inferenceConfig);
+  if (t.type === 'enabled') {
+    if (typeof t.budget_tokens !== 'number' || t.budget_tokens < 1024) return model('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+    if (typeof ic.maxTokens !== 'number' || t.budget_tokens >= ic.maxTokens) return model('`max_tokens` must be greater than `thinking.budget_tokens`.');
+  }
+  if (ic.temperature !== undefined && ic.temperature !== 1) return model('`temperature` may only be set to 1 when thinking is enabled.');
+  if (extra.top_k !== undefined) return model('`top_k` must be unset when thinking is enabled.');
+  const choice = obj(obj(b.toolConfig).toolChoice);
+  if (choice.any !== undefined || choice.tool !== undefined) return model('Thinking may not be enabled when tool_choice forces tool use.');
+  const last = messages.at(-1);
+  if (last?.role === 'user' && list(last.content).some((c) => c.toolResult !== undefined)) {
+    const assistant = messages.at(-2);
+    const first = list(assistant?.content)[0];
+    if (first && first.reasoningContent === undefined) {
+      return model('messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.');
+    }
+  }
+  return null;
+}
+
+/** The ValidationException message for a request Converse refuses, or null. */
+export function bedrockRequestProblem(b: Json, modelId: string): string | null {
+  for (const k of Object.keys(b)) if (!FIELDS.has(k)) return `1 validation error detected: Unknown field '${k}'`;
+  for (const k of Object.keys(obj(b.inferenceConfig))) if (!INFERENCE_FIELDS.has(k)) return `1 validation error detected: Unknown field 'inferenceConfig.${k}'`;
+  const messages = list(b.messages);
+  const turns = turnProblems(messages, list(obj(b.toolConfig).tools).length > 0);
+  if (turns) return turns;
+  const extra = obj(b.additionalModelRequestFields);
+  for (const k of Object.keys(extra)) {
+    const ok = isClaude(modelId) ? ['thinking', 'top_k', 'output_config', 'anthropic_beta'].includes(k)
+      : isNova(modelId) ? ['reasoningConfig', 'inferenceConfig'].includes(k) : false;
+    if (!ok) return model(`Malformed input request: extraneous key [${k}] is not permitted, please reformat your input and try again.`);
+  }
+  if (isClaude(modelId)) {
+    const max = obj(b.inferenceConfig).maxTokens;
+    const limit = anthropicModel(modelId).maxOutput;
+    if (typeof max === 'number' && max > limit) return model(`max_tokens: ${max} > ${limit}, which is the maximum allowed number of output tokens for ${modelId}`);
+    return claudeThinking(b, modelId, messages);
+  }
+  return null;
+}

@@ -1,0 +1,59 @@
+// What the Gemini generateContent API refuses, checked by the mock before it answers: unknown
+// fields (protobuf JSON mapping), roles, thinking configs the model cannot take (no thinking on
+// 2.0 and older, budget 0 on Pro models, budgets out of range), output limits and unanswered
+// function calls. Messages follow the API's wording (INVALID_ARGUMENT).
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(obj) : []);
+
+const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'system_instruction', 'tools', 'toolConfig', 'tool_config',
+  'safetySettings', 'safety_settings', 'generationConfig', 'generation_config', 'cachedContent', 'cached_content', 'labels']);
+const GENERATION_FIELDS = new Set(['temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences',
+  'responseMimeType', 'responseSchema', 'responseJsonSchema', 'presencePenalty', 'frequencyPenalty', 'seed', 'responseLogprobs',
+  'logprobs', 'thinkingConfig', 'responseModalities', 'mediaResolution', 'speechConfig', 'enableEnhancedCivicAnswers']);
+const THINKING_FIELDS = new Set(['thinkingBudget', 'includeThoughts', 'thinkingLevel']);
+
+/** Thinking and output limits per model family (ai.google.dev model pages); unknown names think like 2.5 Flash. */
+export function geminiModel(name: string): { thinks: boolean; min: number; max: number; canDisable: boolean; maxOutput: number } {
+  if (/gemini-(1\.|2\.0)/.test(name)) return { thinks: false, min: 0, max: 0, canDisable: true, maxOutput: 8192 };
+  if (/-pro\b/.test(name)) return { thinks: true, min: 128, max: 32768, canDisable: false, maxOutput: 65536 };
+  if (/flash-lite/.test(name)) return { thinks: true, min: 512, max: 24576, canDisable: true, maxOutput: 65536 };
+  return { thinks: true, min: 1, max: 24576, canDisable: true, maxOutput: 65536 };
+}
+
+const unknown = (name: string, at?: string): string => `Invalid JSON payload received. Unknown name "${name}"${at ? ` at '${at}'` : ''}: Cannot find field.`;
+
+/** The 400 INVALID_ARGUMENT message for a request the real API refuses, or null. */
+export function geminiRequestProblem(b: Json, model: string): string | null {
+  for (const k of Object.keys(b)) if (!REQUEST_FIELDS.has(k)) return unknown(k);
+  const gc = obj(b.generationConfig);
+  for (const k of Object.keys(gc)) if (!GENERATION_FIELDS.has(k)) return unknown(k, 'generation_config');
+  const contents = list(b.contents);
+  for (const [i, c] of contents.entries()) {
+    if (c.role !== undefined && c.role !== 'user' && c.role !== 'model') return 'Please use a valid role: user, model.';
+    if (list(c.parts).length === 0) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.`;
+  }
+  // Every function call turn is answered by the next turn, one response per call.
+  for (const [i, c] of contents.entries()) {
+    const calls = list(c.parts).filter((p) => p.functionCall !== undefined).length;
+    if (c.role !== 'model' || calls === 0 || i === contents.length - 1) continue;
+    const responses = list(contents[i + 1]!.parts).filter((p) => p.functionResponse !== undefined).length;
+    if (responses !== calls) return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
+  }
+  const spec = geminiModel(model);
+  if (typeof gc.maxOutputTokens === 'number' && gc.maxOutputTokens > spec.maxOutput) {
+    return `Unable to submit request because it has a maxOutputTokens value of ${gc.maxOutputTokens} but the supported range is from 1 (inclusive) to ${spec.maxOutput + 1} (exclusive). Update the value and try again.`;
+  }
+  if (gc.thinkingConfig !== undefined) {
+    const tc = obj(gc.thinkingConfig);
+    for (const k of Object.keys(tc)) if (!THINKING_FIELDS.has(k)) return unknown(k, 'generation_config.thinking_config');
+    if (!spec.thinks) return 'Thinking is not supported by this model.';
+    const budget = tc.thinkingBudget;
+    if (typeof budget === 'number' && budget !== -1) {
+      if (budget === 0 && !spec.canDisable) return 'Budget 0 is invalid. This model only works in thinking mode.';
+      if (budget !== 0 && (budget < spec.min || budget > spec.max)) return `The thinking budget ${budget} is invalid. Please choose a value between ${spec.min} and ${spec.max}.`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,54 @@
+// What OpenAI chat completions refuses, checked by the mock before it answers: unknown
+// parameters, roles, tool messages that answer no call and calls left unanswered, and the
+// parameters reasoning models (o-series, gpt-5) do not take. Messages follow the API's wording.
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+
+/** ChatCompletionCreateParamsBase of the `openai` package (7.55). */
+const PARAMS = new Set(['messages', 'model', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
+  'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'moderation', 'n', 'parallel_tool_calls', 'prediction',
+  'presence_penalty', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
+  'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature', 'tool_choice', 'tools',
+  'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options']);
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+export const isReasoningModel = (model: string): boolean => /^(o\d|gpt-5)/.test(model);
+/** Families known not to reason; other unknown names (test models) accept reasoning_effort. */
+const NON_REASONING = /^(gpt-4|gpt-3\.5|chatgpt-4o)/;
+
+/** The 400 message (and param) for a request the real API refuses, or null. */
+export function openaiRequestProblem(b: Json): string | null {
+  for (const k of Object.keys(b)) if (!PARAMS.has(k)) return `Unrecognized request argument supplied: ${k}`;
+  for (const k of ['safety_identifier', 'user'] as const) {
+    const v = b[k];
+    if (typeof v === 'string' && v.length > 128) return `Invalid '${k}': string too long. Expected a string with maximum length 128, but got a string with length ${v.length} instead.`;
+  }
+  const model = String(b.model);
+  const messages = (b.messages as unknown[]).map(obj);
+  const open = new Set<string>();
+  for (const [i, m] of messages.entries()) {
+    if (!ROLES.has(String(m.role))) return `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`;
+    if (m.role === 'tool') {
+      if (!open.delete(String(m.tool_call_id))) return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      continue;
+    }
+    if (open.size > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+    }
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) for (const c of m.tool_calls) open.add(String(obj(c).id));
+    if (i === messages.length - 1 && open.size > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+    }
+  }
+  if (isReasoningModel(model)) {
+    if (b.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+    if (b.temperature !== undefined && b.temperature !== 1) return `Unsupported value: 'temperature' does not support ${String(b.temperature)} with this model. Only the default (1) value is supported.`;
+  } else if (b.reasoning_effort !== undefined && NON_REASONING.test(model)) {
+    return "Unsupported parameter: 'reasoning_effort' is not supported with this model.";
+  }
+  if (b.parallel_tool_calls !== undefined && !(Array.isArray(b.tools) && b.tools.length > 0)) {
+    return "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
+  }
+  return null;
+}
