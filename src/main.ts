@@ -3,13 +3,21 @@
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
+import { RESTART_ONLY } from './config/live-settings.ts';
 
 const USAGE = `usage: gateway <command> [--config FILE]
   serve                 start the gateway (default)
   check                 validate gateway.yaml and providers/*.yaml without serving
   keys create --name N [--expires ISO] [--models a,b] [--budget USD --period day|week|month|total] [--rpm N] [--tpm N]
   keys list | keys revoke ID
-  catalog sync          regenerate providers/catalog/*.yaml from the pinned open data packages`;
+  users create --email E [--name N] [--admin] [--password-stdin]   a dashboard account (the first admin: --admin)
+  users list | users password EMAIL | users disable EMAIL | users enable EMAIL
+  catalog sync          regenerate providers/catalog/*.yaml from the pinned open data (docs/catalog.md)
+  catalog refresh       read the providers' model lists, OpenRouter and models.dev; store the overlay every replica serves
+  catalog diff          show what a refresh would change in the served catalog, without storing it
+  catalog check         report the catalog's invariants (also part of check)
+  router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]
+                        offline evaluation of the router's quality model (docs/router.md)`;
 
 function configPath(argv: string[]): string {
   const i = argv.indexOf('--config');
@@ -29,7 +37,18 @@ async function main(argv: string[]): Promise<number> {
     case 'check': {
       try {
         const cfg = compileConfig(loadConfig(file));
+        // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
+        const { checkCatalog, formatProblems } = await import('./catalog/check.ts');
+        const problems = checkCatalog(cfg);
+        for (const n of cfg.catalog.notes) console.log(`note: ${n}`);
+        // Reported, not fatal: the config is valid and the models are served (`catalog check` exits 1 on them).
+        if (problems.length > 0) {
+          console.error(`catalog: ${problems.length} invariant problem${problems.length === 1 ? '' : 's'} (the models are served; fix them or override them in model_overrides):`);
+          for (const line of formatProblems(problems)) console.error(line);
+        }
         console.log(`config OK: ${file} (version ${cfg.version}); ${cfg.providers.size} providers, ${cfg.models.size} models`);
+        // Which settings a running gateway applies on reload, and which need a restart (src/config/live-settings.ts).
+        console.log(`restart required to change: ${RESTART_ONLY.join(', ')}; every other setting applies on reload (file change or SIGHUP)`);
         return 0;
       } catch (e) {
         if (e instanceof ConfigError) {
@@ -46,13 +65,19 @@ async function main(argv: string[]): Promise<number> {
       const store = await openStoreFor(compileConfig(loadConfig(file)));
       try { return await runKeysCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
     }
+    case 'users': {
+      const { openStoreFor } = await import('./serve.ts');
+      const { runUsersCommand } = await import('./dashboard/users-cli.ts');
+      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      try { return await runUsersCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
+    }
     case 'catalog': {
-      if (rest[0] !== 'sync') { console.error(USAGE); return 2; }
-      const { syncCatalog } = await import('./catalog/sync.ts');
-      const cfg = compileConfig(loadConfig(file));
-      const r = await syncCatalog({ outDir: resolve(cfg.providersDir, 'catalog') });
-      console.log(`catalog sync: ${r.written.length} files written, ${r.changed.length} changed${r.changed.length ? `: ${r.changed.join(', ')}` : ''}`);
-      return 0;
+      const { runCatalogCommand } = await import('./catalog/cli.ts');
+      return runCatalogCommand(rest, file);
+    }
+    case 'router-bench': {
+      const { runRouterBench } = await import('./router/bench/run.ts');
+      return runRouterBench(rest);
     }
     case 'help': case '--help': case '-h':
       console.log(USAGE);

@@ -4,9 +4,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { ConfigHolder } from './config/reload.ts';
+import { applyServerSettings } from './config/live-settings.ts';
 import type { Config } from './config/types.ts';
 import { UpstreamHealth } from './engine/health.ts';
-import { closeTransports } from './engine/transport.ts';
+import { closeTransports, retainTransports } from './engine/transport.ts';
+import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
 import type { Store } from './store/types.ts';
@@ -14,11 +16,18 @@ import { KeyRing } from './auth/keyring.ts';
 import { KeyAdmin } from './auth/admin.ts';
 import { openLimiter } from './limits/open.ts';
 import { RecordWriter } from './records/writer.ts';
+import { claimMetricDefs, loadMetricDefs } from './feedback/metric-store.ts';
 import { createGatewayMetrics } from './metrics/gateway.ts';
+import { Readiness } from './health/readiness.ts';
 import { WorkerPools } from './workers/pools.ts';
 import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
+import { CatalogRefresher } from './catalog/refresher.ts';
 import type { Services } from './http/services.ts';
+import { RouterService } from './router/service.ts';
+import { HealthShare } from './router/health-share.ts';
+import { createDashboardServices } from './dashboard/services.ts';
+import { loadGraceHashes } from './dashboard/keys-data.ts';
 
 /** GATEWAY_PG_SCHEMA (env) picks the PostgreSQL schema (default "public"), e.g. one per tenant or test run. */
 export function storeOptionsFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): OpenStoreOptions {
@@ -36,7 +45,9 @@ export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process
   return openStore(opts);
 }
 
-export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<void> };
+/** What a stop could not save: rows lost since start (queue bound, refused, or left unwritten at shutdown). */
+export type StopReport = { dropped: number; droppedAtShutdown: number };
+export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<StopReport> };
 
 /** Builds every service and listens; resolves once the port is bound. */
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
@@ -47,13 +58,14 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const writes = new WriteThread(storeOptionsFor(cfg, env));
   await writes.ready();
   const metrics = createGatewayMetrics();
+  // Writes (records, feedback, last-used times, metric definitions) go through the write thread; reads stay here.
+  const writeStore = withWriteThread(store, writes);
   const writer = new RecordWriter({
-    store: withWriteThread(store, writes), batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
+    store: writeStore, batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
+    maxQueueBytes: cfg.storage.writer.maxQueueBytes,
     onError: (e) => console.error('record writer:', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
-  const keys = cfg.auth.enabled ? new KeyRing(store, { refreshMs: cfg.auth.keyRefreshMs, onError: (what, e) => console.error(`key ring ${what} failed:`, (e as Error).message) }) : null;
-  if (keys) await keys.start();
   let lastLimiterLog = 0;
   const limiter = openLimiter({
     ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),
@@ -61,34 +73,97 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     onError: (e) => {
       metrics.limiterErrorsTotal.inc();
       // One line per 10 s at most: an outage must be visible without flooding the log.
-      if (Date.now() - lastLimiterLog > 10_000) { lastLimiterLog = Date.now(); console.error(`limiter (redis) error: ${(e as Error).message}; fail ${cfg.storage.redisFailOpen ? 'open' : 'closed'}`); }
+      if (Date.now() - lastLimiterLog > 10_000) { lastLimiterLog = Date.now(); console.error(`limiter (redis) error: ${(e as Error).message}; fail ${holder.current.storage.redisFailOpen ? 'open' : 'closed'}`); }
     },
+    onBreakerChange: (state) => {
+      for (const s of ['closed', 'open', 'half-open'] as const) metrics.limiterBreakerState.set({ state: s }, s === state ? 1 : 0);
+      if (state === 'open') metrics.limiterBreakerOpenedTotal.inc();
+    },
+    // A budget counter Redis lost is re-seeded with this process's records not yet written, after about
+    // two flush intervals (every replica's records from before the loss are in the store by then).
+    unwritten: (keyId, since, until) => writer.unwrittenCosts(keyId, since, until),
+    reseedDelayMs: () => 2 * holder.current.storage.writer.flushMs + 100,
   });
-  if (keys) await limiter.seed(store, (await store.listKeys()));
-  const admin = new KeyAdmin(store, async () => {
-    if (keys) { await keys.refresh(); await limiter.seed(store, await store.listKeys()); }
-  });
+  if (cfg.storage.redisUrl) for (const s of ['closed', 'open', 'half-open'] as const) metrics.limiterBreakerState.set({ state: s }, s === 'closed' ? 1 : 0);
+  /** The key ring, loaded, with budgets seeded from the store: at start, or when a reload turns auth on. */
+  const startKeyRing = async (refreshMs: number): Promise<KeyRing> => {
+    const ring = new KeyRing(writeStore, {
+      refreshMs, onError: (what, e) => console.error(`key ring ${what} failed:`, (e as Error).message),
+      graceHashes: () => loadGraceHashes(store.sql), // a rotated key's previous secret, during its grace period
+    });
+    await ring.start();
+    await limiter.seed(store, await store.listKeys());
+    return ring;
+  };
+  const keys = cfg.auth.enabled ? await startKeyRing(cfg.auth.keyRefreshMs) : null;
+  const keysChanged = async (): Promise<void> => {
+    if (services.keys) { await services.keys.refresh(); await limiter.seed(store, await store.listKeys()); }
+  };
+  const admin = new KeyAdmin(store, keysChanged);
+  // The dashboard's live tail sees every record as it is queued (dashboard.enabled needs a restart).
+  const dashboard = cfg.dashboard.enabled ? createDashboardServices(store, holder, keysChanged) : null;
   const pools = new WorkerPools(cfg.workers.threads);
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
-    books: new Bookkeeper(writer, metrics),
+    books: new Bookkeeper(dashboard ? { enqueue: (r) => { writer.enqueue(r); dashboard.tail.publish(r); } } : writer, metrics),
     metrics,
     feedback: {
       lookup: (id) => writer.lookup(id),
-      metrics: store,
+      metrics: {
+        load: (scope, names) => loadMetricDefs(store.sql, scope, names),
+        claim: (scope, wanted) => (writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
+      },
       enqueue: (rows) => writer.enqueueFeedback(rows),
       limits: { poolMinBytes: cfg.workers.feedbackThresholdBytes },
       pool: pools.flatten ?? undefined,
     },
     convert: pools.convert,
     pools,
+    dashboard,
     draining: false,
     inFlight: 0,
+    writerStats: () => writer.stats(),
   };
+  const readiness = new Readiness({
+    ping: () => store.ping(), redisUrl: cfg.storage.redisUrl, redisFailOpen: () => holder.current.storage.redisFailOpen,
+    writer: () => writer.stats(), draining: () => services.draining, authReady: () => !holder.current.auth.enabled || services.keys !== null,
+    onReport: (r) => {
+      metrics.ready.set(undefined, r.ready ? 1 : 0);
+      for (const [k, c] of Object.entries(r.checks)) metrics.dependencyUp.set({ dependency: k }, c.ok ? 1 : 0);
+    },
+  });
+  readiness.start();
+  services.readiness = readiness;
   holder.listeners.add((r) => {
     metrics.configReloadsTotal.inc({ result: r.ok ? (r.changed ? 'ok' : 'unchanged') : 'invalid' });
     if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);
-    else if (r.changed) console.log(`config reloaded: version ${r.version}`);
+    else if (r.changed) {
+      const live = r.settings.filter((k) => !r.restartRequired.includes(k));
+      console.log(`config reloaded: version ${r.version}${live.length ? `; applied: ${live.join(', ')}` : ''}`);
+    }
+    // Never silent: a restart-only setting that differs from the running value is named on every reload until it matches.
+    if (r.ok && r.restartRequired.length) console.error(`config: restart required for ${r.restartRequired.join(', ')} (still running with the values from start)`);
+  });
+  // server.*, storage.writer.*, auth.*, reload.*: applied to the running services (see src/config/live-settings.ts).
+  let authStarting = false;
+  holder.listeners.add((r, next) => {
+    if (!r.ok || !r.changed) return;
+    applyServerSettings(server, next.server);
+    writer.configure(next.storage.writer);
+    limiter.configure?.({ failOpen: next.storage.redisFailOpen });
+    services.keys?.setRefreshMs(next.auth.keyRefreshMs);
+    holder.setWatch(next.reload.watch, next.reload.debounceMs);
+    // auth.enabled turned on: requests get 503 not_ready (never open) until the key ring has loaded.
+    if (next.auth.enabled && !services.keys && !authStarting) {
+      authStarting = true;
+      const attempt = (): void => {
+        startKeyRing(holder.current.auth.keyRefreshMs).then((ring) => {
+          services.keys = ring; services.limiter = limiter; authStarting = false;
+          console.log(`auth enabled: ${ring.size} keys loaded`);
+        }, (e: unknown) => { console.error(`auth enabled, key ring not loaded yet (retrying in 2 s): ${(e as Error).message}`); setTimeout(attempt, 2000).unref(); });
+      };
+      attempt();
+    }
   });
   // workers.*: the pools are resized when the thread count changes (the old ones finish the tasks
   // they were given, then close) and the feedback threshold follows the config; an unchanged count
@@ -109,30 +184,70 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     if (fb) fb.pool = pools.flatten ?? undefined;
     console.log(`worker pools resized: ${from} -> ${pools.threads} threads`);
   });
-  if (cfg.reload.watch) holder.watch(cfg.reload.debounceMs);
+  // Upstream connection pools: an origin no provider uses any more is closed once its requests finish
+  // (pools whose connection settings changed are rebuilt on their next request, src/engine/transport.ts).
+  holder.listeners.add((r, next) => {
+    if (!r.ok || !r.changed) return;
+    retainTransports(new Set([...next.providers.values()].map((p) => p.origin)));
+    // Signing credentials (AWS chain) fetched again in the background: a reload may follow rotated keys.
+    warmUpstreams(next.providers.values());
+  });
+  // Loaded at start in the background, so the first request seldom waits for them (src/engine/upstream.ts).
+  warmUpstreams(cfg.providers.values());
+  holder.setWatch(cfg.reload.watch, cfg.reload.debounceMs);
+
+  // Router mode: decisions recorded and the learned state shared through the store; settings follow reloads.
+  const router = new RouterService({
+    sql: store.sql, storeOptions: storeOptionsFor(cfg, env), settings: () => holder.current.router, isEjected: (p) => services.health.isEjected(p),
+    useWorker: holder.current.workers.threads > 0,
+    ...(cfg.storage.redisUrl ? { redis: { url: cfg.storage.redisUrl, prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:' } } : {}),
+    onError: (what, e) => console.error(`router ${what}:`, (e as Error).message),
+  });
+  await router.start();
+  services.router = router;
+  holder.listeners.add((r, next) => { if (r.ok && r.changed) router.reconfigure(next.router); });
+  // With Redis, provider ejections are shared by every replica (GATEWAY_REDIS_PREFIX separates deployments).
+  let lastShareLog = 0;
+  const share = cfg.storage.redisUrl ? new HealthShare(cfg.storage.redisUrl, services.health, {
+    prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:',
+    onError: (e) => { if (Date.now() - lastShareLog > 10_000) { lastShareLog = Date.now(); console.error(`ejection sharing (redis): ${(e as Error).message}`); } },
+  }) : null;
+  await share?.start(cfg.providers.keys());
+
+  // The catalog overlay stored by a refresh (this replica's or another's) is applied before serving.
+  const catalog = new CatalogRefresher(holder, store.sql, { file, env, registry: metrics.registry });
+  await catalog.start();
+  services.catalog = catalog;
 
   const server = createGatewayServer(services);
   await new Promise<void>((ok, fail) => { server.once('error', fail); server.listen(cfg.server.port, cfg.server.host, () => ok()); });
   const addr = server.address();
   const url = typeof addr === 'object' && addr ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : '';
 
-  let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => (stopping ??= (async () => {
+  let stopping: Promise<StopReport> | null = null;
+  const stop = (): Promise<StopReport> => (stopping ??= (async () => {
     services.draining = true;
     holder.close();
+    readiness.close();
+    await catalog.close();
     const closed = new Promise<void>((ok) => server.close(() => ok()));
     server.closeIdleConnections();
     const deadline = Date.now() + holder.current.server.shutdownGraceMs;
     while (services.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     server.closeAllConnections();
     await closed;
-    await writer.close();
-    await writes.close();
-    await keys?.close();
+    // Last-used times first: they go through the write thread, which closes after the writer.
+    await services.keys?.close().catch((e: unknown) => console.error('key ring: last-used times not written:', (e as Error).message));
+    const flushed = await writer.close();
     await limiter.close();
+    await router.close();
+    await share?.close();
+    dashboard?.close();
     await pools.close();
     await closeTransports();
+    await writes.close();
     await store.close();
+    return { dropped: writer.stats().dropped, droppedAtShutdown: flushed.dropped };
   })());
   return { server, services, url, stop };
 }
@@ -142,10 +257,15 @@ export async function serve(file: string): Promise<void> {
   const gw = await startGateway(file);
   // Signal handlers go in before the "listening on" line: a supervisor (or test) that reacts to that line
   // with SIGTERM must get a drain, not the default action (immediate death).
-  process.on('SIGHUP', () => { gw.services.holder.reload(); });
+  process.on('SIGHUP', () => { void gw.services.holder.reload(); });
   const shutdown = (sig: string) => {
     console.log(`${sig}: draining (${gw.services.inFlight} in flight)`);
-    gw.stop().then(() => { console.log('stopped cleanly'); process.exit(0); }, (e: unknown) => { console.error('shutdown failed:', e); process.exit(1); });
+    gw.stop().then((r) => {
+      // Only a shutdown that lost nothing is clean: rows that could not be written are said so, and the exit status says it too.
+      if (r.dropped === 0) { console.log('stopped cleanly'); process.exit(0); }
+      console.error(`stopped with data loss: ${r.dropped} record/feedback rows were dropped since start (${r.droppedAtShutdown} still unwritten at shutdown: the database did not take them in time)`);
+      process.exit(1);
+    }, (e: unknown) => { console.error('shutdown failed:', e); process.exit(1); });
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { KeyAdmin, validateCreateKey, type CreateKeyInput } from '../src/auth/admin.ts';
 import { runKeysCommand } from '../src/auth/cli.ts';
 import { hashKey } from '../src/auth/keys.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 
 async function memStore(): Promise<SqliteStore> {

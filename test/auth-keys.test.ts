@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { KeyAdmin } from '../src/auth/admin.ts';
 import { KeyRing } from '../src/auth/keyring.ts';
 import { compileModelPatterns, constantTimeEqual, generateKey, hashKey, keyMatchesHash, parsePresentedKey, presentedKeyFromHeaders } from '../src/auth/keys.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 
 test('generateKey: format, randomness and a SHA-256 hash of the whole key', () => {

@@ -107,9 +107,12 @@ describe('bad input never crashes', () => {
     const b = await post('/v1/messages', msgs({ model: 'nobody/x' }));
     assert.equal(b.status, 404); assert.match(b.json.error.message, /unknown provider/);
   });
-  test('router mode answers a clear 501 until the router is built', async () => {
+  test('router mode routes among the named models and says which it chose (test/router-*.test.ts test it in depth)', async () => {
     const r = await post('/v1/chat/completions', chat({ model: 'router', models: ['test-model'] }));
-    assert.equal(r.status, 501); assert.equal(r.json.error.code, 'not_implemented');
+    assert.equal(r.status, 200);
+    assert.match(r.json.model, /\/test-model$/);
+    const bad = await post('/v1/chat/completions', chat({ model: 'router', models: ['nope-model'] }));
+    assert.equal(bad.status, 400); assert.equal(bad.json.error.param, 'models[0]');
   });
   test('a slow client is cut off by the headers timeout, others keep working', async () => {
     const { connect } = await import('node:net');

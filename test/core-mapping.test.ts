@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileMapping } from '../src/mapping/compile.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 

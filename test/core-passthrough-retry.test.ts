@@ -53,10 +53,11 @@ test('a provider that always fails: embeddings retry it in place within the budg
   try {
     a.fault(Array.from({ length: 10 }, () => ({ status: 500 })));
     // The first request spends the whole budget (2 retries after its first failure, 3 attempts = max_attempts);
-    // its last answer has nothing left to try and is relayed as the upstream sent it.
+    // its last failure has nothing left to try and is answered as an upstream error (5xx -> 502, redacted
+    // message in the route's envelope), like every other upstream failure.
     const first = await embed(gw, 'solo/test-model');
-    assert.equal(first.status, 500);
-    await first.text();
+    assert.equal(first.status, 502);
+    assert.match(((await first.json()) as any).error.message, /^SOLO: /);
     assert.equal(a.requests.length, 3);
     for (let n = 0; n < 3; n++) {
       const r = await embed(gw, 'solo/test-model');

@@ -56,9 +56,9 @@ test('nested objects flatten with dots at any depth; other objects with score ar
   ]);
 });
 
-test('empty feedback is valid; defaults are tags {} and optimize max; the id is lower-cased', () => {
+test('empty feedback is valid; defaults are tags {} and optimize not given (null); the id is lower-cased', () => {
   const r = flattenEvent({ id: ID.toUpperCase(), feedback: {} }, limits);
-  assert.deepEqual(r, { ok: true, id: ID, entries: [], tags: {}, optimize: 'max' });
+  assert.deepEqual(r, { ok: true, id: ID, entries: [], tags: {}, optimize: null });
 });
 
 test('unsupported values fail with the flattened key named', () => {
@@ -123,7 +123,7 @@ test('tags: string values, bounded count and lengths, __proto__ kept as a plain 
   assert.equal(error({ id: ID, feedback: {}, tags: { a: '12345' } }, l), 'tags.a is longer than 4 characters');
 });
 
-test('optimize is max by default, accepts min, refuses anything else', () => {
+test('optimize is null when left out (the metric decides), accepts max and min, refuses anything else', () => {
   const r = flat({ x: 1 }, { optimize: 'min' });
   assert.ok(r.ok && r.optimize === 'min');
   assert.equal(error({ id: ID, feedback: {}, optimize: 'up' }), 'optimize must be "max" or "min"; got "up"');

@@ -4,30 +4,39 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handleFeedback, handleFeedbackBytes, type FeedbackContext, type FeedbackResult } from '../src/feedback/handle.ts';
 import { createFlattenPool, type FlattenPool } from '../src/feedback/pool.ts';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
+import type { MetricClaim, MetricDef } from '../src/feedback/metric-store.ts';
 import type { FeedbackRow, InferenceRef, MetricType } from '../src/store/types.ts';
 import { isUuid, uuidv7 } from '../src/util/uuid.ts';
 
 const KEY = 'key-a';
 const OTHER = 'key-b';
 
-/** Store subset fake: ensureMetric is first-writer-wins like the real tables; calls are recorded. */
+/** Metric definition store fake, per scope (API key) like the real table: first claim wins; calls are recorded. */
 function fakeMetrics(preset: Record<string, MetricType> = {}) {
-  const types = new Map(Object.entries(preset));
+  const defs = new Map<string, MetricDef>();
+  const k = (scope: string, name: string): string => `${scope}\u0000${name}`;
   const calls = { ensure: [] as string[], get: [] as string[][] };
-  return {
-    types, calls,
-    async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
-      calls.ensure.push(name);
-      const t = types.get(name) ?? type;
-      types.set(name, t);
-      return t;
+  const m = {
+    defs, calls,
+    has: (name: string, scope = KEY): boolean => defs.has(k(scope, name)),
+    set: (name: string, type: MetricType, scope = KEY, optimize: 'max' | 'min' | null = type === 'comment' ? null : 'max'): void => {
+      defs.set(k(scope, name), { type, optimize });
     },
-    async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
+    async load(scope: string, names: string[]): Promise<Map<string, MetricDef>> {
       calls.get.push([...names]);
-      return new Map(names.flatMap((n) => (types.has(n) ? [[n, types.get(n)!] as const] : [])));
+      return new Map(names.flatMap((n) => (defs.has(k(scope, n)) ? [[n, defs.get(k(scope, n))!] as const] : [])));
+    },
+    async claim(scope: string, wanted: MetricClaim[]): Promise<Map<string, MetricDef>> {
+      for (const w of wanted) {
+        calls.ensure.push(w.metric);
+        if (!defs.has(k(scope, w.metric))) defs.set(k(scope, w.metric), { type: w.type, optimize: w.optimize });
+      }
+      return new Map(wanted.map((w) => [w.metric, defs.get(k(scope, w.metric))!]));
     },
   };
+  for (const [n, t] of Object.entries(preset)) m.set(n, t);
+  return m;
 }
 
 function setup(opts: { keyId?: string | null; metrics?: ReturnType<typeof fakeMetrics> } = {}) {
@@ -88,7 +97,10 @@ test('every value type becomes a typed row; feedback_ids use the flattened keys'
     const t = Date.parse(row.createdAt);
     assert.ok(t >= before - 1 && t <= Date.now() + 1 && row.createdAt.endsWith('Z'));
   }
-  assert.deepEqual(Object.fromEntries(s.metrics.types), { good: 'boolean', stars: 'float', note: 'comment', judge: 'float', 'q.acc.top1': 'float' });
+  assert.deepEqual(Object.fromEntries([...s.metrics.defs].map(([k, d]) => [k.split('\u0000')[1], d])), {
+    good: { type: 'boolean', optimize: 'min' }, stars: { type: 'float', optimize: 'min' }, note: { type: 'comment', optimize: null },
+    judge: { type: 'float', optimize: 'min' }, 'q.acc.top1': { type: 'float', optimize: 'min' },
+  });
 });
 
 test('failures are per event, in order; other events are unaffected', async () => {
@@ -165,15 +177,15 @@ test('types already in the store are loaded in one query; a failing event claims
   assert.equal(err(res[1]), "feedback.acc: metric acc is float; got comment (a metric's type is fixed by its first value)");
   assert.deepEqual(metrics.calls.get, [['acc', 'q.tone', 'fresh']]);
   assert.deepEqual(metrics.calls.ensure, [], 'the failed event must not fix the type of "fresh"');
-  assert.equal(metrics.types.has('fresh'), false);
+  assert.equal(metrics.has('fresh'), false);
   assert.deepEqual(s.rows.map((r) => r.metric), ['acc', 'q.tone']);
 });
 
-test('a type fixed concurrently elsewhere (ensureMetric returns another type) fails the event whole', async () => {
+test('a type fixed concurrently elsewhere (claim returns another type) fails the event whole', async () => {
   const metrics = fakeMetrics();
   // Another replica wins the race after our getMetricTypes ran.
-  metrics.getMetricTypes = async (names) => { metrics.calls.get.push(names); return new Map(); };
-  metrics.types.set('race', 'comment');
+  metrics.load = async (_scope, names) => { metrics.calls.get.push(names); return new Map(); };
+  metrics.set('race', 'comment');
   const s = setup({ metrics });
   const id = s.addInference();
   const [r] = await handleFeedback([{ id, feedback: { ok: 1, race: 2 } }], s.ctx);
@@ -224,7 +236,8 @@ test('the worker pool gives the inline results, and is used only above poolMinBy
     const id = inline.addInference(i % 7 === 0 ? OTHER : KEY);
     events.push(i % 5 === 0
       ? { id, feedback: { bad: [i] } }
-      : { id, tags: { n: String(i) }, optimize: i % 2 ? 'min' : 'max', feedback: { q: { s: { score: i % 3 === 0, reason: `r${i}` } }, v: i, c: `c${i}`, t: i % 11 === 0 ? 'x' : i } });
+      // optimize given on odd events, left out on even ones (then the metric's fixed direction applies).
+      : { id, tags: { n: String(i) }, optimize: i % 2 ? 'min' : undefined, feedback: { q: { s: { score: i % 3 === 0, reason: `r${i}` } }, v: i, c: `c${i}`, t: i % 11 === 0 ? 'x' : i } });
   }
   // Same inferences, separate metric stores and row sinks: the two paths see the same world.
   pooled.ctx.lookup = inline.ctx.lookup;
@@ -244,4 +257,64 @@ test('the worker pool gives the inline results, and is used only above poolMinBy
   await assert.rejects(handleFeedbackBytes(Buffer.from('[{},{}]'), big), { code: 'invalid_body', message: 'at most 1 feedback events per request; got 2' });
   await assert.rejects(handleFeedbackBytes(Buffer.from('[1,'), big), { code: 'invalid_json' });
   assert.equal(runs, 4);
+});
+
+test('metric definitions are per key: another key neither inherits a type nor learns that the metric exists', async () => {
+  const metrics = fakeMetrics();
+  const a = setup({ keyId: KEY, metrics });
+  const b = setup({ keyId: OTHER, metrics });
+  const idA = a.addInference(KEY);
+  const idB = b.addInference(OTHER);
+  ok((await handleFeedback([{ id: idA, feedback: { secret_metric: true } }], a.ctx))[0]);
+  // Key B's first value for the same name is its own, of another type: accepted, no mention of A's metric.
+  ok((await handleFeedback([{ id: idB, feedback: { secret_metric: 0.5 } }], b.ctx))[0]);
+  assert.equal(err((await handleFeedback([{ id: idA, feedback: { secret_metric: 0.5 } }], a.ctx))[0]),
+    "feedback.secret_metric: metric secret_metric is boolean; got float (a metric's type is fixed by its first value)");
+  assert.deepEqual([metrics.has('secret_metric', KEY), metrics.has('secret_metric', OTHER)], [true, true]);
+});
+
+test('optimize is fixed per metric by its first value; left out, the metric keeps its direction; comments have none', async () => {
+  const s = setup();
+  const id = s.addInference();
+  const [first, clash, omitted, comment] = await handleFeedback([
+    { id, feedback: { latency_ok: 0.4, note: 'x' }, optimize: 'min' },
+    { id, feedback: { latency_ok: 0.2 }, optimize: 'max' },
+    { id, feedback: { latency_ok: 0.3 } },
+    { id, feedback: { note: 'y' }, optimize: 'max' },
+  ], s.ctx);
+  ok(first); ok(omitted); ok(comment);
+  assert.equal(err(clash), 'feedback.latency_ok: metric latency_ok is optimized "min"; got optimize "max" (a metric\'s direction is fixed by its first value; send "min" or leave optimize out)');
+  assert.deepEqual(s.rows.map((r) => [r.metric, r.optimize]), [['latency_ok', 'min'], ['note', 'min'], ['latency_ok', 'min'], ['note', 'max']]);
+  const fresh = setup();
+  const id2 = fresh.addInference();
+  ok((await handleFeedback([{ id: id2, feedback: { f: 1 } }], fresh.ctx))[0]);
+  assert.deepEqual([...fresh.metrics.defs.values()], [{ type: 'float', optimize: 'max' }], 'a new metric without optimize is "max"');
+});
+
+test('the database unavailable: per-event 503 results, never "does not exist", and the batch is still HTTP 200 material', async () => {
+  const s = setup();
+  const known = s.addInference(); // in memory (not flushed): still answerable
+  const flushed = uuidv7();
+  s.ctx.lookup = async (id) => {
+    if (id === known) return { id, keyId: KEY, servedModel: 'openai/gpt-4o', createdAt: new Date().toISOString() };
+    throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+  };
+  s.metrics.load = async () => { throw new Error('connect ECONNREFUSED'); };
+  const res = await handleFeedback([{ id: flushed, feedback: { m: 1 } }, { id: known, feedback: { m: 1 } }, { id: 'nope', feedback: {} }], s.ctx);
+  assert.equal(res.length, 3);
+  for (const r of res.slice(0, 2)) {
+    assert.ok(r.feedback_ids === null && r.error.status_code === 503, JSON.stringify(r));
+    assert.doesNotMatch(r.error.message, /does not exist/);
+    assert.match(r.error.message, /retry/);
+  }
+  assert.equal(err(res[2]), 'id must be a UUID string; got "nope"');
+  assert.equal(s.rows.length, 0);
+
+  // Types readable but a new metric cannot be claimed: that event gets 503, one with known metrics passes.
+  const t2 = setup({ metrics: fakeMetrics({ known_m: 'float' }) });
+  const id = t2.addInference();
+  t2.metrics.claim = async () => { throw new Error('database is locked'); };
+  const [a, b] = await handleFeedback([{ id, feedback: { new_m: true } }, { id, feedback: { known_m: 2 } }], t2.ctx);
+  assert.ok(a?.error?.status_code === 503);
+  ok(b);
 });

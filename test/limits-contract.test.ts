@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { GatewayError } from '../src/http/errors.ts';
+import { GatewayError } from '../src/gateway-error.ts';
 import { LimitError, fromNanos, periodEnd, periodStart, toNanos, type Limiter, type Reservation } from '../src/limits/limiter.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { openLimiter } from '../src/limits/open.ts';

@@ -81,7 +81,7 @@ test('the gateway metric set renders every metric and reads writer stats at rend
   assert.match(before, /^# TYPE gateway_writer_queue_depth gauge$/m);
   assert.doesNotMatch(before, /^gateway_writer_queue_depth /m);
   let queued = 3;
-  m.attachWriter(() => ({ queued, dropped: 1, flushed: 40, failures: 2 }));
+  m.attachWriter(() => ({ queued, queuedBytes: 0, dropped: 1, flushed: 40, failures: 2, rejected: 0, repaired: 0, salvaged: 0, consecutiveFailures: 0, lastDropAt: 0 }));
   queued = 7;
   const text = m.registry.render();
   for (const line of [
@@ -102,7 +102,8 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_writer_failures_total 2',
   ]) assert.ok(text.split('\n').includes(line), `missing: ${line}`);
   const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]} ${x[2]}`);
-  assert.equal(types.length, 14);
+  assert.equal(types.length, 19);
+  for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter']) assert.ok(types.includes(t), t);
   assert.ok(types.includes('gateway_cost_usd_total counter'));
   assert.ok(types.includes('gateway_request_duration_seconds histogram'));
 });

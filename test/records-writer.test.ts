@@ -8,7 +8,7 @@ import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
-/** A SQLite store whose batch writes throw while `down` is set and wait `delayMs` first, counting the calls. */
+/** A SQLite store whose batch writes (and ping) throw while `down` is set and wait `delayMs` first, counting the calls. */
 class FlakyStore extends SqliteStore {
   down = false;
   calls = 0;
@@ -22,6 +22,11 @@ class FlakyStore extends SqliteStore {
   override async insertFeedback(rows: FeedbackRow[]): Promise<void> {
     if (this.down) throw new Error('database unavailable');
     return super.insertFeedback(rows);
+  }
+  /** A database that is down answers nothing: the writer's probe fails too, so it backs off instead of isolating rows. */
+  override async ping(): Promise<void> {
+    if (this.down) throw new Error('database unavailable');
+    return super.ping();
   }
 }
 
@@ -39,6 +44,9 @@ const rec = (over: Partial<InferenceRecord> = {}): InferenceRecord => ({
   responseBody: null, ...over,
 });
 
+/** The writer's main counters (stats() has more: bytes, rejected, repaired ...). */
+const counts = (w: RecordWriter) => { const s = w.stats(); return { queued: s.queued, dropped: s.dropped, flushed: s.flushed, failures: s.failures }; };
+
 const count = async (s: SqliteStore): Promise<number> => (await s.listInferences({ limit: 100_000 })).length;
 
 async function until(cond: () => Promise<boolean> | boolean, ms = 3000): Promise<void> {
@@ -55,10 +63,10 @@ test('flushes full batches at once and the rest on close', async (t) => {
   const w = new RecordWriter({ store, batchSize: 5, flushMs: 60_000 });
   for (let i = 0; i < 12; i++) w.enqueue(rec());
   await until(async () => (await count(store)) === 10);
-  assert.deepEqual(w.stats(), { queued: 2, dropped: 0, flushed: 10, failures: 0 });
+  assert.deepEqual(counts(w), { queued: 2, dropped: 0, flushed: 10, failures: 0 });
   await w.close();
   assert.equal(await count(store), 12);
-  assert.deepEqual(w.stats(), { queued: 0, dropped: 0, flushed: 12, failures: 0 });
+  assert.deepEqual(counts(w), { queued: 0, dropped: 0, flushed: 12, failures: 0 });
   w.enqueue(rec()); // after close: counted, never thrown
   assert.equal(w.stats().dropped, 1);
 });
@@ -95,7 +103,7 @@ test('a flush writes what was queued when it was called, not the records that ke
   await Promise.all([running, second]);
   assert.equal(await count(store), 9);
   assert.equal(store.calls, 3);
-  assert.deepEqual(w.stats(), { queued: 0, dropped: 0, flushed: 9, failures: 0 });
+  assert.deepEqual(counts(w), { queued: 0, dropped: 0, flushed: 9, failures: 0 });
 });
 
 test('a failing store: memory stays bounded, drops are counted (oldest first), then it recovers', async (t) => {
@@ -164,21 +172,28 @@ test('unwritten ids answer before the flush (queued or in the batch being writte
   await w.close();
 });
 
-test('feedback rows are written; invalid records are dropped at enqueue without throwing', async (t) => {
+test('feedback rows are written; records with values no column can hold are repaired at enqueue, stored and flagged', async (t) => {
   const store = await flaky();
   t.after(() => store.close());
   const errors: unknown[] = [];
   const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, onError: (e) => errors.push(e) });
   const r = rec();
   w.enqueue(r);
-  w.enqueue(rec({ costUsd: 'twelve' }));
-  w.enqueue(rec({ createdAt: 'yesterday' }));
+  const badCost = rec({ costUsd: 'twelve' });
+  const badTime = rec({ createdAt: 'yesterday' });
+  w.enqueue(badCost);
+  w.enqueue(badTime);
   w.enqueueFeedback([{ id: uuidv7(), inferenceId: r.id, keyId: 'k', metric: 'thumbs', type: 'boolean', value: 'true', reason: null,
     tags: {}, optimize: 'max', createdAt: new Date().toISOString() }]);
-  assert.equal(w.stats().dropped, 2);
-  assert.equal(errors.length, 2);
+  assert.equal(w.stats().repaired, 2);
+  assert.equal(errors.length, 1, 'reported once per 10 s, with a count');
+  assert.match(String(errors[0]), /1 record\(s\) had values no column can hold/);
   await w.close();
-  assert.deepEqual(w.stats(), { queued: 0, dropped: 2, flushed: 2, failures: 0 });
+  assert.deepEqual(counts(w), { queued: 0, dropped: 0, flushed: 4, failures: 0 });
+  const stored = new Map((await store.listInferences({ limit: 10 })).map((x) => [x.id, x]));
+  assert.equal(stored.get(badCost.id)?.costUsd, '0');
+  assert.deepEqual(stored.get(badCost.id)?.extra, { repaired: { costUsd: 'twelve' } });
+  assert.deepEqual(stored.get(badTime.id)?.extra, { repaired: { createdAt: 'yesterday' } });
   const stats = await store.feedbackStats({ since: '2000-01-01T00:00:00Z', until: '2100-01-01T00:00:00Z' });
   assert.deepEqual(stats.map((x) => [x.model, x.metric, x.count, x.rate]), [['openai/m', 'thumbs', 1, 1]]);
 });
@@ -195,4 +210,78 @@ test('close gives up after its timeout on a dead store and counts what was lost'
   const s = w.stats();
   assert.deepEqual([s.queued, s.dropped, s.flushed], [0, 7, 0]);
   assert.ok(s.failures >= 2, 'retried during close');
+});
+
+test('the queue is bounded by bytes too: with full bodies logged, an outage drops the oldest rows, counted, and memory stays under the bound', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  store.down = true;
+  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 20, maxQueue: 1_000_000, maxQueueBytes: 1024 * 1024, maxBackoffMs: 40 });
+  t.after(async () => { store.down = false; await w.close(500); });
+  const body = 'b'.repeat(50_000); // about 100 KB a record with request and response logged
+  const recs = Array.from({ length: 60 }, () => rec({ requestBody: body, responseBody: body }));
+  for (const r of recs) w.enqueue(r);
+  const s = w.stats();
+  assert.ok(s.queuedBytes <= 1024 * 1024, `queued ${s.queuedBytes} bytes`);
+  assert.equal(s.queued + s.dropped, 60);
+  assert.ok(s.dropped >= 49, `dropped ${s.dropped}`);
+  // The newest survive (oldest first out), and are written when the store is back.
+  store.down = false;
+  await w.flush();
+  const stored = new Set((await store.listInferences({ limit: 100 })).map((r) => r.id));
+  assert.equal(stored.size, s.queued);
+  for (const r of recs.slice(60 - s.queued)) assert.ok(stored.has(r.id));
+});
+
+test('a failing records lane does not hold the feedback lane back', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, maxBackoffMs: 60_000 });
+  t.after(() => w.close(200));
+  // Records fail (an outage of their table only), feedback is accepted.
+  store.insertInferences = async () => { throw Object.assign(new Error('could not extend file'), { code: '53100' }); };
+  w.enqueue(rec());
+  w.enqueueFeedback([{ id: uuidv7(), inferenceId: uuidv7(), keyId: 'k', metric: 'm', type: 'float', value: '1', reason: null, tags: {}, optimize: 'max', createdAt: new Date().toISOString() }]);
+  await w.flush();
+  const s = w.stats();
+  assert.deepEqual([s.queued, s.flushed, s.failures, s.dropped], [1, 1, 1, 0]);
+});
+
+test('an unclassified write error while the database does not even answer a ping is an outage: rows kept, back-off, no hang', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, maxBackoffMs: 60_000 });
+  t.after(() => w.close(200));
+  store.insertInferences = async () => { throw new Error('something odd'); };
+  store.ping = () => new Promise(() => {}); // a blackholed host: no answer at all
+  w.enqueue(rec()); w.enqueue(rec());
+  const t0 = Date.now();
+  await w.flush();
+  assert.ok(Date.now() - t0 < 5000, 'the probe gives up after 2 s');
+  const s = w.stats();
+  assert.deepEqual([s.queued, s.dropped, s.rejected, s.consecutiveFailures], [2, 0, 0, 1]);
+});
+
+test('an outage met while isolating a refused batch puts back exactly the unwritten rows, in order, once', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  const w = new RecordWriter({ store, batchSize: 100, flushMs: 60_000, maxBackoffMs: 60_000 });
+  t.after(() => w.close(200));
+  const recs = [rec(), rec(), rec(), rec()];
+  let call = 0;
+  const real = SqliteStore.prototype.insertInferences.bind(store);
+  store.insertInferences = async (b) => {
+    call++;
+    if (call === 1) throw Object.assign(new Error('value out of range'), { code: '22003' }); // a row error: isolate
+    if (call === 2) return real(b);                                                           // first half lands
+    throw Object.assign(new Error('connection lost'), { code: '08006' });                     // then an outage
+  };
+  for (const r of recs) w.enqueue(r);
+  await w.flush();
+  const s = w.stats();
+  assert.deepEqual([s.queued, s.flushed, s.dropped, s.rejected], [2, 2, 0, 0]);
+  store.insertInferences = real;
+  void w.close(1000); // retries at once, past the back-off
+  await until(async () => (await count(store)) === 4);
+  assert.equal(w.stats().flushed, 4, 'each row written once');
 });

@@ -10,11 +10,12 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { claimMetricDefs, loadMetricDefs } from '../src/feedback/metric-store.ts';
 import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../src/store/migrations.ts';
 import { openStore } from '../src/store/open.ts';
 import { PostgresStore } from '../src/store/postgres.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
-import type { FeedbackRow, InferenceRecord, KeyRecord, Store } from '../src/store/types.ts';
+import type { FeedbackRow, InferenceRecord, KeyRecord, MetricType, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -137,13 +138,18 @@ for (const b of backends) {
       assert.deepEqual(await store.usage({ since: '2025-01-01T00:00:00.000Z', until: '2025-02-01T00:00:00.000Z', groupBy: 'day' }), []);
     });
 
-    test('metrics: the type is fixed on first use', async () => {
-      assert.equal(await store.ensureMetric('quality.accuracy', 'float'), 'float');
-      assert.equal(await store.ensureMetric('quality.accuracy', 'boolean'), 'float');
-      assert.equal(await store.ensureMetric('thumbs', 'boolean'), 'boolean');
-      const types = await store.getMetricTypes(['quality.accuracy', 'thumbs', 'unknown']);
-      assert.deepEqual([...types.entries()].sort(), [['quality.accuracy', 'float'], ['thumbs', 'boolean']]);
-      assert.equal((await store.getMetricTypes([])).size, 0);
+    test('metric definitions: fixed on first use, per scope (key), with the optimize direction', async () => {
+      const def = async (scope: string, metric: string, type: MetricType, optimize: 'max' | 'min' | null) =>
+        (await claimMetricDefs(store.sql, scope, [{ metric, type, optimize }])).get(metric);
+      assert.deepEqual(await def('k1', 'quality.accuracy', 'float', 'min'), { type: 'float', optimize: 'min' });
+      assert.deepEqual(await def('k1', 'quality.accuracy', 'boolean', 'max'), { type: 'float', optimize: 'min' });
+      // Another key's first value is its own: it neither sees nor inherits k1's definition.
+      assert.deepEqual(await def('k2', 'quality.accuracy', 'boolean', 'max'), { type: 'boolean', optimize: 'max' });
+      assert.deepEqual(await def('k1', 'note', 'comment', null), { type: 'comment', optimize: null });
+      const k1 = await loadMetricDefs(store.sql, 'k1', ['quality.accuracy', 'note', 'unknown']);
+      assert.deepEqual([...k1.entries()].sort(), [['note', { type: 'comment', optimize: null }], ['quality.accuracy', { type: 'float', optimize: 'min' }]]);
+      assert.equal((await loadMetricDefs(store.sql, 'k3', ['quality.accuracy'])).size, 0);
+      assert.equal((await loadMetricDefs(store.sql, 'k1', [])).size, 0);
     });
 
     test('feedbackStats joins by served model: count, mean, rate and the time window', async () => {
@@ -205,6 +211,24 @@ for (const b of backends) {
       assert.equal(got.requestBody, stored);
       assert.deepEqual(got.metadata, { note: odd }, 'metadata is JSON text: escapes keep it exact');
       await store.insertInferences([r]); // idempotent
+    });
+
+    test('sql runner: the same ? placeholders, row counts and transactions on both backends', async () => {
+      const q = store.sql;
+      assert.equal(q.dialect, b.name);
+      await q.run('CREATE TABLE IF NOT EXISTS runner_probe (k TEXT PRIMARY KEY, v INTEGER NOT NULL, note TEXT)');
+      assert.equal(await q.run('INSERT INTO runner_probe (k, v, note) VALUES (?, ?, ?)', ['a', 1, "it's ? here"]), 1);
+      // A `?` inside a string literal is text, not a parameter.
+      assert.equal(await q.run("INSERT INTO runner_probe (k, v, note) VALUES ('b?', ?, 'why?')", [2]), 1);
+      const rows = await q.all('SELECT k, v, note FROM runner_probe WHERE v >= ? ORDER BY k', [1]);
+      assert.deepEqual(rows.map((r) => [r.k, Number(r.v), r.note]), [['a', 1, "it's ? here"], ['b?', 2, 'why?']]);
+      await assert.rejects(q.tx(async (t) => {
+        await t.run('UPDATE runner_probe SET v = ? WHERE k = ?', [10, 'a']);
+        throw new Error('roll back');
+      }), /roll back/);
+      assert.equal(Number((await q.all('SELECT v FROM runner_probe WHERE k = ?', ['a']))[0]!.v), 1);
+      assert.equal(await q.tx(async (t) => t.run('UPDATE runner_probe SET v = v + 1')), 2);
+      await q.run('DROP TABLE runner_probe');
     });
 
     test('close', async () => { await store.close(); });

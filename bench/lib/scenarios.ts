@@ -44,7 +44,8 @@ function messages(model: string, stream: boolean): RequestSpec {
   return { path: '/v1/messages', body: JSON.stringify(body), wire: 'messages' };
 }
 
-const CLAUDE = 'anthropic/claude-3-5-haiku-20241022';
+// A current model (claude-3-5-haiku-20241022 was retired on 2026-02-19 and is refused by the catalog).
+const CLAUDE = 'anthropic/claude-haiku-4-5-20251001';
 const GPT = 'openai/gpt-4o-mini';
 
 export const SCENARIOS: readonly Scenario[] = [

@@ -24,7 +24,7 @@ function openaiChunk(delta: object, finish: string | null): object {
 }
 
 // Each element is written with its own res.write so a pass-through can stream it on.
-const openaiStream: Buffer[] = [
+export const openaiStream: Buffer[] = [
   sse(openaiChunk({ role: 'assistant', content: '' }, null)),
   ...WORDS.map((w) => sse(openaiChunk({ content: w }, null))),
   sse(openaiChunk({}, 'stop')),
@@ -34,13 +34,13 @@ const openaiStream: Buffer[] = [
 ].map((s) => Buffer.from(s));
 
 const anthropicJson = Buffer.from(JSON.stringify({
-  id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-3-5-haiku-20241022',
+  id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001',
   content: [{ type: 'text', text: WORDS.join('') }], stop_reason: 'end_turn', stop_sequence: null,
   usage: { input_tokens: 8, output_tokens: WORDS.length },
 }));
 
-const anthropicStream: Buffer[] = [
-  sse({ type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-3-5-haiku-20241022',
+export const anthropicStream: Buffer[] = [
+  sse({ type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001',
     content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 8, output_tokens: 1 } } }, 'message_start'),
   sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
   ...WORDS.map((w) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } }, 'content_block_delta')),

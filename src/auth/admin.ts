@@ -1,7 +1,7 @@
 // Key administration (create, list, revoke) shared by the `keys` command and the admin API: input is
 // validated into a KeyRecord here, and the public view never carries the hash.
 import { decimalFromNumber, formatDecimal, isDecimalString } from '../catalog/decimal.ts';
-import { invalidParam } from '../http/errors.ts';
+import { invalidParam } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { generateKey } from './keys.ts';
 
@@ -46,6 +46,8 @@ function budget(v: string | number, param: string): string {
 export function validateCreateKey(input: CreateKeyInput, now: number = Date.now()): Omit<KeyRecord, 'id' | 'hash'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw invalidParam('name', 'name is required (1 to 200 characters)');
+  // Control characters make a name unprintable in lists and logs, and PostgreSQL text cannot hold NUL at all.
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalidParam('name', 'name must not contain control characters');
   let expiresAt: string | null = null;
   if (input.expires_at !== undefined) {
     const t = typeof input.expires_at === 'string' ? Date.parse(input.expires_at) : Number.NaN;
@@ -103,4 +105,30 @@ export class KeyAdmin {
     if (done) await this.#onChange();
     return done;
   }
+}
+
+/** Editable fields of a key (dashboard and admin API): absent means unchanged, null clears the limit. */
+export type KeyPatch = {
+  name?: string; expires_at?: string | null; allowed_models?: string[]; budget_usd?: string | number | null;
+  budget_period?: BudgetPeriod | null; rpm_limit?: number | null; tpm_limit?: number | null;
+};
+
+/** The key after `patch`, validated by the same rules as a new key (a new expiry must lie in the future). */
+export function applyKeyPatch(cur: KeyRecord, patch: KeyPatch, now: number = Date.now()): KeyRecord {
+  const pick = <T>(v: T | undefined, old: T): T => (v === undefined ? old : v);
+  const input: CreateKeyInput = { name: pick(patch.name, cur.name), allowed_models: pick(patch.allowed_models, cur.allowedModels) };
+  const budgetUsd = pick(patch.budget_usd, cur.budgetUsd);
+  if (budgetUsd !== null) input.budget_usd = budgetUsd;
+  const period = pick(patch.budget_period, cur.budgetPeriod);
+  if (period !== null && (budgetUsd !== null || patch.budget_period !== undefined)) input.budget_period = period;
+  const rpm = pick(patch.rpm_limit, cur.rpmLimit);
+  if (rpm !== null) input.rpm_limit = rpm;
+  const tpm = pick(patch.tpm_limit, cur.tpmLimit);
+  if (tpm !== null) input.tpm_limit = tpm;
+  if (patch.expires_at !== undefined && patch.expires_at !== null) input.expires_at = patch.expires_at;
+  const v = validateCreateKey(input, now);
+  return {
+    ...cur, name: v.name, allowedModels: v.allowedModels, budgetUsd: v.budgetUsd, budgetPeriod: v.budgetPeriod, rpmLimit: v.rpmLimit,
+    tpmLimit: v.tpmLimit, expiresAt: patch.expires_at === undefined ? cur.expiresAt : v.expiresAt,
+  };
 }

@@ -1,6 +1,6 @@
 // The `keys` command: create, list and revoke API keys against the configured store.
 // Exit codes: 0 done, 1 the operation failed (bad value, unknown key), 2 usage error.
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { Store } from '../store/types.ts';
 import { BUDGET_PERIODS, KeyAdmin, type BudgetPeriod, type CreateKeyInput, type PublicKey } from './admin.ts';
 

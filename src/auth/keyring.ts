@@ -1,6 +1,6 @@
 // The in-memory key cache the request path authenticates against: loaded from the store at start,
 // refreshed on an interval and after admin operations, so no request ever waits on the database.
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { compileModelPatterns, constantTimeEqual, keyMatchesHash, parsePresentedKey } from './keys.ts';
 
@@ -11,7 +11,12 @@ import { compileModelPatterns, constantTimeEqual, keyMatchesHash, parsePresented
 type Entry = {
   record: KeyRecord; allows: (modelId: string) => boolean; hash: string; revokedAtMs: number; expiresAtMs: number;
   verified: string | null;
+  /** Hashes of a rotated key's previous secrets, each accepted until its instant (the rotation's grace period). */
+  grace: Array<{ hash: string; untilMs: number }>;
 };
+
+/** A rotated key's previous hash and when it stops working (the dashboard keeps them: src/dashboard/keys-data.ts). */
+export type GraceHash = { keyId: string; hash: string; validUntil: string };
 
 const instant = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
 
@@ -20,6 +25,8 @@ export type KeyRingOptions = {
   touchFlushMs?: number;    // write last-used times this often (default 10 s)
   now?: () => number;       // clock, for tests
   onError?: (what: 'refresh' | 'touch', err: unknown) => void;
+  /** Previous hashes of rotated keys, loaded with every refresh (none when absent). */
+  graceHashes?: () => Promise<GraceHash[]>;
 };
 
 // One message for every rejected key so a caller learns nothing about which keys exist; the key is never echoed.
@@ -27,7 +34,7 @@ const INVALID = 'Invalid API key. Check the key, or ask the gateway operator for
 
 export class KeyRing {
   readonly #store: Store;
-  readonly #opts: Required<Omit<KeyRingOptions, 'onError'>> & Pick<KeyRingOptions, 'onError'>;
+  readonly #opts: Required<Omit<KeyRingOptions, 'onError' | 'graceHashes'>> & Pick<KeyRingOptions, 'onError' | 'graceHashes'>;
   #entries = new Map<string, Entry>();
   #touched = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
@@ -36,7 +43,7 @@ export class KeyRing {
 
   constructor(store: Store, opts: KeyRingOptions = {}) {
     this.#store = store;
-    this.#opts = { refreshMs: opts.refreshMs ?? 30_000, touchFlushMs: opts.touchFlushMs ?? 10_000, now: opts.now ?? Date.now, onError: opts.onError };
+    this.#opts = { refreshMs: opts.refreshMs ?? 30_000, touchFlushMs: opts.touchFlushMs ?? 10_000, now: opts.now ?? Date.now, onError: opts.onError, graceHashes: opts.graceHashes };
   }
 
   /** Loads every key (failing start-up if the store is unreachable) and starts the background timers. */
@@ -48,16 +55,36 @@ export class KeyRing {
     this.#timers.push(refresh, flush);
   }
 
+  /** Applies a new auth.key_refresh_ms (config reload): the refresh timer restarts at the new period. */
+  setRefreshMs(ms: number): void {
+    if (ms === this.#opts.refreshMs) return;
+    this.#opts.refreshMs = ms;
+    const old = this.#timers[0];
+    if (old === undefined) return; // not started: start() uses the new period
+    clearInterval(old);
+    const refresh = setInterval(() => { this.refresh().catch((e: unknown) => this.#opts.onError?.('refresh', e)); }, ms);
+    refresh.unref();
+    this.#timers[0] = refresh;
+  }
+
+  get refreshMs(): number { return this.#opts.refreshMs; }
+
   /** Swaps in a freshly loaded key map; on error the previous map stays in use. */
   async refresh(): Promise<void> {
     const records = await this.#store.listKeys();
+    const grace = new Map<string, Entry['grace']>();
+    for (const g of (await this.#opts.graceHashes?.()) ?? []) {
+      const list = grace.get(g.keyId) ?? [];
+      list.push({ hash: g.hash.toLowerCase(), untilMs: Date.parse(g.validUntil) });
+      grace.set(g.keyId, list);
+    }
     const next = new Map<string, Entry>();
     for (const r of records) {
       const hash = r.hash.toLowerCase();
       const prev = this.#entries.get(r.id);
       next.set(r.id, {
         record: r, allows: compileModelPatterns(r.allowedModels), hash, revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt),
-        verified: prev?.hash === hash ? prev.verified : null,
+        verified: prev?.hash === hash ? prev.verified : null, grace: grace.get(r.id) ?? [],
       });
     }
     this.#entries = next;
@@ -105,9 +132,13 @@ export class KeyRing {
    */
   #matches(entry: Entry, key: string): boolean {
     if (entry.verified !== null && constantTimeEqual(key, entry.verified)) return true;
-    if (!keyMatchesHash(key, entry.hash)) return false;
-    entry.verified = key;
-    return true;
+    if (keyMatchesHash(key, entry.hash)) {
+      entry.verified = key;
+      return true;
+    }
+    if (entry.grace.length === 0) return false;
+    const now = this.#opts.now();
+    return entry.grace.some((g) => g.untilMs > now && keyMatchesHash(key, g.hash));
   }
 
   /** Throws model_not_allowed (403) when the key's allowed-model globs do not cover `modelId`. */

@@ -1,12 +1,17 @@
 // Turns the validated raw documents into the compiled Config: providers with their mapping closures,
 // the model index, fallbacks and server settings. Runs once per load; never on the request path.
-import { PRICE_FIELDS, type CatalogModel, type Pricing } from '../catalog/types.ts';
-import type { WireFormat } from '../formats/codec.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import { compileCatalog, type ProviderModels } from '../catalog/compile-catalog.ts';
+import { configVersion, type CatalogOverlay } from '../catalog/overlay.ts';
+import type { ModelOverride } from '../catalog/overrides.ts';
+import { compileCatalogSettings } from '../catalog/settings.ts';
+import type { ClientFormat, WireFormat } from '../formats/codec.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { DEFAULT_FEEDBACK_LIMITS } from '../feedback/limits.ts';
 import type { RawConfig, RawProvider } from './load.ts';
-import type { Config, ModelEntry, Provider, UpstreamAuth } from './types.ts';
+import type { Config, Provider, UpstreamAuth } from './types.ts';
 import type { Env } from './env.ts';
+import { compileRouterSettings } from '../router/settings.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
@@ -20,7 +25,8 @@ const DEFAULT_PATHS: Record<WireFormat, { chat: string | null; embeddings: strin
   'bedrock-converse': { chat: null, embeddings: null },
 };
 
-export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
+/** `overlay`: the catalog refresh overlay in force (src/catalog/overlay.ts); its version is part of the config version. */
+export function compileConfig(raw: RawConfig, env: Env = process.env, overlay: CatalogOverlay | null = null): Config {
   const g = raw.gateway;
   const server = obj(g.server);
   const auth = obj(g.auth);
@@ -32,26 +38,21 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
   const reload = obj(g.reload);
 
   const providers = new Map<string, Provider>();
-  const models = new Map<string, ModelEntry>();
-  const byName = new Map<string, string[]>();
+  const catalogInputs: Array<ProviderModels<Provider>> = [];
   for (const p of raw.providers) {
     if (p.doc.enabled === false) continue;
     const provider = compileProvider(p.doc, p.file);
     providers.set(provider.id, provider);
-    const overrides = p.doc.model_overrides ?? {};
-    const all = [...(p.catalog?.models ?? []).map((m) => m as unknown as CatalogModel), ...(p.doc.models ?? []).map(withDefaults)];
-    for (const m of all) {
-      const o = overrides[m.name];
-      if (o?.enabled === false) continue;
-      const id = `${provider.id}/${m.name}`;
-      models.set(id, { id, provider, upstream: o?.upstream ?? m.upstream ?? m.name, model: m });
-      const list = byName.get(m.name);
-      if (list) list.push(id); else byName.set(m.name, [id]);
-    }
+    catalogInputs.push({
+      provider, id: provider.id, catalog: (p.catalog?.models ?? []) as unknown as CatalogModel[], handWritten: p.doc.models ?? [],
+      overrides: (p.doc.model_overrides ?? {}) as Record<string, ModelOverride>, allowUnpriced: p.doc.allow_unpriced === true,
+    });
   }
+  // The model index (offers, canonical models, aliases, retirements): src/catalog/compile-catalog.ts.
+  const { models, byName, index: catalog } = compileCatalog(catalogInputs, overlay);
 
   return {
-    version: raw.hash,
+    version: configVersion(raw.hash, overlay),
     loadedAt: new Date().toISOString(),
     files: raw.files,
     dir: raw.dir,
@@ -84,6 +85,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
         batchSize: pick(writer, 'batch_size', 1000),
         flushMs: pick(writer, 'flush_ms', 250),
         maxQueue: pick(writer, 'max_queue', 50_000),
+        maxQueueBytes: pick(writer, 'max_queue_bytes', 256 * 1024 * 1024),
       },
     },
     upstream: {
@@ -103,6 +105,9 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
       },
     },
     reload: { watch: pick(reload, 'watch', true), debounceMs: pick(reload, 'debounce_ms', 200) },
+    dashboard: compileDashboard(obj(g.dashboard)),
+    router: compileRouterSettings(g.router),
+    responses: { retentionMs: Math.round(pick(obj(g.responses), 'retention_days', 30) * 86_400_000) },
     workers: {
       threads: pick(workers, 'threads', 1),
       convertThresholdBytes: pick(workers, 'convert_threshold_bytes', 147_456), // bench/convert-threshold.ts
@@ -111,8 +116,23 @@ export function compileConfig(raw: RawConfig, env: Env = process.env): Config {
     providers,
     models,
     byName,
+    catalog,
+    catalogSettings: compileCatalogSettings(g.catalog),
     fallbacks: new Map(Object.entries((g.fallbacks ?? {}) as Record<string, string[]>)),
     listingCache: new Map(),
+  };
+}
+
+function compileDashboard(d: Obj): Config['dashboard'] {
+  const r = obj(d.retention);
+  return {
+    enabled: pick(d, 'enabled', true),
+    sessionIdleMs: pick(d, 'session_idle_minutes', 60) * 60_000,
+    sessionAbsoluteMs: pick(d, 'session_absolute_hours', 12) * 3_600_000,
+    trustProxy: pick(d, 'trust_proxy', false),
+    rotationGraceMs: pick(d, 'rotation_grace_hours', 24) * 3_600_000,
+    tailPollMs: pick(d, 'tail_poll_ms', 2000),
+    retention: { recordsDays: pick<number | null>(r, 'records_days', null), bodiesDays: pick<number | null>(r, 'bodies_days', null) },
   };
 }
 
@@ -142,42 +162,24 @@ function compileProvider(doc: RawProvider, file: string): Provider {
       embeddings: pick(paths, 'embeddings', DEFAULT_PATHS[format].embeddings),
       passthrough: pick(paths, 'passthrough', null),
     },
+    // paths.responses: this provider also serves the Responses API, relayed as is rather than translated.
+    native: typeof paths.responses === 'string' ? { 'openai-responses': paths.responses } : {},
     modelInBody: pick(doc, 'model_in_body', true),
     forwardHeaders: ((doc.forward_headers ?? []) as string[]).map((h) => h.toLowerCase()).filter((h) => !NEVER_FORWARD.has(h)),
+    forwardQuery: compileForwardQuery(doc.forward_query, doc.query, auth),
     mapping: compileMapping(doc.mappings ?? []),
     mappingRows: doc.mappings ?? [],
     file,
   };
 }
 
+/** forward_query entries (a name, or {name, from}); the provider's own query and auth parameters are never taken from a client. */
+function compileForwardQuery(raw: unknown, own: unknown, auth: UpstreamAuth): Provider['forwardQuery'] {
+  const fixed = new Set([...Object.keys((own ?? {}) as object), ...(auth.type === 'query' ? [auth.name] : [])]);
+  return ((raw ?? []) as Array<string | { name: string; from?: ClientFormat[] }>)
+    .map((f) => (typeof f === 'string' ? { name: f, from: [] } : { name: f.name, from: f.from ?? [] }))
+    .filter((f) => !fixed.has(f.name));
+}
+
 /** Credentials and hop-by-hop headers are never relayed, whatever a provider file says. */
 const NEVER_FORWARD = new Set(['authorization', 'x-api-key', 'api-key', 'cookie', 'host', 'content-length', 'connection', 'x-goog-api-key']);
-
-const EPOCH = '1970-01-01T00:00:00+00:00';
-
-/** Hand-written models may leave fields out; unknown dates are the epoch and prices are "0" (free/local). */
-function withDefaults(m: Record<string, unknown>): CatalogModel {
-  const price = (k: string): string => ((m.pricing as Record<string, string> | undefined)?.[k]) ?? '0';
-  const caps = obj(m.capabilities);
-  const mods = obj(m.modalities);
-  const added = pick(m, 'added_at', EPOCH);
-  return {
-    name: m.name as string,
-    ...(m.upstream ? { upstream: m.upstream as string } : {}),
-    ...(m.display_name ? { display_name: m.display_name as string } : {}),
-    created: Math.floor(Date.parse(added) / 1000),
-    added_at: added,
-    updated_at: pick(m, 'updated_at', added),
-    reliability_tier: pick(m, 'reliability_tier', 1),
-    context_window: pick(m, 'context_window', 8192),
-    max_completion_tokens: pick(m, 'max_completion_tokens', 4096),
-    modalities: { input: pick(mods, 'input', ['text']), output: pick(mods, 'output', ['text']) },
-    capabilities: {
-      tools: pick(caps, 'tools', false), vision: pick(caps, 'vision', false),
-      reasoning: pick(caps, 'reasoning', false), structured_output: pick(caps, 'structured_output', false),
-      prompt_caching: pick(caps, 'prompt_caching', false),
-    },
-    pricing: Object.fromEntries(PRICE_FIELDS.map((k) => [k, price(k)])) as Pricing,
-    ...(m.cache_min_tokens !== undefined ? { cache_min_tokens: m.cache_min_tokens as number } : {}),
-  };
-}

@@ -52,3 +52,32 @@ export function substituteDeep(v: unknown, env: Env): unknown {
 /** `<PROVIDER>_BASE_URL` / `<PROVIDER>_API_KEY` names for a provider id (upper case, '-' as '_'). */
 export const providerEnvName = (id: string, suffix: 'BASE_URL' | 'API_KEY'): string =>
   `${id.toUpperCase().replace(/-/g, '_')}_${suffix}`;
+
+/** A version path segment as providers' base URLs end in: v1, v1beta, v2alpha1... */
+const VERSION_SEGMENT = /\/v\d+(?:(?:alpha|beta)\d*)?$/;
+
+/**
+ * A `<PROVIDER>_BASE_URL` value -> the base URL requests go to, accepting each vendor's client
+ * convention: the Anthropic SDK and Claude Code read ANTHROPIC_BASE_URL as the address without the
+ * version (they add /v1/messages), Google's SDKs likewise (they add /v1beta), while OpenAI's SDK
+ * reads OPENAI_BASE_URL with /v1 (it adds /chat/completions). Either form works: when the YAML
+ * base_url ends in a version segment and the value does not, that segment is added to an
+ * Anthropic- or Gemini-format value, and to any value that is a bare origin (an OpenAI-compatible
+ * server at `http://host:port`). A value with a path of its own in the OpenAI convention is the
+ * full base, as OpenAI's SDK takes it.
+ */
+export function providerBaseUrl(value: string, yamlBaseUrl: string, format: string): string {
+  const trimmed = value.replace(/\/+$/, '');
+  let yamlPath: string;
+  let path: string;
+  try {
+    yamlPath = new URL(yamlBaseUrl).pathname.replace(/\/+$/, '');
+    path = new URL(trimmed).pathname.replace(/\/+$/, '');
+  } catch {
+    return value; // not a URL: the loader reports it against the provider file
+  }
+  const version = VERSION_SEGMENT.exec(yamlPath)?.[0];
+  if (version === undefined || VERSION_SEGMENT.test(path)) return trimmed;
+  const sdkAddsVersion = format === 'anthropic-messages' || format === 'gemini';
+  return sdkAddsVersion || path === '' ? `${trimmed}${version}` : trimmed;
+}

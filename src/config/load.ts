@@ -4,11 +4,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { substituteDeep, providerEnvName, type Env } from './env.ts';
+import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './env.ts';
 import { validatorFor } from './schemas.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
+import { ADMIN_KEY_MIN_LENGTH } from '../auth/admin-key.ts';
+import { checkRouterConfig } from '../router/policy.ts';
 
 export type ConfigProblem = { file: string; path: string; message: string };
 
@@ -98,14 +100,16 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     providers.push({ file: pfile, doc, catalog, catalogFile });
   }
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
+  if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
+  if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   if (problems.length > 0) throw new ConfigError(problems);
   return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16) };
 }
 
-/** `<PROVIDER>_BASE_URL` and `<PROVIDER>_API_KEY` win over the YAML. */
+/** `<PROVIDER>_BASE_URL` (in the vendor's client convention, see providerBaseUrl) and `<PROVIDER>_API_KEY` win over the YAML. */
 function applyProviderEnv(doc: RawProvider, env: Env): void {
   const url = env[providerEnvName(doc.id, 'BASE_URL')];
-  if (url) doc.base_url = url;
+  if (url) doc.base_url = providerBaseUrl(url, doc.base_url, String(doc.format));
   const key = env[providerEnvName(doc.id, 'API_KEY')];
   if (key) doc.api_key = key;
 }
@@ -128,6 +132,17 @@ function checkProvider(doc: RawProvider, file: string): ConfigProblem[] {
     out.push({ file, path: '/auth/transform', message: `unknown transform "${auth.transform}" (known: ${TRANSFORM_NAMES.join(', ')})` });
   }
   return out;
+}
+
+/** A short admin key is refused at load (start, reload and `check`): it guards key management for every tenant. */
+function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string): ConfigProblem[] {
+  const inFile = ((gateway.auth ?? {}) as { admin_key?: string }).admin_key;
+  const key = inFile || env.GATEWAY_ADMIN_KEY || '';
+  if (key === '' || key.length >= ADMIN_KEY_MIN_LENGTH) return [];
+  return [{
+    file: inFile ? file : 'environment', path: inFile ? '/auth/admin_key' : 'GATEWAY_ADMIN_KEY',
+    message: `the admin key is ${key.length} characters; it must be at least ${ADMIN_KEY_MIN_LENGTH} (generate one with: openssl rand -hex 32), or empty to disable the admin API`,
+  }];
 }
 
 function checkFallbacks(gateway: Record<string, unknown>, providers: RawConfig['providers'], file: string): ConfigProblem[] {

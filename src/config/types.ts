@@ -1,9 +1,17 @@
 // The compiled configuration: plain objects and closures built once per load; the request path reads only these.
-import type { CatalogModel } from '../catalog/types.ts';
-import type { WireFormat } from '../formats/codec.ts';
+import type { ModelIndex, Offer } from '../catalog/model-index.ts';
+import type { CatalogSettings } from '../catalog/settings.ts';
+import type { ClientFormat, WireFormat } from '../formats/codec.ts';
+import type { RouterSettings } from '../router/settings.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 
 export type LogBodies = 'none' | 'metadata' | 'full';
+
+/** dashboard.* (docs/dashboard.md): sessions, proxy trust, rotation grace, live tail and retention. */
+export type DashboardSettings = {
+  enabled: boolean; sessionIdleMs: number; sessionAbsoluteMs: number; trustProxy: boolean; rotationGraceMs: number; tailPollMs: number;
+  retention: { recordsDays: number | null; bodiesDays: number | null };
+};
 
 export type ServerSettings = {
   host: string; port: number; legacyPrefix: string; bodyLimitBytes: number; jsonMaxDepth: number;
@@ -36,22 +44,24 @@ export type Provider = {
   headers: Record<string, string>;
   query: string;
   paths: { chat: string | null; embeddings: string | null; passthrough: string | null };
+  /** Client formats the provider also serves itself, with their paths: such requests are relayed, not translated. */
+  native: Partial<Record<ClientFormat, string>>;
   modelInBody: boolean;
   /** Lower-cased client header names relayed upstream (never credentials). */
   forwardHeaders: string[];
+  /**
+   * Client query parameters relayed upstream (forward_query): relayed on pass-through, and on
+   * translation from the client formats in `from`. Never the provider's own query or auth parameter.
+   */
+  forwardQuery: ReadonlyArray<{ name: string; from: readonly ClientFormat[] }>;
   mapping: CompiledMapping;
   /** The declared rows `mapping` was compiled from: plain data, so a worker thread can compile them too. */
   mappingRows: readonly MappingRow[];
   file: string;
 };
 
-/** One servable model: the catalog record plus the provider that serves it. */
-export type ModelEntry = {
-  id: string;               // provider/name
-  provider: Provider;
-  upstream: string;
-  model: CatalogModel;
-};
+/** One servable model: the catalog's offer (src/catalog/model-index.ts documents each field) plus the provider that serves it. */
+export type ModelEntry = Offer & { provider: Provider };
 
 export type Config = {
   version: string;          // content hash of every file read
@@ -63,15 +73,24 @@ export type Config = {
   auth: { enabled: boolean; adminKey: string; modelsPublic: boolean; keyRefreshMs: number };
   storage: {
     sqlitePath: string; databaseUrl: string; redisUrl: string; redisFailOpen: boolean; logBodies: LogBodies;
-    writer: { batchSize: number; flushMs: number; maxQueue: number };
+    writer: { batchSize: number; flushMs: number; maxQueue: number; maxQueueBytes: number };
   };
   upstream: UpstreamSettings;
   reload: { watch: boolean; debounceMs: number };
+  dashboard: DashboardSettings;
+  /** Router mode (`model: "router"`): gateway.yaml `router:`, see docs/router.md. Applies on reload. */
+  router: RouterSettings;
+  /** Stored responses (POST /v1/responses): how long they are kept; 0 stores none. Read per request. */
+  responses: { retentionMs: number };
   workers: { threads: number; convertThresholdBytes: number; feedbackThresholdBytes: number };
   providers: Map<string, Provider>;
   models: Map<string, ModelEntry>;
-  /** Bare model name -> every provider/name serving it (for the prefix-required error and the router). */
+  /** Bare model name (any provider's name, alias or canonical id) -> every provider/name serving that model (the prefix-required error, the router). */
   byName: Map<string, string[]>;
+  /** Canonical models with their offers, aliases and retired ids (src/catalog/model-index.ts). */
+  catalog: ModelIndex;
+  /** gateway.yaml `catalog:` (live refresh schedule, sources, endpoints). Applies on reload. */
+  catalogSettings: CatalogSettings;
   fallbacks: Map<string, string[]>;
   /** Serialised GET /v1/models bodies, built lazily once per config version. */
   listingCache: Map<string, Buffer>;

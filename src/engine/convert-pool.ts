@@ -6,11 +6,12 @@ import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config, ModelEntry } from '../config/types.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
-import type { WireFormat } from '../formats/codec.ts';
-import { GatewayError } from '../http/errors.ts';
+import type { ClientFormat } from '../formats/codec.ts';
+import { GatewayError } from '../gateway-error.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
 import { createDrain } from '../workers/drain.ts';
+import { countInputImages } from './usage.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -23,6 +24,8 @@ export type PreparedRequest = {
   meta: Rec;
   /** The client's original bytes, back from the worker. */
   bytes: Buffer;
+  /** Input images in the body, counted where it was parsed (billed when the model prices images). */
+  images: number;
   /** The primary target's bytes come from the prepare task; any other target is one more worker task. */
   encodeFor(entry: ModelEntry): Promise<EncodedOut>;
 };
@@ -34,7 +37,7 @@ export type ConvertPool = {
    * Parses and validates in a worker; throws the same GatewayError (400) the inline path would. `buf` is transferred when it owns its memory.
    * After close() it parses and encodes inline instead (same results).
    */
-  prepare(buf: Buffer, clientFormat: WireFormat, cfg: Config): Promise<PreparedRequest>;
+  prepare(buf: Buffer, clientFormat: ClientFormat, cfg: Config): Promise<PreparedRequest>;
   /**
    * Takes no more work: every prepare (with its follow-up task) and fallback encode already submitted
    * finishes in the pool, then the threads exit and the promise resolves. A request still holding a
@@ -54,8 +57,9 @@ export function targetOf(e: ModelEntry): TargetSpec {
   let s = specs.get(e);
   if (!s) {
     s = {
-      id: e.id, provider: e.provider.id, format: e.provider.format, upstream: e.upstream, modelInBody: e.provider.modelInBody,
-      chatPath: e.provider.paths.chat, capabilities: e.model.capabilities, mappingRows: e.provider.mappingRows,
+      id: e.id, provider: e.provider.id, format: e.provider.format, native: e.provider.native, upstream: e.upstream, modelInBody: e.provider.modelInBody,
+      chatPath: e.provider.paths.chat, mappingRows: e.provider.mappingRows,
+      model: { max_completion_tokens: e.model.max_completion_tokens, context_window: e.model.context_window, capabilities: e.model.capabilities },
     };
     specs.set(e, s);
   }
@@ -84,7 +88,7 @@ function asGatewayError(e: unknown): GatewayError {
 }
 
 /** The inline equivalent of a worker `encode` task, for a body already parsed and validated. */
-function encodeInline(clientFormat: WireFormat, body: Rec, canonical: { value: CanonicalRequest | null }, entry: ModelEntry): EncodedOut {
+function encodeInline(clientFormat: ClientFormat, body: Rec, canonical: { value: CanonicalRequest | null }, entry: ModelEntry): EncodedOut {
   try {
     const e = encodeForTarget(clientFormat, body, canonical, targetOf(entry), entry.provider.mapping);
     return { path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, body: Buffer.from(JSON.stringify(e.body)) };
@@ -92,10 +96,10 @@ function encodeInline(clientFormat: WireFormat, body: Rec, canonical: { value: C
 }
 
 /** A PreparedRequest worked out on this thread: what a closed pool gives a caller that still reached it. */
-function prepareInline(buf: Buffer, clientFormat: WireFormat, cfg: Config): PreparedRequest {
+function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config): PreparedRequest {
   const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
   const canonical = { value: null as CanonicalRequest | null };
-  return { meta: bodyMeta(body), bytes: buf, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+  return { meta: bodyMeta(body), bytes: buf, images: countInputImages(body), encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
 }
 
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */
@@ -138,6 +142,7 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
       return {
         meta: r.meta,
         bytes: original,
+        images: r.images,
         async encodeFor(entry) {
           if (primary && primary.id === entry.id) {
             if ('error' in primary) throw fromWire(primary.error);

@@ -2,12 +2,13 @@
 // byte reached the client, within the retry budget and honouring retry-after up to a cap.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelEntry } from '../config/types.ts';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { AttemptRecord } from '../store/types.ts';
 import { runAttempt } from './attempt.ts';
+import { totalTimeout } from './upstream-error.ts';
 import type { InferenceOutcome, InferenceRequest } from './context.ts';
 import type { UpstreamHealth } from './health.ts';
-import { planAttempts } from './plan.ts';
+import { planAttempts, type AttemptTarget } from './plan.ts';
 
 export type DispatchHooks = {
   onUpstreamError?(provider: string, reason: string): void;
@@ -19,9 +20,14 @@ export function budgetExhausted(last: GatewayError): GatewayError {
   return new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
 }
 
-export async function dispatch(r: InferenceRequest, primary: ModelEntry, health: UpstreamHealth, hooks: DispatchHooks = {}): Promise<InferenceOutcome> {
+/**
+ * `targets` (router mode) replaces the configured plan: tried in order, each with its output cap; after a
+ * provider-level failure (no answer, timeout, 5xx) later targets of the same provider are skipped, so a
+ * provider that is down costs a request at most one attempt.
+ */
+export async function dispatch(r: InferenceRequest, primary: ModelEntry, health: UpstreamHealth, hooks: DispatchHooks = {}, targets?: readonly AttemptTarget[]): Promise<InferenceOutcome> {
   const s = r.cfg.upstream;
-  const plan = planAttempts(r.cfg, primary, health);
+  const plan = targets ? targets.map((t) => t.entry) : planAttempts(r.cfg, primary, health);
   const attempts: AttemptRecord[] = [];
   health.countRequest();
   // Built only when an attempt fails: constructing an Error captures a stack, which is not free.
@@ -37,16 +43,24 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     const entry = plan[i]!;
     tries++;
     const t0 = performance.now();
-    const out = await runAttempt(r, entry);
+    const out = await runAttempt(r, entry, targets?.[i]?.maxOutputTokens);
     const rec: AttemptRecord = { provider: entry.provider.id, model: entry.id, status: out.status, error: null, latencyMs: Math.round(performance.now() - t0) };
     attempts.push(rec);
     if (out.kind === 'done') {
       health.success(entry.provider.id);
-      return { status: out.status, error: null, served: entry, attempts, usage: out.observed.usage, finishReason: out.observed.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments, ...(out.responseText !== undefined ? { responseText: out.responseText } : {}) };
+      const o = out.observed;
+      if (out.partial) rec.error = 'answer cut short';
+      return {
+        status: out.status, error: null, served: entry, attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments,
+        ...(out.responseText !== undefined ? { responseText: out.responseText } : {}), ...(o.result !== undefined ? { result: o.result } : {}),
+        ...(out.partial ? { partial: true } : {}),
+      };
     }
     if (out.kind === 'aborted') {
       rec.error = 'client disconnected';
-      return { status: 499, error: null, served: entry, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
+      // A stream the client had started is billed for what it consumed (and marked partial).
+      const o = out.observed;
+      return { status: 499, error: null, served: entry, attempts, usage: o?.usage ?? null, finishReason: o?.finishReason ?? null, ttftMs: null, adjustments: [], ...(o ? { partial: true } : {}) };
     }
     rec.error = out.error.message;
     if (out.kind === 'final') {
@@ -55,17 +69,24 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     last = out.error;
     hooks.onUpstreamError?.(entry.provider.id, out.error.code);
     health.failure(entry.provider.id, s.ejection);
+    if (targets && (out.status === null || out.status >= 500)) {
+      while (i + 1 < plan.length && plan[i + 1]!.provider.id === entry.provider.id) i++;
+    }
     if (i + 1 < plan.length) {
       hooks.onFallback?.(entry.provider.id);
       i++;
       continue;
     }
-    // Last target: retry it in place, waiting what it asked (up to the cap) or a short back-off.
+    // Last target: retry it in place (unless it refused the gateway's credentials), waiting what it
+    // asked (up to the cap) or a short back-off.
+    if (!out.inPlace) break;
     const wait = out.retryAfterMs ?? backoff;
     if (out.retryAfterMs !== null && out.retryAfterMs > s.retryAfterCapMs) break;
     backoff *= 2;
     try { await sleep(wait, undefined, { signal: r.signal }); } catch {
-      return { status: 499, error: null, served: entry, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
+      if (r.clientGone()) return { status: 499, error: null, served: entry, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
+      last = totalTimeout();
+      break;
     }
   }
   last ??= new GatewayError('upstream_unavailable', 'no upstream attempt was made');

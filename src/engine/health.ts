@@ -6,6 +6,8 @@ type ProviderHealth = { failures: number; ejections: number; ejectedUntil: numbe
 
 export class UpstreamHealth {
   readonly #providers = new Map<string, ProviderHealth>();
+  /** Told of each ejection this replica decides (src/router/health-share.ts publishes it to the others through Redis). */
+  onEject: ((provider: string, until: number) => void) | null = null;
   #windowStart = Date.now();
   #requests = 0;
   #retries = 0;
@@ -34,7 +36,14 @@ export class UpstreamHealth {
     h.failures = 0;
     h.ejectedUntil = now + Math.min(s.maxMs, s.baseMs * 2 ** h.ejections);
     h.ejections++;
+    this.onEject?.(provider, h.ejectedUntil);
     return true;
+  }
+
+  /** Applies an ejection another replica decided (never shortens one in force). */
+  ejectUntil(provider: string, until: number): void {
+    const h = this.#get(provider);
+    if (until > h.ejectedUntil) h.ejectedUntil = until;
   }
 
   #roll(now: number): void {

@@ -1,27 +1,16 @@
 // Resolves the client's `model` into an ordered attempt plan: the named model first, then its
 // configured fallbacks; ejected providers go last (still tried when nothing else is left).
 import type { Config, ModelEntry } from '../config/types.ts';
-import { GatewayError } from '../http/errors.ts';
 import type { UpstreamHealth } from './health.ts';
 
-/** Looks up a provider/model id, answering the errors the spec asks for. */
-export function resolveModel(cfg: Config, model: string): ModelEntry {
-  const entry = cfg.models.get(model);
-  if (entry) return entry;
-  const slash = model.indexOf('/');
-  if (slash < 0) {
-    const matches = cfg.byName.get(model) ?? [];
-    const hint = matches.length > 0
-      ? `; use one of: ${matches.slice(0, 20).join(', ')}`
-      : '; see GET /v1/models for the ids';
-    throw new GatewayError('model_prefix_required', `model "${model}" needs a provider prefix (<provider>/<model-name>)${hint}`, { param: 'model' });
-  }
-  const provider = model.slice(0, slash);
-  if (!cfg.providers.has(provider)) {
-    throw new GatewayError('model_not_found', `unknown provider "${provider}" in model "${model}"; known providers: ${[...cfg.providers.keys()].join(', ')}`, { param: 'model' });
-  }
-  throw new GatewayError('model_not_found', `model "${model}" is not in the catalog; see GET /v1/models`, { param: 'model' });
-}
+/** Model resolution (ids, aliases, retired and unpriced models) lives with the catalog. */
+export { resolveModel } from '../catalog/resolve.ts';
+
+/**
+ * One attempt of an explicit plan (router mode): the target and, under the caller's max_cost, the
+ * output cap that keeps this attempt's worst-case bill within it (applied to the upstream request).
+ */
+export type AttemptTarget = { entry: ModelEntry; maxOutputTokens?: number };
 
 export function planAttempts(cfg: Config, primary: ModelEntry, health: UpstreamHealth): ModelEntry[] {
   const chain = [primary];

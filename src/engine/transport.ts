@@ -5,21 +5,45 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/types.ts';
 
-const pools = new Map<string, Pool>();
+/** One pool per upstream origin, built with the connection settings it was made for. */
+const pools = new Map<string, { pool: Pool; settings: string }>();
+
+const settingsKey = (s: UpstreamSettings): string => `${s.connectionsPerOrigin}/${s.connectTimeoutMs}`;
+
+/** Closes a pool once its requests in flight are done (undici's close waits for them). */
+const retire = (p: Pool): void => { p.close().catch(() => {}); };
 
 function poolFor(origin: string, s: UpstreamSettings): Pool {
-  let p = pools.get(origin);
-  if (!p) {
-    p = new Pool(origin, {
-      connections: s.connectionsPerOrigin,
-      connect: { timeout: s.connectTimeoutMs },
-      keepAliveTimeout: 30_000,
-      pipelining: 1,
-    });
-    pools.set(origin, p);
-  }
-  return p;
+  const key = settingsKey(s);
+  const have = pools.get(origin);
+  if (have && have.settings === key) return have.pool;
+  // New origin, or its connection settings changed on reload: new requests get a pool built with the
+  // new settings; the old one finishes what it carries, then closes.
+  if (have) retire(have.pool);
+  const pool = new Pool(origin, {
+    connections: s.connectionsPerOrigin,
+    connect: { timeout: s.connectTimeoutMs },
+    keepAliveTimeout: 30_000,
+    pipelining: 1,
+  });
+  pools.set(origin, { pool, settings: key });
+  return pool;
 }
+
+/**
+ * After a reload: pools of origins no provider uses any more are closed (their requests in flight
+ * finish first), so removed providers leave no sockets or memory behind.
+ */
+export function retainTransports(origins: ReadonlySet<string>): void {
+  for (const [origin, { pool }] of pools) {
+    if (origins.has(origin)) continue;
+    pools.delete(origin);
+    retire(pool);
+  }
+}
+
+/** The pools in use: origin and the connection settings (`connections/connect timeout`) each was built with. */
+export const transportPools = (): Array<{ origin: string; settings: string }> => [...pools].map(([origin, p]) => ({ origin, settings: p.settings }));
 
 export type UpstreamCall = {
   origin: string; path: string; method: 'POST' | 'GET'; headers: Record<string, string>; body: string | Buffer | null;
@@ -46,6 +70,12 @@ export type ResponseSink = {
 /** Why an aborted signal stopped the exchange, always as an Error for the sink. */
 const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new Error('aborted'));
 
+/**
+ * Adapts undici's handler callbacks to a sink. Every call into the sink is guarded: a sink that throws
+ * (a codec meeting bytes it cannot handle) gets its error() with what it threw and the exchange is
+ * aborted, so an exception can neither escape into undici (which would swallow it, leaving the
+ * request hanging) nor be thrown from a socket callback (which would end the process).
+ */
 class SinkHandler implements Dispatcher.DispatchHandler {
   readonly #sink: ResponseSink;
   readonly #signal: AbortSignal;
@@ -71,7 +101,14 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #fail(err: Error): void {
     if (this.#done) return;
     this.#finish();
-    this.#sink.error(err);
+    try { this.#sink.error(err); } catch (e) { console.error('upstream response sink failed in error():', e); }
+  }
+
+  /** The sink threw: stop the exchange and tell the sink, once. */
+  #threw(e: unknown): void {
+    const err = e instanceof Error ? e : new Error(String(e));
+    try { this.#controller?.abort(err); } catch { /* already finished */ }
+    this.#fail(err);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -83,17 +120,20 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     if (this.#done || statusCode < 200) return;
     this.#flow ??= { pause: () => controller.pause(), resume: () => controller.resume(), abort: (e) => controller.abort(e) };
-    this.#sink.start(statusCode, headers, this.#flow);
+    try { this.#sink.start(statusCode, headers, this.#flow); } catch (e) { this.#threw(e); }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (!this.#done) this.#sink.data(chunk);
+    if (this.#done) return;
+    try { this.#sink.data(chunk); } catch (e) { this.#threw(e); }
   }
 
   onResponseEnd(): void {
     if (this.#done) return;
     this.#finish();
-    this.#sink.end();
+    try { this.#sink.end(); } catch (e) {
+      try { this.#sink.error(e instanceof Error ? e : new Error(String(e))); } catch (e2) { console.error('upstream response sink failed in error():', e2); }
+    }
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
@@ -119,5 +159,5 @@ export function exchange(c: UpstreamCall, sink: ResponseSink): void {
 export async function closeTransports(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
-  await Promise.allSettled(all.map((p) => p.close()));
+  await Promise.allSettled(all.map((p) => p.pool.close()));
 }

@@ -2,13 +2,15 @@
 // Pure and synchronous so the same code runs inline and inside the worker pool.
 import type { MetricType } from '../store/types.ts';
 import { isUuid } from '../util/uuid.ts';
+import { quoted } from '../gateway-error.ts';
 import type { FeedbackLimits } from './limits.ts';
 
 export type FlatEntry = { metric: string; type: MetricType; value: string; reason: string | null };
 export type Optimize = 'max' | 'min';
 
 export type FlatEvent =
-  | { ok: true; id: string; entries: FlatEntry[]; tags: Record<string, string>; optimize: Optimize }
+  /** `optimize` null: not given (a new metric then optimizes "max"; a known one keeps its direction). */
+  | { ok: true; id: string; entries: FlatEntry[]; tags: Record<string, string>; optimize: Optimize | null }
   | { ok: false; message: string };
 
 const EVENT_FIELDS = new Set(['id', 'feedback', 'tags', 'optimize']);
@@ -24,7 +26,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 /** A short, safe rendering of a bad value's type for messages. */
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
-const quote = (s: string): string => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}...` : s);
+/** A key or value the client sent, as messages quote it (the shared format: first 64 characters and the length). */
+const quote = (s: string): string => quoted(s, 64);
 
 /**
  * Validates and flattens one event. Never throws: every problem becomes a message that names
@@ -145,8 +148,8 @@ function parseTags(tags: unknown, limits: FeedbackLimits): Record<string, string
   return out;
 }
 
-function parseOptimize(v: unknown): Optimize {
-  if (v === undefined) return 'max';
+function parseOptimize(v: unknown): Optimize | null {
+  if (v === undefined) return null;
   if (v === 'max' || v === 'min') return v;
   throw new EventError(`optimize must be "max" or "min"; got ${typeof v === 'string' ? quote(v) : typeName(v)}`);
 }

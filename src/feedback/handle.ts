@@ -1,11 +1,12 @@
 // POST /v1/feedback semantics: per-event validation, ownership check, metric typing and rows
 // handed to the batched writer. HTTP wiring and the error envelope belong to src/http/.
-import { GatewayError } from '../http/errors.ts';
-import type { FeedbackRow, InferenceRef, MetricType } from '../store/types.ts';
+import { GatewayError } from '../gateway-error.ts';
+import type { FeedbackRow, InferenceRef } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { flattenBatch, flattenBatchBytes, type BatchResult } from './batch.ts';
 import type { FlatEvent } from './flatten.ts';
 import { resolveLimits, type FeedbackLimits } from './limits.ts';
+import type { MetricDef } from './metric-store.ts';
 import { MetricTypes, type MetricTypeStore } from './metric-types.ts';
 import type { FlattenPool } from './pool.ts';
 
@@ -14,7 +15,7 @@ export type { MetricTypeStore } from './metric-types.ts';
 export type FeedbackContext = {
   /** The authenticated key; only its own inferences accept feedback. */
   keyId: string | null;
-  /** Finds an inference, from memory before its record is flushed, else from the store. */
+  /** Finds an inference, from memory before its record is flushed, else from the store; rejects when the store cannot answer. */
   lookup(id: string): Promise<InferenceRef | null>;
   metrics: MetricTypeStore;
   /** Queues rows to the batched writer; never awaits the database. */
@@ -26,7 +27,7 @@ export type FeedbackContext = {
 
 export type FeedbackResult =
   | { feedback_ids: Record<string, string>; error: null }
-  | { feedback_ids: null; error: { status_code: 400; message: string } };
+  | { feedback_ids: null; error: { status_code: 400 | 503; message: string } };
 
 /** Parallel inference lookups per request; a 10,000-event batch must not open 10,000 queries. */
 const LOOKUP_CONCURRENCY = 32;
@@ -52,6 +53,9 @@ export async function handleFeedbackBytes(bytes: Uint8Array, ctx: FeedbackContex
 }
 
 const fail = (message: string): FeedbackResult => ({ feedback_ids: null, error: { status_code: 400, message } });
+/** The store could not answer for this event: retry it later (never reported as "does not exist"). */
+const unavailable = (message: string): FeedbackResult => ({ feedback_ids: null, error: { status_code: 503, message } });
+const STORE_DOWN = 'the gateway\'s database is unavailable, so this event was not stored; retry it later';
 
 async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<FeedbackResult[]> {
   if (batch.kind === 'invalid_json') throw new GatewayError('invalid_json', batch.message);
@@ -69,22 +73,36 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
   events.forEach((ev, i) => {
     if (!ev.ok) return;
     const ref = refs.get(ev.id);
+    if (ref === UNAVAILABLE) results[i] = unavailable(`inference ${ev.id} could not be checked: ${STORE_DOWN}`);
     // Another key's inference gets the same answer as a missing one: never reveal it exists.
-    if (!ref || ref.keyId !== ctx.keyId) results[i] = fail(`Inference ID ${ev.id} does not exist`);
+    else if (!ref || ref.keyId !== ctx.keyId) results[i] = fail(`Inference ID ${ev.id} does not exist`);
     else live.push({ i, ev });
   });
 
-  const types = await MetricTypes.load(ctx.metrics, new Set(live.flatMap(({ ev }) => ev.entries.map((e) => e.metric))));
+  // Metric definitions are per key: one tenant's first value neither fixes nor reveals another's metrics.
+  const scope = ctx.keyId ?? '';
+  let types: MetricTypes;
+  try {
+    types = await MetricTypes.load(ctx.metrics, scope, new Set(live.flatMap(({ ev }) => ev.entries.map((e) => e.metric))));
+  } catch {
+    for (const { i } of live) results[i] = unavailable(STORE_DOWN);
+    return results as FeedbackResult[];
+  }
   const createdAt = new Date().toISOString();
   const rows: FeedbackRow[] = [];
-  // In order, one event at a time: an earlier event of the batch fixes a new metric's type first.
+  // In order, one event at a time: an earlier event of the batch fixes a new metric first.
   for (const { i, ev } of live) {
     let message = conflict(ev, (m) => types.get(m));
     if (message === null) {
       const fresh = ev.entries.filter((e) => types.get(e.metric) === undefined);
       if (fresh.length > 0) {
-        const won = await types.claim(fresh);
-        message = conflict(ev, (m) => won.get(m) ?? types.get(m));
+        try {
+          const won = await types.claim(fresh.map((e) => ({ metric: e.metric, type: e.type, optimize: e.type === 'comment' ? null : ev.optimize ?? 'max' })));
+          message = conflict(ev, (m) => won.get(m) ?? types.get(m));
+        } catch {
+          results[i] = unavailable(STORE_DOWN);
+          continue;
+        }
       }
     }
     if (message !== null) { results[i] = fail(message); continue; }
@@ -94,7 +112,7 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
       ids.push([e.metric, id]);
       rows.push({
         id, inferenceId: ev.id, keyId: ctx.keyId, metric: e.metric, type: e.type, value: e.value,
-        reason: e.reason, tags: ev.tags, optimize: ev.optimize, createdAt,
+        reason: e.reason, tags: ev.tags, optimize: ev.optimize ?? types.get(e.metric)?.optimize ?? 'max', createdAt,
       });
     }
     results[i] = { feedback_ids: Object.fromEntries(ids), error: null };
@@ -104,26 +122,32 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
   return results as FeedbackResult[];
 }
 
-/** The first value whose type differs from its metric's fixed type, as a message; else null. */
-function conflict(ev: Extract<FlatEvent, { ok: true }>, typeOf: (metric: string) => MetricType | undefined): string | null {
+/** The first value whose type or direction differs from its metric's fixed definition, as a message; else null. */
+function conflict(ev: Extract<FlatEvent, { ok: true }>, defOf: (metric: string) => MetricDef | undefined): string | null {
   for (const e of ev.entries) {
-    const fixed = typeOf(e.metric);
-    if (fixed !== undefined && fixed !== e.type) {
-      return `feedback.${e.metric}: metric ${e.metric} is ${fixed}; got ${e.type} (a metric's type is fixed by its first value)`;
+    const fixed = defOf(e.metric);
+    if (fixed === undefined) continue;
+    if (fixed.type !== e.type) {
+      return `feedback.${e.metric}: metric ${e.metric} is ${fixed.type}; got ${e.type} (a metric's type is fixed by its first value)`;
+    }
+    if (e.type !== 'comment' && ev.optimize !== null && fixed.optimize !== null && fixed.optimize !== ev.optimize) {
+      return `feedback.${e.metric}: metric ${e.metric} is optimized "${fixed.optimize}"; got optimize "${ev.optimize}" (a metric's direction is fixed by its first value; send "${fixed.optimize}" or leave optimize out)`;
     }
   }
   return null;
 }
 
-/** Looks up each distinct inference id once, at most LOOKUP_CONCURRENCY at a time. */
-async function lookupAll(events: FlatEvent[], lookup: FeedbackContext['lookup']): Promise<Map<string, InferenceRef | null>> {
+const UNAVAILABLE = Symbol('unavailable');
+
+/** Looks up each distinct inference id once, at most LOOKUP_CONCURRENCY at a time; a failed lookup is UNAVAILABLE. */
+async function lookupAll(events: FlatEvent[], lookup: FeedbackContext['lookup']): Promise<Map<string, InferenceRef | null | typeof UNAVAILABLE>> {
   const ids = [...new Set(events.flatMap((e) => (e.ok ? [e.id] : [])))];
-  const out = new Map<string, InferenceRef | null>();
+  const out = new Map<string, InferenceRef | null | typeof UNAVAILABLE>();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < ids.length) {
       const id = ids[next++]!;
-      out.set(id, await lookup(id));
+      out.set(id, await lookup(id).catch(() => UNAVAILABLE));
     }
   };
   await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, ids.length) }, worker));

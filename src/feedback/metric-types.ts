@@ -1,79 +1,81 @@
-// In-memory cache of metric types in front of the Store. A metric's type is fixed by its first
-// value and never changes, so a cached type is final and no request needs the database twice.
-import type { MetricType, Store } from '../store/types.ts';
+// In-memory cache of metric definitions (type and optimize direction, per scope: the API key) in front
+// of the store. A definition is fixed by a metric's first value in its scope and never changes, so a
+// cached one is final and no request needs the database twice for it.
+import type { MetricClaim, MetricDef } from './metric-store.ts';
 
-export type MetricTypeStore = Pick<Store, 'ensureMetric' | 'getMetricTypes'>;
+/** Where definitions live: `load` reads, `claim` fixes new ones (the gateway runs it on the write thread). */
+export type MetricTypeStore = {
+  load(scope: string, names: string[]): Promise<Map<string, MetricDef>>;
+  claim(scope: string, wanted: MetricClaim[]): Promise<Map<string, MetricDef>>;
+};
 
-/** Names beyond this are evicted oldest first: metric names come from clients, memory must not. */
+/** Entries beyond this are evicted oldest first: metric names come from clients, memory must not. */
 export const METRIC_CACHE_MAX = 50_000;
 
-// One cache per store object, so tests (and several stores in one process) never share types.
-const caches = new WeakMap<MetricTypeStore, Map<string, MetricType>>();
+// One cache per store object, so tests (and several stores in one process) never share definitions.
+const caches = new WeakMap<MetricTypeStore, Map<string, MetricDef>>();
 
-function cacheOf(store: MetricTypeStore): Map<string, MetricType> {
+function cacheOf(store: MetricTypeStore): Map<string, MetricDef> {
   let c = caches.get(store);
   if (!c) { c = new Map(); caches.set(store, c); }
   return c;
 }
 
-function remember(cache: Map<string, MetricType>, name: string, type: MetricType): void {
-  if (cache.size >= METRIC_CACHE_MAX && !cache.has(name)) {
+const cacheKey = (scope: string, name: string): string => `${scope}\u0000${name}`;
+
+function remember(cache: Map<string, MetricDef>, key: string, def: MetricDef): void {
+  if (cache.size >= METRIC_CACHE_MAX && !cache.has(key)) {
     const oldest = cache.keys().next().value;
     if (oldest !== undefined) cache.delete(oldest);
   }
-  cache.set(name, type);
+  cache.set(key, def);
 }
 
 /**
- * The request's view of metric types: what the cache and one `getMetricTypes` call know, plus
- * what `claim` fixes while the request runs (so later events of the batch see earlier ones).
+ * One request's view of one scope's metrics: what the cache and one `load` know, plus what `claim`
+ * fixes while the request runs (so later events of the batch see earlier ones).
  */
 export class MetricTypes {
   readonly #store: MetricTypeStore;
-  readonly #known = new Map<string, MetricType>();
+  readonly #scope: string;
+  readonly #known = new Map<string, MetricDef>();
 
-  private constructor(store: MetricTypeStore) { this.#store = store; }
+  private constructor(store: MetricTypeStore, scope: string) { this.#store = store; this.#scope = scope; }
 
-  /** Loads the types of `names`: cache first, then one store query for the misses. */
-  static async load(store: MetricTypeStore, names: Iterable<string>): Promise<MetricTypes> {
-    const view = new MetricTypes(store);
+  /** Loads the definitions of `names` in `scope`: cache first, then one store query for the misses. */
+  static async load(store: MetricTypeStore, scope: string, names: Iterable<string>): Promise<MetricTypes> {
+    const view = new MetricTypes(store, scope);
     const cache = cacheOf(store);
     const misses: string[] = [];
     for (const n of names) {
-      const t = cache.get(n);
-      if (t) view.#known.set(n, t);
+      const d = cache.get(cacheKey(scope, n));
+      if (d) view.#known.set(n, d);
       else misses.push(n);
     }
     if (misses.length > 0) {
-      for (const [n, t] of await store.getMetricTypes(misses)) {
-        view.#known.set(n, t);
-        remember(cache, n, t);
+      for (const [n, d] of await store.load(scope, misses)) {
+        view.#known.set(n, d);
+        remember(cache, cacheKey(scope, n), d);
       }
     }
     return view;
   }
 
-  get(name: string): MetricType | undefined { return this.#known.get(name); }
+  get(name: string): MetricDef | undefined { return this.#known.get(name); }
 
-  /**
-   * Fixes the types of new metrics (atomic in the store: concurrent first uses agree on one
-   * winner) and returns the type each metric has now.
-   */
-  async claim(wanted: Array<{ metric: string; type: MetricType }>): Promise<Map<string, MetricType>> {
-    const won = await Promise.all(wanted.map((w) => this.#store.ensureMetric(w.metric, w.type)));
+  /** Fixes new metrics' definitions and returns the definition each has now (another replica's, if it won). */
+  async claim(wanted: MetricClaim[]): Promise<Map<string, MetricDef>> {
+    const won = await this.#store.claim(this.#scope, wanted);
     const cache = cacheOf(this.#store);
-    const out = new Map<string, MetricType>();
-    wanted.forEach((w, i) => {
-      const t = won[i]!;
-      this.#known.set(w.metric, t);
-      remember(cache, w.metric, t);
-      out.set(w.metric, t);
-    });
-    return out;
+    for (const [n, d] of won) {
+      this.#known.set(n, d);
+      remember(cache, cacheKey(this.#scope, n), d);
+    }
+    return won;
   }
 }
 
-/** Forgets every cached type of `store` (tests, or after an operator edits metrics by hand). */
+/** Forgets every cached definition of `store` (tests, or after an operator edits metric_types by hand). */
 export function clearMetricTypeCache(store: MetricTypeStore): void {
   caches.delete(store);
 }

@@ -11,7 +11,7 @@ type Columns = {
   n: number[];
   /** Per event: index into `tagTable`. */
   tag: number[];
-  /** Per event: 'M' (max) or 'm' (min), one character each. */
+  /** Per event: 'M' (max), 'm' (min) or '_' (not given), one character each. */
   opt: string;
   tagTable: string[];
   names: string[];
@@ -47,7 +47,7 @@ export function packEvents(events: FlatEvent[]): string {
       continue;
     }
     c.head.push(ev.id); c.n.push(ev.entries.length); c.tag.push(tagIndex(JSON.stringify(ev.tags)));
-    opt += ev.optimize === 'max' ? 'M' : 'm';
+    opt += ev.optimize === 'max' ? 'M' : ev.optimize === 'min' ? 'm' : '_';
     for (const e of ev.entries) {
       c.name.push(nameIndex(e.metric)); type += TYPE_CODE[e.type]; c.value.push(e.value); c.reason.push(e.reason);
     }
@@ -73,7 +73,7 @@ export function unpackEvents(packed: string): FlatEvent[] {
     for (let j = 0; j < n; j++, k++) {
       entries[j] = { metric: c.names[c.name[k]!]!, type: CODE_TYPE[c.type[k]!]!, value: c.value[k]!, reason: c.reason[k]! };
     }
-    out[i] = { ok: true, id: c.head[i]!, entries, tags: tags[c.tag[i]!]!, optimize: c.opt[i] === 'M' ? 'max' : 'min' };
+    out[i] = { ok: true, id: c.head[i]!, entries, tags: tags[c.tag[i]!]!, optimize: c.opt[i] === 'M' ? 'max' : c.opt[i] === 'm' ? 'min' : null };
   }
   return out;
 }

@@ -2,7 +2,7 @@
 import type { Route } from './routes.ts';
 import { parseJsonObject, readBody } from './body.ts';
 import { sendJson } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { Services } from './services.ts';
 import type { CreateKeyInput } from '../auth/admin.ts';
 

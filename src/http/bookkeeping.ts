@@ -1,23 +1,28 @@
 // After a request: the inference record (queued to the batched writer, never awaited), metrics,
 // and the limiter's settlement with the real tokens and cost.
 import type { Config } from '../config/types.ts';
-import type { WireFormat } from '../formats/codec.ts';
+import type { ClientFormat } from '../formats/codec.ts';
 import type { InferenceOutcome } from '../engine/context.ts';
 import type { DispatchHooks } from '../engine/dispatch.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import type { InferenceRecord, KeyRecord } from '../store/types.ts';
 import { costOf } from '../catalog/cost.ts';
+import { costExtrasOf, normalizeUsage } from '../engine/usage.ts';
 import { isoFromMs } from '../util/iso-time.ts';
 import { asGatewayError } from './envelope.ts';
+import { bounded } from '../gateway-error.ts';
 import type { GatewayMetrics } from '../metrics/gateway.ts';
 
-/** Conversation content is replaced by its size, so 'metadata' logging keeps parameters but no user text. */
-const CONTENT_FIELDS = ['messages', 'system', 'tools', 'input', 'prompt', 'contents'];
+/**
+ * Conversation content is replaced by its size, so 'metadata' logging keeps parameters but no user text;
+ * a parameter's string (a model name, a user id) is kept bounded, as error messages quote it.
+ */
+const CONTENT_FIELDS = ['messages', 'system', 'tools', 'input', 'instructions', 'prompt', 'contents'];
 export function bodySummary(body: Record<string, unknown>): string | null {
   if (Object.keys(body).length === 0) return null;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
-    if (!CONTENT_FIELDS.includes(k)) out[k] = v;
+    if (!CONTENT_FIELDS.includes(k)) out[bounded(k)] = typeof v === 'string' ? bounded(v) : v;
     else if (Array.isArray(v)) out[k] = { items: v.length, chars: JSON.stringify(v).length };
     else if (typeof v === 'string') out[k] = { chars: v.length };
   }
@@ -27,7 +32,7 @@ export function bodySummary(body: Record<string, unknown>): string | null {
 export type RecordSink = { enqueue(rec: InferenceRecord): void };
 
 type Common = {
-  id: string; route: string; format: WireFormat; requested: string; key: KeyRecord | null; ip: string | null;
+  id: string; route: string; format: ClientFormat; requested: string; key: KeyRecord | null; ip: string | null;
   startedAt: number; body: Record<string, unknown>; bodyText: string | null;
 };
 
@@ -87,33 +92,44 @@ export class Bookkeeper {
     const o = c.outcome;
     const latency = performance.now() - c.startedAt;
     const served = o.served;
-    const cost = served && o.usage ? costOf(served.model.pricing, o.usage) : '0';
+    // Counts from an upstream are normalised here, the one place every answer passes, so the bill,
+    // the metrics, the record and the reservation's settlement see the same sane numbers.
+    const usage = o.usage ? normalizeUsage(o.usage) : null;
+    let cost = '0';
+    if (served && usage) {
+      try { cost = costOf(served.model.pricing, usage, costExtrasOf(usage, c.body, served.model.pricing, Date.now() - latency, o.inputImages)); } catch (e) {
+        console.error(`cost of ${c.id} (${served.id}) not computed: ${(e as Error).message}`);
+      }
+    }
     const provider = served?.provider.id ?? 'none';
     if (this.#metrics) {
       const m = this.#seriesSet(c.route, served?.id ?? c.requested, provider, o.status);
       m.requests.inc();
       m.duration.observe(latency / 1000);
       if (o.ttftMs !== null) m.ttft.observe(o.ttftMs / 1000);
-      if (o.usage) {
-        m.input.inc(o.usage.input_tokens);
-        m.output.inc(o.usage.output_tokens);
-        m.cacheRead.inc(o.usage.cache_read_input_tokens);
-        m.cacheWrite.inc(o.usage.cache_creation_input_tokens);
-        m.reasoning.inc(o.usage.reasoning_tokens);
+      if (usage) {
+        m.input.inc(usage.input_tokens);
+        m.output.inc(usage.output_tokens);
+        m.cacheRead.inc(usage.cache_read_input_tokens);
+        m.cacheWrite.inc(usage.cache_creation_input_tokens);
+        m.reasoning.inc(usage.reasoning_tokens);
         m.cost.add(cost);
       }
     }
     if (c.reservation) {
-      if (o.usage) {
-        const u = o.usage;
-        void c.reservation.settle({ tokens: u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens + u.output_tokens, costUsd: cost });
+      // What was consumed settles the reservation (an answer cut short too); only an answer that
+      // consumed nothing gives it back.
+      if (usage) {
+        void c.reservation.settle({ tokens: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.output_tokens, costUsd: cost });
       } else void c.reservation.release();
     }
-    this.#sink?.enqueue(this.#record(c, {
+    const rec = this.#record(c, {
       status: o.status, errorCode: o.error?.code ?? null, latencyMs: latency, servedModel: served?.id ?? null, provider: served ? provider : null,
-      attempts: o.attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: o.ttftMs, costUsd: cost, stream: c.stream,
+      attempts: o.attempts, usage, finishReason: o.finishReason, ttftMs: o.ttftMs, costUsd: cost, stream: c.stream,
       logBodies: c.cfg.storage.logBodies, responseText: o.responseText ?? null,
-    }));
+    });
+    if (o.partial) rec.partial = true;
+    this.#sink?.enqueue(rec);
   }
 
   #seriesSet(route: string, model: string, provider: string, status: number): SeriesSet {
@@ -145,8 +161,9 @@ export class Bookkeeper {
   }): InferenceRecord {
     const u = r.usage;
     return {
-      id: c.id, createdAt: isoFromMs(Date.now() - r.latencyMs), keyId: c.key?.id ?? null, route: c.route,
-      clientFormat: c.format, requestedModel: c.requested, servedModel: r.servedModel, provider: r.provider, attempts: r.attempts,
+      id: c.id, createdAt: isoFromMs(Date.now() - r.latencyMs), keyId: c.key?.id ?? null, route: bounded(c.route),
+      // What the client named is kept bounded: a 100 KB model name or path is not stored whole.
+      clientFormat: c.format, requestedModel: bounded(c.requested), servedModel: r.servedModel, provider: r.provider, attempts: r.attempts,
       status: r.status, errorCode: r.errorCode, latencyMs: Math.round(r.latencyMs), ttftMs: r.ttftMs === null ? null : Math.round(r.ttftMs),
       stream: r.stream, inputTokens: u?.input_tokens ?? 0, outputTokens: u?.output_tokens ?? 0, cacheReadTokens: u?.cache_read_input_tokens ?? 0,
       cacheWriteTokens: u?.cache_creation_input_tokens ?? 0, reasoningTokens: u?.reasoning_tokens ?? 0, costUsd: r.costUsd,

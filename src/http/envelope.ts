@@ -2,7 +2,7 @@
 // Anthropic's {type:"error", error:{type, message}}. The only place error bodies are written.
 import type { ServerResponse } from 'node:http';
 import type { ErrorKind } from '../formats/canonical.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 
 export type Envelope = 'openai' | 'anthropic';
 
@@ -40,8 +40,4 @@ export function sendError(res: ServerResponse, e: unknown, envelope: Envelope, e
   res.end(body);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
+export { sendJson } from '../util/send-json.ts';

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleFeedbackBytes, type FeedbackContext } from '../feedback/handle.ts';
 import { jsonDepth, readBody, requireJsonContentType } from './body.ts';
 import { sendJson } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { Services } from './services.ts';
 import type { ClientInfo } from './routes.ts';
 

@@ -1,12 +1,12 @@
-// POST /v1/chat/completions and POST /v1/messages: validate, resolve the model, check the key's
-// permissions and limits, dispatch through the engine, then hand the outcome to the bookkeeper.
+// POST /v1/chat/completions, POST /v1/messages and POST /v1/responses: validate, resolve the model,
+// check the key's permissions and limits, dispatch through the engine, then hand the outcome to the bookkeeper.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyRecord } from '../store/types.ts';
-import type { WireFormat } from '../formats/codec.ts';
+import type { ClientFormat } from '../formats/codec.ts';
 import type { ModelEntry } from '../config/types.ts';
 import { dispatch } from '../engine/dispatch.ts';
 import { resolveModel } from '../engine/plan.ts';
-import type { InferenceRequest } from '../engine/context.ts';
+import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
@@ -14,11 +14,23 @@ import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { sendError, type Envelope } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
+import { routeInference } from './router-mode.ts';
+import type { Routed } from '../router/service.ts';
 
-export async function handleInference(svc: Services, req: IncomingMessage, res: ServerResponse, route: string, format: WireFormat, client: ClientInfo): Promise<void> {
+/**
+ * What a route adds around the shared flow (the Responses route: stored conversations). `prepare`
+ * runs on the parsed, validated body before routing and may rewrite it (such bodies are parsed here,
+ * never in the worker pool); `finished` gets the outcome after the answer went out.
+ */
+export type InferenceExtension = {
+  prepare(body: Record<string, unknown>, client: ClientInfo, id: string): Promise<void>;
+  finished(outcome: InferenceOutcome, client: ClientInfo, id: string): void;
+};
+
+export async function handleInference(svc: Services, req: IncomingMessage, res: ServerResponse, route: string, format: ClientFormat, client: ClientInfo, ext?: InferenceExtension): Promise<void> {
   const startedAt = performance.now();
   const cfg = svc.holder.current;
   const envelope: Envelope = format === 'anthropic-messages' ? 'anthropic' : 'openai';
@@ -33,22 +45,28 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   let reservation: Reservation | null = null;
   let entry: ModelEntry | null = null;
   let prepared: PreparedRequest | null = null;
+  let inputEstimate = 0;
+  let routed: Routed | null = null;
   try {
     requireJsonContentType(req);
     let buf = await readBody(req, cfg.server.bodyLimitBytes);
+    inputEstimate = Math.ceil(buf.length / 4);
     if (cfg.storage.logBodies === 'full') bodyText = buf.toString('utf8');
-    if (svc.convert && buf.length >= cfg.workers.convertThresholdBytes) {
+    if (svc.convert && !ext && buf.length >= cfg.workers.convertThresholdBytes) {
       // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
       prepared = await svc.convert.prepare(buf, format, cfg);
       buf = prepared.bytes;
       body = prepared.meta;
     } else body = parseAndValidate(buf, format, cfg.server.jsonMaxDepth);
+    if (ext) await ext.prepare(body, client, id);
     requested = body.model as string;
     if (requested === 'router') {
-      throw new GatewayError('not_implemented', 'router mode (model "router") is not available on this gateway yet; name a <provider>/<model> id', { param: 'model' });
+      // Router mode (src/router): the decision picks the plan; its first target stands as the model.
+      ({ routed, body, entry } = routeInference(svc, cfg, body, prepared, format, client.key, route, id, res));
+      prepared = null;
     }
-    entry = resolveModel(cfg, requested);
-    if (client.key) svc.keys?.checkModel(client.key, entry.id);
+    else entry = resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });
+    if (client.key && !routed) svc.keys?.checkModel(client.key, entry.id);
     const limiter = svc.limiter;
     if (client.key && limiter) {
       const est = estimate(entry, body, buf, client.key);
@@ -61,25 +79,38 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   }
   const stream = body.stream === true;
   const r: InferenceRequest = {
-    id, cfg, res, startedAt, clientFormat: format, body, stream, clientHeaders: req.headers,
+    id, cfg, res, startedAt, clientFormat: format, body, stream, clientHeaders: req.headers, clientQuery: queryOf(req.url),
     includeUsage: format === 'anthropic-messages' || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
     signal: abort.signal,
     clientGone: () => clientGone,
-    canonical: null,
+    canonical: routed?.canonical ?? null,
     prepared,
+    inputEstimate,
   };
   let outcome;
   const total = setTimeout(() => abort.abort(new DOMException('total timeout', 'TimeoutError')), cfg.upstream.totalTimeoutMs);
   try {
-    outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks);
+    outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks, routed?.targets);
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
     outcome = { status: 500, error: e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error'), served: null, attempts: [], usage: null, finishReason: null, ttftMs: null, adjustments: [] };
   }
   clearTimeout(total);
+  // A body the pool prepared: its images were counted there (this thread holds only its parameters).
+  if (prepared && prepared.images > 0) outcome.inputImages = prepared.images;
   if (outcome.error && !res.headersSent && !clientGone) sendError(res, outcome.error, envelope, { 'x-inference-id': id });
   svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
+  // Measured latency and error rate per provider come from every request's attempts, routed or not.
+  svc.router?.observe(outcome);
+  if (routed) svc.router?.completed(id, routed, outcome);
+  ext?.finished(outcome, client, id);
 }
+
+/** The query string of a request URL, without `?` ('' when none). */
+const queryOf = (url: string | undefined): string => {
+  const q = url === undefined ? -1 : url.indexOf('?');
+  return q < 0 ? '' : url!.slice(q + 1);
+};
 
 /**
  * Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens.
@@ -87,7 +118,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
  */
 function estimate(entry: ModelEntry, body: Record<string, unknown>, raw: Buffer, key: KeyRecord): { tokens: number; costUsd: string } {
   const bytes = raw.length;
-  const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? entry.model.max_completion_tokens) as number;
+  const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? entry.model.max_completion_tokens) as number;
   const input = Math.ceil(bytes / 4);
   if (key.budgetUsd === null) return { tokens: input + maxOut, costUsd: '0' };
   // Cache writes cost more than plain input: assume them only when the body asks for caching.

@@ -1,28 +1,30 @@
 // Raw pass-through of OpenAI-style JSON routes the gateway does not translate (/v1/embeddings,
-// /v1/moderations, ...) through http-proxy-3, to the provider named by `model`, with the same key
-// checks, fallback before the first byte, and inference records (usage read from the relayed JSON).
+// /v1/completions, /v1/moderations, ...) through http-proxy-3, to the provider named by `model`,
+// with the same key checks and limits, fallback before the first byte, total timeout, and inference
+// records billed from the usage the answer carries (src/formats/passthrough/usage.ts: every shape).
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxyServer } from 'http-proxy-3';
 import type { ModelEntry } from '../config/types.ts';
-import { RETRYABLE, retryAfterMs, upstreamHttpError } from '../engine/attempt.ts';
+import { retryAfterMs, totalTimeout, upstreamFailure, transportVerdict } from '../engine/upstream-error.ts';
 import { budgetExhausted } from '../engine/dispatch.ts';
 import { planAttempts, resolveModel } from '../engine/plan.ts';
-import { buildRequest, fillPath, type BuiltRequest } from '../engine/upstream.ts';
-import { canonicalUsage } from '../formats/openai-chat/response.ts';
+import { buildRequest, fillPath, relayedQuery, upstreamReady, withRelayedQuery, type BuiltRequest } from '../engine/upstream.ts';
+import { redactorFor } from '../engine/redact.ts';
 import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { codecFor } from '../formats/registry.ts';
-import type { AttemptRecord } from '../store/types.ts';
+import type { AttemptRecord, KeyRecord } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
 import type { Usage } from '../formats/canonical.ts';
+import type { Reservation } from '../limits/limiter.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
+import { relayAnswer } from './passthrough-relay.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };
 const hooks = new WeakMap<IncomingMessage, Hooks>();
@@ -30,118 +32,184 @@ const proxy = createProxyServer({ xfwd: false, changeOrigin: true, ignorePath: t
 proxy.on('proxyReq', (preq, req) => hooks.get(req)?.onReq(preq));
 proxy.on('proxyRes', (pres, req) => hooks.get(req)?.onRes(pres));
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'set-cookie']);
-const USAGE_CAPTURE_LIMIT = 4 * 1024 * 1024;
-
 type Sent = { kind: 'response'; res: IncomingMessage } | { kind: 'error'; err: Error };
 
-/** One proxied attempt; resolves at the upstream's response headers or its failure. */
-function proxyOnce(req: IncomingMessage, res: ServerResponse, b: BuiltRequest, timeoutMs: number): Promise<Sent> {
+/**
+ * One proxied attempt; resolves at the upstream's response headers or its failure. Only the upstream
+ * socket gets a timeout (http-proxy-3's `proxyTimeout`: first byte, then idle between chunks); its
+ * `timeout` option would set one on the client's socket, which outlives this request on keep-alive.
+ */
+function proxyOnce(req: IncomingMessage, res: ServerResponse, b: BuiltRequest, firstByteMs: number, idleMs: number, signal: AbortSignal): Promise<Sent> {
   return new Promise((resolve) => {
+    let preq: ClientRequest | null = null;
+    const onAbort = (): void => { preq?.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted')); };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const done = (s: Sent): void => { signal.removeEventListener('abort', onAbort); resolve(s); };
     hooks.set(req, {
-      onReq(preq) {
+      onReq(p) {
+        preq = p;
         // Only the provider's own headers go upstream: never the client's Authorization or cookies.
-        for (const h of preq.getHeaderNames()) preq.removeHeader(h);
-        for (const [k, v] of Object.entries(b.headers)) preq.setHeader(k, v);
-        preq.setHeader('content-length', Buffer.byteLength(b.body));
-        preq.setHeader('host', new URL(b.origin).host);
+        for (const h of p.getHeaderNames()) p.removeHeader(h);
+        for (const [k, v] of Object.entries(b.headers)) p.setHeader(k, v);
+        p.setHeader('content-length', Buffer.byteLength(b.body));
+        p.setHeader('host', new URL(b.origin).host);
       },
-      onRes: (pres) => resolve({ kind: 'response', res: pres }),
+      onRes: (pres) => { preq?.setTimeout(idleMs); done({ kind: 'response', res: pres }); },
     });
-    proxy.web(req, res, {
-      target: b.origin + b.path, buffer: Readable.from([Buffer.from(b.body)]), proxyTimeout: timeoutMs, timeout: timeoutMs,
-    }, (err) => resolve({ kind: 'error', err: err as Error }));
+    if (signal.aborted) { done({ kind: 'error', err: signal.reason instanceof Error ? signal.reason : new Error('aborted') }); return; }
+    proxy.web(req, res, { target: b.origin + b.path, buffer: Readable.from([Buffer.from(b.body)]), proxyTimeout: firstByteMs },
+      (err) => done({ kind: 'error', err: err as Error }));
   });
 }
+
+/** Output a pass-through call may produce, for the limiter's reservation: none for embeddings and moderations. */
+function outputReserve(sub: string, body: Record<string, unknown>, entry: ModelEntry): number {
+  if (sub === '/embeddings' || sub === '/moderations') return 0;
+  const asked = body.max_output_tokens ?? body.max_completion_tokens ?? body.max_tokens;
+  return typeof asked === 'number' && Number.isSafeInteger(asked) && asked > 0 ? asked : entry.model.max_completion_tokens;
+}
+
+/** Routes whose streams report usage only when asked (`stream_options.include_usage`). */
+const CHUNKED_ROUTES = new Set(['/chat/completions', '/completions']);
 
 export async function handlePassthrough(svc: Services, req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
   const startedAt = performance.now();
   const cfg = svc.holder.current;
   const id = uuidv7();
-  requireJsonContentType(req);
-  const buf = await readBody(req, cfg.server.bodyLimitBytes);
-  const body = parseJsonObject(buf, cfg.server.jsonMaxDepth);
-  if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('missing_parameter', '`model` (a <provider>/<model> id) is required', { param: 'model' });
-  const primary = resolveModel(cfg, body.model);
-  if (client.key) svc.keys?.checkModel(client.key, primary.id);
+  const redact = redactorFor(cfg);
+  let body: Record<string, unknown> = {};
+  let primary: ModelEntry | null = null;
+  let reservation: Reservation | null = null;
+  let inputEstimate = 0;
   const sub = p.path.slice('/v1'.length);
-  const reservation = client.key && svc.limiter
-    ? await svc.limiter.acquire(client.key, { tokens: Math.ceil(buf.length / 4), costUsd: estimateMaxCost(primary.model.pricing, Math.ceil(buf.length / 4), 0) })
-    : null;
+  try {
+    requireJsonContentType(req);
+    const buf = await readBody(req, cfg.server.bodyLimitBytes);
+    body = parseJsonObject(buf, cfg.server.jsonMaxDepth);
+    if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('missing_parameter', '`model` (a <provider>/<model> id) is required', { param: 'model' });
+    primary = resolveModel(cfg, body.model, { budgeted: client.key?.budgetUsd != null });
+    if (client.key) svc.keys?.checkModel(client.key, primary.id);
+    inputEstimate = Math.ceil(buf.length / 4);
+    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, reserve(client.key, primary, inputEstimate, outputReserve(sub, body, primary)));
+  } catch (e) {
+    sendError(res, e, 'openai', { 'x-inference-id': id });
+    svc.books.rejected({ id, route: p.path, format: 'openai-chat', requested: typeof body.model === 'string' ? body.model : '', resolved: primary?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText: null });
+    return;
+  }
   const attempts: AttemptRecord[] = [];
   const s = cfg.upstream;
   // Only OpenAI-compatible providers serve these routes: other fallbacks are left out of the plan.
   const plan = planAttempts(cfg, primary, svc.health).filter((e) => e === primary || e.provider.format === 'openai-chat');
   svc.health.countRequest();
+  const abort = new AbortController();
+  res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('client disconnected')); });
+  const total = setTimeout(() => abort.abort(totalTimeout()), s.totalTimeoutMs);
+  const clientGone = (): boolean => abort.signal.aborted && !(abort.signal.reason instanceof GatewayError);
+  const stream = body.stream === true;
+  // Streamed chat/legacy completions report usage only when asked: always asked upstream, and the
+  // extra chunk hidden from a client that did not ask itself.
+  const injectUsage = stream && CHUNKED_ROUTES.has(sub) && (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage !== true;
   let served: ModelEntry | null = null;
   let status = 502;
   let usage: Usage | null = null;
+  let partial = false;
   // The last failure; as in dispatch, every attempt after one takes a retry from the budget.
   let error: GatewayError | null = null;
   let i = 0;
   let tries = 0;
   let backoff = 50;
-  while (i < plan.length && tries < s.maxAttempts) {
-    if (error !== null && !svc.health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) { error = budgetExhausted(error); break; }
-    const entry = plan[i]!;
-    if (entry.provider.format !== 'openai-chat') {
-      error = new GatewayError('invalid_parameter', `${entry.provider.name} does not serve ${p.path}; only OpenAI-compatible providers do`, { param: 'model' });
-      status = 400;
-      break;
-    }
-    const out: Record<string, unknown> = { ...body };
-    for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
-    if (entry.provider.modelInBody) out.model = entry.upstream; else delete out.model;
-    const pv = entry.provider.paths;
-    const path = sub === '/embeddings' && pv.embeddings ? pv.embeddings : `${pv.passthrough ?? ''}${sub}`;
-    const built = buildRequest(entry.provider, entry, fillPath(path, entry.upstream), JSON.stringify(out));
-    tries++;
-    const t0 = performance.now();
-    const sent = await proxyOnce(req, res, built, s.firstByteTimeoutMs);
-    const rec: AttemptRecord = { provider: entry.provider.id, model: entry.id, status: null, error: null, latencyMs: 0 };
-    attempts.push(rec);
-    let ra: number | null = null;
-    if (sent.kind === 'error') {
-      rec.error = sent.err.message; rec.latencyMs = Math.round(performance.now() - t0);
-      error = new GatewayError('upstream_unavailable', `upstream unreachable: ${(sent.err as { code?: string }).code ?? sent.err.message}`);
-    } else {
-      const up = sent.res;
-      rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
-      ra = retryAfterMs(up.headers);
-      const failed = RETRYABLE(rec.status);
-      if (!failed || tries >= s.maxAttempts || (i + 1 === plan.length && ra !== null && ra > s.retryAfterCapMs)) {
-        // An answer, or a failure with nothing left to try: relayed as the upstream sent it.
-        served = entry; status = rec.status; error = null;
-        if (failed) { svc.health.failure(entry.provider.id, s.ejection); svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, rec.status === 429 ? 'rate_limited' : 'upstream_error'); }
-        else svc.health.success(entry.provider.id);
-        usage = await relay(up, res, id, entry);
+  try {
+    while (i < plan.length && tries < s.maxAttempts) {
+      if (error !== null && !svc.health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) { error = budgetExhausted(error); break; }
+      const entry = plan[i]!;
+      if (entry.provider.format !== 'openai-chat') {
+        error = new GatewayError('invalid_parameter', `${entry.provider.name} does not serve ${p.path}; only OpenAI-compatible providers do`, { param: 'model' });
         break;
       }
-      // Not relayed (the client has had no byte yet): read as the error to answer if no retry is left.
-      error = upstreamHttpError(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra);
-      rec.error = error.message;
+      const out: Record<string, unknown> = { ...body };
+      for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
+      if (entry.provider.modelInBody) out.model = entry.upstream; else delete out.model;
+      if (injectUsage) out.stream_options = { ...(out.stream_options as Record<string, unknown> | undefined), include_usage: true };
+      const pv = entry.provider.paths;
+      const path = sub === '/embeddings' && pv.embeddings ? pv.embeddings : `${pv.passthrough ?? ''}${sub}`;
+      // A signing transform's credentials still loading (a cold start) are awaited; none to be had moves to the next target.
+      const wait = upstreamReady(entry.provider);
+      const unready = wait === null ? null : await wait.then(() => null, (e: unknown) => (e instanceof GatewayError ? e : new GatewayError('upstream_error', String(e))));
+      if (unready) {
+        tries++;
+        attempts.push({ provider: entry.provider.id, model: entry.id, status: null, error: unready.message, latencyMs: 0 });
+        error = unready;
+        if (i + 1 < plan.length) { i++; continue; }
+        break;
+      }
+      const query = p.query.size > 0 ? relayedQuery(entry.provider, 'openai-chat', p.query.toString()).query : '';
+      const built = buildRequest(entry.provider, entry, withRelayedQuery(fillPath(path, entry.upstream), query), JSON.stringify(out));
+      tries++;
+      const t0 = performance.now();
+      const sent = await proxyOnce(req, res, built, s.firstByteTimeoutMs, s.idleTimeoutMs, abort.signal);
+      const rec: AttemptRecord = { provider: entry.provider.id, model: entry.id, status: null, error: null, latencyMs: 0 };
+      attempts.push(rec);
+      let ra: number | null = null;
+      let inPlace = true;
+      if (sent.kind === 'error') {
+        rec.latencyMs = Math.round(performance.now() - t0);
+        if (clientGone()) { status = 499; error = null; served = entry; break; }
+        if (abort.signal.aborted) { error = totalTimeout(); break; }
+        error = transportVerdict(sent.err, 'pass-through', redact).error;
+        rec.error = error.message;
+      } else {
+        const up = sent.res;
+        rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
+        if (rec.status < 400) {
+          served = entry; status = rec.status; error = null;
+          svc.health.success(entry.provider.id);
+          const relayed = await relayAnswer(up, res, { id, provider: entry.provider.id, inputEstimate, hideUsageChunk: injectUsage });
+          usage = relayed.usage; partial = relayed.partial;
+          if (relayed.clientGone) status = 499;
+          else if (relayed.failed !== null) rec.error = redact(relayed.failed);
+          break;
+        }
+        ra = retryAfterMs(up.headers);
+        const v = upstreamFailure(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra, redact);
+        error = v.error; inPlace = v.inPlace;
+        rec.error = error.message;
+        served = entry;
+        if (!v.retry) break;
+      }
+      svc.health.failure(entry.provider.id, s.ejection);
+      svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, error.code);
+      if (res.headersSent || res.destroyed) break;
+      if (i + 1 < plan.length) {
+        svc.books.dispatchHooks.onFallback?.(entry.provider.id);
+        i++;
+        continue;
+      }
+      // Last target: retry it in place, waiting what it asked (up to the cap) or a short back-off.
+      if (tries >= s.maxAttempts || !inPlace || (ra !== null && ra > s.retryAfterCapMs)) break;
+      try { await sleep(ra ?? backoff, undefined, { signal: abort.signal }); } catch {
+        if (clientGone()) { status = 499; error = null; } else error = totalTimeout();
+        break;
+      }
+      backoff *= 2;
     }
-    svc.health.failure(entry.provider.id, s.ejection);
-    svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, error.code);
-    if (res.headersSent || res.destroyed) break;
-    if (i + 1 < plan.length) {
-      svc.books.dispatchHooks.onFallback?.(entry.provider.id);
-      i++;
-      continue;
-    }
-    // Last target: retry it in place, waiting what it asked (a retry-after over the cap was relayed
-    // above) or a short back-off.
-    if (tries >= s.maxAttempts) break;
-    await sleep(ra ?? backoff);
-    backoff *= 2;
-    if (res.destroyed) { status = 499; error = null; break; }
+  } catch (e) {
+    // A bug, not an upstream failure: still answered and recorded like every other outcome.
+    console.error(`pass-through ${p.path} (${id}) failed:`, e);
+    error = e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error');
+  } finally {
+    clearTimeout(total);
   }
-  if (error && !res.headersSent) sendError(res, error, 'openai', { 'x-inference-id': id });
+  if (error && !res.headersSent && !clientGone()) sendError(res, error, 'openai', { 'x-inference-id': id });
   svc.books.completed({
-    id, route: p.path, format: 'openai-chat', requested: body.model, key: client.key, ip: client.ip, startedAt, body, bodyText: null,
-    stream: false, reservation, cfg,
-    outcome: { status: error ? error.status : status, error, served, attempts, usage, finishReason: null, ttftMs: null, adjustments: [] },
+    id, route: p.path, format: 'openai-chat', requested: body.model as string, key: client.key, ip: client.ip, startedAt, body, bodyText: null,
+    stream, reservation, cfg,
+    outcome: { status: error ? error.status : status, error, served, attempts, usage, finishReason: null, ttftMs: null, adjustments: [], ...(partial ? { partial } : {}) },
   });
+}
+
+/** The limiter's reservation: input from the body's size, output at the route's maximum; cost only for a budgeted key. */
+function reserve(key: KeyRecord, entry: ModelEntry, input: number, output: number): { tokens: number; costUsd: string } {
+  return { tokens: input + output, costUsd: key.budgetUsd === null ? '0' : estimateMaxCost(entry.model.pricing, input, output) };
 }
 
 /** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */
@@ -152,25 +220,4 @@ async function drain(up: IncomingMessage): Promise<string> {
     for await (const c of up as AsyncIterable<Buffer>) if (size < 65536) { chunks.push(c); size += c.length; }
   } catch { /* a cut error body still leaves its status */ }
   return Buffer.concat(chunks).toString('utf8', 0, Math.min(size, 65536));
-}
-
-/** Streams the upstream answer to the client unchanged, keeping a bounded copy to read usage from. */
-async function relay(up: IncomingMessage, res: ServerResponse, id: string, entry: ModelEntry): Promise<Usage | null> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
-  headers['x-inference-id'] = id;
-  headers['x-gateway-provider'] = entry.provider.id;
-  res.writeHead(up.statusCode ?? 502, headers);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  up.on('data', (c: Buffer) => { if (size + c.length <= USAGE_CAPTURE_LIMIT) { chunks.push(c); size += c.length; } });
-  // The upstream dying mid-body cuts the client's response (its first byte is already out): no retry.
-  up.on('error', () => res.destroy());
-  up.pipe(res);
-  try { await finished(res); } catch { return null; }
-  if (!String(up.headers['content-type'] ?? '').includes('json') || size === 0) return null;
-  try {
-    const json = JSON.parse(Buffer.concat(chunks, size).toString('utf8')) as { usage?: unknown };
-    return json.usage ? canonicalUsage(json.usage) : null;
-  } catch { return null; }
 }

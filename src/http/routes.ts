@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyRecord } from '../store/types.ts';
 import type { Envelope } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 
 export type RouteAuth = 'key' | 'models' | 'admin' | 'none';
 /** Who is calling: the key authentication found (null on routes without one) and the peer address. */

@@ -1,16 +1,22 @@
 // The HTTP server: limits and timeouts, the route table, authentication per route, and one error path.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { constantTimeEqual, presentedKeyFromHeaders } from '../auth/keys.ts';
+import { verifyAdminKey } from './admin-auth.ts';
+import { presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { sendError } from './envelope.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import { createRouteTable, type Route, type RouteTable } from './routes.ts';
 import { handleInference } from './inference.ts';
 import { handleModels, handleModel } from './models-route.ts';
-import { handleHealth, handleMetrics } from './ops-routes.ts';
+import { handleHealth, handleMetrics, handleReady } from './ops-routes.ts';
 import { adminRoutes } from './admin-routes.ts';
+import { adminApiRoutes } from './admin-api/router.ts';
+import { dashboardRoutes } from './dashboard-static.ts';
 import { handleFeedbackRoute } from './feedback-route.ts';
 import { handlePassthrough } from './passthrough.ts';
+import { handleRouterRank } from './router-mode.ts';
+import { handleCreateResponse, handleDeleteResponse, handleGetResponse, handleInputTokens } from './responses-route.ts';
+import { handleCountTokens } from './count-tokens-route.ts';
 import type { Services } from './services.ts';
 
 export function buildRoutes(svc: Services): RouteTable {
@@ -19,10 +25,19 @@ export function buildRoutes(svc: Services): RouteTable {
     { method: 'POST', pattern: '/v1/messages', envelope: 'anthropic', auth: 'key', handler: (req, res, _p, client) => handleInference(svc, req, res, '/v1/messages', 'anthropic-messages', client) },
     { method: 'GET', pattern: '/v1/models', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModels(svc, req, res, p) },
     { method: 'GET', pattern: '/v1/models/*', envelope: 'openai', auth: 'models', handler: (req, res, p) => handleModel(svc, req, res, p) },
+    { method: 'POST', pattern: '/v1/router/rank', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handleRouterRank(svc, req, res, p, client) },
     { method: 'POST', pattern: '/v1/feedback', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleFeedbackRoute(svc, req, res, client) },
     { method: 'GET', pattern: '/health', envelope: 'openai', auth: 'none', handler: (req, res) => handleHealth(svc, req, res) },
+    { method: 'GET', pattern: '/health/ready', envelope: 'openai', auth: 'none', handler: (req, res) => handleReady(svc, req, res) },
     { method: 'GET', pattern: '/metrics', envelope: 'openai', auth: 'none', handler: (req, res) => handleMetrics(svc, req, res) },
     ...adminRoutes(svc),
+    ...dashboardRoutes(svc),
+    ...adminApiRoutes(svc),
+    { method: 'POST', pattern: '/v1/messages/count_tokens', envelope: 'anthropic', auth: 'key', handler: (req, res, _p, client) => handleCountTokens(svc, req, res, client) },
+    { method: 'POST', pattern: '/v1/responses', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleCreateResponse(svc, req, res, client) },
+    { method: 'POST', pattern: '/v1/responses/input_tokens', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleInputTokens(svc, req, res, client) },
+    { method: 'GET', pattern: '/v1/responses/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handleGetResponse(svc, req, res, p, client) },
+    { method: 'DELETE', pattern: '/v1/responses/:id', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handleDeleteResponse(svc, req, res, p, client) },
     // Other OpenAI-style JSON routes (embeddings, moderations, ...) go to the provider named by `model`.
     { method: 'POST', pattern: '/v1/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handlePassthrough(svc, req, res, p, client) },
   ];
@@ -39,13 +54,15 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): KeyRec
   const cfg = svc.holder.current;
   if (route.auth === 'none') return null;
   if (route.auth === 'admin') {
-    const token = presentedKeyFromHeaders(req.headers);
     if (!cfg.auth.adminKey) throw new GatewayError('not_implemented', 'the admin API is disabled: set GATEWAY_ADMIN_KEY to enable it');
-    if (!token || !constantTimeEqual(token, cfg.auth.adminKey)) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
+    // Failed attempts are limited per client address; a blocked address is refused even with the right key.
+    if (!verifyAdminKey(svc, req, presentedKeyFromHeaders(req.headers))) throw new GatewayError('invalid_api_key', 'invalid or missing admin key');
     return null;
   }
+  if (!cfg.auth.enabled) return null;
   const keys = svc.keys;
-  if (!cfg.auth.enabled || !keys) return null;
+  // Auth turned on by a reload: the key ring is being built. Refuse meanwhile; never serve the route open.
+  if (!keys) throw new GatewayError('not_ready', 'authentication is starting (the API keys are loading); retry in a moment', { headers: { 'retry-after': '1' } });
   const presented = presentedKeyFromHeaders(req.headers);
   if (route.auth === 'models' && cfg.auth.modelsPublic && presented === undefined) return null;
   try {
@@ -73,6 +90,11 @@ export function createGatewayServer(svc: Services): Server {
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
   });
 
+  /** Counts the request by route pattern and status when its response ends (499: the client left before any status was sent). */
+  function countHttp(res: ServerResponse, route: string): void {
+    res.once('close', () => svc.metrics.httpRequestsTotal.inc({ route, status: res.headersSent ? String(res.statusCode) : '499' }));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cfg = svc.holder.current;
     let m: ReturnType<RouteTable['match']>;
@@ -83,6 +105,7 @@ export function createGatewayServer(svc: Services): Server {
     }
     if (m.kind !== 'ok') {
       req.resume();
+      countHttp(res, '_unmatched');
       const err = m.kind === 'not_found'
         ? new GatewayError('route_not_found', `no route for ${req.method} ${m.path}`)
         : new GatewayError('method_not_allowed', `${req.method} is not allowed on ${m.path}; use ${m.allowed!.join(' or ')}`, { headers: { allow: m.allowed!.join(', ') } });
@@ -90,7 +113,8 @@ export function createGatewayServer(svc: Services): Server {
       return;
     }
     const route = m.route;
-    if (svc.draining && route.pattern !== '/health' && route.pattern !== '/metrics') {
+    countHttp(res, route.pattern);
+    if (svc.draining && route.pattern !== '/health' && route.pattern !== '/health/ready' && route.pattern !== '/metrics') {
       req.resume();
       sendError(res, new GatewayError('shutting_down', 'the gateway is shutting down; retry on another replica'), route.envelope, { connection: 'close' });
       return;

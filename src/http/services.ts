@@ -11,6 +11,11 @@ import type { GatewayMetrics } from '../metrics/gateway.ts';
 import type { FeedbackService } from './feedback-route.ts';
 import type { ConvertPool } from '../engine/convert-pool.ts';
 import type { WorkerPools } from '../workers/pools.ts';
+import type { DashboardServices } from '../dashboard/services.ts';
+import type { RouterService } from '../router/service.ts';
+import type { Readiness } from '../health/readiness.ts';
+import type { CatalogRefresher } from '../catalog/refresher.ts';
+import type { WriterStats } from '../records/writer.ts';
 
 export type Services = {
   holder: ConfigHolder;
@@ -31,6 +36,16 @@ export type Services = {
   convert?: ConvertPool | null;
   /** Owns `convert` and `feedback.pool` and resizes them on reload; /health reports its size. */
   pools?: WorkerPools;
+  /** Router mode (`model: "router"`, POST /v1/router/rank); absent: router mode answers 501. */
+  router?: RouterService | null;
+  /** The dashboard's accounts, sessions, key stats and live tail (null when dashboard.enabled is false). */
+  dashboard?: DashboardServices | null;
+  /** Dependency probes behind /health (last state) and /health/ready (fresh, 503 when not ready). */
+  readiness?: Readiness;
+  /** Catalog refresh overlay and periodic refresh (src/catalog/refresher.ts); /health shows its state. */
+  catalog?: CatalogRefresher;
+  /** The record writer's counters, for /health. */
+  writerStats?: () => WriterStats;
   /** Set on SIGTERM: new requests get 503 while in-flight ones finish. */
   draining: boolean;
   inFlight: number;

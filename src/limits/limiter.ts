@@ -1,7 +1,7 @@
 // The per-key limits contract shared by the in-process and Redis limiters: requests and tokens per
 // fixed UTC minute, and spend per budget period, reserved at the start of a request and settled after.
 import { shiftDecimal } from '../catalog/decimal.ts';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 
 /** What a request may use: tokens (input + max output) and the maximum cost as an exact decimal. */
@@ -18,6 +18,16 @@ export interface Reservation {
   release(): Promise<void>;
 }
 
+/** What /health shows of the limiter (no secrets): the backend, and for Redis its breaker and re-seeds. */
+export type LimiterStatus =
+  | { backend: 'memory' }
+  | {
+    backend: 'redis'; failOpen: boolean;
+    breaker: { state: 'closed' | 'open' | 'half-open'; since: string; lastError: string | null; lastErrorAt: string | null; opened: number };
+    /** Budget counters Redis lost being corrected from the store in the background. */
+    reseeding: number;
+  };
+
 export interface Limiter {
   /** Checks and takes rpm, tpm and budget in one atomic step; throws LimitError (429 or 402). */
   acquire(key: KeyRecord, est: Usage): Promise<Reservation>;
@@ -25,6 +35,9 @@ export interface Limiter {
   acquireSync?(key: KeyRecord, est: Usage): Reservation;
   /** Loads each budgeted key's spend in its current period from the store, so a restart does not reset budgets. */
   seed(store: Store, keys: readonly KeyRecord[]): Promise<void>;
+  status(): LimiterStatus;
+  /** Applies settings a reload may change (storage.redis_fail_open). */
+  configure?(o: { failOpen: boolean }): void;
   close(): Promise<void>;
 }
 

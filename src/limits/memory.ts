@@ -2,7 +2,7 @@
 // so concurrent requests cannot interleave). Several replicas need the Redis limiter instead.
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
-  FREE_PASS, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, rateLimitError, toNanos, type Limiter, type Reservation, type Usage,
+  FREE_PASS, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, rateLimitError, toNanos, type Limiter, type LimiterStatus, type Reservation, type Usage,
 } from './limiter.ts';
 
 type Window = { minute: number; requests: number; tokens: number };
@@ -63,6 +63,8 @@ export class MemoryLimiter implements Limiter {
       release: async () => adjust(-tokens, -estNanos),
     };
   }
+
+  status(): LimiterStatus { return { backend: 'memory' }; }
 
   /** Spend (including open reservations) of a key in its current period, as nanos; for tests and /health. */
   spentNanos(key: KeyRecord): bigint {

@@ -1,60 +1,72 @@
-// Redis limiter for several gateway replicas: each check-and-take is one Lua script, so limits hold
-// across processes. Money is integer nano-dollars (INCRBY is exact); keys carry a {key id} hash tag for Redis Cluster.
-import { createHash } from 'node:crypto';
+// Redis limiter for several gateway replicas: each check-and-take is one Lua script (redis-scripts.ts),
+// so limits hold across processes. Money is integer nano-dollars (INCRBY is exact).
+// Redis failing is survivable: a circuit breaker stops requests waiting on it, spend admitted meanwhile
+// (fail-open) is added back once it returns, and a budget counter it lost is rebuilt at once from the
+// replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
+// waits on the database.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
-  FREE_PASS, LimitError, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, periodEnd, rateLimitError, toNanos, type Limiter, type Reservation, type Usage,
+  FREE_PASS, LimitError, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, periodEnd, rateLimitError, toNanos,
+  type Limiter, type LimiterStatus, type Reservation, type Usage,
 } from './limiter.ts';
+import { Breaker, type BreakerState } from './breaker.ts';
+import { SCRIPTS, SHAS, type ScriptName } from './redis-scripts.ts';
+import { Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, RESEED_RETRY_MAX_MS, RESEED_RETRY_MS, storedSpend, type Reseed } from './redis-reseed.ts';
 
-// Returns {0} when admitted, else {1|2|3, used} for rpm, tpm or budget; nothing is taken on refusal.
-const ACQUIRE = `
-local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
-local t = tonumber(redis.call('HGET', KEYS[1], 't') or '0')
-local rpm, tpm, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local et, en = tonumber(ARGV[4]), tonumber(ARGV[5])
-if rpm > 0 and r + 1 > rpm then return {1, tostring(r)} end
-if tpm > 0 and t + et > tpm then return {2, tostring(t)} end
-if budget >= 0 then
-  local s = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if s >= budget or s + en > budget then return {3, redis.call('GET', KEYS[2]) or '0'} end
-  redis.call('INCRBY', KEYS[2], ARGV[5])
-  if tonumber(ARGV[7]) > 0 then redis.call('EXPIRE', KEYS[2], ARGV[7]) end
-end
-redis.call('HINCRBY', KEYS[1], 'r', 1)
-redis.call('HINCRBY', KEYS[1], 't', et)
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return {0, '0'}`;
+/** A budgeted request whose acquire may or may not have reached Redis; settled on recovery. */
+type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
+/** An open reservation of a budget: its estimate and the counter epoch it is in (`under`: admitted without a view). */
+type Held = { est: bigint; epoch: string; under: boolean };
 
-// Applies a token and a spend delta to the window and period the request was admitted in, if they still exist.
-const ADJUST = `
-if redis.call('EXISTS', KEYS[1]) == 1 and ARGV[1] ~= '0' then
-  if tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
-end
-if ARGV[2] ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then
-  if tonumber(redis.call('INCRBY', KEYS[2], ARGV[2])) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
-end
-return 0`;
-
-const sha1 = (s: string): string => createHash('sha1').update(s).digest('hex');
-const SHAS = { acquire: sha1(ACQUIRE), adjust: sha1(ADJUST) };
+/** How long a period mark lives: longer than any budget period. */
+const MARK_TTL_S = 400 * 86_400;
 
 export type RedisLimiterOptions = {
   redis: Redis | string;   // a client, or a URL (REDIS_URL) for the limiter to own
   prefix?: string;         // default "gw:lim:"
   now?: () => number;
-  /** When Redis fails: true (default) admits the request and reports the error; false refuses with 429. */
+  /** When Redis fails: true (default) admits the request and reports the error; false refuses with 429. Changeable (configure). */
   failOpen?: boolean;
   onError?: (err: unknown) => void;
+  /** The circuit breaker's first wait before probing Redis again (doubles up to 5 s). */
+  probeMs?: number;
+  onBreakerChange?: (state: BreakerState) => void;
+  /** Costs of this process's records of a key not written to the store yet, created in [since, until) (the record writer). */
+  unwritten?: (keyId: string, since: string, until: string) => readonly string[];
+  /** How long a re-seed waits before reading the store, so records queued anywhere before the loss are written (default 600 ms). */
+  reseedDelayMs?: () => number;
 };
+
+/** Error text fit for /health: no credentials from a URL. */
+export const describeLimiterError = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/(\w+:\/\/)[^@\s/]*@/g, '$1***@');
 
 export class RedisLimiter implements Limiter {
   readonly #redis: Redis;
   readonly #owned: boolean;
   readonly #prefix: string;
   readonly #now: () => number;
-  readonly #failOpen: boolean;
+  #failOpen: boolean;
   readonly #onError: (err: unknown) => void;
+  readonly #breaker: Breaker;
+  readonly #unwritten: (keyId: string, since: string, until: string) => readonly string[];
+  readonly #reseedDelayMs: () => number;
+  /** Where budgets are seeded from (set by seed()); without one a missing counter starts at 0. */
+  #store: Store | null = null;
+  /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
+  readonly #pending = new Map<string, bigint>();
+  readonly #uncertain: Uncertain[] = [];
+  /** The last value of each key's spend counter this process saw: the base of a counter Redis lost. */
+  readonly #views = new Map<string, { sk: string; nanos: bigint }>();
+  /** Open reservations per spend counter (budgeted keys, with a store): a re-seed counts those of earlier epochs. */
+  readonly #open = new Map<string, Set<Held>>();
+  readonly #reseeds = new Map<string, Reseed>();
+  readonly #bounded = new Bounded(RESEED_CONCURRENCY);
+  #closed = false;
+  /** Reservation tokens: unique per limiter instance (several replicas share the hashes). */
+  readonly #instance = Math.random().toString(36).slice(2, 8);
+  #seq = 0;
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -66,19 +78,76 @@ export class RedisLimiter implements Limiter {
     this.#now = opts.now ?? Date.now;
     this.#failOpen = opts.failOpen ?? true;
     this.#onError = opts.onError ?? (() => {});
+    this.#unwritten = opts.unwritten ?? (() => []);
+    this.#reseedDelayMs = opts.reseedDelayMs ?? (() => 600);
+    this.#breaker = new Breaker({ baseMs: opts.probeMs ?? 250, probe: () => this.#recover(), describe: describeLimiterError, ...(opts.onBreakerChange ? { onChange: opts.onBreakerChange } : {}) });
     if (this.#owned) this.#redis.on('error', (e: unknown) => this.#onError(e));
+    // A dropped connection opens the breaker at once (requests stop queueing behind reconnects); a
+    // restored one is probed at once.
+    this.#redis.on('close', () => this.#breaker.trip(new Error('connection to Redis closed')));
+    this.#redis.on('ready', () => this.#breaker.probeSoon());
+  }
+
+  /** True while Redis is considered down (requests take the fail-open/closed path without waiting on it). */
+  get unavailable(): boolean { return this.#breaker.isOpen; }
+
+  /** Applies a reload: storage.redis_fail_open takes effect for the next request. */
+  configure(o: { failOpen: boolean }): void { this.#failOpen = o.failOpen; }
+
+  status(): LimiterStatus {
+    const b = this.#breaker.status();
+    return {
+      backend: 'redis', failOpen: this.#failOpen,
+      breaker: { state: b.state, since: new Date(b.since).toISOString(), lastError: b.lastError, lastErrorAt: b.lastErrorAt === null ? null : new Date(b.lastErrorAt).toISOString(), opened: b.opened },
+      reseeding: this.#reseeds.size,
+    };
+  }
+
+  /** Redis answers again: add back what was spent meanwhile, then let requests use it. */
+  async #recover(): Promise<void> {
+    await this.#redis.ping();
+    await this.#reconcile();
+  }
+
+  async #reconcile(): Promise<void> {
+    for (const [k, nanos] of [...this.#pending]) {
+      await this.#script('reconcile', [k], [nanos.toString()]);
+      const left = (this.#pending.get(k) ?? 0n) - nanos;
+      if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
+    }
+    // Requests still running keep their entry until they settle (which reconciles again).
+    for (const u of [...this.#uncertain]) {
+      if (u.actual === null) continue;
+      await this.#script('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
+      this.#uncertain.splice(this.#uncertain.indexOf(u), 1);
+    }
+  }
+
+  #failed(err: unknown): void {
+    this.#onError(err);
+    this.#breaker.trip(err);
+  }
+
+  #reconcileSoon(): void {
+    // Redis may be back already: reconcile now, else the breaker's probe will.
+    if (!this.#breaker.isOpen) this.#reconcile().catch((err: unknown) => this.#failed(err));
+  }
+
+  #remember(spendKey: string, nanos: bigint): void {
+    if (nanos === 0n) return;
+    this.#pending.set(spendKey, (this.#pending.get(spendKey) ?? 0n) + nanos);
+    this.#reconcileSoon();
   }
 
   #windowKey(id: string, minute: number): string { return `${this.#prefix}{${id}}:w:${minute}`; }
   #spendKey(id: string, period: string, start: number): string { return `${this.#prefix}{${id}}:s:${period}:${start}`; }
 
-  async #script(name: keyof typeof SHAS, keys: string[], args: Array<string | number>): Promise<unknown> {
-    const src = name === 'acquire' ? ACQUIRE : ADJUST;
+  async #script(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       return await this.#redis.evalsha(SHAS[name], keys.length, ...keys, ...args);
     } catch (err) {
       if (!String(err).includes('NOSCRIPT')) throw err;
-      return await this.#redis.eval(src, keys.length, ...keys, ...args);
+      return await this.#redis.eval(SCRIPTS[name], keys.length, ...keys, ...args);
     }
   }
 
@@ -88,16 +157,48 @@ export class RedisLimiter implements Limiter {
     return end === null ? 0 : Math.ceil((end - now) / 1000) + 86_400;
   }
 
-  /** Counters already in Redis win (they include other replicas' open reservations); missing ones start from the store. */
+  /**
+   * Counters already in Redis win (they include other replicas' open reservations); missing ones start
+   * from the store. The store is kept for re-seeding counters Redis loses later. Redis failing here is
+   * reported, not thrown.
+   */
   async seed(store: Store, keys: readonly KeyRecord[]): Promise<void> {
+    this.#store = store;
     const now = this.#now();
-    for (const s of await loadSpend(store, keys, now)) {
-      const period = s.key.budgetPeriod ?? 'month';
-      const k = this.#spendKey(s.key.id, period, s.start);
-      const ttl = this.#spendTtl(period, now);
-      if (ttl > 0) await this.#redis.set(k, s.nanos.toString(), 'EX', ttl, 'NX');
-      else await this.#redis.set(k, s.nanos.toString(), 'NX');
+    try {
+      for (const s of await loadSpend(store, keys, now)) {
+        const period = s.key.budgetPeriod ?? 'month';
+        const sk = this.#spendKey(s.key.id, period, s.start);
+        const v = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`],
+          [s.nanos.toString(), this.#spendTtl(period, now), `${this.#instance}.s${++this.#seq}`, String(s.start), MARK_TTL_S]) as string | null;
+        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()) });
+      }
+    } catch (err) { this.#onError(err); }
+  }
+
+  /**
+   * Redis did not answer: refused (fail closed), or admitted uncounted (fail open), in which case what
+   * the request spends is remembered and added to the counter once Redis is back.
+   */
+  #withoutRedis(spendKey: string | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
+    if (!this.#failOpen) {
+      // A refusal the client sent anyway may have been taken: give it back once Redis answers.
+      if (sent) { this.#uncertain.push({ ...sent, actual: 0n }); this.#reconcileSoon(); }
+      throw new LimitError('rpm', 'Rate limiter unavailable; retry shortly.', { 'retry-after': '1' });
     }
+    if (spendKey === null) return FREE_PASS;
+    let done = false;
+    if (sent) {
+      // The acquire was sent and its answer lost: whether it was taken is settled on recovery.
+      const u: Uncertain = { ...sent, actual: null };
+      this.#uncertain.push(u);
+      const end = (nanos: bigint): void => { if (done) return; done = true; u.actual = nanos; this.#reconcileSoon(); };
+      return { settle: async (actual) => end(toNanos(actual.costUsd)), release: async () => end(0n) };
+    }
+    return {
+      settle: async (actual) => { if (done) return; done = true; this.#remember(spendKey, toNanos(actual.costUsd)); },
+      release: async () => { done = true; },
+    };
   }
 
   async acquire(key: KeyRecord, est: Usage): Promise<Reservation> {
@@ -109,31 +210,117 @@ export class RedisLimiter implements Limiter {
     const estNanos = budget ? toNanos(est.costUsd) : 0n;
     const wk = this.#windowKey(key.id, minute);
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
-    let res: unknown;
+    // The breaker is open: Redis is down or hung, so this request does not wait on it.
+    if (this.#breaker.isOpen) return this.#withoutRedis(budget ? sk : null);
+    const token = budget ? `x:${this.#instance}:${++this.#seq}` : '';
+    // With a store, a missing counter is rebuilt in the script from this process's last view of it.
+    const tracked = budget !== null && this.#store !== null;
+    const view = tracked ? this.#views.get(key.id) : undefined;
+    let res: [number, string, string?, number?, number?, string?];
     try {
-      res = await this.#script('acquire', [wk, sk], [key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1,
-        tokens, estNanos.toString(), 2 * 60_000, budget ? this.#spendTtl(budget.period, now) : 0]);
+      res = await this.#script('acquire', [wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`], [
+        key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
+        budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
+        view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
+      ]) as typeof res;
     } catch (err) {
-      this.#onError(err);
-      if (!this.#failOpen) throw new LimitError('rpm', 'Rate limiter unavailable; retry shortly.', { 'retry-after': '1' });
-      return FREE_PASS;
+      this.#failed(err);
+      return this.#withoutRedis(budget ? sk : null, budget ? { wk, sk, token, est: estNanos } : undefined);
     }
-    const [code, used] = res as [number, string];
+    const [code, used, epoch = '', reseed = 0, under = 0, t0 = ''] = res;
+    if (tracked && (code === 0 || code === 3)) {
+      if (view && view.sk === sk) view.nanos = BigInt(used); else this.#views.set(key.id, { sk, nanos: BigInt(used) });
+    }
+    if (reseed === 1) this.#startReseed(key, budget!, sk, epoch, Number(t0));
     if (code === 1) throw rateLimitError('rpm', key.rpmLimit!, Number(used), 1, now);
     if (code === 2) throw rateLimitError('tpm', key.tpmLimit!, Number(used), tokens, now);
     if (code === 3) throw budgetError(key, BigInt(used), estNanos, now);
+    if (code === 6) {
+      throw new LimitError('rpm', 'This API key\'s budget is being re-checked (the shared limiter lost its counters); retry shortly.', { 'retry-after': '1' });
+    }
+    return this.#reservation(wk, sk, token, tokens, budget !== null, estNanos, tracked ? { est: estNanos, epoch, under: under === 1 } : null);
+  }
 
+  #reservation(wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null): Reservation {
+    if (held) {
+      let set = this.#open.get(sk);
+      if (!set) this.#open.set(sk, (set = new Set()));
+      set.add(held);
+    }
     let done = false;
-    const adjust = async (tokenDelta: number, nanoDelta: bigint): Promise<void> => {
+    const adjust = async (tokenDelta: number, actual: bigint): Promise<void> => {
       if (done) return;
       done = true;
-      if (tokenDelta === 0 && nanoDelta === 0n) return;
-      try { await this.#script('adjust', [wk, sk], [String(tokenDelta), nanoDelta.toString()]); } catch (err) { this.#onError(err); }
+      let nanoDelta = budgeted ? actual - estNanos : 0n;
+      let whole = budgeted ? actual : 0n;
+      if (held) {
+        const set = this.#open.get(sk);
+        set?.delete(held);
+        if (set?.size === 0) this.#open.delete(sk);
+        const rs = this.#reseeds.get(sk);
+        // A reservation of an earlier epoch settling before this process counts its unwritten records
+        // for a re-seed: its record (queued right after this call) is in that count; Redis must not add it too.
+        if (rs && !rs.snapshot && held.epoch !== rs.epoch) { rs.skipped += actual; nanoDelta = 0n; whole = 0n; }
+      }
+      if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
+      if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); return; }
+      try {
+        await this.#script('adjust', [wk, sk, `${sk}:m`], [String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0']);
+      } catch (err) {
+        // The correction is not lost: it is added to the counter once Redis answers again.
+        this.#failed(err);
+        if (budgeted) this.#remember(sk, nanoDelta);
+      }
     };
     return {
-      settle: (actual) => adjust(Math.max(0, Math.ceil(actual.tokens)) - tokens, budget ? toNanos(actual.costUsd) - estNanos : 0n),
-      release: () => adjust(-tokens, -estNanos),
+      settle: (actual) => adjust(Math.max(0, Math.ceil(actual.tokens)) - tokens, budgeted ? toNanos(actual.costUsd) : 0n),
+      release: () => adjust(-tokens, 0n),
     };
+  }
+
+  /** Starts (once per counter) the background re-seed of a provisional counter this process must correct. */
+  #startReseed(key: KeyRecord, budget: NonNullable<ReturnType<typeof budgetOf>>, sk: string, epoch: string, t0: number): void {
+    if (this.#reseeds.has(sk) || !this.#store) return;
+    const rs: Reseed = { epoch, t0: Number.isFinite(t0) && t0 > 0 ? t0 : this.#now(), snapshot: false, skipped: 0n };
+    this.#reseeds.set(sk, rs);
+    void this.#bounded.run(() => this.#reseed(key, budget.start, sk, rs))
+      .catch((err: unknown) => this.#onError(err))
+      .finally(() => { if (this.#reseeds.get(sk) === rs) this.#reseeds.delete(sk); });
+  }
+
+  async #reseed(key: KeyRecord, start: number, sk: string, rs: Reseed): Promise<void> {
+    // Records every replica queued before the loss are written within about a flush interval: wait for them.
+    await sleep(this.#reseedDelayMs(), undefined, { ref: false });
+    const since = new Date(start).toISOString();
+    const until = new Date(rs.t0).toISOString();
+    let queued = 0n;
+    let wait = RESEED_RETRY_MS;
+    for (;;) {
+      if (this.#closed) return;
+      if (!rs.snapshot) {
+        for (const c of this.#unwritten(key.id, since, until)) queued += toNanos(c);
+        rs.snapshot = true;
+      }
+      try {
+        const stored = await storedSpend(this.#store!.sql, key.id, since, until);
+        const earlier = [...this.#open.get(sk) ?? []].filter((h) => h.epoch !== rs.epoch);
+        let open = 0n;
+        for (const h of earlier) open += h.est;
+        const done = await this.#script('correct', [sk, `${sk}:m`], [rs.epoch, (stored + queued + open).toString()]);
+        if (done === 1) {
+          // Their estimates are in the counter now: they settle as reservations of this epoch.
+          for (const h of earlier) h.epoch = rs.epoch;
+        } else if (rs.skipped > 0n) {
+          // Corrected by another replica (or lost again): what was left out of Redis goes back where the counter still stands.
+          await this.#script('reconcile', [sk], [rs.skipped.toString()]);
+        }
+        return;
+      } catch (err) {
+        this.#onError(err);
+        await sleep(wait, undefined, { ref: false });
+        wait = Math.min(RESEED_RETRY_MAX_MS, wait * 2);
+      }
+    }
   }
 
   /** Spend (including open reservations) of a key in its current period, as nanos. */
@@ -143,7 +330,12 @@ export class RedisLimiter implements Limiter {
     return BigInt((await this.#redis.get(this.#spendKey(key.id, b.period, b.start))) ?? '0');
   }
 
+  /** Re-seeds in progress (tests). */
+  get reseeding(): number { return this.#reseeds.size; }
+
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#breaker.close();
     if (this.#owned) await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 }

@@ -1,7 +1,7 @@
 // Compiles a provider's declared parameter mapping rows into one function applied to upstream bodies.
 // Rows rename, drop, default, map values, bound (clamp or reject, never silently) or refuse parameters;
 // every change is reported so the client can be told (x-gateway-adjustments).
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../gateway-error.ts';
 import { compileRule, type Predicate } from './logic.ts';
 
 export type MappingRow = {

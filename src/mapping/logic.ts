@@ -50,8 +50,12 @@ const truthy = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : Boole
 const NOT_FOUND = Symbol('not found');
 
 function readVar(data: unknown, path: string): unknown {
+  return readKeys(data, path.split('.'));
+}
+
+function readKeys(data: unknown, keys: readonly string[]): unknown {
   let cur: unknown = data;
-  for (const k of path.split('.')) {
+  for (const k of keys) {
     if (cur === null || cur === undefined) return NOT_FOUND;
     cur = (cur as Record<string, unknown>)[k];
     if (cur === undefined) return NOT_FOUND;
@@ -74,6 +78,17 @@ function compileExpr(rule: unknown): Expr {
   /* eslint-disable eqeqeq */
   switch (op) {
     case 'var': {
+      // A constant name (the usual case) is split once here, not on every evaluation.
+      const name = Array.isArray(raw) ? raw[0] : raw;
+      if (typeof name === 'string' && name !== '') {
+        const keys = name.split('.');
+        return (d) => {
+          const v = readKeys(d, keys);
+          if (v !== NOT_FOUND) return v;
+          const fallback = b(d);
+          return fallback === undefined ? null : fallback;
+        };
+      }
       return (d) => {
         const p = a(d);
         if (p === undefined || p === null || p === '') return d;

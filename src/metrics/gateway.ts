@@ -26,7 +26,13 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     fallbacksTotal: registry.counter('gateway_fallbacks_total', 'Times a request moved on from a failed provider to the next target.', ['from_provider']),
     configReloadsTotal: registry.counter('gateway_config_reloads_total', 'Configuration reloads by result (ok, invalid, unchanged).', ['result']),
     limiterErrorsTotal: registry.counter('gateway_limiter_errors_total', 'Errors talking to the shared limiter (Redis); requests then follow storage.redis_fail_open.', []),
+    limiterBreakerState: registry.gauge('gateway_limiter_breaker_state', 'The Redis limiter\'s circuit breaker: 1 for its current state (closed, open, half-open), 0 for the others.', ['state']),
+    limiterBreakerOpenedTotal: registry.counter('gateway_limiter_breaker_opened_total', 'Times the Redis limiter\'s circuit breaker opened (Redis failed, hung or dropped the connection).', []),
     rateLimitedTotal: registry.counter('gateway_rate_limited_total', 'Requests refused by a key limit, by reason (rpm, tpm, budget).', ['reason']),
+    /** Every HTTP request by route pattern (never the raw path: bounded) and status: feedback, model listing, admin and ops routes included. */
+    httpRequestsTotal: registry.counter('gateway_http_requests_total', 'HTTP requests answered, by route pattern (_unmatched for no route) and status.', ['route', 'status']),
+    dependencyUp: registry.gauge('gateway_dependency_up', 'Last readiness probe per dependency (database, redis, writer, auth, draining): 1 ok, 0 failing.', ['dependency']),
+    ready: registry.gauge('gateway_ready', '1 when /health/ready answers 200 (every required dependency ok), else 0.'),
     /** Points the writer gauges at a live writer; until then they render no sample. */
     attachWriter(stats: () => WriterStats): void { writer = stats; },
   };

@@ -1,5 +1,9 @@
 // Versioned schema migrations for both backends: numbered steps with per-dialect SQL, applied once each
 // and recorded in schema_migrations. Steps are append-only: never edit a released step, add a new one.
+import { dashboardAccountsDdl, dashboardRollupsDdl } from './dashboard-schema.ts';
+import { loginFailuresDdl, rollupsInWriterDdl } from './rollup-schema.ts';
+import { routerDdl } from './router-schema.ts';
+import { catalogDdl } from './catalog-schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -86,9 +90,69 @@ function ddl(d: Dialect): string[] {
  */
 const DROP_MODEL_INDEX = 'DROP INDEX IF EXISTS inferences_model_created_idx';
 
+/**
+ * An answer that did not finish normally (the client hung up, the upstream died or sent an error
+ * mid-stream, a timeout): its tokens are what it consumed, reported or estimated (docs/reliability.md).
+ */
+const PARTIAL_COLUMN = (type: string): string => `ALTER TABLE inferences ADD COLUMN partial ${type}`;
+
+/**
+ * Responses stored for previous_response_id and GET /v1/responses/{id} (src/responses/store.ts): the
+ * same DDL in both dialects, times as epoch milliseconds so one query text serves both.
+ */
+const STORED_RESPONSES_DDL = [
+  `CREATE TABLE stored_responses (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    previous_id TEXT,
+    input_items TEXT NOT NULL,
+    response TEXT NOT NULL
+  )`,
+  'CREATE INDEX stored_responses_expires_idx ON stored_responses (expires_at)',
+];
+
+/**
+ * Version numbers are reserved by area so that work on several features at once never takes the same
+ * number: 1-9 core records and durability, 10-19 catalog, 20-29 router, 30-39 client APIs (stored
+ * responses), 40-59 dashboard (users, sessions, rollups). Gaps are fine: a step runs when its version
+ * is not yet applied, in version order.
+ */
+/**
+ * Metric definitions per scope (the API key; '' without keys): one tenant's first value no longer fixes a
+ * metric's type for every key, nor tells another key that the metric exists. Each scope's existing
+ * metrics are carried over from its stored feedback (first type and direction; comments have none).
+ */
+function metricTypesDdl(d: Dialect): string[] {
+  const ts = d === 'postgres' ? 'TIMESTAMPTZ' : 'TEXT';
+  return [
+    `CREATE TABLE metric_types (
+      scope TEXT NOT NULL,
+      name TEXT NOT NULL,
+      type TEXT NOT NULL,
+      optimize TEXT,
+      created_at ${ts} NOT NULL,
+      PRIMARY KEY (scope, name)
+    )`,
+    `INSERT INTO metric_types (scope, name, type, optimize, created_at)
+      SELECT COALESCE(key_id, ''), metric, MIN(type), CASE WHEN MIN(type) = 'comment' THEN NULL ELSE MIN(optimize) END, MIN(created_at)
+      FROM feedback GROUP BY COALESCE(key_id, ''), metric`,
+  ];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sqlite: ddl('sqlite'), postgres: ddl('postgres') },
   { version: 2, name: 'drop the unused inferences (served_model, created_at) index', sqlite: [DROP_MODEL_INDEX], postgres: [DROP_MODEL_INDEX] },
+  { version: 3, name: 'inferences.partial: answers cut short, billed for what they consumed', sqlite: [PARTIAL_COLUMN('INTEGER NOT NULL DEFAULT 0')], postgres: [PARTIAL_COLUMN('BOOLEAN NOT NULL DEFAULT false')] },
+  { version: 6, name: 'metric definitions per key (metric_types)', sqlite: metricTypesDdl('sqlite'), postgres: metricTypesDdl('postgres') },
+  { version: 10, name: 'catalog refresh overlays and runs', sqlite: catalogDdl('sqlite'), postgres: catalogDdl('postgres') },
+  { version: 20, name: 'router decisions and versioned learned state', sqlite: routerDdl('sqlite'), postgres: routerDdl('postgres') },
+  { version: 30, name: 'stored responses (POST /v1/responses with store)', sqlite: STORED_RESPONSES_DDL, postgres: STORED_RESPONSES_DDL },
+  { version: 40, name: 'dashboard users, sessions, key owners and rotation grace', sqlite: dashboardAccountsDdl('sqlite'), postgres: dashboardAccountsDdl('postgres') },
+  { version: 41, name: 'dashboard hourly rollups maintained by insert triggers', sqlite: dashboardRollupsDdl('sqlite'), postgres: dashboardRollupsDdl('postgres') },
+  { version: 42, name: 'dashboard rollups per hour and day at every grain, written by the record writer (no triggers), exact integer money', sqlite: rollupsInWriterDdl('sqlite'), postgres: rollupsInWriterDdl('postgres') },
+  { version: 43, name: 'dashboard sign-in failures shared by replicas', sqlite: loginFailuresDdl('sqlite'), postgres: loginFailuresDdl('postgres') },
 ];
 
 export const MIGRATIONS_TABLE_SQL = `CREATE TABLE IF NOT EXISTS schema_migrations (

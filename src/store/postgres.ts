@@ -3,13 +3,15 @@
 import pg from 'pg';
 import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
 import {
-  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, isMetricType, keyParams,
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, keyParams,
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
 import { copyIn, copyLine } from './pg-copy.ts';
+import { pgRunner, type SqlRunner } from './sql-runner.ts';
+import { rollupFeedbackPg, rollupInferencesPg, type PgQuery } from './rollup-write.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
-  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, MetricType, Store, UsageQuery, UsageRow,
+  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, Store, UsageQuery, UsageRow,
 } from './types.ts';
 
 export type PostgresOptions = { url: string; schema?: string; max?: number };
@@ -33,7 +35,7 @@ function multiRowInsert(table: string, columns: string, width: number): (n: numb
 }
 const INFERENCE_TYPES = [
   'text', 'timestamptz', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'integer', 'text', 'integer', 'integer',
-  'boolean', 'integer', 'integer', 'integer', 'integer', 'integer', 'numeric', 'text', 'text', 'text', 'text', 'text', 'text',
+  'boolean', 'integer', 'integer', 'integer', 'integer', 'integer', 'numeric', 'text', 'text', 'text', 'text', 'text', 'text', 'boolean',
 ];
 const INSERT_INFERENCES_JSON = `INSERT INTO inferences (${INFERENCE_COLUMNS}) SELECT ${INFERENCE_COLUMNS} FROM json_to_recordset($1::json) AS r(${
   INFERENCE_COLUMNS.split(', ').map((c, i) => `${c} ${INFERENCE_TYPES[i]}`).join(', ')}) ON CONFLICT (id) DO NOTHING`;
@@ -59,7 +61,7 @@ function inferenceJsonRow(x: InferenceRecord): Record<string, unknown> {
     stream: p[13], input_tokens: p[14], output_tokens: p[15], cache_read_tokens: p[16], cache_write_tokens: p[17],
     reasoning_tokens: p[18], cost_usd: p[19], finish_reason: pgText(p[20] as string | null), metadata: pgText(p[21] as string | null),
     extra: pgText(p[22] as string | null), client_ip: pgText(p[23] as string | null), request_body: pgText(p[24] as string | null),
-    response_body: pgText(p[25] as string | null),
+    response_body: pgText(p[25] as string | null), partial: p[26],
   };
 }
 const insertFeedbackSql = multiRowInsert('feedback', FEEDBACK_COLUMNS, 10);
@@ -71,17 +73,23 @@ function rowParams<T>(rows: T[], from: number, n: number, params: (r: T) => unkn
   return out;
 }
 
+const pgQuery = (c: pg.PoolClient): PgQuery => (text, values, name) => c.query(name ? { name, text, values } : { text, values }) as Promise<{ rows: Row[] }>;
+
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly schema: string;
   readonly #pool: pg.Pool;
+  readonly sql: SqlRunner;
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema ?? 'public';
     if (!SCHEMA_RE.test(this.schema)) throw new Error(`invalid postgres schema name: ${this.schema}`);
     // search_path is set per connection so every unqualified table name resolves inside the schema.
-    this.#pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}` });
+    // A connect that hangs (a blackholed host) fails after 5 s instead of pg's default of never: the writer
+    // then backs off and retries instead of waiting on one batch for the kernel's TCP timeout.
+    this.#pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}`, connectionTimeoutMillis: 5000 });
     this.#pool.on('error', () => { /* an idle client died; the pool replaces it on next use */ });
+    this.sql = pgRunner(this.#pool);
   }
 
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -117,6 +125,10 @@ export class PostgresStore implements Store {
         await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
       }
     });
+  }
+
+  async ping(): Promise<void> {
+    await this.#pool.query('SELECT 1');
   }
 
   async close(): Promise<void> {
@@ -165,7 +177,8 @@ export class PostgresStore implements Store {
     let lines = '';
     for (const r of recs) lines += copyLine(inferenceParams(r, r.stream) as Array<string | number | boolean | null>);
     try {
-      await this.#tx((c) => copyIn(c, 'inferences', INFERENCE_COLUMNS, lines));
+      // The dashboard's rollups move in the same transaction: COPY inserted every row or failed (src/store/rollup-write.ts).
+      await this.#tx(async (c) => { await copyIn(c, 'inferences', INFERENCE_COLUMNS, lines); await rollupInferencesPg(pgQuery(c), recs, this.sql); });
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
       await this.#insertInferencesIdempotent(recs);
@@ -179,9 +192,13 @@ export class PostgresStore implements Store {
    */
   async #insertInferencesIdempotent(recs: InferenceRecord[]): Promise<void> {
     await this.#tx(async (c) => {
+      const landed = new Set<string>();
       for (let i = 0; i < recs.length; i += ROWS_PER_INSERT) {
-        await c.query(INSERT_INFERENCES_JSON, [JSON.stringify(recs.slice(i, i + ROWS_PER_INSERT).map(inferenceJsonRow))]);
+        const res = await c.query(`${INSERT_INFERENCES_JSON} RETURNING id`, [JSON.stringify(recs.slice(i, i + ROWS_PER_INSERT).map(inferenceJsonRow))]);
+        for (const r of res.rows as Row[]) landed.add(String(r.id));
       }
+      // Only the rows really inserted count in the rollups (the first of an id repeated in the batch).
+      await rollupInferencesPg(pgQuery(c), recs.filter((r) => landed.delete(r.id)), this.sql);
     });
   }
 
@@ -208,34 +225,16 @@ export class PostgresStore implements Store {
     return usageRows(await this.#q(sql, params));
   }
 
-  async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
-    const rows = await this.#q(`WITH ins AS (
-        INSERT INTO metrics (name, type, created_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO NOTHING RETURNING type)
-      SELECT type FROM ins UNION ALL SELECT type FROM metrics WHERE name = $1 LIMIT 1`, [name, type]);
-    // A racing insert by another replica is invisible to this statement's snapshot: read it again.
-    const row = rows[0] ?? (await this.#q('SELECT type FROM metrics WHERE name = $1', [name]))[0];
-    const t = str(row?.type);
-    if (!isMetricType(t)) throw new Error(`metric ${name} has unknown type ${t}`);
-    return t;
-  }
-
-  async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
-    const out = new Map<string, MetricType>();
-    if (names.length === 0) return out;
-    for (const r of await this.#q('SELECT name, type FROM metrics WHERE name = ANY($1::text[])', [names])) {
-      const t = str(r.type);
-      if (isMetricType(t)) out.set(str(r.name), t);
-    }
-    return out;
-  }
-
   async insertFeedback(rows: FeedbackRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.#tx(async (c) => {
+      const landed = new Set<string>();
       for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
         const n = Math.min(ROWS_PER_INSERT, rows.length - i);
-        await c.query(insertFeedbackSql(n), rowParams(rows, i, n, feedbackParams));
+        const res = await c.query(`${insertFeedbackSql(n)} RETURNING id`, rowParams(rows, i, n, feedbackParams));
+        for (const r of res.rows as Row[]) landed.add(String(r.id));
       }
+      await rollupFeedbackPg(pgQuery(c), rows.filter((f) => landed.delete(f.id)), this.sql);
     });
   }
 

@@ -70,7 +70,7 @@ export function rowToKey(r: Row): KeyRecord {
   };
 }
 
-export const INFERENCE_COLUMNS = 'id, created_at, key_id, route, client_format, requested_model, served_model, provider, attempts, status, error_code, latency_ms, ttft_ms, stream, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, finish_reason, metadata, extra, client_ip, request_body, response_body';
+export const INFERENCE_COLUMNS = 'id, created_at, key_id, route, client_format, requested_model, served_model, provider, attempts, status, error_code, latency_ms, ttft_ms, stream, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, finish_reason, metadata, extra, client_ip, request_body, response_body, partial';
 
 /**
  * The checks inferenceParams would fail on (timestamp, cost), without building the row: the writer
@@ -81,12 +81,12 @@ export function assertStorable(x: InferenceRecord): void {
   if (!isDecimalString(x.costUsd)) throw new TypeError(`not a decimal string: ${JSON.stringify(x.costUsd)}`);
 }
 
-/** `stream` is passed as given so each driver can bind its own boolean representation. */
-export function inferenceParams(x: InferenceRecord, streamValue: unknown): unknown[] {
+/** `stream` and `partial` are passed as given so each driver can bind its own boolean representation. */
+export function inferenceParams(x: InferenceRecord, streamValue: unknown, partialValue: unknown = x.partial === true): unknown[] {
   return [x.id, iso(x.createdAt), x.keyId, x.route, x.clientFormat, x.requestedModel, x.servedModel, x.provider,
     JSON.stringify(x.attempts), x.status, x.errorCode, Math.round(x.latencyMs), x.ttftMs === null ? null : Math.round(x.ttftMs),
     streamValue, x.inputTokens, x.outputTokens, x.cacheReadTokens, x.cacheWriteTokens, x.reasoningTokens,
-    formatDecimal(x.costUsd), x.finishReason, toJson(x.metadata), toJson(x.extra), x.clientIp, x.requestBody, x.responseBody];
+    formatDecimal(x.costUsd), x.finishReason, toJson(x.metadata), toJson(x.extra), x.clientIp, x.requestBody, x.responseBody, partialValue];
 }
 
 export function rowToInference(r: Row): InferenceRecord {
@@ -100,6 +100,8 @@ export function rowToInference(r: Row): InferenceRecord {
     reasoningTokens: num(r.reasoning_tokens), costUsd: decimal(r.cost_usd), finishReason: strOrNull(r.finish_reason),
     metadata: jsonOrNull(r.metadata), extra: jsonOrNull(r.extra), clientIp: strOrNull(r.client_ip),
     requestBody: strOrNull(r.request_body), responseBody: strOrNull(r.response_body),
+    // Present only when set, so a record reads back as it was written (absent = false).
+    ...(r.partial === true || r.partial === 1 || r.partial === 1n ? { partial: true } : {}),
   };
 }
 

@@ -6,27 +6,41 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { addDecimal } from '../catalog/decimal.ts';
 import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
 import {
-  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, isMetricType, keyParams,
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, keyParams,
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
 import type {
-  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, MetricType, Store, UsageQuery, UsageRow,
+  FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, Store, UsageQuery, UsageRow,
 } from './types.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
+import { sqliteRunner, type SqlRunner } from './sql-runner.ts';
+import { rollupFeedbackSqlite, rollupInferencesSqlite } from './rollup-write.ts';
 
 export type SqliteOptions = { path: string; busyTimeoutMs?: number };
 
 const bind = (p: unknown[]): SQLInputValue[] => p as SQLInputValue[];
 
-const INSERT_INFERENCE = `INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES (${placeholders(26, false)}) ON CONFLICT (id) DO NOTHING`;
+const INSERT_INFERENCE = `INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES (${placeholders(27, false)}) ON CONFLICT (id) DO NOTHING`;
 const INSERT_FEEDBACK = `INSERT INTO feedback (${FEEDBACK_COLUMNS}) VALUES (${placeholders(10, false)}) ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM,
+ * SQLITE_BUSY at COMMIT...). An unconditional ROLLBACK then throws "cannot rollback - no transaction is
+ * active", which replaced the real error ("database or disk is full") in every report. Roll back only
+ * an open transaction, and never let the rollback's own failure hide the error that caused it.
+ */
+export function rollbackQuietly(db: DatabaseSync): void {
+  if (!db.isTransaction) return;
+  try { db.exec('ROLLBACK'); } catch { /* the connection reports the original error; nothing to add */ }
+}
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly #db: DatabaseSync;
-  // Prepared once per SQL text (a prepare costs ~15 µs, as much as inserting a row). Only texts from a
-  // small fixed set go here; the IN-list of getMetricTypes varies with its input and is prepared per call.
+  // Prepared once per SQL text (a prepare costs ~15 µs, as much as inserting a row); the cache is bounded
+  // (see #stmt).
   readonly #stmts = new Map<string, StatementSync>();
+  readonly sql: SqlRunner;
 
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
@@ -37,6 +51,10 @@ export class SqliteStore implements Store {
       start: '0',
       step: (acc: string, v: unknown) => (v === null || v === undefined ? acc : addDecimal(acc, String(v))),
     });
+    // Exact money addition for the rare rollup cells whose cost has digits past the 18th decimal (src/store/rollup-fold.ts).
+    this.#db.function('dec_add', { deterministic: true }, (a: unknown, b: unknown) =>
+      addDecimal(a === null || a === undefined ? '0' : String(a), b === null || b === undefined ? '0' : String(b)));
+    this.sql = sqliteRunner(this.#db, (sql) => this.#stmt(sql));
   }
 
   /** BEGIN IMMEDIATE takes the write lock up front, so a second replica waits (busy_timeout) instead of racing. */
@@ -53,9 +71,13 @@ export class SqliteStore implements Store {
       }
       db.exec('COMMIT');
     } catch (err) {
-      db.exec('ROLLBACK');
+      rollbackQuietly(db);
       throw err;
     }
+  }
+
+  async ping(): Promise<void> {
+    this.#stmt('SELECT 1').get();
   }
 
   async close(): Promise<void> {
@@ -65,13 +87,19 @@ export class SqliteStore implements Store {
 
   #stmt(sql: string): StatementSync {
     let st = this.#stmts.get(sql);
-    if (st === undefined) { st = this.#db.prepare(sql); this.#stmts.set(sql, st); }
+    if (st === undefined) {
+      // Feature queries (store.sql) may build texts from filters: the cache stays bounded all the same.
+      if (this.#stmts.size >= 512) this.#stmts.clear();
+      st = this.#db.prepare(sql);
+      this.#stmts.set(sql, st);
+    }
     return st;
   }
 
+  /** The error that failed the transaction is the one thrown, whatever the rollback does (see rollbackQuietly). */
   #tx(fn: () => void): void {
     this.#db.exec('BEGIN IMMEDIATE');
-    try { fn(); this.#db.exec('COMMIT'); } catch (err) { this.#db.exec('ROLLBACK'); throw err; }
+    try { fn(); this.#db.exec('COMMIT'); } catch (err) { rollbackQuietly(this.#db); throw err; }
   }
 
   async insertKey(k: KeyRecord): Promise<void> {
@@ -107,7 +135,12 @@ export class SqliteStore implements Store {
   async insertInferences(recs: InferenceRecord[]): Promise<void> {
     if (recs.length === 0) return;
     const st = this.#stmt(INSERT_INFERENCE);
-    this.#tx(() => { for (const r of recs) st.run(...bind(inferenceParams(r, r.stream ? 1 : 0))); });
+    // The dashboard's rollups move in the same transaction, with only the rows really inserted (src/store/rollup-write.ts).
+    this.#tx(() => {
+      const landed: InferenceRecord[] = [];
+      for (const r of recs) if (Number(st.run(...bind(inferenceParams(r, r.stream ? 1 : 0, r.partial ? 1 : 0))).changes) > 0) landed.push(r);
+      rollupInferencesSqlite((sql) => this.#stmt(sql), landed, this.sql);
+    });
   }
 
   async getInference(id: string): Promise<InferenceRef | null> {
@@ -133,27 +166,14 @@ export class SqliteStore implements Store {
     return usageRows(this.#stmt(sql).all(...bind(params)) as Row[]);
   }
 
-  async ensureMetric(name: string, type: MetricType): Promise<MetricType> {
-    this.#stmt('INSERT INTO metrics (name, type, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING')
-      .run(name, type, new Date().toISOString());
-    const r = this.#stmt('SELECT type FROM metrics WHERE name = ?').get(name);
-    const t = str(r?.type);
-    if (!isMetricType(t)) throw new Error(`metric ${name} has unknown type ${t}`);
-    return t;
-  }
-
-  async getMetricTypes(names: string[]): Promise<Map<string, MetricType>> {
-    const out = new Map<string, MetricType>();
-    if (names.length === 0) return out;
-    const rows = this.#db.prepare(`SELECT name, type FROM metrics WHERE name IN (${placeholders(names.length, false)})`).all(...names);
-    for (const r of rows) { const t = str(r.type); if (isMetricType(t)) out.set(str(r.name), t); }
-    return out;
-  }
-
   async insertFeedback(rows: FeedbackRow[]): Promise<void> {
     if (rows.length === 0) return;
     const st = this.#stmt(INSERT_FEEDBACK);
-    this.#tx(() => { for (const f of rows) st.run(...bind(feedbackParams(f))); });
+    this.#tx(() => {
+      const landed: FeedbackRow[] = [];
+      for (const f of rows) if (Number(st.run(...bind(feedbackParams(f))).changes) > 0) landed.push(f);
+      rollupFeedbackSqlite((sql) => this.#stmt(sql), landed, this.sql);
+    });
   }
 
   async feedbackStats(q: FeedbackStatsQuery): Promise<FeedbackStatsRow[]> {

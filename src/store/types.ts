@@ -1,6 +1,7 @@
 // The storage contract: query families for keys, inference records, usage aggregates and feedback.
 // Implemented by sqlite.ts (node:sqlite, default) and postgres.ts (pg, when DATABASE_URL is set);
 // one test suite runs against both.
+import type { SqlRunner } from './sql-runner.ts';
 
 export type KeyRecord = {
   id: string;               // public id, also the key's prefix part: sk-gw-<id>-<secret>
@@ -48,6 +49,8 @@ export type InferenceRecord = {
   clientIp: string | null;
   requestBody: string | null;  // per config body logging (none | metadata | full); secrets never
   responseBody: string | null;
+  /** The answer did not finish normally (client hang-up, upstream cut or error, timeout); tokens are what it consumed. Absent = false. */
+  partial?: boolean;
 };
 
 /** The slice of an inference that feedback needs; also served from memory before the record is flushed. */
@@ -83,9 +86,16 @@ export type FeedbackStatsRow = {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Plain queries in either dialect (`?` placeholders), for features that keep their own tables
+   * (src/store/sql-runner.ts): they write their queries once instead of in both store classes.
+   */
+  readonly sql: SqlRunner;
   /** Applies versioned migrations; safe when several replicas start at once. */
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** Resolves when the database answers a trivial query (readiness, and telling an outage from a refused row). */
+  ping(): Promise<void>;
 
   insertKey(k: KeyRecord): Promise<void>;
   getKey(id: string): Promise<KeyRecord | null>;
@@ -100,9 +110,6 @@ export interface Store {
   listInferences(q: { limit: number; before?: string; keyId?: string }): Promise<InferenceRecord[]>;
   usage(q: UsageQuery): Promise<UsageRow[]>;
 
-  /** Fixes a metric's type on first use; returns the type the metric has (existing or new). */
-  ensureMetric(name: string, type: MetricType): Promise<MetricType>;
-  getMetricTypes(names: string[]): Promise<Map<string, MetricType>>;
   insertFeedback(rows: FeedbackRow[]): Promise<void>;
   feedbackStats(q: FeedbackStatsQuery): Promise<FeedbackStatsRow[]>;
 }

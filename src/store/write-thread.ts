@@ -1,17 +1,20 @@
-// Batched writes on a thread of their own: the record writer's inserts and the key ring's last-used
-// times (SQLite's synchronous calls, pg's protocol work) leave the event loop that serves requests.
-// On SQLite this also keeps the main thread from ever waiting on the write lock: its busy handler
-// sleeps in milliseconds while another connection commits. Reads stay on the main store.
+// Writes on a thread of their own: the record writer's inserts, the key ring's last-used times and new
+// feedback metric definitions (SQLite's synchronous calls, with a busy handler that sleeps while another
+// connection commits; pg's protocol work) leave the event loop that serves requests. Reads stay on the main store.
 import { Worker } from 'node:worker_threads';
+import type { MetricClaim, MetricDef } from '../feedback/metric-store.ts';
+import { StoreError, type StoreErrorFields } from './errors.ts';
 import { toWire } from './inference-wire.ts';
 import type { OpenStoreOptions } from './open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from './types.ts';
 
-type Reply = { id: number; error?: string };
+export type WriteKind = 'inferences' | 'feedback' | 'touch' | 'claimMetrics' | 'close';
+export type WriteMessage = { id: number; kind: WriteKind; args: unknown[] };
+type Reply = { id: number; value?: unknown; error?: StoreErrorFields };
 
 export class WriteThread {
   readonly #worker: Worker;
-  readonly #pending = new Map<number, { ok: () => void; fail: (e: Error) => void }>();
+  readonly #pending = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void }>();
   #next = 0;
   #ready: Promise<void>;
   #dead: Error | null = null;
@@ -27,7 +30,7 @@ export class WriteThread {
       const p = this.#pending.get(m.id);
       if (!p) return;
       this.#pending.delete(m.id);
-      if (m.error === undefined) p.ok(); else p.fail(new Error(m.error));
+      if (m.error === undefined) p.ok(m.value); else p.fail(new StoreError(m.error));
     });
     this.#worker.on('error', (e: unknown) => this.#failAll(e instanceof Error ? e : new Error(String(e))));
     this.#worker.on('exit', (code) => this.#failAll(new Error(`store write thread exited (${code})`)));
@@ -45,12 +48,12 @@ export class WriteThread {
     this.#pending.clear();
   }
 
-  #call(kind: 'inferences' | 'feedback' | 'touch' | 'close', rows: unknown[]): Promise<void> {
+  #call<T>(kind: WriteKind, args: unknown[]): Promise<T> {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#next++;
     return new Promise((ok, fail) => {
-      this.#pending.set(id, { ok, fail });
-      this.#worker.postMessage({ id, kind, rows });
+      this.#pending.set(id, { ok: ok as (v: unknown) => void, fail });
+      this.#worker.postMessage({ id, kind, args } satisfies WriteMessage);
     });
   }
 
@@ -58,6 +61,9 @@ export class WriteThread {
   insertInferences = (recs: InferenceRecord[]): Promise<void> => this.#call('inferences', recs.map(toWire));
   insertFeedback = (rows: FeedbackRow[]): Promise<void> => this.#call('feedback', rows);
   touchKeys = (lastUsed: Array<{ id: string; at: string }>): Promise<void> => this.#call('touch', lastUsed);
+  /** claimMetricDefs (src/feedback/metric-store.ts) on the thread's connection. */
+  claimMetrics = async (scope: string, wanted: MetricClaim[]): Promise<Map<string, MetricDef>> =>
+    new Map(await this.#call<Array<[string, MetricDef]>>('claimMetrics', [scope, wanted]));
 
   /** Finishes what was sent, closes the thread's connection and ends the thread. */
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 // Shared assertions: a call that must fail with a given GatewayError code, param and status 400.
 import assert from 'node:assert/strict';
-import { GatewayError } from '../../src/http/errors.ts';
+import { GatewayError } from '../../src/gateway-error.ts';
 
 export function rejectsWith(fn: () => unknown, code: string, param: string | null, message?: RegExp): void {
   assert.throws(fn, (e: unknown) => {

@@ -10,7 +10,7 @@ export type TestProvider = {
   id: string; format: 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedrock-converse'; base_url: string;
   auth?: Record<string, unknown>; api_key?: string; headers?: Record<string, string>; mappings?: unknown[];
   models?: Array<Record<string, unknown>>; paths?: Record<string, string>; model_in_body?: boolean; query?: Record<string, string>;
-  forward_headers?: string[];
+  forward_headers?: string[]; forward_query?: unknown[];
 };
 
 export type TestGatewayOptions = {
@@ -40,6 +40,7 @@ export function providerDoc(p: TestProvider): Record<string, unknown> {
     ...(p.paths ? { paths: p.paths } : {}),
     ...(p.query ? { query: p.query } : {}),
     ...(p.forward_headers ? { forward_headers: p.forward_headers } : {}),
+    ...(p.forward_query ? { forward_query: p.forward_query } : {}),
     ...(p.model_in_body !== undefined ? { model_in_body: p.model_in_body } : {}),
     models: p.models ?? [{ name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true } }],
   };
@@ -69,7 +70,7 @@ export async function startTestGateway(opts: TestGatewayOptions): Promise<TestGa
   const stop = gw.stop;
   return {
     ...gw, dir, providersDir, writeProvider, configFile,
-    stop: async () => { await stop(); rmSync(dir, { recursive: true, force: true }); },
-    stopKeepingFiles: stop,
+    stop: async () => { const r = await stop(); rmSync(dir, { recursive: true, force: true }); return r; },
+    stopKeepingFiles: async () => { await stop(); },
   };
 }

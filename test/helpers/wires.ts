@@ -1,7 +1,7 @@
 // The four mock upstreams (one per wire format) behind one test gateway, and what the e2e format
 // tests read back from them: usage in one shape, the tool ids each upstream received, usage replays.
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from '../mocks/index.ts';
-import { startTestGateway, type TestGateway, type TestProvider } from './gateway.ts';
+import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './gateway.ts';
 
 export type Rec = Record<string, any>;
 export type Wire = { id: string; format: TestProvider['format']; mock: MockUpstream };
@@ -13,7 +13,16 @@ export async function startWires(): Promise<{ wires: Wire[]; gw: TestGateway; cl
   const [oai, ant, gem, bed] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockGemini(), startMockBedrock()]);
   const wires: Wire[] = [{ id: 'oai', format: 'openai-chat', mock: oai }, { id: 'ant', format: 'anthropic-messages', mock: ant },
     { id: 'gem', format: 'gemini', mock: gem }, { id: 'bed', format: 'bedrock-converse', mock: bed }];
-  const gw = await startTestGateway({ providers: wires.map((w) => ({ id: w.id, format: w.format, base_url: w.mock.url })) });
+  // The catalog entry of a model that can do everything the matrix asks of it (structured output included).
+  // Bedrock serves it as a Claude model id, so Claude's request fields (thinking) apply there.
+  const model = { name: 'test-model', pricing: TEST_PRICING, max_completion_tokens: 8192, capabilities: { tools: true, vision: true, reasoning: true, structured_output: true, prompt_caching: true } };
+  const gw = await startTestGateway({
+    providers: wires.map((w) => ({
+      id: w.id, format: w.format, base_url: w.mock.url,
+      models: [w.format === 'bedrock-converse' ? { ...model, upstream: 'anthropic.claude-test-model' } : model],
+      ...(w.format === 'anthropic-messages' ? { forward_headers: ['anthropic-beta'] } : {}),
+    })),
+  });
   return { wires, gw, close: async () => { await gw.stop(); for (const w of wires) await w.mock.close(); } };
 }
 

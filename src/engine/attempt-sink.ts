@@ -1,0 +1,383 @@
+// Receives one upstream response for an attempt. Streaming is decided by the response's content type,
+// not the request: a stream is relayed (or collected for a client that did not ask to stream), a JSON
+// answer is sent whole (or replayed as a stream for a client that did). Nothing reaches the client
+// before the upstream's first real content: an error sent in its place is a failure the dispatcher
+// may fall back from. Every callback runs inside this sink's error boundary: whatever an upstream
+// sends, the attempt settles once, the client is answered or its stream ended, the upstream released.
+import type { ModelEntry } from '../config/types.ts';
+import { isRecord } from '../formats/errors.ts';
+import type { Codec, Observed } from '../formats/codec.ts';
+import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
+import { SseLimitError } from '../formats/sse.ts';
+import { sendJson } from '../util/send-json.ts';
+import { GatewayError } from '../gateway-error.ts';
+import type { AttemptResult } from './attempt.ts';
+import type { InferenceRequest } from './context.ts';
+import { responseEvents } from './collect.ts';
+import { redactorFor, type Redact } from './redact.ts';
+import { collectRelay, passthroughRelay, translateRelay, type Relay } from './relay.ts';
+import type { Flow, ResponseHeaders, ResponseSink } from './transport.ts';
+import { retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Verdict } from './upstream-error.ts';
+import { consumedUsage, inputTokensOf, normalizeUsage } from './usage.ts';
+import { UPSTREAM_LIMITS } from './limits.ts';
+
+const flushSink = (sink: AttemptSink): void => sink.flush();
+
+const RESPONSE_HEADERS_SSE = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
+
+/** Content types of streamed answers: server-sent events, and AWS's binary event stream (Bedrock). */
+const isStreamType = (ct: string): boolean => ct.includes('text/event-stream') || ct.includes('vnd.amazon.eventstream');
+
+/** An error object where an answer should be (some servers answer 200 with one). */
+const isErrorBody = (j: Record<string, unknown>): boolean =>
+  (isRecord(j.error) || j.type === 'error') && j.choices === undefined && j.content === undefined && j.candidates === undefined && j.output === undefined;
+
+/** Characters of text, thinking and tool input in a JSON answer, to estimate output it did not report. */
+function outputChars(codec: Codec, json: unknown): number {
+  let n = 0;
+  try {
+    for (const b of codec.upstream.decodeResponse(json).content) {
+      n += b.type === 'text' ? b.text.length : b.type === 'thinking' ? b.thinking.length : b.type === 'tool_use' ? JSON.stringify(b.input ?? {}).length : 0;
+    }
+  } catch { /* an answer its own codec cannot read: its input is still billed */ }
+  return n;
+}
+
+export class AttemptSink implements ResponseSink {
+  readonly #r: InferenceRequest;
+  readonly #entry: ModelEntry;
+  readonly #codec: Codec;
+  readonly #adjustments: string[];
+  readonly #resolve: (a: AttemptResult) => void;
+  readonly #redact: Redact;
+  #settled = false;
+  #status = 0;
+  #headers: ResponseHeaders = {};
+  #mode: 'error' | 'json' | 'stream' = 'json';
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  #flow: Flow | null = null;
+  #relay: Relay | null = null;
+  /** Headers and bytes went to the client: from here on a failure ends the stream, never falls back. */
+  #committed = false;
+  /** Client bytes produced before the commit point (a message_start, pings), sent at the commit. */
+  #held = '';
+  #firstByte = false;
+  #ttft = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #flushQueued = false;
+
+  constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, adjustments: string[], resolve: (a: AttemptResult) => void) {
+    this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = adjustments; this.#resolve = resolve;
+    // Looked up only when upstream text is about to leave (error paths), not on every attempt.
+    this.#redact = (text) => redactorFor(r.cfg)(text);
+  }
+
+  /** The prompt's tokens for this target, counted only when an answer reported no input of its own. */
+  #inputTokens(): number { return inputTokensOf(this.#r, this.#entry); }
+
+  #settle(a: AttemptResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#chunks.length = 0;
+    this.#resolve(a);
+  }
+
+  #clientHeaders(): Record<string, string> {
+    const h: Record<string, string> = { 'x-inference-id': this.#r.id, 'x-gateway-provider': this.#entry.provider.id };
+    if (this.#adjustments.length > 0) h['x-gateway-adjustments'] = this.#adjustments.join(', ');
+    return h;
+  }
+
+  start(status: number, headers: ResponseHeaders, flow: Flow): void {
+    this.#status = status; this.#headers = headers; this.#flow = flow;
+    if (status >= 400) { this.#mode = 'error'; return; }
+    const ct = headers['content-type'];
+    const streamed = ct === undefined ? this.#r.stream : isStreamType(String(ct).toLowerCase());
+    if (!streamed) return;
+    try {
+      this.#mode = 'stream';
+      const r = this.#r;
+      const entry = this.#entry;
+      this.#relay = !r.stream ? collectRelay(this.#codec, r, entry, this.#redact)
+        : relayCodecFor(entry.provider, r.clientFormat) ? passthroughRelay(relayCodecFor(entry.provider, r.clientFormat)!, r, entry, this.#redact)
+          : translateRelay(this.#codec, r, entry, this.#redact);
+      this.#timer = setTimeout(() => this.#timedOutBeforeFirstByte(), r.cfg.upstream.firstByteTimeoutMs);
+    } catch (e) { this.#broken(e); }
+  }
+
+  #timedOutBeforeFirstByte(): void {
+    const err = Object.assign(new Error('first byte timeout'), { code: 'FIRST_BYTE_TIMEOUT' });
+    try {
+      this.#settle(this.#beforeCommitFailure(err, 'first byte'));
+      this.#flow?.abort(err);
+    } catch (e) { this.#lastResort(e); }
+  }
+
+  data(chunk: Buffer): void {
+    if (this.#settled) return;
+    if (this.#mode !== 'stream') {
+      // Whole bodies are bounded: an error body is kept up to its limit (the rest is not needed),
+      // an answer past its limit is a failure, never unbounded memory.
+      const limit = this.#mode === 'error' ? UPSTREAM_LIMITS.errorBodyBytes : UPSTREAM_LIMITS.jsonBodyBytes;
+      if (this.#bytes + chunk.length > limit) {
+        if (this.#mode === 'error') { if (this.#bytes < limit) { this.#chunks.push(chunk.subarray(0, limit - this.#bytes)); this.#bytes = limit; } return; }
+        this.#fail(new GatewayError('upstream_error', `${this.#entry.provider.name} sent an answer larger than ${limit} bytes`));
+        return;
+      }
+      this.#chunks.push(chunk);
+      this.#bytes += chunk.length;
+      return;
+    }
+    if (!this.#firstByte) {
+      this.#firstByte = true;
+      if (this.#timer) { clearTimeout(this.#timer); this.#timer = null; }
+    }
+    // Chunks of one socket read (undici hands over each HTTP chunk, often ten per read) are relayed
+    // together at the end of the tick: one parse call and one client write instead of one per chunk.
+    this.#chunks.push(chunk);
+    if (!this.#flushQueued) { this.#flushQueued = true; process.nextTick(flushSink, this); }
+  }
+
+  /** Relays the chunks received this tick (see data()). Runs from process.nextTick: it must never throw. */
+  flush(): void {
+    this.#flushQueued = false;
+    if (this.#settled) return;
+    try {
+      this.#forward(this.#relayPending());
+      if (this.#committed && this.#relay!.progress.ended) this.#endedByRelay();
+    } catch (e) { this.#broken(e); }
+  }
+
+  /**
+   * The relay ended the client's stream itself after content (an error event is in what it sent, e.g.
+   * for a frame it could not read): the answer ends now, partial, and the upstream is released.
+   */
+  #endedByRelay(): void {
+    this.#r.res.end(this.#relay!.end());
+    this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+    this.#flow?.abort(new Error('the relay ended the stream'));
+  }
+
+  #relayPending(): string {
+    if (this.#chunks.length === 0) return '';
+    const c = this.#chunks;
+    this.#chunks = [];
+    return this.#relay!.push(c.length === 1 ? c[0]! : Buffer.concat(c));
+  }
+
+  /** Sends relayed bytes, or holds them until the stream shows content (or fails before any). */
+  #forward(out: string): void {
+    const res = this.#r.res;
+    if (this.#committed) {
+      if (out && !res.write(out)) {
+        const flow = this.#flow!;
+        flow.pause();
+        res.once('drain', () => flow.resume());
+      }
+      return;
+    }
+    const relay = this.#relay!;
+    const p = relay.progress;
+    // An error before content, or any error in an answer still being collected (nothing was sent):
+    // a failure to fall back from, and the rest of the upstream's bytes are not needed.
+    if (p.error !== null && (!p.content || relay.answer)) {
+      this.#settle(this.#fromErrorEvent());
+      this.#flow!.abort(new Error('the upstream sent an error instead of content'));
+      return;
+    }
+    if (relay.answer) return; // collected for a client that did not ask to stream: sent at the end
+    this.#held += out;
+    if (p.content || this.#held.length > UPSTREAM_LIMITS.heldBeforeContentChars) this.#commit();
+  }
+
+  /** Sends the stream's headers: from here on the client has its answer from this target. */
+  #open(): void {
+    const r = this.#r;
+    this.#committed = true;
+    this.#ttft = performance.now() - r.startedAt;
+    r.res.writeHead(200, { ...RESPONSE_HEADERS_SSE, ...this.#clientHeaders() });
+  }
+
+  #commit(): void {
+    this.#open();
+    const out = this.#held;
+    this.#held = '';
+    if (out && !this.#r.res.write(out)) {
+      const flow = this.#flow!;
+      flow.pause();
+      this.#r.res.once('drain', () => flow.resume());
+    }
+  }
+
+  end(): void {
+    if (this.#settled) return;
+    try {
+      if (this.#mode === 'error') { this.#settle(this.#upstreamError()); return; }
+      if (this.#mode === 'json') { this.#settle(this.#relayJson()); return; }
+      const relay = this.#relay!;
+      const out = this.#relayPending() + relay.end();
+      const p = relay.progress;
+      if (!this.#committed) {
+        if (p.error !== null && (!p.content || relay.answer)) { this.#settle(this.#fromErrorEvent()); return; }
+        if (!p.content) { this.#settle(this.#unusable('nothing before closing the stream')); return; }
+        if (relay.answer) {
+          // Collected for a client that asked for one answer: nothing was sent, so a cut one is a failure too.
+          this.#settle(p.complete ? this.#sendAnswer(relay) : this.#unusable('a stream that ended before completion'));
+          return;
+        }
+        this.#open();
+        this.#r.res.end(this.#held + out);
+        this.#held = '';
+      } else this.#r.res.end(out);
+      this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+    } catch (e) { this.#broken(e); }
+  }
+
+  error(e: Error): void {
+    if (this.#settled) return;
+    try {
+      if (!this.#committed) { this.#settle(this.#beforeCommitFailure(e, this.#status === 0 ? 'connect' : this.#mode === 'stream' ? 'first byte' : 'body')); return; }
+      const r = this.#r;
+      let out = '';
+      try { out = this.#relayPending(); } catch { /* the stream is failing anyway */ }
+      if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed }); return; }
+      const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
+      const total = r.signal.aborted;
+      const message = total ? totalTimeout().message : timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${this.#redact(e.message)}`;
+      this.#endWithError(out, total || timedOut ? 'timeout' : 'api_error', message);
+    } catch (e2) { this.#lastResort(e2); }
+  }
+
+  /** Data the gateway cannot handle (a codec threw, an event past its size limit): the upstream is released. */
+  #broken(e: unknown): void {
+    if (this.#settled) return;
+    const what = e instanceof SseLimitError ? `an event larger than ${UPSTREAM_LIMITS.sseEventChars} characters` : 'a response the gateway cannot read';
+    if (!(e instanceof SseLimitError)) console.error(`upstream ${this.#entry.id}: unreadable response: ${this.#redact(String((e as Error)?.message ?? e))}`);
+    this.#fail(new GatewayError('upstream_error', `${this.#entry.provider.name} sent ${what}`));
+  }
+
+  /** Settles with `err` (before the commit: a failure to fall back from; after: the stream's end) and aborts the exchange. */
+  #fail(err: GatewayError): void {
+    try {
+      if (!this.#committed) this.#settle({ kind: 'retry', error: err, retryAfterMs: null, status: this.#status || null, inPlace: true });
+      else if (this.#r.clientGone()) this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed });
+      else this.#endWithError('', 'api_error', err.message);
+    } catch (e2) { this.#lastResort(e2); }
+    this.#flow?.abort(err);
+  }
+
+  #endWithError(out: string, type: 'timeout' | 'api_error', message: string): void {
+    // A relay that already ended the stream (its error event is in `out`) gets no second one.
+    const relay = this.#relay!;
+    this.#r.res.end(out + (relay.progress.ended ? '' : relay.fail({ type: 'error', error: { type, message } })));
+    this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+  }
+
+  /** If even ending the client's answer failed: drop the connection, settle all the same. */
+  #lastResort(e: unknown): void {
+    console.error(`attempt on ${this.#entry.id} failed while ending its answer: ${this.#redact(String((e as Error)?.message ?? e))}`);
+    this.#r.res.destroy();
+    this.#settle({ kind: 'aborted', status: this.#status || null, observed: this.#relay && this.#committed ? this.#consumed().observed : null });
+  }
+
+  #beforeCommitFailure(e: unknown, phase: string): AttemptResult {
+    const r = this.#r;
+    // A client that leaves while the upstream is already streaming (e.g. while a model thinks before
+    // its first content) leaves a bill: the upstream consumed the input and what it generated so far.
+    if (r.clientGone()) return { kind: 'aborted', status: null, observed: this.#relay && this.#firstByte && !this.#relay.answer ? this.#consumed().observed : null };
+    if (r.signal.aborted) return { kind: 'final', error: totalTimeout(), status: this.#status || null };
+    return this.#asResult(transportVerdict(e, phase, this.#redact), null, this.#status || null);
+  }
+
+  #asResult(v: Verdict, retryAfter: number | null, status: number | null): AttemptResult {
+    return v.retry ? { kind: 'retry', error: v.error, retryAfterMs: retryAfter, status, inPlace: v.inPlace } : { kind: 'final', error: v.error, status };
+  }
+
+  /** The upstream answered 200 but sent an error where content should be: as if it had answered that error. */
+  #fromErrorEvent(): AttemptResult {
+    const v = verdictForErrorEvent(this.#entry, this.#relay!.progress.error!, this.#redact);
+    return this.#asResult(v, null, v.status);
+  }
+
+  /** What the relayed answer consumed: usage as reported, or estimated where the answer was cut short or unreported. */
+  #consumed(): { observed: Observed; partial: boolean } {
+    const relay = this.#relay!;
+    const o = relay.observed();
+    const p = relay.progress;
+    const partial = !p.complete;
+    const usage = !partial && o.usage ? normalizeUsage(o.usage) : consumedUsage(o.usage, () => this.#inputTokens(), p.outputChars);
+    return { observed: usage === o.usage ? o : { ...o, usage }, partial };
+  }
+
+  #upstreamError(): AttemptResult {
+    const status = this.#status;
+    const ra = retryAfterMs(this.#headers);
+    const text = Buffer.concat(this.#chunks).toString('utf8');
+    return this.#asResult(upstreamFailure(this.#codec, this.#entry, status, text, this.#headers, ra, this.#redact), ra, status);
+  }
+
+  #unusable(what: string): AttemptResult {
+    return { kind: 'retry', error: new GatewayError('upstream_error', `${this.#entry.provider.name} sent ${what}`), retryAfterMs: null, status: this.#status, inPlace: true };
+  }
+
+  /** A whole JSON answer: relayed or translated; replayed as a stream when the client asked for one. */
+  #relayJson(): AttemptResult {
+    const r = this.#r;
+    const entry = this.#entry;
+    const codec = this.#codec;
+    const text = Buffer.concat(this.#chunks, this.#bytes).toString('utf8');
+    let json: unknown;
+    try { json = JSON.parse(text); } catch { return this.#unusable('a malformed response'); }
+    if (!isRecord(json)) return this.#unusable('a response the gateway cannot read');
+    if (isErrorBody(json)) {
+      const up = codec.upstream.decodeError(502, text);
+      const v = verdictForErrorEvent(entry, up, this.#redact);
+      return this.#asResult(v, null, v.status);
+    }
+    const client = clientCodecFor(r.clientFormat);
+    let res;
+    const relay = relayCodecFor(entry.provider, r.clientFormat);
+    if (r.stream || !relay) {
+      try { res = codec.upstream.decodeResponse(json); } catch { return this.#unusable('a response the gateway cannot read'); }
+      res.id = r.id;
+      res.model = entry.id;
+    }
+    const usageOf = (u: Observed['usage'], outputChars: number) => (u ? normalizeUsage(u) : consumedUsage(null, () => this.#inputTokens(), outputChars));
+    if (res && r.stream) {
+      const encoder = client.newStreamEncoder({ includeUsage: r.includeUsage, request: r.body });
+      let out = '';
+      for (const ev of responseEvents(res)) out += encoder.encode(ev);
+      out += encoder.end();
+      this.#open();
+      r.res.end(out);
+      const observed: Observed = { usage: usageOf(res.usage, 0), finishReason: res.stop_reason, ...(encoder.result ? { result: encoder.result() } : {}) };
+      return { kind: 'done', observed, ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200, partial: false };
+    }
+    let out: unknown; let observed: Observed;
+    if (!res) {
+      observed = relay!.rewriteResponse(json, { id: r.id, model: entry.id, request: r.body });
+      // An upstream that reports no usage is billed an estimate, not nothing.
+      observed.usage = observed.usage ? normalizeUsage(observed.usage) : consumedUsage(null, () => this.#inputTokens(), outputChars(codec, json));
+      out = json;
+    } else {
+      out = client.encodeResponse(res, r.body);
+      observed = { usage: usageOf(res.usage, 0), finishReason: res.stop_reason, result: out };
+    }
+    const ttft = performance.now() - r.startedAt;
+    const body = JSON.stringify(out);
+    sendJson(r.res, 200, body, this.#clientHeaders());
+    return { kind: 'done', observed, ttftMs: ttft, adjustments: this.#adjustments, status: 200, responseText: body, partial: false };
+  }
+
+  /** A stream collected for a client that asked for one JSON answer. */
+  #sendAnswer(relay: Relay): AttemptResult {
+    const r = this.#r;
+    const out = relay.answer!();
+    const body = JSON.stringify(out);
+    sendJson(r.res, 200, body, this.#clientHeaders());
+    const c = this.#consumed();
+    return { kind: 'done', observed: { ...c.observed, result: out }, ttftMs: performance.now() - r.startedAt, adjustments: this.#adjustments, status: 200, responseText: body, partial: c.partial };
+  }
+}

@@ -1,0 +1,88 @@
+// What an upstream failure means for the client and for the dispatcher: the GatewayError to answer
+// (status, kind, redacted message) and whether another attempt may help. One mapping serves error
+// statuses, error events sent in place of content, transport failures and timeouts.
+import type { ModelEntry } from '../config/types.ts';
+import type { Codec, UpstreamError } from '../formats/codec.ts';
+import type { ErrorKind } from '../formats/canonical.ts';
+import { GatewayError } from '../gateway-error.ts';
+import type { ResponseHeaders } from './transport.ts';
+
+/** Upstream statuses worth another attempt (elsewhere, or in place after a wait). */
+export const RETRYABLE = (s: number): boolean => s === 408 || s === 409 || s === 429 || s >= 500;
+
+/** The upstream refused the gateway's own credentials: the operator's problem, never the client's. */
+export const CREDENTIALS_REFUSED = (s: number): boolean => s === 401 || s === 403;
+
+export function retryAfterMs(h: ResponseHeaders): number | null {
+  const v = h['retry-after-ms'] ?? h['retry-after'];
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined) return null;
+  if (h['retry-after-ms'] !== undefined) { const ms = Number(s); return Number.isFinite(ms) && ms >= 0 ? ms : null; }
+  const secs = Number(s);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(s);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}
+
+function flatHeaders(h: ResponseHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in h) { const v = h[k]; if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v; }
+  return out;
+}
+
+/** What the dispatcher does with a failed attempt: try again (elsewhere or in place), or answer it. */
+export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean };
+
+/**
+ * An upstream error answer as the client's error: the provider's message (redacted) and kind, a 5xx
+ * as 502 (503 when overloaded), a 4xx with its own status, a 429 with its retry-after. A 401/403 (or
+ * an error of kind authentication/permission, such as a billing error) is the gateway's credentials
+ * failing at the provider: a 502, never the client's own 401, worth trying the next target but not
+ * the same one again.
+ */
+export function upstreamFailure(codec: Codec, entry: ModelEntry, status: number, bodyText: string, headers: ResponseHeaders, ra: number | null, redact: (s: string) => string): Verdict {
+  return verdictFor(entry, status, codec.upstream.decodeError(status, bodyText, flatHeaders(headers)), ra, redact);
+}
+
+function verdictFor(entry: ModelEntry, status: number, up: UpstreamError, ra: number | null, redact: (s: string) => string): Verdict {
+  const name = entry.provider.name;
+  if (CREDENTIALS_REFUSED(status) || up.kind === 'authentication' || up.kind === 'permission') {
+    const error = new GatewayError('upstream_error', `${name} refused the gateway's credentials (HTTP ${status}; the operator's configuration): ${redact(up.message)}`, { status: 502, kind: 'api_error' });
+    return { error, retry: true, inPlace: false };
+  }
+  const error = new GatewayError(status === 429 ? 'rate_limited' : 'upstream_error', `${name}: ${redact(up.message)}`, {
+    status: status >= 500 ? (status === 503 || status === 529 ? 503 : 502) : status, kind: up.kind,
+    ...(ra !== null && status === 429 ? { headers: { 'retry-after': String(Math.ceil(ra / 1000)) } } : {}),
+  });
+  return { error, retry: RETRYABLE(status), inPlace: true };
+}
+
+/** The HTTP status an error event stands for, so a 200 that opens with an error is treated like that status. */
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid_request: 400, authentication: 401, permission: 403, not_found: 404, request_too_large: 413,
+  rate_limit: 429, api_error: 500, overloaded: 529, timeout: 504, not_implemented: 501,
+};
+
+/**
+ * An error the upstream sent as its first event, in place of content (Anthropic `overloaded_error`,
+ * a Bedrock exception frame, an OpenAI-compatible error chunk): as if it had answered that status.
+ */
+export function verdictForErrorEvent(entry: ModelEntry, up: UpstreamError, redact: (s: string) => string): Verdict & { status: number } {
+  const status = STATUS_OF_KIND[up.kind];
+  return { ...verdictFor(entry, status, up, null, redact), status };
+}
+
+/** The request's total time limit passed (not the client hanging up): a 504, never retried. */
+export const totalTimeout = (): GatewayError => new GatewayError('upstream_timeout', 'the request exceeded the total time limit (upstream.total_timeout_ms)');
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'FIRST_BYTE_TIMEOUT']);
+
+/** A transport failure (connect, reset, timeout) before the client got a byte. */
+export function transportVerdict(e: unknown, phase: string, redact: (s: string) => string): Verdict {
+  const code = (e as { code?: string }).code ?? '';
+  const name = (e as Error).name;
+  if (TIMEOUT_CODES.has(code) || name === 'TimeoutError') {
+    return { error: new GatewayError('upstream_timeout', `upstream timed out (${phase})`), retry: true, inPlace: true };
+  }
+  return { error: new GatewayError('upstream_unavailable', `upstream unreachable (${phase}): ${redact(code || (e as Error).message)}`), retry: true, inPlace: true };
+}

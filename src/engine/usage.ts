@@ -1,0 +1,106 @@
+// Token counts at the engine's boundary: what an upstream reports is normalised to non-negative safe
+// integers (an upstream can send anything), and what a stream cut short consumed is estimated from
+// what it reported, the prompt (counted by src/tokens) and what was relayed, so it is billed rather than given away.
+import type { CostExtras } from '../catalog/cost.ts';
+import type { Pricing } from '../catalog/types.ts';
+import type { ModelEntry } from '../config/types.ts';
+import { emptyUsage, type Usage } from '../formats/canonical.ts';
+import { clientCodecFor } from '../formats/registry.ts';
+import { countPromptTokens } from '../tokens/index.ts';
+import type { InferenceRequest } from './context.ts';
+
+/** Characters per token used to estimate tokens from text (the usual figure for English and code). */
+export const CHARS_PER_TOKEN = 4;
+
+const NUMERIC = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens', 'cache_creation_5m', 'cache_creation_1h', 'reasoning_tokens'] as const;
+const OPTIONAL_NUMERIC = ['web_search_requests', 'audio_input_tokens', 'audio_output_tokens'] as const;
+
+/**
+ * The largest count one call can report: what a record's token columns hold (2^31-1, PostgreSQL int4;
+ * the record's boundary in src/records/boundary.ts clamps to the same), so the bill, the reservation
+ * and the stored record always agree. No real call comes near it.
+ */
+export const MAX_COUNT = 2_147_483_647;
+
+const clean = (v: unknown): number => (typeof v === 'number' && v > 0 ? (v < MAX_COUNT ? Math.round(v) : MAX_COUNT) : 0);
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_COUNT;
+
+/**
+ * `u` with every count a non-negative integer a record can hold: negatives, NaN and non-numbers
+ * become 0, fractions are rounded, anything past 2^31-1 is capped. Returns `u` itself when it is
+ * already clean (the usual case: no copy).
+ */
+export function normalizeUsage(u: Usage): Usage {
+  let ok = true;
+  for (const k of NUMERIC) if (!isCount(u[k])) { ok = false; break; }
+  if (ok) for (const k of OPTIONAL_NUMERIC) if (u[k] !== undefined && !isCount(u[k])) { ok = false; break; }
+  if (ok) return u;
+  const out: Usage = { ...u };
+  for (const k of NUMERIC) out[k] = clean(u[k]);
+  for (const k of OPTIONAL_NUMERIC) if (u[k] !== undefined) out[k] = clean(u[k]);
+  return out;
+}
+
+export const tokensOfChars = (chars: number): number => Math.ceil(Math.max(0, chars) / CHARS_PER_TOKEN);
+
+/**
+ * What a request that did not finish normally consumed: the input the upstream reported (its
+ * message_start) or else the request's estimate (a function: worked out only when needed), and the
+ * larger of the output it reported and the output counted from the text relayed.
+ */
+export function consumedUsage(reported: Usage | null, inputEstimate: number | (() => number), outputChars: number): Usage {
+  const u = reported ? { ...normalizeUsage(reported) } : emptyUsage();
+  if (u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens === 0) u.input_tokens = clean(typeof inputEstimate === 'number' ? inputEstimate : inputEstimate());
+  u.output_tokens = Math.max(u.output_tokens, tokensOfChars(outputChars));
+  return u;
+}
+
+/**
+ * The input tokens billed for `r` on `entry` when the upstream reported none (an answer cut short, or
+ * one without usage): the prompt counted for the served model by src/tokens (exact for OpenAI
+ * families, the measured estimate elsewhere), from the canonical request (decoded here if no target
+ * needed it yet, and kept). A body the worker pool prepared has no parsed request on this thread:
+ * its bytes / 4 stand in (`r.inputEstimate`). Only ever called on those paths, never per request.
+ */
+export function inputTokensOf(r: InferenceRequest, entry: ModelEntry): number {
+  if (r.prepared) return r.inputEstimate;
+  try {
+    r.canonical ??= clientCodecFor(r.clientFormat).decodeRequest(r.body);
+    return countPromptTokens(r.canonical, entry.id).tokens;
+  } catch {
+    return r.inputEstimate; // a body the codec cannot read again (it was validated: should not happen)
+  }
+}
+
+/** Input images in a request body (chat `image_url` parts, Messages `image` blocks, Responses `input_image`). */
+export function countInputImages(body: Record<string, unknown>): number {
+  let n = 0;
+  const parts = (content: unknown): void => {
+    if (!Array.isArray(content)) return;
+    for (const p of content) {
+      if (p === null || typeof p !== 'object') continue;
+      const t = (p as { type?: unknown }).type;
+      if (t === 'image_url' || t === 'image' || t === 'input_image') n++;
+      else if (t === 'tool_result') parts((p as { content?: unknown }).content);
+    }
+  };
+  for (const list of [body.messages, body.input]) {
+    if (!Array.isArray(list)) continue;
+    for (const m of list) if (m !== null && typeof m === 'object') parts((m as { content?: unknown }).content);
+  }
+  return n;
+}
+
+/**
+ * What costOf bills beyond tokens, read from the answer's usage (web searches, audio tokens) and the
+ * request (images, counted only when the model prices them), at the time the call started.
+ */
+export function costExtrasOf(u: Usage, body: Record<string, unknown>, pricing: Pricing, at: number, knownImages?: number): CostExtras {
+  const x: CostExtras = { at };
+  if (u.web_search_requests) x.webSearches = u.web_search_requests;
+  if (u.audio_input_tokens) x.audioInputTokens = u.audio_input_tokens;
+  if (u.audio_output_tokens) x.audioOutputTokens = u.audio_output_tokens;
+  // `knownImages`: counted where the body was parsed (the worker pool), when this thread holds only its parameters.
+  if (!/^[0.]*$/.test(pricing.image)) { const images = knownImages ?? countInputImages(body); if (images > 0) x.images = images; }
+  return x;
+}

@@ -1,0 +1,130 @@
+// Relays one pass-through answer to the client as it arrives and reads its usage on the way: a stream
+// frame by frame (hiding the usage chunk the gateway asked for on the client's behalf), a JSON body
+// whole (usage from a bounded copy, or from its tail when it is too large to keep). Only an allow-list
+// of upstream headers is forwarded. Every callback is guarded: the relay always settles, once.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Usage } from '../formats/canonical.ts';
+import { isRecord } from '../formats/errors.ts';
+import { createStreamTap, usageFromTail, usageOfAnswer } from '../formats/passthrough/usage.ts';
+import { createSseParser, sseFrame, type SseFrame } from '../formats/sse.ts';
+import { consumedUsage, normalizeUsage } from '../engine/usage.ts';
+
+/**
+ * Upstream headers a client may see: what it needs to read the body. Never the provider's request or
+ * organisation ids, its rate-limit figures for the operator's account, cookies or hop-by-hop headers.
+ */
+const FORWARDED = ['content-type', 'content-encoding', 'cache-control'] as const;
+
+/** A JSON answer up to this size is kept whole to read its usage; past it, only its tail is. */
+const CAPTURE_BYTES = 4 * 1024 * 1024;
+const TAIL_BYTES = 64 * 1024;
+
+export type Relayed = {
+  usage: Usage | null;
+  /** The answer did not finish normally: usage is what it consumed (reported or estimated). */
+  partial: boolean;
+  clientGone: boolean;
+  /** Why the relay stopped early (upstream cut, unreadable bytes), for the attempt record. */
+  failed: string | null;
+};
+
+export type RelayOptions = { id: string; provider: string; inputEstimate: number; hideUsageChunk: boolean };
+
+/** A chunk with its `usage` member removed (a client that did not ask for usage never sees it). */
+function withoutUsage(f: SseFrame): string {
+  let v: unknown;
+  try { v = JSON.parse(f.data); } catch { return sseFrame(f.data, f.event); }
+  if (!isRecord(v) || !('usage' in v)) return sseFrame(f.data, f.event);
+  delete v.usage;
+  return sseFrame(JSON.stringify(v), f.event);
+}
+
+export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOptions): Promise<Relayed> {
+  const sse = String(up.headers['content-type'] ?? '').toLowerCase().includes('event-stream');
+  const headers: Record<string, string | string[]> = {};
+  for (const h of FORWARDED) { const v = up.headers[h]; if (v !== undefined) headers[h] = v; }
+  // A JSON body goes out byte for byte, so its length holds; a stream is re-framed and goes out chunked.
+  if (!sse && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
+  headers['x-inference-id'] = o.id;
+  headers['x-gateway-provider'] = o.provider;
+  res.writeHead(up.statusCode ?? 502, headers);
+
+  const parser = sse ? createSseParser() : null;
+  const tap = sse ? createStreamTap() : null;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let tail = Buffer.alloc(0);
+  let total = 0;
+
+  return new Promise<Relayed>((resolve) => {
+    let settled = false;
+    const settle = (r: Relayed): void => { if (!settled) { settled = true; resolve(r); } };
+    const consumed = (failed: string | null, clientGone: boolean): Relayed => {
+      const reported = tap ? tap.usage() : null;
+      return { usage: consumedUsage(reported, o.inputEstimate, tap?.outputChars ?? 0), partial: true, clientGone, failed };
+    };
+    const write = (out: string | Buffer): void => {
+      if (out.length > 0 && !res.write(out)) { up.pause(); res.once('drain', () => up.resume()); }
+    };
+    // Frames are re-framed from what the tap read, never relayed as raw bytes: a frame cut short (or not
+    // a JSON object) stops the relay before it, and the stream ends with an error event (cut below).
+    const frames = (list: SseFrame[]): string => {
+      let out = '';
+      for (const f of list) {
+        const verdict = tap!.frame(f);
+        if (verdict === 'drop' || (verdict === 'usage' && o.hideUsageChunk)) continue;
+        out += o.hideUsageChunk ? withoutUsage(f) : sseFrame(f.data, f.event);
+      }
+      return out;
+    };
+    /** The upstream stopped mid-answer (or sent what cannot be read): a stream ends with an error event, a JSON body is cut. */
+    const cut = (why: string): void => {
+      if (settled) return;
+      up.destroy();
+      if (sse && !res.destroyed) res.end(sseFrame(JSON.stringify({ error: { message: `upstream stream failed: ${why}`, type: 'api_error', code: 'upstream_error' } })));
+      else res.destroy();
+      settle(consumed(why, false));
+    };
+
+    up.on('data', (c: Buffer) => {
+      if (settled) return;
+      try {
+        total += c.length;
+        if (parser) {
+          write(frames(parser.push(c)));
+          if (tap!.failure !== null) cut(tap!.failure);
+          return;
+        }
+        if (headBytes + c.length <= CAPTURE_BYTES) { head.push(c); headBytes += c.length; }
+        tail = tail.length + c.length <= TAIL_BYTES ? Buffer.concat([tail, c]) : Buffer.concat([tail, c]).subarray(-TAIL_BYTES);
+        write(c);
+      } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
+    });
+    up.on('end', () => {
+      if (settled) return;
+      try {
+        if (parser) {
+          const out = frames(parser.end());
+          if (tap!.failure !== null) { write(out); cut(tap!.failure); return; }
+          res.end(out);
+          const reported = tap!.usage();
+          if (tap!.complete && reported) settle({ usage: normalizeUsage(reported), partial: false, clientGone: false, failed: null });
+          else settle(consumed(tap!.complete ? null : 'the stream ended before completion', false));
+          return;
+        }
+        res.end();
+        let usage: Usage | null = null;
+        if (total <= CAPTURE_BYTES) { try { usage = usageOfAnswer(JSON.parse(Buffer.concat(head, headBytes).toString('utf8'))); } catch { usage = null; } }
+        else usage = usageFromTail(tail.toString('utf8'));
+        settle({ usage: usage ? normalizeUsage(usage) : null, partial: false, clientGone: false, failed: null });
+      } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
+    });
+    up.on('error', (e) => cut(e.message));
+    up.on('close', () => { if (!up.complete) cut('the upstream closed the connection mid-answer'); });
+    res.on('close', () => {
+      if (settled || res.writableFinished) return;
+      up.destroy();
+      settle(consumed(null, true));
+    });
+  });
+}

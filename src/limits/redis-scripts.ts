@@ -1,0 +1,153 @@
+// The Lua scripts of the Redis limiter (src/limits/redis.ts): each check-and-take or correction is one
+// atomic script. Keys of one API key share a {key id} hash tag (Redis Cluster). Money is integer
+// nano-dollars; numbers computed in Lua are written with %.0f (tostring would print 1e+14).
+//
+// A budget's spend counter (sk, a string) has a meta hash (mk): `e` its epoch, a new one each time the
+// counter is created, so a settlement can tell whether its reservation is in the counter it meets. While
+// the counter is provisional (`p` = 1, created from a replica's last view after Redis lost it), `b` is the
+// base it started from, `t0` when, `le` when the re-seeding replica's lease ends, and with no view at all
+// `u` = 1 and `o` the open reservations admitted meanwhile (one at a time). pk marks the period a key's
+// counter was last created for: a missing counter under an older mark is a new period, not a loss.
+import { createHash } from 'node:crypto';
+
+// KEYS: window hash, spend counter, spend meta, period mark.
+// ARGV: 1 rpm, 2 tpm, 3 budget nanos (-1: none), 4 tokens, 5 cost nanos, 6 window ttl ms, 7 counter ttl s
+// (0: none), 8 '1' when the counter may be created here (the limiter has a store), 9 reservation token
+// (also the epoch of a counter created here), 10 period start, 11 the caller's last view of the counter
+// ('' none), 12 now ms, 13 lease ms, 14 mark ttl s.
+// Returns {code, spend, epoch, reseed, under, t0}: code 0 admitted, 1 rpm, 2 tpm, 3 budget, 6 provisional
+// without a view and a reservation already open; reseed 1 asks the caller to re-seed the counter (from t0).
+// Nothing is taken on refusal. A budgeted request leaves its token in the window hash (see UNCERTAIN).
+const ACQUIRE = `
+local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+local t = tonumber(redis.call('HGET', KEYS[1], 't') or '0')
+local rpm, tpm, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local et, en = tonumber(ARGV[4]), tonumber(ARGV[5])
+if rpm > 0 and r + 1 > rpm then return {1, tostring(r)} end
+if tpm > 0 and t + et > tpm then return {2, tostring(t)} end
+local epoch, reseed, under, t0 = '', 0, 0, ''
+if budget >= 0 then
+  local sttl = tonumber(ARGV[7])
+  if ARGV[8] == '1' then
+    local now = tonumber(ARGV[12])
+    if redis.call('EXISTS', KEYS[2]) == 0 then
+      local seen = redis.call('GET', KEYS[4])
+      epoch = ARGV[9]
+      redis.call('DEL', KEYS[3])
+      if seen and seen ~= ARGV[10] then
+        redis.call('SET', KEYS[2], '0')
+        redis.call('HSET', KEYS[3], 'e', epoch)
+      else
+        local base = ARGV[11] == '' and '0' or ARGV[11]
+        redis.call('SET', KEYS[2], base)
+        redis.call('HSET', KEYS[3], 'e', epoch, 'p', '1', 'b', base, 't0', ARGV[12], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+        if ARGV[11] == '' then redis.call('HSET', KEYS[3], 'u', '1', 'o', '0') end
+        reseed = 1
+        t0 = ARGV[12]
+      end
+      if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl); redis.call('EXPIRE', KEYS[3], sttl) end
+      redis.call('SET', KEYS[4], ARGV[10], 'EX', ARGV[14])
+    else
+      epoch = redis.call('HGET', KEYS[3], 'e') or ''
+      if redis.call('HGET', KEYS[3], 'p') == '1' then
+        local b = tonumber(redis.call('HGET', KEYS[3], 'b') or '0')
+        if ARGV[11] ~= '' and tonumber(ARGV[11]) > b then
+          redis.call('INCRBY', KEYS[2], string.format('%.0f', tonumber(ARGV[11]) - b))
+          redis.call('HSET', KEYS[3], 'b', ARGV[11])
+          redis.call('HDEL', KEYS[3], 'u')
+        end
+        if tonumber(redis.call('HGET', KEYS[3], 'le') or '0') < now then
+          redis.call('HSET', KEYS[3], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+          reseed = 1
+          t0 = redis.call('HGET', KEYS[3], 't0') or ARGV[12]
+        end
+      end
+    end
+    if redis.call('HGET', KEYS[3], 'u') == '1' then
+      if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return {6, '0', epoch, reseed, 0, t0} end
+      under = 1
+    end
+  end
+  local s = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if s >= budget or s + en > budget then return {3, redis.call('GET', KEYS[2]) or '0', epoch, reseed, 0, t0} end
+  redis.call('INCRBY', KEYS[2], ARGV[5])
+  if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl) end
+  if under == 1 then redis.call('HINCRBY', KEYS[3], 'o', 1) end
+  if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], ARGV[9], '1') end
+end
+redis.call('HINCRBY', KEYS[1], 'r', 1)
+redis.call('HINCRBY', KEYS[1], 't', et)
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+local spend = '0'
+if budget >= 0 then spend = redis.call('GET', KEYS[2]) or '0' end
+return {0, spend, epoch, reseed, under, t0}`;
+
+// KEYS: window hash, spend counter, spend meta. ARGV: 1 token delta, 2 cost delta (actual - estimate),
+// 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view.
+// A counter of the reservation's epoch takes the delta; one created since (Redis lost the other, and a
+// re-seed that did not know this reservation rebuilt it) takes the whole actual cost.
+const ADJUST = `
+if ARGV[3] ~= '' then redis.call('HDEL', KEYS[1], ARGV[3]) end
+if redis.call('EXISTS', KEYS[1]) == 1 and ARGV[1] ~= '0' then
+  if tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  local same = (redis.call('HGET', KEYS[3], 'e') or '') == ARGV[4]
+  if same and ARGV[6] == '1' then redis.call('HINCRBY', KEYS[3], 'o', -1) end
+  local d = same and ARGV[2] or ARGV[5]
+  if d ~= '0' then
+    if tonumber(redis.call('INCRBY', KEYS[2], d)) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
+  end
+end
+return 0`;
+
+// Adds spend admitted while Redis was unreachable to a counter that survived; a counter that did not is
+// seeded from the store, whose records already hold that spend.
+const RECONCILE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(redis.call('INCRBY', KEYS[1], ARGV[1])) < 0 then redis.call('SET', KEYS[1], 0, 'KEEPTTL') end
+return 1`;
+
+// Settles a request whose acquire failed on the client side (timeout, dropped connection) after being
+// sent: if its token is in the minute's hash the reservation was taken and ARGV[2] (actual - estimate)
+// applies, else ARGV[3] (actual). Deltas come as strings: Lua would print large numbers in exponent form.
+const UNCERTAIN = `
+local taken = redis.call('HDEL', KEYS[1], ARGV[1]) == 1
+local d = taken and ARGV[2] or ARGV[3]
+if d ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then
+  if tonumber(redis.call('INCRBY', KEYS[2], d)) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
+end
+return 0`;
+
+// At start (and when keys change): a missing counter is set from the store (a new epoch); one already in
+// Redis wins (it holds other replicas' open reservations). KEYS: counter, meta, mark. ARGV: 1 store spend,
+// 2 counter ttl s (0 none), 3 epoch, 4 period start, 5 mark ttl s. Returns the counter.
+const SEED = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], 'e', ARGV[3])
+  if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+end
+redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
+return redis.call('GET', KEYS[1])`;
+
+// Ends a re-seed: the provisional counter of epoch ARGV[1] moves from its base to the true base ARGV[2]
+// (store + this replica's unwritten records + its open reservations of earlier epochs), keeping what was
+// admitted on it meanwhile. 0 when it is no longer that provisional counter (lost again, or corrected by
+// a replica that took the lease over). KEYS: counter, meta.
+const CORRECT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if (redis.call('HGET', KEYS[2], 'e') or '') ~= ARGV[1] or redis.call('HGET', KEYS[2], 'p') ~= '1' then return 0 end
+local d = tonumber(ARGV[2]) - tonumber(redis.call('HGET', KEYS[2], 'b') or '0')
+if d ~= 0 then
+  if tonumber(redis.call('INCRBY', KEYS[1], string.format('%.0f', d))) < 0 then redis.call('SET', KEYS[1], 0, 'KEEPTTL') end
+end
+redis.call('HDEL', KEYS[2], 'p', 'b', 'u', 'o', 't0', 'le')
+return 1`;
+
+export const SCRIPTS = { acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT } as const;
+export type ScriptName = keyof typeof SCRIPTS;
+
+const sha1 = (s: string): string => createHash('sha1').update(s).digest('hex');
+export const SHAS: Readonly<Record<ScriptName, string>> = Object.fromEntries(Object.entries(SCRIPTS).map(([k, v]) => [k, sha1(v)])) as Record<ScriptName, string>;

@@ -1,0 +1,59 @@
+// The writer's FIFO: O(1) push and shift (compacted lazily), a newest-first scan for unwritten ids, and
+// a running estimate of the bytes its rows hold, so the writer can bound memory by size as well as count.
+import type { FeedbackRow, InferenceRecord } from '../store/types.ts';
+
+/**
+ * Approximate bytes a record holds: its free text (bodies, metadata, attempts) plus a fixed part for the
+ * rest. Strings count one byte per UTF-16 unit (V8 keeps ASCII in one byte; the bound is an estimate,
+ * not an accounting). Objects are not serialised here: this runs on the request path.
+ */
+export function recordBytes(r: InferenceRecord): number {
+  return 400 + (r.requestBody?.length ?? 0) + (r.responseBody?.length ?? 0) + r.requestedModel.length
+    + (r.metadata === null ? 0 : 256) + (r.extra === null ? 0 : 128) + r.attempts.length * 96;
+}
+
+export function feedbackBytes(f: FeedbackRow): number {
+  return 200 + f.metric.length + f.value.length + (f.reason?.length ?? 0) + Object.keys(f.tags).length * 64;
+}
+
+export class Queue<T> {
+  #items: T[] = [];
+  #head = 0;
+  #bytes = 0;
+  readonly #size: (x: T) => number;
+
+  constructor(size: (x: T) => number) { this.#size = size; }
+
+  get length(): number { return this.#items.length - this.#head; }
+  /** Estimated bytes of the queued rows. */
+  get bytes(): number { return this.#bytes; }
+
+  push(x: T): void {
+    this.#items.push(x);
+    this.#bytes += this.#size(x);
+  }
+
+  /** Removes and returns up to `n` rows from the front. */
+  take(n: number): T[] {
+    const out = this.#items.slice(this.#head, this.#head + n);
+    this.#head += out.length;
+    for (const x of out) this.#bytes -= this.#size(x);
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) { this.#items = this.#items.slice(this.#head); this.#head = 0; }
+    if (this.length === 0) this.#bytes = 0;
+    return out;
+  }
+
+  /** The newest queued item matching `pred`. */
+  findLast(pred: (x: T) => boolean): T | undefined {
+    for (let i = this.#items.length - 1; i >= this.#head; i--) if (pred(this.#items[i]!)) return this.#items[i];
+    return undefined;
+  }
+
+  /** Puts rows back in front (a failed batch), keeping order. */
+  unshift(xs: T[]): void {
+    if (xs.length === 0) return;
+    this.#items = xs.concat(this.#items.slice(this.#head));
+    this.#head = 0;
+    for (const x of xs) this.#bytes += this.#size(x);
+  }
+}

@@ -1,0 +1,108 @@
+// One small query interface over both backends, so a feature's queries (dashboard, router state,
+// catalog overlay, stored responses) are written once instead of once per store class. SQL uses `?`
+// placeholders in both dialects; PostgreSQL gets them rewritten to $1, $2, ... (outside quotes).
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type pg from 'pg';
+import type { Dialect } from './migrations.ts';
+import type { Row } from './rows.ts';
+
+export type SqlRunner = {
+  readonly dialect: Dialect;
+  /** Rows of a query. Parameters: string, number, bigint, boolean (1/0 on SQLite), null, Buffer. */
+  all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a statement; resolves with the number of rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Runs `fn` in one transaction (rolled back when it throws). On SQLite the connection is shared:
+   * `fn` must await nothing but the runner it is given, or other work could join the transaction.
+   */
+  tx<T>(fn: (q: SqlRunner) => Promise<T>): Promise<T>;
+};
+
+/** `?` -> `$n`, skipping quoted strings, quoted identifiers and comments. */
+export function toPgPlaceholders(sql: string): string {
+  if (!sql.includes('?')) return sql;
+  let out = '';
+  let n = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      const end = closing(sql, i, c);
+      out += sql.slice(i, end + 1);
+      i = end;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      const stop = end < 0 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '?') out += `$${++n}`;
+    else out += c;
+  }
+  return out;
+}
+
+/** Index of the quote closing the one at `from` ('' and "" inside are escapes). */
+function closing(sql: string, from: number, q: string): number {
+  for (let i = from + 1; i < sql.length; i++) {
+    if (sql[i] !== q) continue;
+    if (sql[i + 1] === q) { i++; continue; }
+    return i;
+  }
+  return sql.length - 1;
+}
+
+const sqliteValue = (v: unknown): SQLInputValue =>
+  v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SQLInputValue);
+
+export function sqliteRunner(db: DatabaseSync, stmt: (sql: string) => StatementSync): SqlRunner {
+  const self: SqlRunner = {
+    dialect: 'sqlite',
+    all: async (sql, params = []) => stmt(sql).all(...params.map(sqliteValue)) as Row[],
+    run: async (sql, params = []) => Number(stmt(sql).run(...params.map(sqliteValue)).changes),
+    tx: async (fn) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(self);
+        db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (db.isTransaction) { try { db.exec('ROLLBACK'); } catch { /* keep the error that failed the transaction */ } }
+        throw err;
+      }
+    },
+  };
+  return self;
+}
+
+type PgQueryable = { query(sql: string, params?: unknown[]): Promise<pg.QueryResult> };
+
+function pgQueries(c: PgQueryable): Pick<SqlRunner, 'all' | 'run'> {
+  return {
+    all: async (sql, params = []) => (await c.query(toPgPlaceholders(sql), [...params])).rows as Row[],
+    run: async (sql, params = []) => (await c.query(toPgPlaceholders(sql), [...params])).rowCount ?? 0,
+  };
+}
+
+/** `tx` borrows one client from the pool for the transaction; a client whose ROLLBACK fails is destroyed. */
+export function pgRunner(pool: pg.Pool): SqlRunner {
+  return {
+    dialect: 'postgres',
+    ...pgQueries(pool),
+    tx: async (fn) => {
+      const c = await pool.connect();
+      let broken: Error | undefined;
+      const inner: SqlRunner = { dialect: 'postgres', ...pgQueries(c), tx: (f) => f(inner) };
+      try {
+        await c.query('BEGIN');
+        const out = await fn(inner);
+        await c.query('COMMIT');
+        return out;
+      } catch (err) {
+        await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
+        throw err;
+      } finally {
+        c.release(broken);
+      }
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// Redis failing under the limiter, against a redis-server of the test's own: budgets survive FLUSHALL
+// and a restart without persistence (re-seeded from the store), spend admitted while Redis was down is
+// added back when it returns, and while it is down a circuit breaker keeps each request's wait short.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RedisLimiter } from '../src/limits/redis.ts';
+import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
+import { SqliteStore } from '../src/store/sqlite.ts';
+import type { KeyRecord } from '../src/store/types.ts';
+import { startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
+import { limitedKey, spendRecord } from './helpers/limit-records.ts';
+
+let redis: OwnRedis; let store: SqliteStore;
+let n = 0;
+
+before(async () => {
+  redis = await startOwnRedis();
+  store = new SqliteStore({ path: ':memory:' });
+  await store.migrate();
+});
+after(async () => { await redis.stop(); await store.close(); });
+
+const key = (over: Partial<KeyRecord> = {}): KeyRecord => limitedKey(`k${n++}`, over);
+
+async function attempt(l: RedisLimiter, k: KeyRecord, costUsd: string): Promise<Reservation | LimitError> {
+  try { return await l.acquire(k, { tokens: 1, costUsd }); } catch (e) { if (e instanceof LimitError) return e; throw e; }
+}
+const limiter = (): RedisLimiter => new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 100, onError: () => {} });
+
+async function until(cond: () => boolean, ms = 5000): Promise<void> {
+  for (const t0 = Date.now(); !cond(); await new Promise((r) => setTimeout(r, 20))) if (Date.now() - t0 > ms) throw new Error('condition not met in time');
+}
+
+test('FLUSHALL: the budget is seeded again from the store on the next request, not reset to zero', async () => {
+  const k = key({ budgetUsd: '2', budgetPeriod: 'month' });
+  await store.insertInferences([spendRecord(k, '1.75')]);
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    assert.ok(await attempt(l, k, '0.3') instanceof LimitError);
+    await redis.client().flushall();
+    assert.ok(await attempt(l, k, '0.3') instanceof LimitError, 'still refused after FLUSHALL');
+    const ok = await attempt(l, k, '0.2');
+    assert.ok(!(ok instanceof LimitError));
+    assert.equal(await l.spentNanos(k), toNanos('1.95'));
+  } finally { await l.close(); }
+});
+
+test('a restart without persistence: the same, once Redis is back', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'day' });
+  await store.insertInferences([spendRecord(k, '0.9')]);
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    await redis.kill();
+    await redis.restart();
+    await until(() => !l.unavailable);
+    // The restarted server is empty: the counter comes back from the store's 0.9 spent.
+    assert.ok(await attempt(l, k, '0.2') instanceof LimitError, 'the budget held across the restart');
+    assert.ok(!(await attempt(l, k, '0.1') instanceof LimitError));
+    assert.equal(await l.spentNanos(k), toNanos('1'));
+  } finally { await l.close(); }
+});
+
+test('spend admitted while Redis was down (fail-open) is added to the counter when it returns', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    assert.ok(!(await attempt(l, k, '0.1') instanceof LimitError));
+    const before = await l.spentNanos(k);
+    redis.pause();
+    const a = await attempt(l, k, '0.5');
+    const b = await attempt(l, k, '0.5');
+    assert.ok(!(a instanceof LimitError) && !(b instanceof LimitError), 'admitted while Redis hangs (fail open)');
+    await a.settle({ tokens: 1, costUsd: '0.4' });
+    await b.settle({ tokens: 1, costUsd: '0.4' });
+    redis.resume();
+    await until(() => !l.unavailable);
+    let spent = await l.spentNanos(k);
+    for (let i = 0; i < 50 && spent !== before + toNanos('0.8'); i++) { await new Promise((r) => setTimeout(r, 50)); spent = await l.spentNanos(k); }
+    assert.equal(spent, before + toNanos('0.8'));
+    assert.ok(await attempt(l, k, '0.2') instanceof LimitError, 'the reconciled spend counts against the budget');
+  } finally { redis.resume(); await l.close(); }
+});
+
+for (const how of ['hung (SIGSTOP)', 'killed'] as const) {
+  test(`Redis ${how}: after the breaker trips each limited request waits at most a few ms`, async () => {
+    const k = key({ rpmLimit: 1_000_000 });
+    const l = limiter();
+    try {
+      assert.ok(!(await attempt(l, k, '0') instanceof LimitError));
+      if (how === 'killed') await redis.kill(); else redis.pause();
+      const t0 = performance.now();
+      await attempt(l, k, '0'); // may wait for the command timeout (1 s): this is what trips the breaker
+      const first = performance.now() - t0;
+      assert.ok(first < 2500, `first ${first.toFixed(0)} ms`);
+      const waits: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        const s = performance.now();
+        const r = await attempt(l, k, '0');
+        waits.push(performance.now() - s);
+        assert.ok(!(r instanceof LimitError), 'fail open');
+      }
+      const worst = Math.max(...waits);
+      assert.ok(worst < 50, `worst wait ${worst.toFixed(1)} ms with the breaker open (was the 1 s command timeout)`);
+      assert.equal(l.unavailable, true);
+    } finally {
+      if (how === 'killed') await redis.restart(); else redis.resume();
+      await l.close();
+    }
+  });
+}
+
+test('fail closed with the breaker open: refused at once with 429, retry-after 1', async () => {
+  const k = key({ rpmLimit: 10 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 100, failOpen: false, onError: () => {} });
+  try {
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError));
+    redis.pause();
+    await attempt(l, k, '0');
+    const s = performance.now();
+    const r = await attempt(l, k, '0');
+    assert.ok(performance.now() - s < 50);
+    assert.ok(r instanceof LimitError && r.status === 429 && r.headers['retry-after'] === '1');
+  } finally { redis.resume(); await l.close(); }
+});
+
+test('when Redis returns, limits are enforced through it again', async () => {
+  const k = key({ rpmLimit: 3 });
+  const l = limiter();
+  try {
+    await redis.kill();
+    await attempt(l, k, '0');
+    assert.equal(l.unavailable, true);
+    await redis.restart();
+    await until(() => !l.unavailable);
+    const rs = await Promise.all(Array.from({ length: 6 }, () => attempt(l, k, '0')));
+    assert.equal(rs.filter((r) => r instanceof LimitError).length, 3);
+  } finally { redis.resume(); await l.close(); }
+});
