@@ -4,7 +4,7 @@
 import type { Config } from '../config/types.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { WireFormat } from '../formats/codec.ts';
-import { codecFor } from '../formats/registry.ts';
+import { clientCodecFor, codecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { InferenceOutcome } from '../engine/context.ts';
 import type { AttemptTarget } from '../engine/plan.ts';
@@ -47,10 +47,11 @@ export type RouterServiceOptions = {
   onError?: (what: string, e: unknown) => void;
 };
 
-/** The canonical request of a client body; router mode is served on the chat-completions and messages routes. */
+/** The canonical request of a client body; router mode is served on the chat-completions, messages and responses routes. */
 function decodeClient(format: string, body: Record<string, unknown>): CanonicalRequest {
+  if (format === 'openai-responses') return clientCodecFor(format).decodeRequest(body);
   if (format !== 'openai-chat' && format !== 'anthropic-messages') {
-    throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions and /v1/messages', { param: 'model' });
+    throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions, /v1/messages and /v1/responses', { param: 'model' });
   }
   return codecFor(format as WireFormat).client!.decodeRequest(body);
 }
