@@ -53,7 +53,7 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
   let codecAdjustments: string[] | undefined;
   const relay = relayCodecFor(t, clientFormat);
   if (relay) {
-    out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens), { upstreamModel: t.upstream, modelInBody: t.modelInBody });
+    out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens, clientFormat), { upstreamModel: t.upstream, modelInBody: t.modelInBody });
     path = t.native[clientFormat] ?? t.chatPath ?? '/messages';
   } else {
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
@@ -73,16 +73,18 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
 
 /**
  * A per-attempt output cap (router max_cost) on a client body in its own format: the output limit the
- * client set (max_completion_tokens or max_tokens, both formats) lowered to the cap, or the cap set
- * as max_tokens (provider mappings rename it where needed).
+ * client set (max_completion_tokens or max_tokens; max_output_tokens for Responses bodies) lowered to the
+ * cap, or the cap set as max_tokens / max_output_tokens (provider mappings rename it where needed).
  */
-function capClientBody(body: Rec, cap: number): Rec {
+function capClientBody(body: Rec, cap: number, clientFormat: ClientFormat): Rec {
   const out: Rec = { ...body };
+  // The Responses API has one output limit, max_output_tokens (it refuses max_tokens).
+  const fields = clientFormat === 'openai-responses' ? ['max_output_tokens'] : ['max_completion_tokens', 'max_tokens'];
   let set = false;
-  for (const f of ['max_completion_tokens', 'max_tokens']) {
+  for (const f of fields) {
     if (typeof out[f] === 'number') { out[f] = Math.min(out[f] as number, cap); set = true; }
   }
-  if (!set) out.max_tokens = cap;
+  if (!set) out[fields.at(-1)!] = cap;
   const th = out.thinking as { type?: string; budget_tokens?: number } | undefined;
   if (th?.type === 'enabled' && typeof th.budget_tokens === 'number' && th.budget_tokens >= cap) {
     out.thinking = cap > 1024 ? { ...th, budget_tokens: cap - 1 } : { type: 'disabled' };
