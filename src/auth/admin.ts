@@ -132,3 +132,9 @@ export function applyKeyPatch(cur: KeyRecord, patch: KeyPatch, now: number = Dat
     tpmLimit: v.tpmLimit, expiresAt: patch.expires_at === undefined ? cur.expiresAt : v.expiresAt,
   };
 }
+
+/** Hours a rotated key's previous secret stays valid (admin API `grace_hours`, CLI `--grace-hours`): 0 to 720. */
+export function rotationGraceMs(hours: unknown): number {
+  if (typeof hours !== 'number' || !(hours >= 0 && hours <= 720)) throw invalidParam('grace_hours', 'grace_hours must be a number from 0 to 720');
+  return hours * 3_600_000;
+}

@@ -1,7 +1,7 @@
 // API keys in the admin API: list with stats, one key, create (secret shown once), edit, rotate, revoke.
 // Members reach only their own keys and may set only a key's name and expiry: limits are the admins'.
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
-import type { CreateKeyInput, KeyPatch } from '../../auth/admin.ts';
+import { rotationGraceMs, type CreateKeyInput, type KeyPatch } from '../../auth/admin.ts';
 import type { UserView } from '../../dashboard/ui/api-types.ts';
 import { sendApiJson } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
@@ -70,9 +70,8 @@ export function keysApi(): ApiRoute[] {
       method: 'POST', path: '/keys/:id/rotate', who: 'any',
       handler: async (c) => {
         const body = await jsonBody(c).catch(() => ({} as Record<string, unknown>));
-        const hours = body.grace_hours === undefined ? c.svc.holder.current.dashboard.rotationGraceMs / 3_600_000 : body.grace_hours;
-        if (typeof hours !== 'number' || !(hours >= 0 && hours <= 720)) throw invalidParam('grace_hours', 'grace_hours must be a number from 0 to 720');
-        const r = await c.d.keys.rotate(c.ids[0]!, hours * 3_600_000, c.access);
+        const graceMs = body.grace_hours === undefined ? c.svc.holder.current.dashboard.rotationGraceMs : rotationGraceMs(body.grace_hours);
+        const r = await c.d.keys.rotate(c.ids[0]!, graceMs, c.access);
         const x = await context(c);
         sendApiJson(c.res, 200, { key: r.key, record: await c.d.keys.get(r.record.id, c.access, x.users, x.owners), previous_secret_valid_until: r.oldValidUntil });
       },
