@@ -9,7 +9,7 @@ const USAGE = `usage: gateway <command> [--config FILE]
   serve                 start the gateway (default)
   check                 validate gateway.yaml and providers/*.yaml without serving
   keys create --name N [--expires ISO] [--models a,b] [--budget USD --period day|week|month|total] [--rpm N] [--tpm N]
-  keys list | keys revoke ID
+  keys list | keys edit ID [--name N] [--models a,b|all] [--budget USD|none] ... | keys rotate ID [--grace-hours H] | keys revoke ID
   users create --email E [--name N] [--admin] [--password-stdin]   a dashboard account (the first admin: --admin)
   users list | users password EMAIL | users disable EMAIL | users enable EMAIL
   catalog sync          regenerate providers/catalog/*.yaml from the pinned open data (docs/catalog.md)
@@ -62,8 +62,9 @@ async function main(argv: string[]): Promise<number> {
     case 'keys': {
       const { openStoreFor } = await import('./serve.ts');
       const { runKeysCommand } = await import('./auth/cli.ts');
-      const store = await openStoreFor(compileConfig(loadConfig(file)));
-      try { return await runKeysCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
+      const cfg = compileConfig(loadConfig(file));
+      const store = await openStoreFor(cfg);
+      try { return await runKeysCommand(rest, store, (s) => console.log(s), { rotationGraceMs: cfg.dashboard.rotationGraceMs }); } finally { await store.close(); }
     }
     case 'users': {
       const { openStoreFor } = await import('./serve.ts');

@@ -1,18 +1,36 @@
-// The `keys` command: create, list and revoke API keys against the configured store.
-// Exit codes: 0 done, 1 the operation failed (bad value, unknown key), 2 usage error.
+// The `keys` command: create, list, edit, rotate and revoke API keys against the configured store.
+// Edits, rotation and the listed spend go through the dashboard's KeysData, as the admin API does,
+// so a key changed here and one changed in the browser obey the same rules.
+// Exit codes: 0 done, 1 the operation failed (bad value, unknown or revoked key), 2 usage error.
 import { GatewayError } from '../gateway-error.ts';
+import { KeysData } from '../dashboard/keys-data.ts';
+import type { KeyView } from '../dashboard/ui/api-types.ts';
+import { Users } from '../dashboard/users.ts';
+import type { Access } from '../dashboard/access.ts';
 import type { Store } from '../store/types.ts';
-import { BUDGET_PERIODS, KeyAdmin, type BudgetPeriod, type CreateKeyInput, type PublicKey } from './admin.ts';
+import {
+  BUDGET_PERIODS, KeyAdmin, publicKeyView, rotationGraceMs, type BudgetPeriod, type CreateKeyInput, type KeyPatch, type PublicKey,
+} from './admin.ts';
 
 export const KEYS_USAGE = `usage:
   keys create --name NAME [--expires ISO] [--models a,b] [--budget USD [--period day|week|month|total]] [--rpm N] [--tpm N] [--json]
   keys list [--json]
+  keys edit ID [--name NAME] [--expires ISO|never] [--models a,b|all] [--budget USD|none] [--period day|week|month|total] [--rpm N|none] [--tpm N|none] [--json]
+  keys rotate ID [--grace-hours H] [--json]
   keys revoke ID`;
+
+/** What the command needs from the configuration; `rotationGraceMs` is dashboard.rotation_grace_hours. */
+export type KeysCommandOptions = { rotationGraceMs?: number };
+
+const DEFAULT_GRACE_MS = 24 * 3_600_000;
+/** The command line acts as an admin: it reaches every key. */
+const ADMIN: Access = { role: 'admin', userId: null };
+const LIMIT_FLAGS = ['name', 'expires', 'models', 'budget', 'period', 'rpm', 'tpm'];
 
 type Flags = Map<string, string | true>;
 
 /** `--flag value`, `--flag=value` and bare boolean flags; positional words are returned separately. */
-function parseArgs(args: string[], valued: ReadonlySet<string>, bare: ReadonlySet<string>): { flags: Flags; words: string[] } {
+function parseArgs(args: string[], valued: readonly string[], bare: readonly string[]): { flags: Flags; words: string[] } {
   const flags: Flags = new Map();
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -20,8 +38,8 @@ function parseArgs(args: string[], valued: ReadonlySet<string>, bare: ReadonlySe
     if (!a.startsWith('--')) { words.push(a); continue; }
     const eq = a.indexOf('=');
     const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-    if (bare.has(name) && eq < 0) { flags.set(name, true); continue; }
-    if (!valued.has(name)) throw new UsageError(`unknown option --${name}`);
+    if (bare.includes(name) && eq < 0) { flags.set(name, true); continue; }
+    if (!valued.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = eq < 0 ? args[++i] : a.slice(eq + 1);
     if (value === undefined || (eq < 0 && value.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
     flags.set(name, value);
@@ -31,33 +49,51 @@ function parseArgs(args: string[], valued: ReadonlySet<string>, bare: ReadonlySe
 
 class UsageError extends Error {}
 
-function intFlag(flags: Flags, name: string): number | undefined {
+const str = (flags: Flags, name: string): string | undefined => {
   const v = flags.get(name);
-  if (typeof v !== 'string') return undefined;
+  return typeof v === 'string' ? v : undefined;
+};
+
+function int(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, got "${v}"`);
   return Number(v);
 }
 
+function period(v: string): BudgetPeriod {
+  if (!(BUDGET_PERIODS as readonly string[]).includes(v)) throw new UsageError(`--period must be one of ${BUDGET_PERIODS.join(', ')}`);
+  return v as BudgetPeriod;
+}
+
+const modelList = (v: string): string[] => v.split(',').map((m) => m.trim()).filter((m) => m !== '');
+
 function createInput(flags: Flags): CreateKeyInput {
-  const name = flags.get('name');
-  if (typeof name !== 'string') throw new UsageError('keys create needs --name');
+  const name = str(flags, 'name');
+  if (name === undefined) throw new UsageError('keys create needs --name');
   const input: CreateKeyInput = { name };
-  const expires = flags.get('expires');
-  if (typeof expires === 'string') input.expires_at = expires;
-  const models = flags.get('models');
-  if (typeof models === 'string') input.allowed_models = models.split(',').map((m) => m.trim()).filter((m) => m !== '');
-  const budget = flags.get('budget');
-  if (typeof budget === 'string') input.budget_usd = budget;
-  const period = flags.get('period');
-  if (typeof period === 'string') {
-    if (!(BUDGET_PERIODS as readonly string[]).includes(period)) throw new UsageError(`--period must be one of ${BUDGET_PERIODS.join(', ')}`);
-    input.budget_period = period as BudgetPeriod;
-  }
-  const rpm = intFlag(flags, 'rpm');
-  if (rpm !== undefined) input.rpm_limit = rpm;
-  const tpm = intFlag(flags, 'tpm');
-  if (tpm !== undefined) input.tpm_limit = tpm;
+  const v = (f: string): string | undefined => str(flags, f);
+  if (v('expires') !== undefined) input.expires_at = v('expires')!;
+  if (v('models') !== undefined) input.allowed_models = modelList(v('models')!);
+  if (v('budget') !== undefined) input.budget_usd = v('budget')!;
+  if (v('period') !== undefined) input.budget_period = period(v('period')!);
+  if (v('rpm') !== undefined) input.rpm_limit = int('rpm', v('rpm')!);
+  if (v('tpm') !== undefined) input.tpm_limit = int('tpm', v('tpm')!);
   return input;
+}
+
+/** Flags of `keys edit` as the admin API's PATCH body: absent stays, `none`/`never`/`all` clear. */
+function editPatch(flags: Flags): KeyPatch {
+  const patch: KeyPatch = {};
+  const v = (f: string): string | undefined => str(flags, f);
+  const cleared = (f: string, word: string): boolean => v(f)?.trim().toLowerCase() === word;
+  if (v('name') !== undefined) patch.name = v('name')!;
+  if (v('expires') !== undefined) patch.expires_at = cleared('expires', 'never') ? null : v('expires')!;
+  if (v('models') !== undefined) patch.allowed_models = cleared('models', 'all') ? [] : modelList(v('models')!);
+  if (v('budget') !== undefined) patch.budget_usd = cleared('budget', 'none') ? null : v('budget')!;
+  if (v('period') !== undefined) patch.budget_period = period(v('period')!);
+  if (v('rpm') !== undefined) patch.rpm_limit = cleared('rpm', 'none') ? null : int('rpm', v('rpm')!);
+  if (v('tpm') !== undefined) patch.tpm_limit = cleared('tpm', 'none') ? null : int('tpm', v('tpm')!);
+  if (Object.keys(patch).length === 0) throw new UsageError(`keys edit needs at least one of ${LIMIT_FLAGS.map((f) => `--${f}`).join(', ')}`);
+  return patch;
 }
 
 function describeLimits(k: PublicKey): string {
@@ -69,14 +105,31 @@ function describeLimits(k: PublicKey): string {
   return parts.join('  ');
 }
 
-/** Runs `keys <create|list|revoke>`; `argv` may start with the word "keys". Returns the exit code. */
-export async function runKeysCommand(argv: string[], store: Store, out: (s: string) => void): Promise<number> {
+/** Spend in the budget period against the budget, with the forecast the dashboard shows. */
+function describeSpend(k: KeyView): string {
+  const s = k.stats;
+  const span = k.budget_period === 'total' ? 'in total' : `this ${k.budget_period ?? 'month'}`;
+  if (k.budget_usd === null) return `spent: $${s.period_spend_usd} ${span}`;
+  const pct = s.budget_used_ratio === null ? '' : ` (${(s.budget_used_ratio * 100).toFixed(1)}%)`;
+  const runsOut = s.runs_out_at === null ? '' : `, runs out ${s.runs_out_at}`;
+  return `spent: $${s.period_spend_usd} of $${k.budget_usd} ${span}${pct}${runsOut}`;
+}
+
+const oneId = (words: string[], sub: string): string => {
+  if (words.length !== 1) throw new UsageError(`keys ${sub} needs exactly one key id`);
+  return words[0]!;
+};
+
+/** Runs `keys <create|list|edit|rotate|revoke>`; `argv` may start with the word "keys". Returns the exit code. */
+export async function runKeysCommand(argv: string[], store: Store, out: (s: string) => void, opts: KeysCommandOptions = {}): Promise<number> {
   const args = argv[0] === 'keys' ? argv.slice(1) : argv;
   const admin = new KeyAdmin(store);
+  // A running gateway sees these changes at its next key refresh (auth.key_refresh_ms).
+  const data = new KeysData(store, async () => {});
   try {
     const [sub, ...rest] = args;
     if (sub === 'create') {
-      const { flags, words } = parseArgs(rest, new Set(['name', 'expires', 'models', 'budget', 'period', 'rpm', 'tpm']), new Set(['json']));
+      const { flags, words } = parseArgs(rest, LIMIT_FLAGS, ['json']);
       if (words.length) throw new UsageError(`unexpected argument "${words[0]}"`);
       const { key, record } = await admin.createKey(createInput(flags));
       if (flags.has('json')) { out(JSON.stringify({ key, ...record })); return 0; }
@@ -87,24 +140,58 @@ export async function runKeysCommand(argv: string[], store: Store, out: (s: stri
       return 0;
     }
     if (sub === 'list') {
-      const { flags, words } = parseArgs(rest, new Set(), new Set(['json']));
+      const { flags, words } = parseArgs(rest, [], ['json']);
       if (words.length) throw new UsageError(`unexpected argument "${words[0]}"`);
-      const keys = await admin.listKeys();
+      const users = new Users(store.sql);
+      const byId = new Map((await users.list()).map((u) => [u.id, u]));
+      const keys = (await data.list(ADMIN, byId, await users.owners())).reverse();
       if (flags.has('json')) { for (const k of keys) out(JSON.stringify(k)); return 0; }
       if (keys.length === 0) { out('no keys; create one with: keys create --name NAME'); return 0; }
       for (const k of keys) {
-        out(`${k.id}  ${k.status.padEnd(7)}  ${k.name}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}  ${describeLimits(k)}`);
+        const owner = k.owner ? `  owner ${k.owner.email}` : '';
+        // One line per key, so the listing stays easy to grep.
+        out(`${k.id}  ${k.status.padEnd(7)}  ${k.name}  ${describeSpend(k)}  requests 24h: ${k.stats.requests_24h} (${k.stats.errors_24h} errors)  `
+          + `${describeLimits(k)}${k.expires_at ? `  expires ${k.expires_at}` : ''}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}${owner}`);
       }
       return 0;
     }
+    if (sub === 'edit') {
+      const { flags, words } = parseArgs(rest, LIMIT_FLAGS, ['json']);
+      const id = oneId(words, 'edit');
+      const patch = editPatch(flags);
+      const rec = publicKeyView(await data.update(id, patch, ADMIN));
+      if (flags.has('json')) { out(JSON.stringify(rec)); return 0; }
+      out(`updated key ${id} "${rec.name}"${rec.expires_at ? ` (expires ${rec.expires_at})` : ''}`);
+      out(`  ${describeLimits(rec)}`);
+      return 0;
+    }
+    if (sub === 'rotate') {
+      const { flags, words } = parseArgs(rest, ['grace-hours'], ['json']);
+      const id = oneId(words, 'rotate');
+      const hours = str(flags, 'grace-hours');
+      const graceMs = hours === undefined ? opts.rotationGraceMs ?? DEFAULT_GRACE_MS : rotationGraceMs(hours.trim() === '' ? Number.NaN : Number(hours));
+      const r = await data.rotate(id, graceMs, ADMIN);
+      if (flags.has('json')) { out(JSON.stringify({ key: r.key, id, previous_secret_valid_until: r.oldValidUntil })); return 0; }
+      out(`rotated key ${id} "${r.record.name}"`);
+      out(`  key: ${r.key}`);
+      out(r.oldValidUntil === null ? '  the previous secret no longer works' : `  the previous secret works until ${r.oldValidUntil}`);
+      out('Store this key now: it is shown only once and cannot be recovered.');
+      return 0;
+    }
     if (sub === 'revoke') {
-      const { words } = parseArgs(rest, new Set(), new Set());
-      if (words.length !== 1) throw new UsageError('keys revoke needs exactly one key id');
-      const id = words[0]!;
-      if (await admin.revokeKey(id)) { out(`revoked key ${id}`); return 0; }
-      const existing = await store.getKey(id);
-      out(existing ? `error: key ${id} was already revoked at ${existing.revokedAt}` : `error: no key with id ${id}`);
-      return 1;
+      const { words } = parseArgs(rest, [], []);
+      const id = oneId(words, 'revoke');
+      try {
+        // As the admin API does: the revocation also ends a rotated key's grace period.
+        await data.revoke(id, ADMIN);
+      } catch (err) {
+        const existing = err instanceof GatewayError && err.code === 'conflict' ? await store.getKey(id) : null;
+        if (existing === null) throw err;
+        out(`error: key ${id} was already revoked at ${existing.revokedAt}`);
+        return 1;
+      }
+      out(`revoked key ${id}`);
+      return 0;
     }
     throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`);
   } catch (err) {
