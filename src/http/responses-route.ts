@@ -54,7 +54,7 @@ function storedInputItems(input: unknown, responseId: string): Rec[] {
 }
 
 /** Puts the stored turns of `previous_response_id` before `input`; returns the (unprefixed) id it named. */
-async function prependHistory(svc: Services, body: Rec, client: ClientInfo): Promise<string | null> {
+export async function prependHistory(svc: Services, body: Rec, client: ClientInfo): Promise<string | null> {
   if (typeof body.previous_response_id !== 'string') return null;
   const rs = responseStoreOf(svc);
   if (!rs) throw new GatewayError('previous_response_not_found', 'this gateway stores no responses (no database)', { param: 'previous_response_id' });

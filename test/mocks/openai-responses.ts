@@ -24,8 +24,9 @@ const REASONING_TOKENS: Record<string, number> = { minimal: 8, low: 16, medium: 
 const textOf = (content: unknown): string =>
   (typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => String(obj(p).text ?? '')).join('') : '');
 
-export type ResponsesState = { ids: IdSource; cache: PrefixCache; stored: Map<string, Json[]> };
-export const newResponsesState = (cache: PrefixCache): ResponsesState => ({ ids: new IdSource(), cache, stored: new Map() });
+/** `compactions`: encrypted_content this server issued -> the summary it stands for (others are refused). */
+export type ResponsesState = { ids: IdSource; cache: PrefixCache; stored: Map<string, Json[]>; compactions: Map<string, string> };
+export const newResponsesState = (cache: PrefixCache): ResponsesState => ({ ids: new IdSource(), cache, stored: new Map(), compactions: new Map() });
 
 export async function serveResponses(req: RecordedRequest, reply: Reply, st: ResponsesState, replyText?: (last: string) => string): Promise<void> {
   const b = obj(req.body);
@@ -40,6 +41,8 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
     history = prev;
   }
   const input = [...history, ...(typeof b.input === 'string' ? [{ role: 'user', content: b.input }] : (b.input as unknown[]).map(obj))];
+  const refused = unreadableCompaction(input, st);
+  if (refused !== null) return reply.error(400, refused);
   for (const it of input) {
     if (it.type === 'reasoning' && b.store === false && typeof it.encrypted_content !== 'string') {
       return reply.error(400, `Item with id '${String(it.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
@@ -54,6 +57,7 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
     if ((it.type ?? 'message') === 'message') { parts.push(textOf(it.content)); if (it.role === 'user') lastUser = textOf(it.content); }
     else if (it.type === 'function_call') parts.push(String(it.arguments ?? ''));
     else if (it.type === 'function_call_output') parts.push(textOf(it.output));
+    else if (it.type === 'compaction') parts.push(st.compactions.get(String(it.encrypted_content))!);
   }
   const last = input.at(-1) ?? {};
   const prompt = parts.join('\n');
@@ -131,4 +135,56 @@ async function streamResponse(reply: Reply, response: Json): Promise<void> {
   }
   await send(response.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   sink.end();
+}
+
+/** The API's message for a compaction item whose encrypted content it did not issue, or null when all are its own. */
+function unreadableCompaction(input: Json[], st: ResponsesState): string | null {
+  for (const it of input) {
+    if (it.type !== 'compaction') continue;
+    if (typeof it.encrypted_content !== 'string') return "Missing required parameter: 'input[].encrypted_content'.";
+    if (!st.compactions.has(it.encrypted_content)) return 'The encrypted content for this compaction item could not be verified. Reason: Encrypted content could not be decrypted or parsed.';
+  }
+  return null;
+}
+
+/** The body parameters of ResponseCompactParams (openai package); the API refuses any other. */
+const COMPACT_PARAMS = new Set(['model', 'input', 'instructions', 'previous_response_id', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'service_tier', 'image']);
+
+/**
+ * POST /v1/responses/compact: unknown parameters, a missing model, no conversation, an unknown previous
+ * response and compaction items it did not issue are refused as the API refuses them; the answer is
+ * every user message of the conversation then one compaction item (encrypted content the mock
+ * remembers, standing for a summary it reads back on later /v1/responses calls).
+ */
+export function serveCompact(req: RecordedRequest, reply: Reply, st: ResponsesState): void {
+  const b = obj(req.body);
+  const unknown = Object.keys(b).find((k) => !COMPACT_PARAMS.has(k));
+  if (unknown !== undefined) return reply.error(400, `Unknown parameter: '${unknown}'.`);
+  if (typeof b.model !== 'string' || b.model === '') return reply.error(400, "Missing required parameter: 'model'.");
+  if (b.input !== undefined && b.input !== null && typeof b.input !== 'string' && !Array.isArray(b.input)) return reply.error(400, "Invalid type for 'input': expected one of a string or an array of input items.");
+  let history: Json[] = [];
+  if (b.previous_response_id !== undefined && b.previous_response_id !== null) {
+    const prev = st.stored.get(String(b.previous_response_id));
+    if (!prev) return reply.error(400, `Previous response with id '${String(b.previous_response_id)}' not found.`);
+    history = prev;
+  }
+  const input = [...history, ...(typeof b.input === 'string' ? [{ type: 'message', role: 'user', content: b.input }] : Array.isArray(b.input) ? (b.input as unknown[]).map(obj) : [])];
+  if (input.length === 0) return reply.error(400, "Missing required parameter: 'input'.");
+  const refused = unreadableCompaction(input, st);
+  if (refused !== null) return reply.error(400, refused);
+  const texts = input.map((it) => (it.type === 'compaction' ? st.compactions.get(String(it.encrypted_content))! : textOf(it.content ?? it.output ?? it.arguments)));
+  const prompt = [typeof b.instructions === 'string' ? b.instructions : '', ...texts].join('\n');
+  const summary = `Summary: ${texts.filter((t) => t !== '').join(' | ').slice(0, 200)}`;
+  const token = st.ids.next('gAAAA', 96);
+  st.compactions.set(token, summary);
+  const output: Json[] = input.filter((it) => (it.type ?? 'message') === 'message' && it.role === 'user')
+    .map((it) => ({ id: typeof it.id === 'string' ? it.id : st.ids.next('msg_', 48), type: 'message', status: 'completed', role: 'user',
+      content: typeof it.content === 'string' ? [{ type: 'input_text', text: it.content }] : it.content }));
+  output.push({ id: st.ids.next('cmp_', 48), type: 'compaction', encrypted_content: token });
+  const inputTokens = estimateTokens(prompt);
+  const outputTokens = estimateTokens(summary);
+  reply.json(200, {
+    id: st.ids.next('resp_', 48), object: 'response.compaction', created_at: Math.floor(req.time / 1000), output,
+    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens },
+  });
 }

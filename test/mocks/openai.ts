@@ -8,7 +8,7 @@ import { OPENAI_MODELS, serveEmbeddings, serveModels } from './openai-embeddings
 import { sse, startMock } from './server.ts';
 import type { MockOptions, MockUpstream, ProviderSpec, RecordedRequest, Reply } from './server.ts';
 import { openaiRequestProblem } from './openai-rules.ts';
-import { newResponsesState, serveResponses } from './openai-responses.ts';
+import { newResponsesState, serveCompact, serveResponses } from './openai-responses.ts';
 import { planReply } from './plan.ts';
 import { IdSource, canonicalJson, estimateTokens, splitJson, splitText } from './text.ts';
 
@@ -176,6 +176,7 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       if (req.method === 'POST' && p === '/v1/chat/completions') return chat(req, reply);
       if (req.method === 'POST' && p === '/v1/embeddings') return serveEmbeddings(req.body, reply);
       if (req.method === 'POST' && p === '/v1/responses') return serveResponses(req, reply, responses, opts.reply);
+      if (req.method === 'POST' && p === '/v1/responses/compact') return serveCompact(req, reply, responses);
       if (req.method === 'GET' && (p === '/v1/models' || p.startsWith('/v1/models/'))) return serveModels(p.slice(10), reply);
       reply.error(404, `Invalid URL (${req.method} ${p})`);
     },
@@ -184,6 +185,7 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       cache.clear();
       responses.ids.reset();
       responses.stored.clear();
+      responses.compactions.clear();
     },
   };
 }

@@ -34,6 +34,29 @@ function unpackReasoning(token: string): ThinkingBlock | RedactedThinkingBlock |
   return null;
 }
 
+/**
+ * A compaction made by the gateway (POST /v1/responses/compact on a translated model) carries the
+ * model's summary of the conversation in `encrypted_content`: this prefix + base64url JSON {s}. It is
+ * opaque to clients as OpenAI's own compaction items are, and readable by the gateway on every target.
+ */
+const COMPACTION_PREFIX = 'gwc1.';
+
+export function packCompaction(summary: string): string {
+  return COMPACTION_PREFIX + Buffer.from(JSON.stringify({ s: summary })).toString('base64url');
+}
+
+/** The summary inside a gateway compaction token; null for anything else (an OpenAI compaction). */
+export function unpackCompaction(token: string): string | null {
+  if (!token.startsWith(COMPACTION_PREFIX)) return null;
+  try {
+    const p = JSON.parse(Buffer.from(token.slice(COMPACTION_PREFIX.length), 'base64url').toString('utf8')) as Rec;
+    return typeof p.s === 'string' ? p.s : null;
+  } catch { return null; }
+}
+
+/** How a compacted summary reads to a model that did not write it: context, not a new request. */
+export const compactionText = (summary: string): string => `Summary of the earlier conversation (compacted):\n${summary}`;
+
 /** Stable output item id: prefix, the response UUID's hex, the item's position. */
 export function outputItemId(prefix: 'msg' | 'fc' | 'ctc' | 'rs', responseId: string, index: number): string {
   return `${prefix}_${responseId.replaceAll('-', '')}${index.toString(16).padStart(4, '0')}`;
@@ -121,6 +144,13 @@ export function decodeInput(input: unknown): { system: TextBlock[]; messages: Me
       case 'reasoning': {
         const b = reasoning(item);
         return b ? pushTurn(messages, 'assistant', [b]) : undefined;
+      }
+      case 'compaction': {
+        const summary = unpackCompaction(String(item.encrypted_content));
+        if (summary === null) {
+          throw unsupported(`${at}.encrypted_content`, "this compaction item was made by an OpenAI Responses server and only such a server can read it; send the conversation again (or compact it on this model)");
+        }
+        return pushTurn(messages, 'user', [{ type: 'text', text: compactionText(summary) }]);
       }
       default:
         throw unsupported(`${at}.type`, `input item type '${String(type)}' is not supported when the target is not an OpenAI Responses server`);

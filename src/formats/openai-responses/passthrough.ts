@@ -11,6 +11,7 @@ import { readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '.
 import { GATEWAY_ONLY_FIELDS } from '../passthrough/openai-chat.ts';
 import { responsesUsage as canonicalResponsesUsage } from '../passthrough/usage.ts';
 import { RESPONSE_ERROR_CODES } from './errors.ts';
+import { compactionText, unpackCompaction } from './items.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -37,6 +38,20 @@ function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void 
   r.store = req.store !== false;
 }
 
+/**
+ * Input for a native Responses server: compaction items the gateway made (on a translated model)
+ * become the user message they stand for, since only the gateway can read their token; OpenAI's own
+ * compaction items and everything else go up unchanged. The array is copied only when one is found.
+ */
+export function nativeInput(input: unknown): unknown {
+  if (!Array.isArray(input) || !input.some((it) => isRecord(it) && it.type === 'compaction')) return input;
+  return input.map((it: unknown) => {
+    if (!isRecord(it) || it.type !== 'compaction' || typeof it.encrypted_content !== 'string') return it;
+    const summary = unpackCompaction(it.encrypted_content);
+    return summary === null ? it : { type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(summary) }] };
+  });
+}
+
 const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
 
 export const openaiResponsesPassthrough: PassthroughCodec = {
@@ -45,6 +60,7 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
     if (modelInBody) out.model = upstreamModel; else delete out.model;
     delete out.previous_response_id;
+    out.input = nativeInput(out.input);
     out.store = false;
     const include = Array.isArray(out.include) ? out.include as string[] : [];
     if (!include.includes(ENCRYPTED_REASONING)) out.include = [...include, ENCRYPTED_REASONING];

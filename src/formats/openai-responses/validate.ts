@@ -70,10 +70,15 @@ function item(it: unknown, i: number): void {
         });
       }
       return str(it.encrypted_content, `${at}.encrypted_content`);
+    case 'compaction':
+      return needString(it.encrypted_content, `${at}.encrypted_content`);
     default:
       return; // hosted-tool items and references: relayed to OpenAI-format servers, refused elsewhere
   }
 }
+
+/** One input item at index `i` (also the compact endpoint's input). */
+export const validateInputItem = item;
 
 function tools(list: unknown): void {
   if (list === undefined || list === null) return;
