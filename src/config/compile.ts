@@ -12,6 +12,7 @@ import type { RawConfig, RawProvider } from './load.ts';
 import type { Config, Provider, UpstreamAuth } from './types.ts';
 import type { Env } from './env.ts';
 import { compileRouterSettings } from '../router/settings.ts';
+import { rollupRetentionOf } from '../store/rollup-retention.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
@@ -132,7 +133,10 @@ function compileDashboard(d: Obj): Config['dashboard'] {
     trustProxy: pick(d, 'trust_proxy', false),
     rotationGraceMs: pick(d, 'rotation_grace_hours', 24) * 3_600_000,
     tailPollMs: pick(d, 'tail_poll_ms', 2000),
-    retention: { recordsDays: pick<number | null>(r, 'records_days', null), bodiesDays: pick<number | null>(r, 'bodies_days', null) },
+    retention: {
+      recordsDays: pick<number | null>(r, 'records_days', null), bodiesDays: pick<number | null>(r, 'bodies_days', null),
+      ...rollupRetentionOf(r),
+    },
   };
 }
 

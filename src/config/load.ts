@@ -11,6 +11,7 @@ import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
 import { ADMIN_KEY_MIN_LENGTH } from '../auth/admin-key.ts';
 import { checkRouterConfig } from '../router/policy.ts';
+import { rollupRetentionOf, rollupRetentionProblem } from '../store/rollup-retention.ts';
 
 export type ConfigProblem = { file: string; path: string; message: string };
 
@@ -102,9 +103,15 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
+  const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;
+  if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
   if (problems.length > 0) throw new ConfigError(problems);
   return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16) };
 }
+
+const objectAt = (o: unknown, k: string): Record<string, unknown> =>
+  (o !== null && typeof o === 'object' && k in o && typeof (o as Record<string, unknown>)[k] === 'object' ? (o as Record<string, Record<string, unknown>>)[k] ?? {} : {});
+const retentionOf = (gateway: Record<string, unknown>): Record<string, unknown> => objectAt(objectAt(gateway, 'dashboard'), 'retention');
 
 /** `<PROVIDER>_BASE_URL` (in the vendor's client convention, see providerBaseUrl) and `<PROVIDER>_API_KEY` win over the YAML. */
 function applyProviderEnv(doc: RawProvider, env: Env): void {

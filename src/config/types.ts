@@ -10,7 +10,7 @@ export type LogBodies = 'none' | 'metadata' | 'full';
 /** dashboard.* (docs/dashboard.md): sessions, proxy trust, rotation grace, live tail and retention. */
 export type DashboardSettings = {
   enabled: boolean; sessionIdleMs: number; sessionAbsoluteMs: number; trustProxy: boolean; rotationGraceMs: number; tailPollMs: number;
-  retention: { recordsDays: number | null; bodiesDays: number | null };
+  retention: { recordsDays: number | null; bodiesDays: number | null; hourRollupsDays: number | null; dayRollupsDays: number | null };
 };
 
 export type ServerSettings = {

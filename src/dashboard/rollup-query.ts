@@ -3,8 +3,10 @@
 // and the grain is the narrowest that holds the report's dimensions (a report by model with no filter
 // reads one row per model and day, not every key x model x provider x route cell). One query per report
 // part: a VALUES list of segments joined to the rollup's primary key, so each segment is one index range.
+// Hours older than the oldest hour row kept (dashboard.retention.hour_rollups_days) come from day rows.
 import type { Grain } from '../store/rollup-cells.ts';
 import { joinMoney } from '../store/rollup-cells.ts';
+import { dayRowsBefore, readsFromDayRows } from '../store/rollup-retention.ts';
 import type { Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList } from './access.ts';
@@ -107,7 +109,10 @@ export type RollupRead = {
 /** Rows of a rollup read: one per bucket (and group), summed in the database. */
 export async function readRollup(sql: SqlRunner, q: RollupRead): Promise<Row[]> {
   if (q.segs.length === 0) return [];
-  const v = segmentValues(sql, q.segs);
+  // Hours past the rollups' hour retention are read from day rows (src/store/rollup-retention.ts).
+  const segs = q.segs.some((s) => s.span === 'h') ? readsFromDayRows(q.segs, await dayRowsBefore(sql, q.table, q.grain)) : q.segs;
+  if (segs.length === 0) return [];
+  const v = segmentValues(sql, segs);
   const f = filterSql(q.filter);
   const groups = [...(q.noBucket ? [] : ['seg.b']), ...(q.groupBy ?? [])];
   const text = `${v.sql} SELECT ${q.noBucket ? '0' : 'seg.b'} AS b, ${q.select}

@@ -1,11 +1,12 @@
 // What the dashboard's HTTP side needs, built once at start (src/serve.ts): accounts, sessions, the
-// login limiter, keys with stats, the live tail and the hourly maintenance (retention, expired sessions,
-// grace hashes and sign-in windows, feedback that waited for its inference).
+// login limiter, keys with stats, the live tail and the hourly maintenance (retention of records and
+// rollups, expired sessions, grace hashes and sign-in windows, feedback that waited for its inference).
 import type { ConfigHolder } from '../config/reload.ts';
 import type { Store } from '../store/types.ts';
 import { KeysData } from './keys-data.ts';
 import { LoginLimiter } from './login-limiter.ts';
 import { sweepPendingFeedback } from '../store/rollup-fold.ts';
+import { pruneRollups } from '../store/rollup-retention.ts';
 import { pruneOnce } from './retention.ts';
 import { Sessions } from './sessions.ts';
 import { TailHub } from './tail.ts';
@@ -51,6 +52,7 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
       await keys.pruneGrace();
       await logins.prune();
       await sweepPendingFeedback(store.sql);
+      await pruneRollups(store.sql, r);
     } catch (e) {
       console.error('dashboard retention pass failed:', (e as Error).message);
     }

@@ -1,0 +1,106 @@
+// Retention of the dashboard's rollups: hour rows older than `hourDays` and day rows older than `dayDays`
+// are deleted by the dashboard's hourly maintenance (never on the request path), a whole UTC day of one
+// grain per statement. So for every grain the hour rows that remain are all those from some UTC day on,
+// and a read takes the range before that day from the day rows (readsFromDayRows), whatever the settings
+// were when the rows were pruned and whether a pass is running.
+import { GRAIN_DIM } from './rollup-schema.ts';
+import type { Grain } from './rollup-cells.ts';
+import { iso } from './rows.ts';
+import type { SqlRunner } from './sql-runner.ts';
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const floorDay = (ms: number): number => Math.floor(ms / DAY) * DAY;
+
+/** dashboard.retention.hour_rollups_days / day_rollups_days; null keeps the rows forever. */
+export type RollupRetention = { hourRollupsDays: number | null; dayRollupsDays: number | null };
+const DEFAULTS: RollupRetention = { hourRollupsDays: 90, dayRollupsDays: 1095 };
+
+/** The settings from a YAML `dashboard.retention` object (validated by the schema); null there means keep, not the default. */
+export function rollupRetentionOf(raw: Record<string, unknown>): RollupRetention {
+  return {
+    hourRollupsDays: 'hour_rollups_days' in raw ? raw.hour_rollups_days as number | null : DEFAULTS.hourRollupsDays,
+    dayRollupsDays: 'day_rollups_days' in raw ? raw.day_rollups_days as number | null : DEFAULTS.dayRollupsDays,
+  };
+}
+
+export type RollupTable = 'usage_rollup' | 'feedback_rollup';
+const GRAINS: Record<RollupTable, readonly Grain[]> = {
+  usage_rollup: ['total', ...(Object.keys(GRAIN_DIM) as Grain[]), 'cell'],
+  feedback_rollup: ['model', 'cell'],
+};
+
+/** A problem with the settings (day rows must outlive hour rows, or reads past the hour retention would find nothing), or null. */
+export function rollupRetentionProblem(r: RollupRetention): string | null {
+  const { hourRollupsDays: hour, dayRollupsDays: day } = r;
+  if (day === null) return null;
+  if (hour === null) return `day_rollups_days (${day}) needs hour_rollups_days set too: day rows must be kept at least as long as hour rows`;
+  return day < hour ? `day_rollups_days (${day}) must be at least hour_rollups_days (${hour})` : null;
+}
+
+/** The first instant (a UTC midnight) whose rows of `span` the settings keep, or null for all. */
+export function keptFrom(days: number | null, now: number): number | null {
+  return days === null ? null : floorDay(now - days * DAY);
+}
+
+export type RollupPruneResult = { hourRows: number; dayRows: number };
+
+/**
+ * Deletes rows past their retention, one (table, span, grain, UTC day) per statement, oldest day first,
+ * yielding between statements; at most `maxDays` days per (table, span, grain) and pass.
+ */
+export async function pruneRollups(sql: SqlRunner, r: RollupRetention, now = Date.now(), maxDays = 400): Promise<RollupPruneResult> {
+  const out: RollupPruneResult = { hourRows: 0, dayRows: 0 };
+  for (const [span, days] of [['h', r.hourRollupsDays], ['d', r.dayRollupsDays]] as const) {
+    const bound = keptFrom(days, now);
+    if (bound === null) continue;
+    for (const table of Object.keys(GRAINS) as RollupTable[]) {
+      for (const grain of GRAINS[table]) {
+        for (let i = 0; i < maxDays; i++) {
+          const oldest = await oldestT(sql, table, span, grain);
+          if (oldest === null || oldest >= bound) break;
+          const until = Math.min(floorDay(oldest) + DAY, bound);
+          const n = await sql.run(`DELETE FROM ${table} WHERE span = ? AND grain = ? AND t < ?`, [span, grain, new Date(until).toISOString()]);
+          if (span === 'h') out.hourRows += n; else out.dayRows += n;
+          await new Promise((res) => setImmediate(res));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The oldest row's time of one span and grain (an index seek on the primary key), or null when there is none. */
+async function oldestT(sql: SqlRunner, table: RollupTable, span: 'h' | 'd', grain: Grain): Promise<number | null> {
+  const t = (await sql.all(`SELECT MIN(t) AS t FROM ${table} WHERE span = ? AND grain = ?`, [span, grain]))[0]?.t;
+  return t === null || t === undefined ? null : Date.parse(iso(t));
+}
+
+/**
+ * The UTC midnight before which a read of `grain` must use day rows: the day of the oldest hour row left
+ * (pruning removes whole days, so every hour row from there on is present); +Infinity when there are no
+ * hour rows at all (nothing to read from them; any history is in the day rows).
+ */
+export async function dayRowsBefore(sql: SqlRunner, table: RollupTable, grain: Grain): Promise<number> {
+  const oldest = await oldestT(sql, table, 'h', grain);
+  return oldest === null ? Infinity : floorDay(oldest);
+}
+
+/**
+ * Hour segments reaching before `keep` (a UTC midnight) are read from day rows there: each UTC day goes
+ * to the segment holding its midday, so a day is counted once, in the bucket it overlaps most. The part
+ * of a segment from `keep` on still reads hour rows; day segments are unchanged.
+ */
+export function readsFromDayRows<S extends { span: 'h' | 'd'; lo: number; hi: number }>(segs: readonly S[], keep: number): S[] {
+  const out: S[] = [];
+  for (const s of segs) {
+    if (s.span === 'd' || s.lo >= keep) { out.push(s); continue; }
+    const end = Math.min(s.hi, keep);
+    // Days D with D + 12 h in [s.lo, end).
+    const first = Math.ceil((s.lo - 12 * HOUR) / DAY) * DAY;
+    const last = Math.ceil((end - 12 * HOUR) / DAY) * DAY;
+    if (first < last) out.push({ ...s, span: 'd', lo: first, hi: last });
+    if (s.hi > keep) out.push({ ...s, lo: keep });
+  }
+  return out;
+}
