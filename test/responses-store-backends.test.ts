@@ -7,35 +7,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/types.ts';
 import { ResponseStore, type StoredResponse } from '../src/responses/store.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try { await c.connect(); await c.end(); return true; } catch { return false; }
-}
-const pgUp = await pgReachable();
-if (!pgUp && process.env.CI === 'true') throw new Error(`PostgreSQL unreachable at ${PG_URL} and CI=true`);
+import { pgTestDb } from './helpers/pg.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-responses-'));
-const schema = `gw_resp_${process.pid}_${Date.now().toString(36)}`;
 const stores: Store[] = [];
 after(async () => {
   for (const s of stores) await s.close();
   rmSync(tmp, { recursive: true, force: true });
-  if (!pgUp) return;
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await c.end();
 });
+const pgDb = await pgTestDb('gw_resp'); // its schema is dropped after the stores above are closed
 
 const backends: Array<{ name: string; open: () => Promise<Store> }> = [{ name: 'sqlite', open: () => openStore({ sqlitePath: join(tmp, 'gw.db') }) }];
-if (pgUp) backends.push({ name: 'postgres', open: () => openStore({ sqlitePath: '', databaseUrl: PG_URL, pgSchema: schema }) });
+if (pgDb) backends.push({ name: 'postgres', open: () => openStore(pgDb.storeOptions()) });
 
 const row = (over: Partial<StoredResponse>): StoredResponse => {
   const id = over.id ?? uuidv7();

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
@@ -18,27 +17,14 @@ import type { Decision } from '../src/router/decide.ts';
 import type { OpenStoreOptions } from '../src/store/open.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
 import { extractPromptFeatures } from '../src/router/quality/index.ts';
+import { pgTestDb } from './helpers/pg.ts';
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try { await c.connect(); await c.end(); return true; } catch { return false; }
-}
-const pgUp = await pgReachable();
-if (!pgUp && process.env.CI === 'true') throw new Error(`PostgreSQL unreachable at ${PG_URL} and CI=true`);
 const tmp = mkdtempSync(join(tmpdir(), 'gw-router-store-'));
-const schema = `gw_router_${process.pid}_${Date.now().toString(36)}`;
-after(async () => {
-  rmSync(tmp, { recursive: true, force: true });
-  if (!pgUp) return;
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await c.end();
-});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const pgDb = await pgTestDb('gw_router');
 
 const backends: Array<{ name: string; opts: OpenStoreOptions; open: () => Promise<Store> }> = [{ name: 'sqlite', opts: { sqlitePath: join(tmp, 'r.db') }, open: () => openStore({ sqlitePath: join(tmp, 'r.db') }) }];
-if (pgUp) backends.push({ name: 'postgres', opts: { sqlitePath: '', databaseUrl: PG_URL, pgSchema: schema }, open: () => openStore({ sqlitePath: '', databaseUrl: PG_URL, pgSchema: schema }) });
+if (pgDb) backends.push({ name: 'postgres', opts: pgDb.storeOptions(), open: () => openStore(pgDb.storeOptions()) });
 
 const settings = compileRouterSettings({ quality_signals: [{ metric: 'good', optimize: 'max' }] });
 const inference = (id: string, outputTokens: number, at: string): InferenceRecord => ({

@@ -9,7 +9,6 @@ import { DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
-import pg from 'pg';
 import { claimMetricDefs, loadMetricDefs } from '../src/feedback/metric-store.ts';
 import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../src/store/migrations.ts';
 import { openStore } from '../src/store/open.ts';
@@ -17,27 +16,11 @@ import { PostgresStore } from '../src/store/postgres.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord, KeyRecord, MetricType, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try { await c.connect(); await c.end(); return true; } catch { return false; }
-}
-
-const pgUp = await pgReachable();
-if (!pgUp && process.env.CI === 'true') throw new Error(`PostgreSQL unreachable at ${PG_URL} and CI=true`);
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-store-'));
-const schema = `gw_test_${process.pid}_${Date.now().toString(36)}`;
-after(async () => {
-  rmSync(tmp, { recursive: true, force: true });
-  if (!pgUp) return;
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await c.end();
-});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const pgDb = await pgTestDb('gw_test');
 
 const key = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
   id, name: `key ${id}`, hash: `hash-${id}`, createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null,
@@ -61,7 +44,7 @@ type Backend = { name: string; open: () => Promise<Store> };
 const backends: Backend[] = [
   { name: 'sqlite', open: () => openStore({ sqlitePath: join(tmp, 'nested', 'dir', 'gw.db') }) },
 ];
-if (pgUp) backends.push({ name: 'postgres', open: () => openStore({ sqlitePath: '', databaseUrl: PG_URL, pgSchema: schema }) });
+if (pgDb) backends.push({ name: 'postgres', open: () => openStore(pgDb.storeOptions()) });
 
 for (const b of backends) {
   describe(`store contract: ${b.name}`, () => {
@@ -70,7 +53,7 @@ for (const b of backends) {
     test('migrations are idempotent and safe when several replicas start at once', async () => {
       const replicas: Store[] = b.name === 'sqlite'
         ? [0, 1, 2].map(() => new SqliteStore({ path: join(tmp, 'nested', 'dir', 'gw.db') }))
-        : [0, 1, 2].map(() => new PostgresStore({ url: PG_URL, schema }));
+        : [0, 1, 2].map(() => new PostgresStore({ url: PG_URL, schema: pgDb!.schema }));
       await Promise.all(replicas.map((s) => s.migrate()));
       await Promise.all(replicas.map((s) => s.close()));
       store = await b.open();
