@@ -19,7 +19,7 @@ import { pruneRollups, readsFromDayRows, rollupRetentionOf, rollupRetentionProbl
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
 import { add, bucketOfRecord, emptyAgg, rawRecords, type Agg, type Raw } from './helpers/rollup-expect.ts';
 
 const HOUR = 3_600_000;
@@ -30,9 +30,8 @@ const HOUR_KEEP = Math.floor((END - 30 * DAY) / DAY) * DAY;
 const DAY_KEEP = Math.floor((END - 120 * DAY) / DAY) * DAY;
 const ADMIN: Access = { role: 'admin', userId: null };
 const dir = mkdtempSync(join(tmpdir(), 'gw-rollup-retention-'));
-const pgUp = await pgAvailable();
-const schemas: string[] = [];
-after(async () => { rmSync(dir, { recursive: true, force: true }); for (const s of schemas) await dropSchema(s).catch(() => {}); });
+after(() => rmSync(dir, { recursive: true, force: true }));
+const pgDb = await pgTestDb('gw_rollret');
 
 function rng(seed: number): () => number { let s = seed >>> 0; return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32; }; }
 const COSTS = ['0.000123', '0.00000008333333333333334', '12.5', '0.0000004815', '1.000000000000000001'];
@@ -131,9 +130,9 @@ test('segments before the hour rows kept become day segments, each UTC day in th
 type Backend = { name: string; open(): Promise<Store> };
 const backends: Backend[] = [
   { name: 'sqlite', open: async () => { const s = new SqliteStore({ path: join(dir, `${Math.random().toString(36).slice(2)}.db`) }); await s.migrate(); return s; } },
-  ...(pgUp ? [{
+  ...(pgDb ? [{
     name: 'postgres',
-    open: async () => { const schema = freshSchema('gw_rollret'); schemas.push(schema); const s = new PostgresStore({ url: PG_URL, schema }); await s.migrate(); return s; },
+    open: async () => { const s = new PostgresStore({ url: PG_URL, schema: pgDb.another() }); await s.migrate(); return s; },
   }] : []),
 ];
 

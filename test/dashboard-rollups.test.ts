@@ -22,16 +22,15 @@ import { feedbackParams, inferenceParams } from '../src/store/rows.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
 import { add, bucketOfRecord, emptyAgg, rawRecords, type Agg, type Raw } from './helpers/rollup-expect.ts';
 
 const END = Date.UTC(2026, 3, 2, 7, 30); // after both DST changes of 2026 (US 8 March, EU 29 March)
 const DAY = 86_400_000;
 const ADMIN: Access = { role: 'admin', userId: null };
 const dir = mkdtempSync(join(tmpdir(), 'gw-rollups-'));
-const pgUp = await pgAvailable();
-const schemas: string[] = [];
-after(async () => { rmSync(dir, { recursive: true, force: true }); for (const s of schemas) await dropSchema(s).catch(() => {}); });
+after(() => rmSync(dir, { recursive: true, force: true }));
+const pgDb = await pgTestDb('gw_rollups');
 
 function rng(seed: number): () => number { let s = seed >>> 0; return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32; }; }
 const COSTS = ['0.000123', '0.00000008333333333333334', '12.5', '0', '0.0000004815', '1.000000000000000001', '0.999999999999'];
@@ -75,9 +74,9 @@ const backends: Backend[] = [
     open: async () => { const path = join(dir, `${Math.random().toString(36).slice(2)}.db`); const s = new SqliteStore({ path }); paths.set(s, path); await s.migrate(); return s; },
     again: async (s) => new SqliteStore({ path: paths.get(s)! }),
   },
-  ...(pgUp ? [{
+  ...(pgDb ? [{
     name: 'postgres',
-    open: async () => { const schema = freshSchema('gw_rollups'); schemas.push(schema); const s = new PostgresStore({ url: PG_URL, schema }); await s.migrate(); return s; },
+    open: async () => { const s = new PostgresStore({ url: PG_URL, schema: pgDb.another() }); await s.migrate(); return s; },
     again: async (s: Store) => new PostgresStore({ url: PG_URL, schema: (s as PostgresStore).schema }),
   }] : []),
 ];
@@ -244,7 +243,7 @@ for (const b of backends) {
     });
 
     test('migration 42 carries the trigger-kept rollups of migration 41 over, and feedback waiting for its inference', async () => {
-      const store = b.name === 'sqlite' ? new SqliteStore({ path: join(dir, `m41-${Math.random()}.db`) }) : new PostgresStore({ url: PG_URL, schema: (() => { const s = freshSchema('gw_rollups_m41'); schemas.push(s); return s; })() });
+      const store = b.name === 'sqlite' ? new SqliteStore({ path: join(dir, `m41-${Math.random()}.db`) }) : new PostgresStore({ url: PG_URL, schema: pgDb!.another() });
       try {
         if (store instanceof PostgresStore) await store.sql.run(`CREATE SCHEMA IF NOT EXISTS "${store.schema}"`);
         await store.sql.run(MIGRATIONS_TABLE_SQL);
