@@ -7,7 +7,7 @@ import {
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
 import { copyIn, copyLine } from './pg-copy.ts';
-import { pgRunner, type SqlRunner } from './sql-runner.ts';
+import { pgRunner, pgTransaction, type SqlRunner } from './sql-runner.ts';
 import { rollupFeedbackPg, rollupInferencesPg, type PgQuery } from './rollup-write.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
@@ -96,21 +96,8 @@ export class PostgresStore implements Store {
     return (await this.#pool.query(sql, params)).rows as Row[];
   }
 
-  async #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.#pool.connect();
-    // A connection whose ROLLBACK fails too is broken: it is destroyed rather than handed out again.
-    let broken: Error | undefined;
-    try {
-      await c.query('BEGIN');
-      const out = await fn(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
-      throw err;
-    } finally {
-      c.release(broken);
-    }
+  #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return pgTransaction(this.#pool, fn);
   }
 
   /** A transaction-scoped advisory lock serializes replicas starting at once; the loser sees the steps applied. */

@@ -83,26 +83,35 @@ function pgQueries(c: PgQueryable): Pick<SqlRunner, 'all' | 'run'> {
   };
 }
 
-/** `tx` borrows one client from the pool for the transaction; a client whose ROLLBACK fails is destroyed. */
+/**
+ * Runs `fn` in one transaction on a client borrowed from the pool (rolled back when it throws). A client
+ * whose ROLLBACK fails too is broken: it is destroyed rather than handed out again. The store's own
+ * writes (COPY, prepared statements) and SqlRunner.tx both go through here.
+ */
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (err) {
+    await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
+    throw err;
+  } finally {
+    c.release(broken);
+  }
+}
+
+/** `tx` borrows one client from the pool for the transaction (pgTransaction); nested `tx` calls join it. */
 export function pgRunner(pool: pg.Pool): SqlRunner {
   return {
     dialect: 'postgres',
     ...pgQueries(pool),
-    tx: async (fn) => {
-      const c = await pool.connect();
-      let broken: Error | undefined;
+    tx: (fn) => pgTransaction(pool, (c) => {
       const inner: SqlRunner = { dialect: 'postgres', ...pgQueries(c), tx: (f) => f(inner) };
-      try {
-        await c.query('BEGIN');
-        const out = await fn(inner);
-        await c.query('COMMIT');
-        return out;
-      } catch (err) {
-        await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
-        throw err;
-      } finally {
-        c.release(broken);
-      }
-    },
+      return fn(inner);
+    }),
   };
 }
