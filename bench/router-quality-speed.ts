@@ -1,20 +1,32 @@
-// Speed of the quality model on the request path: feature extraction per prompt and predict over
-// a whole catalog of candidates, against JSON.parse of the same request body in the same run (the
-// gateway parses every body anyway), so the ratio survives a noisy shared machine.
-//   node bench/router-quality-speed.ts [--data FILE] [--candidates 700] [--rounds 5]
+// Speed of the quality model on the request path: feature extraction per prompt (typical, short and
+// 16k-character prompts) against JSON.parse of the same request body in the same run (the gateway
+// parses every body anyway, and the ratio survives a noisy shared machine), and predict over a
+// catalog of candidates (300 by default), with and without the local correction in the same run.
+//   node bench/router-quality-speed.ts [--data FILE] [--candidates 300] [--rounds 7]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { TUNING } from '../src/router/quality/tuning.ts';
 import { extractPromptFeatures, predict, train, type ModelRef, type Outcome, type PromptFeatures } from '../src/router/quality/index.ts';
 
 const { values: a } = parseArgs({ options: {
-  data: { type: 'string', default: '../shared/router-bench/routerbench-dev.jsonl' },
-  candidates: { type: 'string', default: '700' },
-  rounds: { type: 'string', default: '5' },
+  data: { type: 'string', default: new URL('../../shared/router-bench/routerbench-dev.jsonl', import.meta.url).pathname },
+  candidates: { type: 'string', default: '300' },
+  rounds: { type: 'string', default: '7' },
 } });
 
+// ---- data ----
 type Row = { prompt: string; outcomes: Record<string, { score: number; cost_usd: number }> };
 const rows = readFileSync(a.data!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Row);
-const bodies = rows.map((r) => JSON.stringify({ model: 'router', messages: [{ role: 'user', content: r.prompt }] }));
+// Short prompts: the first 200 characters of each dev prompt; long: 16,000 characters made of consecutive dev prompts.
+const sets: Array<{ name: string; prompts: string[] }> = [
+  { name: 'typical (dev prompts)', prompts: rows.map((r) => r.prompt) },
+  { name: 'short (200 chars)', prompts: rows.map((r) => r.prompt.slice(0, 200)) },
+  { name: 'long (16,000 chars)', prompts: Array.from({ length: 200 }, (_, i) => {
+    let s = '';
+    for (let j = i; s.length < 16_000; j = (j + 1) % rows.length) s += rows[j]!.prompt + '\n\n';
+    return s.slice(0, 16_000);
+  }) },
+];
 const feats: PromptFeatures[] = rows.map((r) => extractPromptFeatures({ turns: [r.prompt] }));
 const outcomes: Outcome[] = rows.flatMap((r, i) => Object.entries(r.outcomes).map(([model, o]) => ({ features: feats[i]!, model, score: o.score, costUsd: o.cost_usd, time: 0 })));
 const state = train(outcomes);
@@ -25,40 +37,50 @@ const refs: ModelRef[] = Array.from({ length: n }, (_, i) => i < learned.length
   ? { id: learned[i]! }
   : { id: `provider-${i % 17}/model-${i}`, family: `family-${i % 40}`, maker: `maker-${i % 17}`, pricePerMillion: 0.05 * (1 + (i % 60)) });
 
+const median = (xs: number[]) => xs.slice().sort((x, y) => x - y)[xs.length >> 1]!;
 const pct = (xs: number[], p: number) => xs.slice().sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-const ext: number[] = [], parse: number[] = [], pred: number[] = [];
-const cpu = { parse: 0, ext: 0, pred: 0 };
 let sink = 0;
-// CPU time per phase over whole passes (wall-clock percentiles include preemption on a busy machine).
-function cpuPass(): void {
-  let c = process.cpuUsage();
-  for (const b of bodies) JSON.parse(b);
-  let d = process.cpuUsage(c); cpu.parse += d.user + d.system; c = process.cpuUsage();
-  for (const r of rows) extractPromptFeatures({ turns: [r.prompt] });
-  d = process.cpuUsage(c); cpu.ext += d.user + d.system; c = process.cpuUsage();
-  for (const f of feats) sink += predict(state, f, refs)[0]!.q;
-  d = process.cpuUsage(c); cpu.pred += d.user + d.system;
+/** CPU microseconds per call of fn over the items (one pass). */
+function cpuPer<T>(items: readonly T[], fn: (x: T) => number): number {
+  const c = process.cpuUsage();
+  for (const x of items) sink += fn(x);
+  const d = process.cpuUsage(c);
+  return (d.user + d.system) / items.length;
 }
-for (let round = 0; round < Number(a.rounds); round++) {
-  for (let i = 0; i < rows.length; i++) {
-    let t = process.hrtime.bigint();
-    const body = JSON.parse(bodies[i]!) as { messages: Array<{ content: string }> };
-    const t1 = process.hrtime.bigint();
-    const f = extractPromptFeatures({ turns: [body.messages[0]!.content] });
-    const t2 = process.hrtime.bigint();
-    const e = predict(state, f, refs);
-    const t3 = process.hrtime.bigint();
-    sink += e[0]!.q + f.idx.length;
-    if (round > 0) { parse.push(Number(t1 - t) / 1e3); ext.push(Number(t2 - t1) / 1e3); pred.push(Number(t3 - t2) / 1e3); }
-    t = t3;
+
+const rounds = Number(a.rounds);
+console.log(`${rows.length} dev prompts (mean ${(rows.reduce((s, r) => s + r.prompt.length, 0) / rows.length).toFixed(0)} chars); CPU per call, median of ${rounds} interleaved passes (first dropped)`);
+for (const set of sets) {
+  const bodies = set.prompts.map((p) => JSON.stringify({ model: 'router', messages: [{ role: 'user', content: p }] }));
+  const r = { parse: [] as number[], now: [] as number[] };
+  for (let k = 0; k <= rounds; k++) {
+    const parse = cpuPer(bodies, (b) => (JSON.parse(b) as { model: string }).model.length);
+    const now = cpuPer(set.prompts, (p) => extractPromptFeatures({ turns: [p] }).idx.length);
+    if (k > 0) { r.parse.push(parse); r.now.push(now); }
+  }
+  const ratios = r.now.map((x, i) => x / r.parse[i]!);
+  console.log(`${set.name.padEnd(22)} extract ${median(r.now).toFixed(1).padStart(6)} us  JSON.parse ${median(r.parse).toFixed(1).padStart(5)} us  extract / parse ${median(ratios).toFixed(1)}x (passes ${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)})`);
+}
+
+// predict: wall-clock per call (p50/p99 over every prompt of the timed rounds) and CPU per call,
+// with the local correction (TUNING.neighbours) on and off in alternate passes of the same run.
+const local = TUNING.neighbours;
+const timing = new Map<string, { wall: number[]; cpu: number[] }>([['with the local correction', { wall: [], cpu: [] }], ['without it', { wall: [], cpu: [] }]]);
+for (let k = 0; k <= rounds; k++) {
+  for (const [name, t] of timing) {
+    TUNING.neighbours = name === 'without it' ? 0 : local;
+    const c = process.cpuUsage();
+    for (const f of feats) {
+      const t0 = process.hrtime.bigint();
+      sink += predict(state, f, refs)[0]!.q;
+      if (k > 0) t.wall.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+    const d = process.cpuUsage(c);
+    if (k > 0) t.cpu.push((d.user + d.system) / feats.length);
   }
 }
-for (let round = 0; round < Number(a.rounds); round++) cpuPass();
-const per = (x: number) => x / (rows.length * Number(a.rounds));
-const chars = rows.reduce((s, r) => s + r.prompt.length, 0) / rows.length;
-console.log(`${rows.length} prompts (mean ${chars.toFixed(0)} chars), ${n} candidates (${learned.length} learned), ${Number(a.rounds) - 1} timed rounds`);
-console.log(`JSON.parse of the request body  p50 ${pct(parse, 0.5).toFixed(1)} us  p99 ${pct(parse, 0.99).toFixed(1)} us`);
-console.log(`extractPromptFeatures           p50 ${pct(ext, 0.5).toFixed(1)} us  p99 ${pct(ext, 0.99).toFixed(1)} us  (${(pct(ext, 0.5) / pct(parse, 0.5)).toFixed(1)}x the parse)`);
-console.log(`predict over ${n} candidates      p50 ${pct(pred, 0.5).toFixed(1)} us  p99 ${pct(pred, 0.99).toFixed(1)} us  (${((pct(pred, 0.5) * 1000) / n).toFixed(0)} ns per candidate at p50)`);
-console.log(`CPU per call (mean of ${a.rounds} passes): JSON.parse ${per(cpu.parse).toFixed(1)} us, extract ${per(cpu.ext).toFixed(1)} us (${(cpu.ext / cpu.parse).toFixed(1)}x), predict ${per(cpu.pred).toFixed(1)} us (${((per(cpu.pred) * 1000) / n).toFixed(0)} ns per candidate)`);
+TUNING.neighbours = local;
+for (const [name, t] of timing) {
+  console.log(`predict over ${n} candidates (${learned.length} learned), ${name.padEnd(25)}: p50 ${pct(t.wall, 0.5).toFixed(1)} us  p99 ${pct(t.wall, 0.99).toFixed(1)} us  CPU ${median(t.cpu).toFixed(1)} us a call (${((median(t.cpu) * 1000) / n).toFixed(0)} ns per candidate)`);
+}
 if (sink === 0) console.log('');

@@ -195,3 +195,39 @@ test('a model seen on one kind of prompt is predicted on another by its offset a
   assert.ok(newbie! > weak!, `newbie ${newbie} vs weak ${weak}: not known to be that bad`);
   assert.ok(Math.abs(mid! - 0.5) < 0.03, `mid ${mid}`);
 });
+
+test('the local correction learns what the clusters miss: a marked sub-topic where one model fails', async () => {
+  const { TUNING } = await import('../src/router/quality/tuning.ts');
+  const saved = { clusterMax: TUNING.clusterMax, neighbours: TUNING.neighbours };
+  // One cluster: the additive model sees one topic, where alpha is better on average. Prompts that
+  // mention the marker words (one in eight: rarer than TUNING.commonShare, so the similarity index
+  // lists them) are where alpha fails and beta succeeds.
+  TUNING.clusterMax = 1;
+  try {
+    const r = rnd(11);
+    const MARK = ['saffron', 'paella', 'risotto'];
+    const make = (marked: boolean) => {
+      const n = 8 + Math.floor(r() * 6);
+      const ws = Array.from({ length: n }, () => COOK[Math.floor(r() * COOK.length)]);
+      if (marked) ws.splice(2, 0, MARK[Math.floor(r() * 3)]!, MARK[Math.floor(r() * 3)]!);
+      return extractPromptFeatures({ turns: [`Tell me about ${ws.join(' ')}`] });
+    };
+    const outs: Outcome[] = [];
+    for (let i = 0; i < 640; i++) {
+      const marked = i % 8 === 0, f = make(marked);
+      outs.push({ features: f, model: 'alpha', score: r() < (marked ? 0.1 : 0.9) ? 1 : 0, time: 0 });
+      outs.push({ features: f, model: 'beta', score: r() < (marked ? 0.9 : 0.6) ? 1 : 0, time: 0 });
+    }
+    const s = train(outs);
+    assert.equal((s.learned as { clusters: unknown[] }).clusters.length, 1);
+    const held = Array.from({ length: 20 }, () => make(true)), plain = Array.from({ length: 20 }, () => make(false));
+    const flips = (fs: PromptFeatures[]) => fs.filter((f) => q(s, f, 'beta') > q(s, f, 'alpha')).length;
+    assert.ok(flips(held) >= 18, `beta ranked first on ${flips(held)}/20 held-out marked prompts`);
+    assert.ok(flips(plain) <= 2, `beta ranked first on ${flips(plain)}/20 plain prompts`);
+    // Without the correction the one cluster ranks alpha first everywhere: the correction did it.
+    TUNING.neighbours = 0;
+    assert.equal(flips(held), 0);
+  } finally {
+    Object.assign(TUNING, saved);
+  }
+});

@@ -167,7 +167,8 @@ export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum
   const inBin: number[] = [];
   for (let t = 0; t < nHit; t++) { const s = sims[hit[t]!]! * qs; if (s > 0 && Math.min(HIST - 1, Math.floor(s * HIST)) === b) inBin.push(s); }
   inBin.sort((p, q) => q - p);
-  const floor = inBin.length === 0 ? 1 : inBin[Math.min(inBin.length, TUNING.neighbours - above) - 1]!;
+  // No bin reached k (fewer than k prompts share a feature with this one, all in bins above 0): all of them count.
+  const floor = inBin.length === 0 ? Number.MIN_VALUE : inBin[Math.min(inBin.length, TUNING.neighbours - above) - 1]!;
   let used = 0;
   for (let t = 0; t < nHit; t++) {
     const x = hit[t]!, s = sims[x]! * qs;

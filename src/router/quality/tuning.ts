@@ -46,6 +46,12 @@ export const TUNING = {
   exemplarMinWeight: 0.01,
   neighbours: 80,
   localStrength: 16,
-  /** Features in more than this share of the stored prompts are left out of the similarity's postings (speed). */
-  commonShare: Number(process.env.RQ_COMMON ?? 1),
+  /**
+   * Features in more than this share of the stored prompts get no postings in the similarity index
+   * (they still count in every norm): after IDF they weigh little, but their postings made most of
+   * predict's work. Cross-validated on held-out prompts (15 folds, paired): 0.2 kept all of the
+   * correction's gain (+0.0000 ± 0.0004 AIQ against no limit) at a quarter of its CPU (about 36 us
+   * against 164 us a prediction over 300 candidates); 0.1 cost 0.0010 ± 0.0005, 0.05 0.0016 ± 0.0004.
+   */
+  commonShare: 0.2,
 };
