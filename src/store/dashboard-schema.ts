@@ -2,6 +2,8 @@
 // hashes, and the first hourly rollups kept by database triggers. Migration 42 (rollup-schema.ts) replaced
 // those rollups and dropped the triggers; their DDL stays here because released steps never change (and
 // bench/dashboard.ts measures them). Latency and time-to-first-token histograms share one bucket scale.
+// The column types, columns and time truncation both generations of rollups use are defined here once
+// (the generated DDL of every released migration is unchanged, byte for byte).
 import type { Dialect } from './migrations.ts';
 
 /** Upper bounds (ms, exclusive) of the histogram buckets; the last bucket is open-ended. */
@@ -62,24 +64,38 @@ function userTables(d: Dialect): string[] {
   ];
 }
 
-/** Column types of the rollup tables per dialect (exact money is NUMERIC or decimal TEXT), and the additive columns. */
-export function rollupTypes(d: Dialect): { ts: string; int: string; money: string; real: string; sums: string } {
+/** Column types per dialect (exact money is NUMERIC or decimal TEXT), and the additive usage columns. */
+export function columnTypes(d: Dialect): { ts: string; int: string; money: string; real: string; sums: string } {
   const int = d === 'postgres' ? 'BIGINT' : 'INTEGER';
   return {
     ts: d === 'postgres' ? 'TIMESTAMPTZ' : 'TEXT', int, money: d === 'postgres' ? 'NUMERIC' : 'TEXT', real: d === 'postgres' ? 'DOUBLE PRECISION' : 'REAL',
-    sums: USAGE_SUM_COLUMNS.map((c) => `${c} ${int} NOT NULL DEFAULT 0`).join(',\n      '),
+    sums: columnLines(USAGE_SUM_COLUMNS.map((c) => `${c} ${int} NOT NULL DEFAULT 0`)),
   };
 }
 
+/** Column definitions in the layout of the tables' DDL (one per line). */
+export const columnLines = (defs: readonly string[]): string => defs.join(',\n      ');
+/** The usage rollups' dimensions. */
+export const USAGE_DIMS = ['key_id', 'model', 'provider', 'route'] as const;
+/** The feedback rollups' dimensions and sums, as columns. */
+export function feedbackColumns(d: Dialect): string {
+  const { int, real } = columnTypes(d);
+  return columnLines([...['key_id', 'model', 'metric', 'type'].map((c) => `${c} TEXT NOT NULL`),
+    `count ${int} NOT NULL DEFAULT 0`, `value_sum ${real} NOT NULL DEFAULT 0`, `value_sumsq ${real} NOT NULL DEFAULT 0`]);
+}
+
+/** The instant in column `c` truncated to its UTC hour or day (ISO text in SQLite, as the stores write it). */
+export function utcTrunc(unit: 'hour' | 'day', d: Dialect, c: string): string {
+  if (d === 'postgres') return `date_trunc('${unit}', ${c}, 'UTC')`;
+  return unit === 'hour' ? `substr(${c}, 1, 13) || ':00:00.000Z'` : `substr(${c}, 1, 10) || 'T00:00:00.000Z'`;
+}
+
 function rollupTables(d: Dialect): string[] {
-  const { ts, int, money, real, sums } = rollupTypes(d);
+  const { ts, money, sums } = columnTypes(d);
   return [
     `CREATE TABLE usage_hourly (
       hour ${ts} NOT NULL,
-      key_id TEXT NOT NULL,
-      model TEXT NOT NULL,
-      provider TEXT NOT NULL,
-      route TEXT NOT NULL,
+      ${columnLines(USAGE_DIMS.map((c) => `${c} TEXT NOT NULL`))},
       cost_usd ${money} NOT NULL DEFAULT 0,
       ${sums},
       PRIMARY KEY (hour, key_id, model, provider, route)
@@ -87,19 +103,16 @@ function rollupTables(d: Dialect): string[] {
     'CREATE INDEX usage_hourly_key_idx ON usage_hourly (key_id, hour)',
     `CREATE TABLE feedback_hourly (
       hour ${ts} NOT NULL,
-      key_id TEXT NOT NULL,
-      model TEXT NOT NULL,
-      metric TEXT NOT NULL,
-      type TEXT NOT NULL,
-      count ${int} NOT NULL DEFAULT 0,
-      value_sum ${real} NOT NULL DEFAULT 0,
-      value_sumsq ${real} NOT NULL DEFAULT 0,
+      ${feedbackColumns(d)},
       PRIMARY KEY (hour, key_id, model, metric, type)
     )`,
   ];
 }
 
 const V = (c: string): string => `CASE WHEN ${c} = 'true' THEN 1.0 WHEN ${c} = 'false' THEN 0.0 ELSE NULL END`;
+/** A feedback row's value (alias `f`) as a number: booleans 1 or 0, floats cast, comments NULL. */
+const metricValue = (f: string, d: Dialect): string =>
+  `CASE WHEN ${f}.type = 'boolean' THEN ${V(`${f}.value`)} WHEN ${f}.type = 'float' THEN CAST(${f}.value AS ${columnTypes(d).real}) ELSE NULL END`;
 
 /**
  * SQLite: row triggers (they fire only for rows really inserted, so a retried batch that partly
@@ -108,30 +121,29 @@ const V = (c: string): string => `CASE WHEN ${c} = 'true' THEN 1.0 WHEN ${c} = '
 function sqliteTriggers(): string[] {
   const flags = [...bucketFlags('NEW.latency_ms', 'sqlite'), ...bucketFlags('NEW.ttft_ms', 'sqlite')];
   const additive = USAGE_SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
-  const fbValue = (f: string): string => `CASE WHEN ${f}.type = 'boolean' THEN ${V(`${f}.value`)} WHEN ${f}.type = 'float' THEN CAST(${f}.value AS REAL) ELSE NULL END`;
+  const fbValue = (f: string): string => metricValue(f, 'sqlite');
+  const hour = (c: string): string => utcTrunc('hour', 'sqlite', c);
   const fbUpsert = `ON CONFLICT (hour, key_id, model, metric, type) DO UPDATE SET count = count + excluded.count,
       value_sum = value_sum + excluded.value_sum, value_sumsq = value_sumsq + excluded.value_sumsq`;
+  /** Feedback rows (alias `f`) with their inference's model, from `from`, counted once each. */
+  const fbInsert = (f: string, model: string, from: string): string => `INSERT INTO feedback_hourly (hour, key_id, model, metric, type, count, value_sum, value_sumsq)
+      SELECT ${hour(`${f}.created_at`)}, IFNULL(${f}.key_id, ''), ${model}, ${f}.metric, ${f}.type, 1,
+        IFNULL(${fbValue(f)}, 0), IFNULL(${fbValue(f)} * ${fbValue(f)}, 0)
+      FROM ${from}
+      ${fbUpsert};`;
   return [
     `CREATE TRIGGER inferences_rollup AFTER INSERT ON inferences BEGIN
       INSERT INTO usage_hourly (hour, key_id, model, provider, route, cost_usd, ${USAGE_SUM_COLUMNS.join(', ')})
-      VALUES (substr(NEW.created_at, 1, 13) || ':00:00.000Z', IFNULL(NEW.key_id, ''), IFNULL(NEW.served_model, NEW.requested_model),
+      VALUES (${hour('NEW.created_at')}, IFNULL(NEW.key_id, ''), IFNULL(NEW.served_model, NEW.requested_model),
         IFNULL(NEW.provider, ''), NEW.route, NEW.cost_usd, 1, NEW.status >= 400, NEW.stream != 0, NEW.input_tokens, NEW.output_tokens,
         NEW.cache_read_tokens, NEW.cache_write_tokens, NEW.reasoning_tokens, NEW.latency_ms, NEW.ttft_ms IS NOT NULL,
         IFNULL(NEW.ttft_ms, 0), ${flags.join(', ')})
       ON CONFLICT (hour, key_id, model, provider, route) DO UPDATE SET cost_usd = dec_add(cost_usd, excluded.cost_usd), ${additive};
-      INSERT INTO feedback_hourly (hour, key_id, model, metric, type, count, value_sum, value_sumsq)
-      SELECT substr(f.created_at, 1, 13) || ':00:00.000Z', IFNULL(f.key_id, ''), NEW.served_model, f.metric, f.type, 1,
-        IFNULL(${fbValue('f')}, 0), IFNULL(${fbValue('f')} * ${fbValue('f')}, 0)
-      FROM feedback f WHERE f.inference_id = NEW.id AND NEW.served_model IS NOT NULL
-      ${fbUpsert};
+      ${fbInsert('f', 'NEW.served_model', 'feedback f WHERE f.inference_id = NEW.id AND NEW.served_model IS NOT NULL')}
     END`,
     // Feedback whose inference is stored already counts now; the rest counts when the inference lands (above).
     `CREATE TRIGGER feedback_rollup AFTER INSERT ON feedback BEGIN
-      INSERT INTO feedback_hourly (hour, key_id, model, metric, type, count, value_sum, value_sumsq)
-      SELECT substr(NEW.created_at, 1, 13) || ':00:00.000Z', IFNULL(NEW.key_id, ''), i.served_model, NEW.metric, NEW.type, 1,
-        IFNULL(${fbValue('NEW')}, 0), IFNULL(${fbValue('NEW')} * ${fbValue('NEW')}, 0)
-      FROM inferences i WHERE i.id = NEW.inference_id AND i.served_model IS NOT NULL
-      ${fbUpsert};
+      ${fbInsert('NEW', 'i.served_model', 'inferences i WHERE i.id = NEW.inference_id AND i.served_model IS NOT NULL')}
     END`,
   ];
 }
@@ -143,9 +155,9 @@ function sqliteTriggers(): string[] {
 function postgresTriggers(): string[] {
   const flags = [...bucketFlags('latency_ms', 'postgres'), ...bucketFlags('ttft_ms', 'postgres')].map((f) => `COALESCE(SUM(${f}), 0)`);
   const additive = USAGE_SUM_COLUMNS.map((c) => `${c} = usage_hourly.${c} + EXCLUDED.${c}`).join(', ');
-  const fbValue = (f: string): string => `CASE WHEN ${f}.type = 'boolean' THEN ${V(`${f}.value`)} WHEN ${f}.type = 'float' THEN CAST(${f}.value AS DOUBLE PRECISION) ELSE NULL END`;
+  const fbValue = (f: string): string => metricValue(f, 'postgres');
   const fbInsert = (from: string): string => `INSERT INTO feedback_hourly (hour, key_id, model, metric, type, count, value_sum, value_sumsq)
-      SELECT date_trunc('hour', f.created_at, 'UTC'), COALESCE(f.key_id, ''), i.served_model, f.metric, f.type, COUNT(*),
+      SELECT ${utcTrunc('hour', 'postgres', 'f.created_at')}, COALESCE(f.key_id, ''), i.served_model, f.metric, f.type, COUNT(*),
         COALESCE(SUM(${fbValue('f')}), 0), COALESCE(SUM(${fbValue('f')} * ${fbValue('f')}), 0)
       FROM ${from} WHERE i.served_model IS NOT NULL
       GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
@@ -155,7 +167,7 @@ function postgresTriggers(): string[] {
     `CREATE FUNCTION gw_inferences_rollup() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
       INSERT INTO usage_hourly (hour, key_id, model, provider, route, cost_usd, ${USAGE_SUM_COLUMNS.join(', ')})
-      SELECT date_trunc('hour', created_at, 'UTC'), COALESCE(key_id, ''), COALESCE(served_model, requested_model), COALESCE(provider, ''), route,
+      SELECT ${utcTrunc('hour', 'postgres', 'created_at')}, COALESCE(key_id, ''), COALESCE(served_model, requested_model), COALESCE(provider, ''), route,
         SUM(cost_usd), COUNT(*), COUNT(*) FILTER (WHERE status >= 400), COUNT(*) FILTER (WHERE stream), SUM(input_tokens), SUM(output_tokens),
         SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(reasoning_tokens), SUM(latency_ms), COUNT(ttft_ms), COALESCE(SUM(ttft_ms), 0),
         ${flags.join(', ')}
@@ -182,12 +194,11 @@ function postgresTriggers(): string[] {
  */
 function backfill(d: Dialect): string[] {
   const flags = [...bucketFlags('latency_ms', d), ...bucketFlags('ttft_ms', d)].map((f) => `COALESCE(SUM(${f}), 0)`);
-  const hour = (c: string): string => (d === 'postgres' ? `date_trunc('hour', ${c}, 'UTC')` : `substr(${c}, 1, 13) || ':00:00.000Z'`);
+  const hour = (c: string): string => utcTrunc('hour', d, c);
   const money = d === 'postgres' ? 'SUM(cost_usd)' : 'dec_sum(cost_usd)';
   const streamCount = d === 'postgres' ? 'COUNT(*) FILTER (WHERE stream)' : 'SUM(stream != 0)';
   const errors = d === 'postgres' ? 'COUNT(*) FILTER (WHERE status >= 400)' : 'SUM(status >= 400)';
-  const real = d === 'postgres' ? 'DOUBLE PRECISION' : 'REAL';
-  const fv = `CASE WHEN f.type = 'boolean' THEN ${V('f.value')} WHEN f.type = 'float' THEN CAST(f.value AS ${real}) ELSE NULL END`;
+  const fv = metricValue('f', d);
   return [
     `INSERT INTO usage_hourly (hour, key_id, model, provider, route, cost_usd, ${USAGE_SUM_COLUMNS.join(', ')})
     SELECT ${hour('created_at')}, COALESCE(key_id, ''), COALESCE(served_model, requested_model), COALESCE(provider, ''), route,

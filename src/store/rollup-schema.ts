@@ -5,14 +5,13 @@
 // Money is exact integers (src/store/rollup-cells.ts, Money). Migration 42 converts the hourly tables of
 // migration 41 (which may hold history whose raw records retention deleted) and drops them and their triggers.
 import type { Dialect } from './migrations.ts';
-import { rollupTypes, USAGE_SUM_COLUMNS } from './dashboard-schema.ts';
+import { columnLines, columnTypes, feedbackColumns, USAGE_DIMS as DIMS, USAGE_SUM_COLUMNS, utcTrunc } from './dashboard-schema.ts';
 
-const DIMS = ['key_id', 'model', 'provider', 'route'] as const;
 /** The dimension each single-dimension grain keeps. */
 export const GRAIN_DIM = { key: 'key_id', model: 'model', provider: 'provider', route: 'route' } as const;
 
 function tables(d: Dialect): string[] {
-  const { ts, int, real, money: rest, sums } = rollupTypes(d);
+  const { ts, int, money: rest, sums } = columnTypes(d);
   // SQLite: the rows live in the primary key's b-tree, so an upsert is one seek (a rowid table needs two).
   const tail = d === 'sqlite' ? ' WITHOUT ROWID' : '';
   return [
@@ -20,10 +19,7 @@ function tables(d: Dialect): string[] {
       span TEXT NOT NULL,
       grain TEXT NOT NULL,
       t ${ts} NOT NULL,
-      key_id TEXT NOT NULL,
-      model TEXT NOT NULL,
-      provider TEXT NOT NULL,
-      route TEXT NOT NULL,
+      ${columnLines(DIMS.map((c) => `${c} TEXT NOT NULL`))},
       cost_hi ${int} NOT NULL DEFAULT 0,
       cost_lo ${int} NOT NULL DEFAULT 0,
       cost_rest ${rest},
@@ -37,13 +33,7 @@ function tables(d: Dialect): string[] {
       span TEXT NOT NULL,
       grain TEXT NOT NULL,
       t ${ts} NOT NULL,
-      key_id TEXT NOT NULL,
-      model TEXT NOT NULL,
-      metric TEXT NOT NULL,
-      type TEXT NOT NULL,
-      count ${int} NOT NULL DEFAULT 0,
-      value_sum ${real} NOT NULL DEFAULT 0,
-      value_sumsq ${real} NOT NULL DEFAULT 0,
+      ${feedbackColumns(d)},
       PRIMARY KEY (span, grain, t, model, metric, type, key_id)
     )${tail}`,
     'CREATE INDEX feedback_rollup_key_idx ON feedback_rollup (span, grain, key_id, t)',
@@ -61,7 +51,7 @@ function tables(d: Dialect): string[] {
 const div = (d: Dialect, x: string): string => (d === 'postgres' ? `div(${x}, 1000000000000)::bigint` : `(${x}) / 1000000000000`);
 const mod = (d: Dialect, x: string): string => (d === 'postgres' ? `mod(${x}, 1000000000000)::bigint` : `(${x}) % 1000000000000`);
 const restSum = (d: Dialect): string => (d === 'postgres' ? 'SUM(cost_rest)' : "NULLIF(dec_sum(cost_rest) FILTER (WHERE cost_rest IS NOT NULL), '0')");
-export const dayOf = (d: Dialect, c: string): string => (d === 'postgres' ? `date_trunc('day', ${c}, 'UTC')` : `substr(${c}, 1, 10) || 'T00:00:00.000Z'`);
+const dayOf = (d: Dialect, c: string): string => utcTrunc('day', d, c);
 
 /** Every other grain and the day span, summed from the ('h', 'cell') rows (the conversion below). */
 function deriveRollups(d: Dialect): string[] {
@@ -134,6 +124,6 @@ export function rollupsInWriterDdl(d: Dialect): string[] {
 
 /** Migration 43: failed sign-ins counted in the store, so every replica enforces one limit. */
 export function loginFailuresDdl(d: Dialect): string[] {
-  const int = d === 'postgres' ? 'BIGINT' : 'INTEGER';
+  const { int } = columnTypes(d);
   return [`CREATE TABLE dashboard_login_failures (k TEXT PRIMARY KEY, count ${int} NOT NULL, until_ms ${int} NOT NULL)`];
 }
