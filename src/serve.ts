@@ -11,6 +11,7 @@ import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
+import { insertStoredResponse } from './responses/rows.ts';
 import type { Store } from './store/types.ts';
 import { KeyRing } from './auth/keyring.ts';
 import { KeyAdmin } from './auth/admin.ts';
@@ -79,9 +80,9 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
       for (const s of ['closed', 'open', 'half-open'] as const) metrics.limiterBreakerState.set({ state: s }, s === state ? 1 : 0);
       if (state === 'open') metrics.limiterBreakerOpenedTotal.inc();
     },
-    // A budget counter Redis lost is re-seeded with this process's records not yet written, after about
-    // two flush intervals (every replica's records from before the loss are in the store by then).
-    unwritten: (keyId, since, until) => writer.unwrittenCosts(keyId, since, until),
+    // A budget counter or minute window Redis lost is re-seeded with this process's records not yet
+    // written, after about two flush intervals (every replica's records from before the loss are in the store by then).
+    unwritten: (keyId, since, until) => writer.unwrittenRecords(keyId, since, until),
     reseedDelayMs: () => 2 * holder.current.storage.writer.flushMs + 100,
   });
   if (cfg.storage.redisUrl) for (const s of ['closed', 'open', 'half-open'] as const) metrics.limiterBreakerState.set({ state: s }, s === 'closed' ? 1 : 0);
@@ -105,6 +106,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const pools = new WorkerPools(cfg.workers.threads);
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,
+    responseWrites: (row) => (writes.alive ? writes.insertStoredResponse(row) : insertStoredResponse(store.sql, row)),
     books: new Bookkeeper(dashboard ? { enqueue: (r) => { writer.enqueue(r); dashboard.tail.publish(r); } } : writer, metrics),
     metrics,
     feedback: {

@@ -167,14 +167,14 @@ export class RecordWriter {
   }
 
   /**
-   * Costs of `keyId`'s records not written yet (queued, or in the batch being written) created in
-   * [since, until) (ISO times): a budget the limiter seeds again from the store adds them, since the
-   * store cannot see them. A scan, run only then (never per request).
+   * `keyId`'s records not written yet (queued, or in the batch being written) created in [since, until)
+   * (ISO times): a budget or a minute's window the limiter seeds again from the store adds them, since
+   * the store cannot see them. A scan, run only then (never per request).
    */
-  unwrittenCosts(keyId: string, since: string, until: string): string[] {
-    const out: string[] = [];
+  unwrittenRecords(keyId: string, since: string, until: string): InferenceRecord[] {
+    const out: InferenceRecord[] = [];
     const take = (x: InferenceRecord): boolean => {
-      if (x.keyId === keyId && x.createdAt >= since && x.createdAt < until) out.push(x.costUsd);
+      if (x.keyId === keyId && x.createdAt >= since && x.createdAt < until) out.push(x);
       return false; // visit every row
     };
     this.#records.queue.findLast(take);
