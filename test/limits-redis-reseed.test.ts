@@ -3,13 +3,14 @@
 // a background re-seed reads the store; spend still queued in the record writer and reservations open
 // across the loss are counted; another replica's reservation settles onto the rebuilt counter exactly;
 // with no view at all only one request at a time goes through (overspend at most one reservation);
-// a new period starts at zero without reading the store; re-seeds run a few at a time and retry.
+// a new period starts at zero without reading the store; re-seeds run a few at a time and retry. A
+// minute's request and token counts (rpm, tpm) lost with Redis's data are rebuilt the same way.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
-import type { KeyRecord, Store } from '../src/store/types.ts';
+import type { InferenceRecord, KeyRecord, Store } from '../src/store/types.ts';
 import type { SqlRunner } from '../src/store/sql-runner.ts';
 import { startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
 import { limitedKey, spendRecord } from './helpers/limit-records.ts';
@@ -59,7 +60,7 @@ function watchedStore(): Store & { delayMs: number; failures: number; reads: num
 type Opts = { queued?: Map<string, string[]>; now?: () => number; prefix?: string };
 const limiter = (o: Opts = {}): RedisLimiter => new RedisLimiter({
   redis: redis.url, prefix: o.prefix ?? `rs${process.pid}:${n++}:`, probeMs: 100, onError: () => {}, reseedDelayMs: () => 50,
-  unwritten: (keyId) => o.queued?.get(keyId) ?? [], ...(o.now ? { now: o.now } : {}),
+  unwritten: (keyId) => (o.queued?.get(keyId) ?? []).map((c) => spendRecord(limitedKey(keyId), c)), ...(o.now ? { now: o.now } : {}),
 });
 
 async function attempt(l: RedisLimiter, k: KeyRecord, costUsd: string): Promise<Reservation | LimitError> {
@@ -231,7 +232,7 @@ test('a reservation settling before the re-seed counts the writer queue is count
   } finally { await l.close(); }
 });
 
-test('the record writer reports the cost of a key\'s records it has not written, by creation time', async () => {
+test('the record writer reports a key\'s records it has not written, by creation time', async () => {
   const { RecordWriter } = await import('../src/records/writer.ts');
   // Nothing is flushed before close(): a long flush period and a large batch.
   const w = new RecordWriter({ store, flushMs: 60_000, batchSize: 1000, onError: () => {} });
@@ -240,7 +241,158 @@ test('the record writer reports the cost of a key\'s records it has not written,
     w.enqueue(spendRecord(k, '0.25', new Date('2031-02-01T10:00:00Z')));
     w.enqueue(spendRecord(k, '0.5', new Date('2031-02-01T12:00:00Z')));
     w.enqueue(spendRecord(other, '9', new Date('2031-02-01T10:00:00Z')));
-    assert.deepEqual(w.unwrittenCosts(k.id, '2031-02-01T00:00:00.000Z', '2031-02-01T11:00:00.000Z'), ['0.25']);
-    assert.deepEqual(w.unwrittenCosts(k.id, '2031-02-01T00:00:00.000Z', '2031-02-02T00:00:00.000Z').sort(), ['0.25', '0.5']);
+    assert.deepEqual(w.unwrittenRecords(k.id, '2031-02-01T00:00:00.000Z', '2031-02-01T11:00:00.000Z').map((r) => r.costUsd), ['0.25']);
+    assert.deepEqual(w.unwrittenRecords(k.id, '2031-02-01T00:00:00.000Z', '2031-02-02T00:00:00.000Z').map((r) => r.costUsd).sort(), ['0.25', '0.5']);
   } finally { await w.close(); }
+});
+
+// A minute's request and token counts (rpm, tpm) lost with Redis's data are rebuilt the same way.
+
+/** A record of a request the limiter admitted in the window, or one it refused (error, no model, no attempt). */
+const windowRecord = (k: KeyRecord, at: number, input: number, output: number, refused = false): InferenceRecord => ({
+  ...spendRecord(k, '0', new Date(at)), inputTokens: input, outputTokens: output,
+  ...(refused ? { status: 429, errorCode: 'rate_limited', servedModel: null, provider: null } : {}),
+});
+const windowOf = async (k: KeyRecord, prefix: string, at: number): Promise<{ r: number; t: number }> => {
+  const [r, t] = await redis.client().hmget(`${prefix}{${k.id}}:w:${Math.floor(at / 60_000)}`, 'r', 't');
+  return { r: Number(r), t: Number(t) };
+};
+
+test('rpm after FLUSHALL: the minute\'s requests are not counted again from zero (the replica\'s view, then the store)', async () => {
+  const at = Date.UTC(2031, 2, 3, 10, 20, 5);
+  let now = at;
+  const k = key({ budgetUsd: null, budgetPeriod: null, rpmLimit: 3 });
+  const l = limiter({ now: () => now });
+  try {
+    await l.seed(store, [k]);
+    for (let i = 0; i < 3; i++) {
+      const r = await attempt(l, k, '0');
+      assert.ok(admitted(r), `${i} ${String(r)} ${JSON.stringify(await redis.client().keys("*"))}`);
+      await r.settle({ tokens: 1, costUsd: '0' });
+    }
+    await store.insertInferences([0, 1, 2].map((i) => windowRecord(k, at + i, 1, 0)));
+    await redis.client().flushall();
+    now += 1000;
+    const after = await attempt(l, k, '0');
+    assert.ok(after instanceof LimitError && after.reason === 'rpm', 'the 4th request of the minute is refused (before: the count started again at 0 and 3 more passed)');
+    await reseeded(l);
+    assert.ok(!admitted(await attempt(l, k, '0')), 'still refused once the store confirmed 3');
+    now = at + 60_000;
+    assert.ok(admitted(await attempt(l, k, '0')), 'the next minute admits again');
+    assert.equal(l.reseeding, 0, 'a new minute is not a loss: no re-seed');
+  } finally { await l.close(); }
+});
+
+test('rpm and tpm re-seeded from the store, this replica\'s unwritten records and its open reservations; refused requests not counted', async () => {
+  const at = Date.UTC(2031, 2, 3, 11, 30, 10);
+  const now = (): number => at + 2000;
+  const k = key({ budgetUsd: null, budgetPeriod: null, rpmLimit: 7, tpmLimit: 100_000 });
+  const prefix = `rs${process.pid}:${n++}:`;
+  const queued = new Map<string, string[]>();
+  const unwritten: InferenceRecord[] = [];
+  const s = watchedStore();
+  const l2 = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, onError: () => {}, reseedDelayMs: () => 50, now, unwritten: () => unwritten });
+  const l1 = limiter({ prefix, queued, now });
+  try {
+    await l2.seed(s, [k]); await l1.seed(store, [k]);
+    // This replica: one answer settled at 80 tokens whose record waits in its writer, one still running (200).
+    const a = await attempt(l2, k, '0');
+    assert.ok(admitted(a));
+    await a.settle({ tokens: 80, costUsd: '0' });
+    unwritten.push(windowRecord(k, at, 50, 30));
+    const open = await l2.acquire(k, { tokens: 200, costUsd: '0' });
+    // Another replica, after this one's last look: three answers of 10 tokens, written; one refusal recorded.
+    for (let i = 0; i < 3; i++) await (await l1.acquire(k, { tokens: 10, costUsd: '0' })).settle({ tokens: 10, costUsd: '0' });
+    await store.insertInferences([1, 2, 3].map((i) => windowRecord(k, at + i, 5, 5)).concat(windowRecord(k, at + 4, 0, 0, true)));
+    assert.deepEqual(await windowOf(k, prefix, at), { r: 5, t: 310 });
+    await reseeded(l1); await reseeded(l2); // a key's first window is checked against the store once (no mark yet)
+    await redis.client().flushall();
+    s.reads = 0;
+    assert.ok(admitted(await l2.acquire(k, { tokens: 1, costUsd: '0' })), 'admitted at once on this replica\'s view (2 requests)');
+    await reseeded(l2);
+    assert.equal(s.reads, 1, 'one store read');
+    // Store 3 requests / 30 tokens + unwritten 1 / 80 + open 1 / 200, and the request admitted meanwhile.
+    assert.deepEqual(await windowOf(k, prefix, at), { r: 6, t: 311 }, 'before: 1 request, 1 token');
+    assert.ok(admitted(await attempt(l2, k, '0')));
+    assert.ok((await attempt(l2, k, '0')) instanceof LimitError, 'rpm 7 holds across the loss');
+    await open.settle({ tokens: 150, costUsd: '0' });
+    assert.equal((await windowOf(k, prefix, at)).t, 262, 'the open reservation settles onto the rebuilt window as a delta (312 - 50)');
+  } finally { await l1.close(); await l2.close(); }
+});
+
+test('a key\'s window: a new minute reads nothing; a replica with no view of a lost window admits on 0 until the store answers', async () => {
+  const at = Date.UTC(2031, 2, 3, 12, 40, 1);
+  let now = at;
+  const k = key({ budgetUsd: null, budgetPeriod: null, rpmLimit: 4 });
+  const prefix = `rs${process.pid}:${n++}:`;
+  const s = watchedStore();
+  const l1 = limiter({ prefix, now: () => now });
+  const l2 = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, onError: () => {}, reseedDelayMs: () => 50, now: () => now });
+  try {
+    await l1.seed(store, [k]); await l2.seed(s, []);
+    for (let m = 0; m < 3; m++) {
+      now = at + m * 60_000;
+      for (let i = 0; i < 3; i++) await (await l1.acquire(k, { tokens: 1, costUsd: '0' })).settle({ tokens: 1, costUsd: '0' });
+    }
+    await reseeded(l1); // the key's first window ever (no mark): checked once against the store
+    const reads = s.reads;
+    for (let m = 3; m < 6; m++) {
+      now = at + m * 60_000;
+      for (let i = 0; i < 3; i++) await (await l2.acquire(k, { tokens: 1, costUsd: '0' })).settle({ tokens: 1, costUsd: '0' });
+    }
+    assert.equal(l2.reseeding, 0, 'minute after minute: no re-seed');
+    assert.equal(s.reads, reads, 'and no store read');
+    await store.insertInferences([0, 1, 2].map((i) => windowRecord(k, now + i, 1, 0)));
+    await redis.client().flushall();
+    s.reads = 0;
+    now += 1000;
+    assert.ok(admitted(await attempt(l2, k, '0')), 'no view: admitted on 0 while the store is read');
+    await reseeded(l2);
+    assert.equal(s.reads, 1);
+    assert.ok((await attempt(l2, k, '0')) instanceof LimitError, '3 stored + 1: the 5th of the minute is refused (before: 3 more passed)');
+  } finally { await l1.close(); await l2.close(); }
+});
+
+test('requests admitted one after another on a provisional counter count once each (a view of the counter itself raises nothing)', async () => {
+  const k = key();
+  await store.insertInferences([spendRecord(k, '1')]);
+  const s = watchedStore();
+  const l = limiter();
+  try {
+    await l.seed(s, [k]);
+    await redis.client().flushall();
+    s.delayMs = 1500; // the re-seed lands after the requests
+    const rs: Array<Reservation | LimitError> = [];
+    for (let i = 0; i < 11; i++) rs.push(await attempt(l, k, '0.1'));
+    assert.equal(rs.filter(admitted).length, 10, '$1 left of $2: ten $0.10 requests (before: each view raised the base again, and only 4 passed)');
+    assert.equal(await l.spentNanos(k), toNanos('2'));
+    await reseeded(l);
+    assert.equal(await l.spentNanos(k), toNanos('2'));
+  } finally { await l.close(); }
+});
+
+test('the minute\'s admitted requests and their tokens, read the same from SQLite and PostgreSQL', async (t) => {
+  const { PostgresStore } = await import('../src/store/postgres.ts');
+  const { dropSchema, freshSchema, pgAvailable, PG_URL } = await import('./helpers/pg.ts');
+  const { storedWindow } = await import('../src/limits/redis-reseed.ts');
+  const at = Date.UTC(2031, 4, 6, 7, 8, 0);
+  const k = key(); const other = key();
+  const rows = [
+    windowRecord(k, at, 10, 5), windowRecord(k, at + 30_000, 100, 1), windowRecord(k, at + 59_999, 1, 1),
+    { ...windowRecord(k, at + 1000, 7, 7), status: 502, errorCode: 'upstream_error', servedModel: null, attempts: [{ provider: 'a', model: 'a/b', status: 502, error: 'x', latencyMs: 1 }] }, // admitted, failed upstream
+    windowRecord(k, at + 2000, 0, 0, true), // refused by a limit
+    windowRecord(k, at - 1, 1000, 0), windowRecord(k, at + 60_000, 1000, 0), windowRecord(other, at + 5, 1000, 0),
+  ];
+  const stores: Array<[string, Store]> = [['sqlite', store]];
+  const pgUp = await pgAvailable();
+  const schema = freshSchema('gw_limits_window');
+  if (pgUp) { const pgs = new PostgresStore({ url: PG_URL, schema }); await pgs.migrate(); stores.push(['postgres', pgs]); } else t.diagnostic('PostgreSQL not reachable: SQLite only');
+  try {
+    for (const [name, s] of stores) {
+      await s.insertInferences(rows);
+      const since = new Date(at).toISOString();
+      assert.deepEqual(await storedWindow(s.sql, k.id, since, new Date(at + 60_000).toISOString()), { requests: 4, tokens: 132 }, name);
+      assert.deepEqual(await storedWindow(s.sql, k.id, since, new Date(at + 30_000).toISOString()), { requests: 2, tokens: 29 }, `${name}: up to the loss`);
+    }
+  } finally { if (pgUp) { await stores[1]![1].close(); await dropSchema(schema); } }
 });

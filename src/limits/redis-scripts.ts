@@ -8,28 +8,81 @@
 // base it started from, `t0` when, `le` when the re-seeding replica's lease ends, and with no view at all
 // `u` = 1 and `o` the open reservations admitted meanwhile (one at a time). pk marks the period a key's
 // counter was last created for: a missing counter under an older mark is a new period, not a loss.
+// A minute's window (requests and tokens) is rebuilt and re-seeded the same way (see ACQUIRE).
 import { createHash } from 'node:crypto';
 
-// KEYS: window hash, spend counter, spend meta, period mark.
+// KEYS: window hash, spend counter, spend meta, period mark, window mark.
 // ARGV: 1 rpm, 2 tpm, 3 budget nanos (-1: none), 4 tokens, 5 cost nanos, 6 window ttl ms, 7 counter ttl s
-// (0: none), 8 '1' when the counter may be created here (the limiter has a store), 9 reservation token
-// (also the epoch of a counter created here), 10 period start, 11 the caller's last view of the counter
-// ('' none), 12 now ms, 13 lease ms, 14 mark ttl s.
-// Returns {code, spend, epoch, reseed, under, t0}: code 0 admitted, 1 rpm, 2 tpm, 3 budget, 6 provisional
-// without a view and a reservation already open; reseed 1 asks the caller to re-seed the counter (from t0).
+// (0: none), 8 '1' when the counter may be rebuilt here (the limiter has a store), 9 reservation token
+// (also the epoch of a counter or window created here), 10 period start, 11 the caller's last view of the
+// counter ('' none), 12 now ms, 13 lease ms, 14 mark ttl s, 15 the caller's last view of this minute's
+// window ('requests:tokens', '' none), 16 the minute, 17 '1' when the window may be rebuilt here (a store,
+// and an rpm or tpm limit), 18 and 19 the epochs of the window and the counter those views were seen in (a
+// view raises a provisional base only when it predates it: one seen in the provisional window or counter
+// itself already counts there).
+// Returns {code, spend, epoch, reseed, under, t0, window epoch, window reseed, window t0, requests, tokens}:
+// code 0 admitted, 1 rpm, 2 tpm, 3 budget, 6 provisional without a view and a reservation already open;
+// reseed 1 asks the caller to re-seed the counter (from t0), window reseed 1 the minute's window.
 // Nothing is taken on refusal. A budgeted request leaves its token in the window hash (see UNCERTAIN).
+//
+// The window hash holds `r` requests, `t` tokens and `e` its epoch (new each time it is created); the
+// window mark (wm) the last minute a window was created for the key. A missing window under a mark of
+// an earlier minute is a new minute; under this minute's mark, or no mark at all (Redis lost its data, or
+// a key never seen), it is rebuilt provisional (`p` = 1) from the caller's view of it (`br`, `bt` its
+// base, `t0`, `le` as for a counter) and re-seeded from the store's records of the minute.
 const ACQUIRE = `
+local now = tonumber(ARGV[12])
+local wepoch, wreseed, wt0 = '', 0, ''
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seen = redis.call('GET', KEYS[5])
+  wepoch = ARGV[9]
+  if ARGV[17] == '1' and (not seen or seen == ARGV[16]) then
+    local vr, vt = 0, 0
+    if ARGV[15] ~= '' then
+      local c = string.find(ARGV[15], ':', 1, true)
+      vr, vt = tonumber(string.sub(ARGV[15], 1, c - 1)), tonumber(string.sub(ARGV[15], c + 1))
+    end
+    redis.call('HSET', KEYS[1], 'r', string.format('%.0f', vr), 't', string.format('%.0f', vt), 'e', wepoch, 'p', '1',
+      'br', string.format('%.0f', vr), 'bt', string.format('%.0f', vt), 't0', ARGV[12], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+    wreseed = 1
+    wt0 = ARGV[12]
+  else
+    redis.call('HSET', KEYS[1], 'e', wepoch)
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('SET', KEYS[5], ARGV[16], 'EX', ARGV[14])
+else
+  local w = redis.call('HMGET', KEYS[1], 'e', 'p')
+  wepoch = w[1] or ''
+  if w[2] == '1' then
+    if ARGV[15] ~= '' and ARGV[18] ~= wepoch then
+      local c = string.find(ARGV[15], ':', 1, true)
+      local vr, vt = tonumber(string.sub(ARGV[15], 1, c - 1)), tonumber(string.sub(ARGV[15], c + 1))
+      local b = redis.call('HMGET', KEYS[1], 'br', 'bt')
+      local br, bt = tonumber(b[1] or '0'), tonumber(b[2] or '0')
+      if vr > br then redis.call('HINCRBY', KEYS[1], 'r', string.format('%.0f', vr - br)); redis.call('HSET', KEYS[1], 'br', string.format('%.0f', vr)) end
+      if vt > bt then redis.call('HINCRBY', KEYS[1], 't', string.format('%.0f', vt - bt)); redis.call('HSET', KEYS[1], 'bt', string.format('%.0f', vt)) end
+    end
+    if tonumber(redis.call('HGET', KEYS[1], 'le') or '0') < now then
+      redis.call('HSET', KEYS[1], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+      wreseed = 1
+      wt0 = redis.call('HGET', KEYS[1], 't0') or ARGV[12]
+    end
+  end
+end
 local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
 local t = tonumber(redis.call('HGET', KEYS[1], 't') or '0')
 local rpm, tpm, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local et, en = tonumber(ARGV[4]), tonumber(ARGV[5])
-if rpm > 0 and r + 1 > rpm then return {1, tostring(r)} end
-if tpm > 0 and t + et > tpm then return {2, tostring(t)} end
 local epoch, reseed, under, t0 = '', 0, 0, ''
+local function out(code, spend)
+  return {code, spend, epoch, reseed, under, t0, wepoch, wreseed, wt0, string.format('%.0f', r), string.format('%.0f', t)}
+end
+if rpm > 0 and r + 1 > rpm then return out(1, '0') end
+if tpm > 0 and t + et > tpm then return out(2, '0') end
 if budget >= 0 then
   local sttl = tonumber(ARGV[7])
   if ARGV[8] == '1' then
-    local now = tonumber(ARGV[12])
     if redis.call('EXISTS', KEYS[2]) == 0 then
       local seen = redis.call('GET', KEYS[4])
       epoch = ARGV[9]
@@ -51,7 +104,7 @@ if budget >= 0 then
       epoch = redis.call('HGET', KEYS[3], 'e') or ''
       if redis.call('HGET', KEYS[3], 'p') == '1' then
         local b = tonumber(redis.call('HGET', KEYS[3], 'b') or '0')
-        if ARGV[11] ~= '' and tonumber(ARGV[11]) > b then
+        if ARGV[11] ~= '' and ARGV[19] ~= epoch and tonumber(ARGV[11]) > b then
           redis.call('INCRBY', KEYS[2], string.format('%.0f', tonumber(ARGV[11]) - b))
           redis.call('HSET', KEYS[3], 'b', ARGV[11])
           redis.call('HDEL', KEYS[3], 'u')
@@ -64,32 +117,39 @@ if budget >= 0 then
       end
     end
     if redis.call('HGET', KEYS[3], 'u') == '1' then
-      if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return {6, '0', epoch, reseed, 0, t0} end
+      if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return out(6, '0') end
       under = 1
     end
   end
   local s = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if s >= budget or s + en > budget then return {3, redis.call('GET', KEYS[2]) or '0', epoch, reseed, 0, t0} end
+  if s >= budget or s + en > budget then return out(3, redis.call('GET', KEYS[2]) or '0') end
   redis.call('INCRBY', KEYS[2], ARGV[5])
   if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl) end
   if under == 1 then redis.call('HINCRBY', KEYS[3], 'o', 1) end
-  if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], ARGV[9], '1') end
+  redis.call('HSET', KEYS[1], ARGV[9], '1')
 end
-redis.call('HINCRBY', KEYS[1], 'r', 1)
-redis.call('HINCRBY', KEYS[1], 't', et)
+r = redis.call('HINCRBY', KEYS[1], 'r', 1)
+t = redis.call('HINCRBY', KEYS[1], 't', et)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 local spend = '0'
 if budget >= 0 then spend = redis.call('GET', KEYS[2]) or '0' end
-return {0, spend, epoch, reseed, under, t0}`;
+return out(0, spend)`;
 
 // KEYS: window hash, spend counter, spend meta. ARGV: 1 token delta, 2 cost delta (actual - estimate),
-// 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view.
-// A counter of the reservation's epoch takes the delta; one created since (Redis lost the other, and a
-// re-seed that did not know this reservation rebuilt it) takes the whole actual cost.
+// 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view, 7 the window's
+// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it.
+// A counter (or window) of the reservation's epoch takes the delta; one created since (Redis lost the
+// other, and a re-seed that did not know this reservation rebuilt it) takes the whole actual cost (the
+// request and its tokens).
 const ADJUST = `
 if ARGV[3] ~= '' then redis.call('HDEL', KEYS[1], ARGV[3]) end
-if redis.call('EXISTS', KEYS[1]) == 1 and ARGV[1] ~= '0' then
-  if tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if (redis.call('HGET', KEYS[1], 'e') or '') == ARGV[7] then
+    if ARGV[1] ~= '0' and tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
+  elseif ARGV[9] == '1' then
+    redis.call('HINCRBY', KEYS[1], 'r', 1)
+    redis.call('HINCRBY', KEYS[1], 't', ARGV[8])
+  end
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local same = (redis.call('HGET', KEYS[3], 'e') or '') == ARGV[4]
@@ -146,7 +206,32 @@ end
 redis.call('HDEL', KEYS[2], 'p', 'b', 'u', 'o', 't0', 'le')
 return 1`;
 
-export const SCRIPTS = { acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT } as const;
+// Ends a window's re-seed: the provisional window of epoch ARGV[1] moves from its base to the true
+// requests ARGV[2] and tokens ARGV[3] of the minute up to the loss (store + this replica's unwritten
+// records + its open reservations of earlier epochs), keeping what was admitted meanwhile. 0 when it is
+// no longer that provisional window. KEYS: window hash.
+const CORRECT_WINDOW = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local w = redis.call('HMGET', KEYS[1], 'e', 'p', 'br', 'bt')
+if (w[1] or '') ~= ARGV[1] or w[2] ~= '1' then return 0 end
+for i, f in ipairs({'r', 't'}) do
+  local d = tonumber(ARGV[i + 1]) - tonumber(w[i + 2] or '0')
+  if d ~= 0 and tonumber(redis.call('HINCRBY', KEYS[1], f, string.format('%.0f', d))) < 0 then redis.call('HSET', KEYS[1], f, 0) end
+end
+redis.call('HDEL', KEYS[1], 'p', 'br', 'bt', 't0', 'le')
+return 1`;
+
+// Adds requests and tokens left out of a window (ARGV 1, 2) to it, if it still exists. KEYS: window hash.
+const RECONCILE_WINDOW = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'r', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 't', ARGV[2])
+return 1`;
+
+export const SCRIPTS = {
+  acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT,
+  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW,
+} as const;
 export type ScriptName = keyof typeof SCRIPTS;
 
 const sha1 = (s: string): string => createHash('sha1').update(s).digest('hex');

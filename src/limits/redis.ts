@@ -3,22 +3,26 @@
 // Redis failing is survivable: a circuit breaker stops requests waiting on it, spend admitted meanwhile
 // (fail-open) is added back once it returns, and a budget counter it lost is rebuilt at once from the
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
-// waits on the database.
-import { setTimeout as sleep } from 'node:timers/promises';
+// waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
 import { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
-  FREE_PASS, LimitError, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, periodEnd, rateLimitError, toNanos,
+  FREE_PASS, LimitError, WINDOW_MS, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, periodEnd, rateLimitError, toNanos,
   type Limiter, type LimiterStatus, type Reservation, type Usage,
 } from './limiter.ts';
 import { Breaker, type BreakerState } from './breaker.ts';
 import { SCRIPTS, SHAS, type ScriptName } from './redis-scripts.ts';
-import { Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, RESEED_RETRY_MAX_MS, RESEED_RETRY_MS, storedSpend, type Reseed } from './redis-reseed.ts';
+import {
+  Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, admittedRecord, runReseed, storedSpend, storedWindow, windowTokens,
+  type LimitedRecord, type Reseed, type WindowReseed,
+} from './redis-reseed.ts';
 
 /** A budgeted request whose acquire may or may not have reached Redis; settled on recovery. */
 type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
 /** An open reservation of a budget: its estimate and the counter epoch it is in (`under`: admitted without a view). */
 type Held = { est: bigint; epoch: string; under: boolean };
+/** An open reservation's share of its minute's window: its estimated tokens and the window's epoch. */
+type WindowHeld = { tokens: number; epoch: string };
 
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
@@ -33,8 +37,8 @@ export type RedisLimiterOptions = {
   /** The circuit breaker's first wait before probing Redis again (doubles up to 5 s). */
   probeMs?: number;
   onBreakerChange?: (state: BreakerState) => void;
-  /** Costs of this process's records of a key not written to the store yet, created in [since, until) (the record writer). */
-  unwritten?: (keyId: string, since: string, until: string) => readonly string[];
+  /** This process's records of a key not written to the store yet, created in [since, until) (the record writer). */
+  unwritten?: (keyId: string, since: string, until: string) => readonly LimitedRecord[];
   /** How long a re-seed waits before reading the store, so records queued anywhere before the loss are written (default 600 ms). */
   reseedDelayMs?: () => number;
 };
@@ -50,7 +54,7 @@ export class RedisLimiter implements Limiter {
   #failOpen: boolean;
   readonly #onError: (err: unknown) => void;
   readonly #breaker: Breaker;
-  readonly #unwritten: (keyId: string, since: string, until: string) => readonly string[];
+  readonly #unwritten: (keyId: string, since: string, until: string) => readonly LimitedRecord[];
   readonly #reseedDelayMs: () => number;
   /** Where budgets are seeded from (set by seed()); without one a missing counter starts at 0. */
   #store: Store | null = null;
@@ -58,10 +62,15 @@ export class RedisLimiter implements Limiter {
   readonly #pending = new Map<string, bigint>();
   readonly #uncertain: Uncertain[] = [];
   /** The last value of each key's spend counter this process saw: the base of a counter Redis lost. */
-  readonly #views = new Map<string, { sk: string; nanos: bigint }>();
+  readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string }>();
   /** Open reservations per spend counter (budgeted keys, with a store): a re-seed counts those of earlier epochs. */
   readonly #open = new Map<string, Set<Held>>();
   readonly #reseeds = new Map<string, Reseed>();
+  /** The last requests and tokens of each key's current window this process saw: the base of a window Redis lost. */
+  readonly #windowViews = new Map<string, { wk: string; requests: number; tokens: number; epoch: string }>();
+  /** Open reservations per window (with a store): a window's re-seed counts those of earlier epochs. */
+  readonly #openWindows = new Map<string, Set<WindowHeld>>();
+  readonly #windowReseeds = new Map<string, WindowReseed>();
   readonly #bounded = new Bounded(RESEED_CONCURRENCY);
   #closed = false;
   /** Reservation tokens: unique per limiter instance (several replicas share the hashes). */
@@ -99,7 +108,7 @@ export class RedisLimiter implements Limiter {
     return {
       backend: 'redis', failOpen: this.#failOpen,
       breaker: { state: b.state, since: new Date(b.since).toISOString(), lastError: b.lastError, lastErrorAt: b.lastErrorAt === null ? null : new Date(b.lastErrorAt).toISOString(), opened: b.opened },
-      reseeding: this.#reseeds.size,
+      reseeding: this.#reseeds.size + this.#windowReseeds.size,
     };
   }
 
@@ -171,7 +180,7 @@ export class RedisLimiter implements Limiter {
         const sk = this.#spendKey(s.key.id, period, s.start);
         const v = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`],
           [s.nanos.toString(), this.#spendTtl(period, now), `${this.#instance}.s${++this.#seq}`, String(s.start), MARK_TTL_S]) as string | null;
-        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()) });
+        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: '' });
       }
     } catch (err) { this.#onError(err); }
   }
@@ -212,47 +221,71 @@ export class RedisLimiter implements Limiter {
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
     // The breaker is open: Redis is down or hung, so this request does not wait on it.
     if (this.#breaker.isOpen) return this.#withoutRedis(budget ? sk : null);
-    const token = budget ? `x:${this.#instance}:${++this.#seq}` : '';
-    // With a store, a missing counter is rebuilt in the script from this process's last view of it.
+    const token = `x:${this.#instance}:${++this.#seq}`;
+    // With a store, a missing counter or window is rebuilt in the script from this process's last view of it.
     const tracked = budget !== null && this.#store !== null;
+    const windowed = (key.rpmLimit !== null || key.tpmLimit !== null) && this.#store !== null;
     const view = tracked ? this.#views.get(key.id) : undefined;
-    let res: [number, string, string?, number?, number?, string?];
+    const wview = windowed ? this.#windowViews.get(key.id) : undefined;
+    let res: [number, string, string, number, number, string, string, number, string, string, string];
     try {
-      res = await this.#script('acquire', [wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`], [
+      res = await this.#script('acquire', [wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
         key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
         budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
         view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
+        wview && wview.wk === wk ? `${wview.requests}:${wview.tokens}` : '', minute, windowed ? '1' : '0',
+        wview?.epoch ?? '', view?.epoch ?? '',
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
       return this.#withoutRedis(budget ? sk : null, budget ? { wk, sk, token, est: estNanos } : undefined);
     }
-    const [code, used, epoch = '', reseed = 0, under = 0, t0 = ''] = res;
+    const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {
-      if (view && view.sk === sk) view.nanos = BigInt(used); else this.#views.set(key.id, { sk, nanos: BigInt(used) });
+      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch });
+    }
+    if (windowed && code !== 6) {
+      if (wview && wview.wk === wk) { wview.requests = Number(requests); wview.tokens = Number(windowTokensNow); wview.epoch = wepoch; }
+      else this.#windowViews.set(key.id, { wk, requests: Number(requests), tokens: Number(windowTokensNow), epoch: wepoch });
     }
     if (reseed === 1) this.#startReseed(key, budget!, sk, epoch, Number(t0));
-    if (code === 1) throw rateLimitError('rpm', key.rpmLimit!, Number(used), 1, now);
-    if (code === 2) throw rateLimitError('tpm', key.tpmLimit!, Number(used), tokens, now);
+    if (wreseed === 1) this.#startWindowReseed(key, wk, minute, wepoch, Number(wt0));
+    if (code === 1) throw rateLimitError('rpm', key.rpmLimit!, Number(requests), 1, now);
+    if (code === 2) throw rateLimitError('tpm', key.tpmLimit!, Number(windowTokensNow), tokens, now);
     if (code === 3) throw budgetError(key, BigInt(used), estNanos, now);
     if (code === 6) {
       throw new LimitError('rpm', 'This API key\'s budget is being re-checked (the shared limiter lost its counters); retry shortly.', { 'retry-after': '1' });
     }
-    return this.#reservation(wk, sk, token, tokens, budget !== null, estNanos, tracked ? { est: estNanos, epoch, under: under === 1 } : null);
+    return this.#reservation(wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
+      tracked ? { est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
   }
 
-  #reservation(wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null): Reservation {
+  #reservation(wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null, wheld: WindowHeld, trackWindow: boolean): Reservation {
     if (held) {
       let set = this.#open.get(sk);
       if (!set) this.#open.set(sk, (set = new Set()));
       set.add(held);
     }
+    if (trackWindow) {
+      let set = this.#openWindows.get(wk);
+      if (!set) this.#openWindows.set(wk, (set = new Set()));
+      set.add(wheld);
+    }
     let done = false;
-    const adjust = async (tokenDelta: number, actual: bigint): Promise<void> => {
+    const adjust = async (tokenDelta: number, actual: bigint, actualTokens: number): Promise<void> => {
       if (done) return;
       done = true;
       let nanoDelta = budgeted ? actual - estNanos : 0n;
       let whole = budgeted ? actual : 0n;
+      // Counted whole in a window rebuilt without it, unless this process's re-seed will count its record.
+      let wholeRequest = true;
+      if (trackWindow) {
+        const set = this.#openWindows.get(wk);
+        set?.delete(wheld);
+        if (set?.size === 0) this.#openWindows.delete(wk);
+        const rs = this.#windowReseeds.get(wk);
+        if (rs && !rs.snapshot && wheld.epoch !== rs.epoch) { rs.skipped.requests += 1; rs.skipped.tokens += actualTokens; wholeRequest = false; }
+      }
       if (held) {
         const set = this.#open.get(sk);
         set?.delete(held);
@@ -265,7 +298,10 @@ export class RedisLimiter implements Limiter {
       if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
       if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); return; }
       try {
-        await this.#script('adjust', [wk, sk, `${sk}:m`], [String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0']);
+        await this.#script('adjust', [wk, sk, `${sk}:m`], [
+          String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
+          wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
+        ]);
       } catch (err) {
         // The correction is not lost: it is added to the counter once Redis answers again.
         this.#failed(err);
@@ -273,14 +309,18 @@ export class RedisLimiter implements Limiter {
       }
     };
     return {
-      settle: (actual) => adjust(Math.max(0, Math.ceil(actual.tokens)) - tokens, budgeted ? toNanos(actual.costUsd) : 0n),
-      release: () => adjust(-tokens, 0n),
+      settle: (actual) => {
+        const used = Math.max(0, Math.ceil(actual.tokens));
+        return adjust(used - tokens, budgeted ? toNanos(actual.costUsd) : 0n, used);
+      },
+      release: () => adjust(-tokens, 0n, 0),
     };
   }
 
   /** Starts (once per counter) the background re-seed of a provisional counter this process must correct. */
   #startReseed(key: KeyRecord, budget: NonNullable<ReturnType<typeof budgetOf>>, sk: string, epoch: string, t0: number): void {
-    if (this.#reseeds.has(sk) || !this.#store) return;
+    // One per counter; a counter lost again while its re-seed runs gets a new one (the old one's correction finds another epoch).
+    if (this.#reseeds.get(sk)?.epoch === epoch || !this.#store) return;
     const rs: Reseed = { epoch, t0: Number.isFinite(t0) && t0 > 0 ? t0 : this.#now(), snapshot: false, skipped: 0n };
     this.#reseeds.set(sk, rs);
     void this.#bounded.run(() => this.#reseed(key, budget.start, sk, rs))
@@ -289,19 +329,16 @@ export class RedisLimiter implements Limiter {
   }
 
   async #reseed(key: KeyRecord, start: number, sk: string, rs: Reseed): Promise<void> {
-    // Records every replica queued before the loss are written within about a flush interval: wait for them.
-    await sleep(this.#reseedDelayMs(), undefined, { ref: false });
     const since = new Date(start).toISOString();
     const until = new Date(rs.t0).toISOString();
     let queued = 0n;
-    let wait = RESEED_RETRY_MS;
-    for (;;) {
-      if (this.#closed) return;
-      if (!rs.snapshot) {
-        for (const c of this.#unwritten(key.id, since, until)) queued += toNanos(c);
-        rs.snapshot = true;
-      }
-      try {
+    await runReseed({
+      delayMs: this.#reseedDelayMs(), stop: () => this.#closed || this.#reseeds.get(sk) !== rs, onError: this.#onError,
+      attempt: async () => {
+        if (!rs.snapshot) {
+          for (const r of this.#unwritten(key.id, since, until)) queued += toNanos(r.costUsd);
+          rs.snapshot = true;
+        }
         const stored = await storedSpend(this.#store!.sql, key.id, since, until);
         const earlier = [...this.#open.get(sk) ?? []].filter((h) => h.epoch !== rs.epoch);
         let open = 0n;
@@ -314,13 +351,45 @@ export class RedisLimiter implements Limiter {
           // Corrected by another replica (or lost again): what was left out of Redis goes back where the counter still stands.
           await this.#script('reconcile', [sk], [rs.skipped.toString()]);
         }
-        return;
-      } catch (err) {
-        this.#onError(err);
-        await sleep(wait, undefined, { ref: false });
-        wait = Math.min(RESEED_RETRY_MAX_MS, wait * 2);
-      }
-    }
+      },
+    });
+  }
+
+  /** Starts (once per window) the background re-seed of a provisional minute window this process must correct. */
+  #startWindowReseed(key: KeyRecord, wk: string, minute: number, epoch: string, t0: number): void {
+    if (this.#windowReseeds.get(wk)?.epoch === epoch || !this.#store) return;
+    const rs: WindowReseed = { epoch, minute, t0: Number.isFinite(t0) && t0 > 0 ? t0 : this.#now(), snapshot: false, skipped: { requests: 0, tokens: 0 } };
+    this.#windowReseeds.set(wk, rs);
+    void this.#bounded.run(() => this.#reseedWindow(key, wk, rs))
+      .catch((err: unknown) => this.#onError(err))
+      .finally(() => { if (this.#windowReseeds.get(wk) === rs) this.#windowReseeds.delete(wk); });
+  }
+
+  /**
+   * The minute's requests and tokens up to the loss: the store's records of the key admitted in the
+   * minute, this process's unwritten ones, and its reservations of the window's earlier epochs still
+   * open. Given up once the minute is over (the window no longer limits anything).
+   */
+  async #reseedWindow(key: KeyRecord, wk: string, rs: WindowReseed): Promise<void> {
+    const since = new Date(rs.minute * WINDOW_MS).toISOString();
+    const until = new Date(rs.t0).toISOString();
+    const queued = { requests: 0, tokens: 0 };
+    await runReseed({
+      delayMs: this.#reseedDelayMs(), stop: () => this.#closed || this.#windowReseeds.get(wk) !== rs || minuteOf(this.#now()) > rs.minute, onError: this.#onError,
+      attempt: async () => {
+        if (!rs.snapshot) {
+          for (const r of this.#unwritten(key.id, since, until)) if (admittedRecord(r)) { queued.requests++; queued.tokens += windowTokens(r); }
+          rs.snapshot = true;
+        }
+        const stored = await storedWindow(this.#store!.sql, key.id, since, until);
+        const earlier = [...this.#openWindows.get(wk) ?? []].filter((h) => h.epoch !== rs.epoch);
+        let tokens = stored.tokens + queued.tokens;
+        for (const h of earlier) tokens += h.tokens;
+        const done = await this.#script('correctWindow', [wk], [rs.epoch, stored.requests + queued.requests + earlier.length, tokens]);
+        if (done === 1) for (const h of earlier) h.epoch = rs.epoch;
+        else if (rs.skipped.requests > 0) await this.#script('reconcileWindow', [wk], [rs.skipped.requests, rs.skipped.tokens]);
+      },
+    });
   }
 
   /** Spend (including open reservations) of a key in its current period, as nanos. */
@@ -331,7 +400,7 @@ export class RedisLimiter implements Limiter {
   }
 
   /** Re-seeds in progress (tests). */
-  get reseeding(): number { return this.#reseeds.size; }
+  get reseeding(): number { return this.#reseeds.size + this.#windowReseeds.size; }
 
   async close(): Promise<void> {
     this.#closed = true;
