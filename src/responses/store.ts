@@ -1,10 +1,12 @@
 // Stored responses (`store: true` on POST /v1/responses): each answer with the input items its request
 // added, scoped to the key that made it, kept for the configured retention. `previous_response_id`
 // rebuilds a conversation by walking the chain in one recursive query. Queries are written once
-// against store.sql (both dialects); writes are never awaited by a request: a response is readable
-// from memory until its row is committed.
+// against store.sql (both dialects); writes go through the store's write thread and are never awaited by
+// a request: a response is readable from memory until its row is committed (or, when only the writer
+// holds its input items, a read waits for that one write).
 import { GatewayError } from '../gateway-error.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
+import { insertStoredResponse, type StoredResponseRow } from './rows.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -42,25 +44,45 @@ async function reading<T>(q: Promise<T>): Promise<T> {
   }
 }
 
+/** A row written but maybe not committed yet; `inputItems` null when only the write side will extract them (a pooled body). */
+type Pending = Omit<StoredResponse, 'inputItems'> & { inputItems: Rec[] | null; written: Promise<void> };
+
+const publicView = (p: Pending): StoredResponse => ({
+  id: p.id, keyId: p.keyId, createdAt: p.createdAt, expiresAt: p.expiresAt, previousId: p.previousId, inputItems: p.inputItems!, response: p.response,
+});
+
 export class ResponseStore {
   readonly #sql: SqlRunner;
   /** Written but not yet committed (or whose write failed and is being reported): served from here. */
-  readonly #pending = new Map<string, StoredResponse>();
+  readonly #pending = new Map<string, Pending>();
   #lastPurge = 0;
   readonly #onError: (e: unknown) => void;
+  readonly #write: (row: StoredResponseRow) => Promise<void>;
 
-  constructor(sql: SqlRunner, onError: (e: unknown) => void = (e) => console.error('stored responses:', (e as Error).message)) {
+  /**
+   * `write` inserts a row: by default on `sql` (this thread); the gateway passes the store's write
+   * thread, so serialising and inserting (synchronous with SQLite) leave the event loop.
+   */
+  constructor(sql: SqlRunner, onError: (e: unknown) => void = (e) => console.error('stored responses:', (e as Error).message), write?: (row: StoredResponseRow) => Promise<void>) {
     this.#sql = sql;
     this.#onError = onError;
+    this.#write = write ?? ((row) => insertStoredResponse(sql, row));
   }
 
-  /** Queues the row; the caller does not wait. Expired rows are purged at most once an hour, on a write. */
-  save(r: StoredResponse): void {
-    this.#pending.set(r.id, r);
-    const params = [r.id, r.keyId, r.createdAt, r.expiresAt, r.previousId, JSON.stringify(r.inputItems), JSON.stringify(r.response)];
-    this.#sql.run('INSERT INTO stored_responses (id, key_id, created_at, expires_at, previous_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, ?)', params)
-      .catch(this.#onError)
-      .finally(() => this.#pending.delete(r.id));
+  /**
+   * Queues the row; the caller does not wait. With `body` (the client's request bytes) the writer
+   * extracts the input items from it, and `inputItems` may be null: reads of this response then wait
+   * for its write. Expired rows are purged at most once an hour, on a write.
+   */
+  save(r: Omit<StoredResponse, 'inputItems'> & { inputItems: Rec[] | null }, body?: Uint8Array): void {
+    if (r.inputItems === null && body === undefined) throw new Error('a stored response needs its input items or its request body');
+    const row: StoredResponseRow = {
+      id: r.id, keyId: r.keyId, createdAt: r.createdAt, expiresAt: r.expiresAt, previousId: r.previousId, responseJson: JSON.stringify(r.response),
+      ...(body !== undefined ? { body } : { inputJson: JSON.stringify(r.inputItems) }),
+    };
+    let written: Promise<void>;
+    try { written = this.#write(row); } catch (e) { written = Promise.reject(e); }
+    this.#pending.set(r.id, { ...r, written: written.catch(this.#onError).finally(() => this.#pending.delete(r.id)) });
     const now = Date.now();
     if (now - this.#lastPurge > PURGE_EVERY_MS) {
       this.#lastPurge = now;
@@ -70,13 +92,17 @@ export class ResponseStore {
 
   /** Waits for the writes queued so far (tests, shutdown). */
   async settle(): Promise<void> {
-    while (this.#pending.size > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.#pending.size > 0) await Promise.all([...this.#pending.values()].map((p) => p.written));
   }
 
   async get(id: string, keyId: string): Promise<StoredResponse | null> {
     const now = Date.now();
     const p = this.#pending.get(id);
-    if (p) return p.keyId === keyId && p.expiresAt > now ? p : null;
+    if (p) {
+      if (p.keyId !== keyId || p.expiresAt <= now) return null;
+      if (p.inputItems !== null) return publicView(p);
+      await p.written; // its input items are the writer's to extract: read the committed row
+    }
     const rows = await reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now]));
     const row = rows[0];
     if (!row) return null;
@@ -88,10 +114,8 @@ export class ResponseStore {
 
   async delete(id: string, keyId: string): Promise<boolean> {
     const p = this.#pending.get(id);
-    if (p && p.keyId === keyId) {
-      // Not committed yet: wait for the insert so the delete finds the row.
-      await this.settle();
-    }
+    // Not committed yet: wait for the insert so the delete finds the row.
+    if (p && p.keyId === keyId) await p.written;
     return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
   }
 
@@ -101,12 +125,14 @@ export class ResponseStore {
    */
   async conversation(id: string, keyId: string): Promise<Rec[]> {
     const now = Date.now();
-    const mem: StoredResponse[] = [];
+    const mem: Pending[] = [];
     let cursor: string | null = id;
     // The newest links may still be in memory; the rest of the chain comes from the database.
     while (cursor !== null && this.#pending.has(cursor)) {
-      const p: StoredResponse = this.#pending.get(cursor)!;
+      const p: Pending = this.#pending.get(cursor)!;
       if (p.keyId !== keyId || p.expiresAt <= now) throw notFound(id);
+      // Input items only the writer extracts: once its write is done the link is read from the database.
+      if (p.inputItems === null) { await p.written; continue; }
       mem.unshift(p);
       cursor = p.previousId;
     }
@@ -119,7 +145,7 @@ export class ResponseStore {
       }
       for (const r of rows) links.push({ previousId: null, inputItems: json(r.input_items) as Rec[], response: json(r.response) as Rec });
     }
-    links.push(...mem);
+    for (const p of mem) links.push({ previousId: p.previousId, inputItems: p.inputItems!, response: p.response });
     if (links.length > MAX_CHAIN) throw new GatewayError('invalid_parameter', `conversations are limited to ${MAX_CHAIN} chained responses`, { param: 'previous_response_id' });
     const items: Rec[] = [];
     for (const l of links) items.push(...l.inputItems, ...(Array.isArray(l.response.output) ? l.response.output as Rec[] : []));
