@@ -6,6 +6,7 @@ import type { KeyRing } from '../auth/keyring.ts';
 import type { KeyAdmin } from '../auth/admin.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { Store } from '../store/types.ts';
+import type { StoredResponseRow } from '../responses/rows.ts';
 import type { Bookkeeper } from './bookkeeping.ts';
 import type { GatewayMetrics } from '../metrics/gateway.ts';
 import type { FeedbackService } from './feedback-route.ts';
@@ -25,6 +26,8 @@ export type Services = {
   admin: KeyAdmin | null;
   limiter: Limiter | null;
   store: Store | null;
+  /** Inserts a stored response off the event loop (the store's write thread while it lives); absent: on `store`. */
+  responseWrites?: ((row: StoredResponseRow) => Promise<void>) | null;
   books: Bookkeeper;
   /** This gateway's metrics (each gateway in a process has its own registry). */
   metrics: GatewayMetrics;

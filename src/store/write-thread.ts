@@ -1,5 +1,5 @@
-// Writes on a thread of their own: the record writer's inserts, the key ring's last-used times and new
-// feedback metric definitions (SQLite's synchronous calls, with a busy handler that sleeps while another
+// Writes on a thread of their own: the record writer's inserts, the key ring's last-used times, new
+// feedback metric definitions and stored responses (SQLite's synchronous calls, with a busy handler that sleeps while another
 // connection commits; pg's protocol work) leave the event loop that serves requests. Reads stay on the main store.
 import { Worker } from 'node:worker_threads';
 import type { MetricClaim, MetricDef } from '../feedback/metric-store.ts';
@@ -7,8 +7,9 @@ import { StoreError, type StoreErrorFields } from './errors.ts';
 import { toWire } from './inference-wire.ts';
 import type { OpenStoreOptions } from './open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from './types.ts';
+import type { StoredResponseRow } from '../responses/rows.ts';
 
-export type WriteKind = 'inferences' | 'feedback' | 'touch' | 'claimMetrics' | 'close';
+export type WriteKind = 'inferences' | 'feedback' | 'touch' | 'claimMetrics' | 'storedResponse' | 'close';
 export type WriteMessage = { id: number; kind: WriteKind; args: unknown[] };
 type Reply = { id: number; value?: unknown; error?: StoreErrorFields };
 
@@ -61,6 +62,8 @@ export class WriteThread {
   insertInferences = (recs: InferenceRecord[]): Promise<void> => this.#call('inferences', recs.map(toWire));
   insertFeedback = (rows: FeedbackRow[]): Promise<void> => this.#call('feedback', rows);
   touchKeys = (lastUsed: Array<{ id: string; at: string }>): Promise<void> => this.#call('touch', lastUsed);
+  /** One stored response (src/responses/rows.ts): its request body, when sent, is parsed on the thread. */
+  insertStoredResponse = (row: StoredResponseRow): Promise<void> => this.#call('storedResponse', [row]);
   /** claimMetricDefs (src/feedback/metric-store.ts) on the thread's connection. */
   claimMetrics = async (scope: string, wanted: MetricClaim[]): Promise<Map<string, MetricDef>> =>
     new Map(await this.#call<Array<[string, MetricDef]>>('claimMetrics', [scope, wanted]));

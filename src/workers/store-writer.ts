@@ -8,6 +8,7 @@ import { fromWire, type InferenceWire } from '../store/inference-wire.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { FeedbackRow } from '../store/types.ts';
 import type { WriteMessage } from '../store/write-thread.ts';
+import { insertStoredResponse, type StoredResponseRow } from '../responses/rows.ts';
 
 const port = parentPort!;
 const store = await openStore(workerData as OpenStoreOptions).catch((e: unknown) => {
@@ -25,6 +26,7 @@ async function run(m: WriteMessage): Promise<unknown> {
       const [scope, wanted] = m.args as [string, MetricClaim[]];
       return [...(await claimMetricDefs(store.sql, scope, wanted))];
     }
+    case 'storedResponse': return insertStoredResponse(store.sql, m.args[0] as StoredResponseRow);
     case 'close': return store.close();
   }
 }
