@@ -99,7 +99,7 @@ function encodeInline(clientFormat: ClientFormat, body: Rec, canonical: { value:
 function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config): PreparedRequest {
   const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
   const canonical = { value: null as CanonicalRequest | null };
-  return { meta: bodyMeta(body), bytes: buf, images: countInputImages(body), encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+  return { meta: bodyMeta(body, clientFormat), bytes: buf, images: countInputImages(body), encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
 }
 
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */

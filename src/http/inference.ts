@@ -22,11 +22,14 @@ import type { Routed } from '../router/service.ts';
 
 /**
  * What a route adds around the shared flow (the Responses route: stored conversations). `prepare`
- * runs on the parsed, validated body before routing and may rewrite it (such bodies are parsed here,
- * never in the worker pool); `finished` gets the outcome after the answer went out.
+ * runs on the validated body before routing and may rewrite it; it gets the request bytes too. With
+ * `pooled`, bodies above the threshold still go to the worker pool: `prepare` then gets their
+ * parameters only (`pooled` true) and may return the full body it needs, which ends the pool's part.
+ * `finished` gets the outcome after the answer went out.
  */
 export type InferenceExtension = {
-  prepare(body: Record<string, unknown>, client: ClientInfo, id: string): Promise<void>;
+  pooled?: boolean;
+  prepare(body: Record<string, unknown>, client: ClientInfo, id: string, bytes: Buffer, pooled: boolean): Promise<Record<string, unknown> | void>;
   finished(outcome: InferenceOutcome, client: ClientInfo, id: string): void;
 };
 
@@ -52,13 +55,16 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     let buf = await readBody(req, cfg.server.bodyLimitBytes);
     inputEstimate = Math.ceil(buf.length / 4);
     if (cfg.storage.logBodies === 'full') bodyText = buf.toString('utf8');
-    if (svc.convert && !ext && buf.length >= cfg.workers.convertThresholdBytes) {
+    if (svc.convert && (!ext || ext.pooled) && buf.length >= cfg.workers.convertThresholdBytes) {
       // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
       prepared = await svc.convert.prepare(buf, format, cfg);
       buf = prepared.bytes;
       body = prepared.meta;
     } else body = parseAndValidate(buf, format, cfg.server.jsonMaxDepth);
-    if (ext) await ext.prepare(body, client, id);
+    if (ext) {
+      const full = await ext.prepare(body, client, id, buf, prepared !== null);
+      if (full) { body = full; prepared = null; }
+    }
     requested = body.model as string;
     if (requested === 'router') {
       // Router mode (src/router): the decision picks the plan; its first target stands as the model.

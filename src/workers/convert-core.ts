@@ -105,12 +105,17 @@ function capCanonical(req: CanonicalRequest, cap: number): CanonicalRequest {
 /** Top-level fields that hold conversation content; the rest is small and goes back to the main thread. */
 const CONTENT_FIELDS = new Set(['messages', 'system', 'tools', 'contents', 'input', 'prompt']);
 
+/** Responses answers echo the request's tools and name their calls from them (custom and namespaced tools). */
+const RESPONSES_CONTENT_FIELDS = new Set([...CONTENT_FIELDS].filter((f) => f !== 'tools'));
+
 /**
  * The parameters of a validated body without its content: what the main thread needs (model,
- * stream, stream_options, max tokens, metadata, extra) to route, limit and record the request.
+ * stream, stream_options, max tokens, metadata, extra) to route, limit and record the request,
+ * and for a Responses body what its answer is encoded from (tools).
  */
-export function bodyMeta(body: Rec): Rec {
+export function bodyMeta(body: Rec, clientFormat?: ClientFormat): Rec {
+  const skip = clientFormat === 'openai-responses' ? RESPONSES_CONTENT_FIELDS : CONTENT_FIELDS;
   const out: Rec = {};
-  for (const [k, v] of Object.entries(body)) if (!CONTENT_FIELDS.has(k)) out[k] = v;
+  for (const [k, v] of Object.entries(body)) if (!skip.has(k)) out[k] = v;
   return out;
 }

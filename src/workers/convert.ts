@@ -94,7 +94,7 @@ export default function convertTask(task: ConvertTask): ConvertResult {
   if (!targets) return moved({ kind: 'need-targets', original: task.bytes }, [task.bytes]);
   let body: Rec;
   try { body = parseAndValidate(buf, task.clientFormat, task.maxDepth); } catch (e) { return { kind: 'error', error: toWire(e) }; }
-  const meta = bodyMeta(body);
+  const meta = bodyMeta(body, task.clientFormat);
   const t = typeof body.model === 'string' && Object.hasOwn(targets, body.model) ? targets[body.model] : undefined;
   let primary: EncodedBytes | { id: string; error: WireError } | null = null;
   if (t) {
