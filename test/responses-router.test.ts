@@ -71,7 +71,7 @@ test('routed to a native Responses target: relayed without router fields, decisi
 
 test('routed and streamed to a translated target: the full event sequence, model of the chosen target', async () => {
   ant.reset();
-  const stream = client.responses.stream({ model: 'router', models: ['big-1'], input: 'stream via the router', max_output_tokens: 100 } as OpenAI.Responses.ResponseCreateParamsStreaming);
+  const stream = client.responses.stream({ model: 'router', models: ['big-1'], input: 'stream via the router', max_output_tokens: 100 } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming);
   const types: string[] = [];
   for await (const ev of stream) types.push(ev.type);
   const r = await stream.finalResponse();

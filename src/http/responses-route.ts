@@ -5,6 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceOutcome } from '../engine/context.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { ResponseStore } from '../responses/store.ts';
+import { storedInputItems } from '../responses/rows.ts';
+import { parseAndValidate } from '../workers/convert-core.ts';
 import type { Store } from '../store/types.ts';
 import { handleInference, type InferenceExtension } from './inference.ts';
 import { sendError, sendJson } from './envelope.ts';
@@ -24,7 +26,7 @@ export function responseStoreOf(svc: Services): ResponseStore | null {
   const db = svc.store;
   if (!db) return null;
   let s = stores.get(db);
-  if (!s) { s = new ResponseStore(db.sql); stores.set(db, s); }
+  if (!s) { s = new ResponseStore(db.sql, undefined, svc.responseWrites ?? undefined); stores.set(db, s); }
   return s;
 }
 
@@ -38,21 +40,6 @@ export function responseIdOf(raw: string): string {
   return raw.startsWith('resp_') ? raw.slice(5) : raw;
 }
 
-/** Input items as stored: a string input becomes one user message; every item gets an id. */
-function storedInputItems(input: unknown, responseId: string): Rec[] {
-  const items: Rec[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }] : (input as Rec[]);
-  const hex = responseId.replaceAll('-', '');
-  return items.map((raw, i) => {
-    const it: Rec = { ...raw };
-    if ((it.type ?? 'message') === 'message') {
-      it.type = 'message';
-      if (typeof it.content === 'string') it.content = [{ type: it.role === 'assistant' ? 'output_text' : 'input_text', text: it.content }];
-    }
-    if (typeof it.id !== 'string') it.id = `${it.type === 'message' ? 'msg' : 'item'}_${hex}i${i.toString(16).padStart(4, '0')}`;
-    return it;
-  });
-}
-
 /** Puts the stored turns of `previous_response_id` before `input`; returns the (unprefixed) id it named. */
 export async function prependHistory(svc: Services, body: Rec, client: ClientInfo): Promise<string | null> {
   if (typeof body.previous_response_id !== 'string') return null;
@@ -64,30 +51,43 @@ export async function prependHistory(svc: Services, body: Rec, client: ClientInf
   return id;
 }
 
-/** The extension that turns the shared inference flow into the Responses API's stored conversations. */
+/**
+ * The extension that turns the shared inference flow into the Responses API's stored conversations.
+ * Large bodies stay with the worker pool: `body` is then their parameters only, and only a request
+ * chained with previous_response_id is parsed here (the stored turns go into its `input`). The stored
+ * input items are extracted from the request bytes by the store's write thread.
+ */
 function storedConversation(svc: Services): InferenceExtension {
   let ownInput: unknown = null;
+  let raw: Buffer | null = null;
   let store = false;
   let previous: string | null = null;
   return {
-    async prepare(body, client) {
+    pooled: true,
+    async prepare(body, client, _id, bytes, pooled) {
       const rs = responseStoreOf(svc);
       const retention = svc.holder.current.responses.retentionMs;
       store = body.store !== false && retention > 0 && rs !== null;
       // The answer says what really happened: not stored when storage is off.
       if (body.store !== false && !store) body.store = false;
-      ownInput = body.input;
-      previous = await prependHistory(svc, body, client);
+      raw = bytes;
+      if (typeof body.previous_response_id !== 'string') { ownInput = pooled ? null : body.input; return; }
+      // History goes into `input`: a pooled body is parsed here after all (its store flag as decided above).
+      const full = pooled ? { ...parseAndValidate(bytes, 'openai-responses', svc.holder.current.server.jsonMaxDepth), store: body.store } : body;
+      ownInput = full.input;
+      previous = await prependHistory(svc, full, client);
+      return pooled ? full : undefined;
     },
     finished(outcome: InferenceOutcome, client, id) {
       if (!store || outcome.status !== 200 || outcome.error || typeof outcome.result !== 'object' || outcome.result === null) return;
       const response = outcome.result as Rec;
       if (response.status === 'failed') return;
       const now = Date.now();
+      // Items parsed here are kept for reads until the row commits; the writer extracts its own from the bytes.
       responseStoreOf(svc)?.save({
         id, keyId: scopeOf(client), createdAt: now, expiresAt: now + svc.holder.current.responses.retentionMs, previousId: previous,
-        inputItems: storedInputItems(ownInput, id), response,
-      });
+        inputItems: ownInput === null ? null : storedInputItems(ownInput, id), response,
+      }, raw!);
     },
   };
 }
