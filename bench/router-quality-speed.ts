@@ -40,26 +40,29 @@ const refs: ModelRef[] = Array.from({ length: n }, (_, i) => i < learned.length
 const median = (xs: number[]) => xs.slice().sort((x, y) => x - y)[xs.length >> 1]!;
 const pct = (xs: number[], p: number) => xs.slice().sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 let sink = 0;
-/** CPU microseconds per call of fn over the items (one pass). */
-function cpuPer<T>(items: readonly T[], fn: (x: T) => number): number {
+/**
+ * CPU microseconds of this process per call of fn over the items, repeated `reps` times (a pass of
+ * about 40 ms: CPU time, not wall-clock, so preemption on a shared machine does not count).
+ */
+function usPer<T>(items: readonly T[], fn: (x: T) => number, reps: number): number {
   const c = process.cpuUsage();
-  for (const x of items) sink += fn(x);
+  for (let r = 0; r < reps; r++) for (const x of items) sink += fn(x);
   const d = process.cpuUsage(c);
-  return (d.user + d.system) / items.length;
+  return (d.user + d.system) / (items.length * reps);
 }
 
 const rounds = Number(a.rounds);
-console.log(`${rows.length} dev prompts (mean ${(rows.reduce((s, r) => s + r.prompt.length, 0) / rows.length).toFixed(0)} chars); CPU per call, median of ${rounds} interleaved passes (first dropped)`);
+console.log(`${rows.length} dev prompts (mean ${(rows.reduce((s, r) => s + r.prompt.length, 0) / rows.length).toFixed(0)} chars); CPU per call: the least and the median of ${rounds} interleaved passes of ~40 ms`);
 for (const set of sets) {
   const bodies = set.prompts.map((p) => JSON.stringify({ model: 'router', messages: [{ role: 'user', content: p }] }));
+  const parseFn = (b: string) => (JSON.parse(b) as { model: string }).model.length;
+  const extractFn = (p: string) => extractPromptFeatures({ turns: [p] }).idx.length;
+  const reps = Math.max(1, Math.round(40_000 / (usPer(set.prompts, extractFn, 1) * set.prompts.length)));
+  usPer(bodies, parseFn, 1);
   const r = { parse: [] as number[], now: [] as number[] };
-  for (let k = 0; k <= rounds; k++) {
-    const parse = cpuPer(bodies, (b) => (JSON.parse(b) as { model: string }).model.length);
-    const now = cpuPer(set.prompts, (p) => extractPromptFeatures({ turns: [p] }).idx.length);
-    if (k > 0) { r.parse.push(parse); r.now.push(now); }
-  }
-  const ratios = r.now.map((x, i) => x / r.parse[i]!);
-  console.log(`${set.name.padEnd(22)} extract ${median(r.now).toFixed(1).padStart(6)} us  JSON.parse ${median(r.parse).toFixed(1).padStart(5)} us  extract / parse ${median(ratios).toFixed(1)}x (passes ${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)})`);
+  for (let k = 0; k < rounds; k++) { r.parse.push(usPer(bodies, parseFn, reps)); r.now.push(usPer(set.prompts, extractFn, reps)); }
+  const min = (xs: number[]) => Math.min(...xs);
+  console.log(`${set.name.padEnd(22)} extract ${min(r.now).toFixed(1).padStart(6)} us (median ${median(r.now).toFixed(1)})  JSON.parse ${min(r.parse).toFixed(1).padStart(5)} us (median ${median(r.parse).toFixed(1)})  extract / parse ${(min(r.now) / min(r.parse)).toFixed(1)}x`);
 }
 
 // predict: wall-clock per call (p50/p99 over every prompt of the timed rounds) and CPU per call,
