@@ -6,22 +6,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import pg from 'pg';
 import { startMockOpenAI, startMockAnthropic, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { runCli } from './helpers/process.ts';
+import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
 
-const PG_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = 'admin-secret-for-e2e-tests';
 
 let oa: MockUpstream; let an: MockUpstream;
 before(async () => { oa = await startMockOpenAI(); an = await startMockAnthropic(); });
 after(async () => { await oa.close(); await an.close(); });
-
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try { await c.connect(); await c.query('SELECT 1'); return true; } catch { return false; } finally { await c.end().catch(() => {}); }
-}
 
 type Backend = 'sqlite' | 'postgres';
 
@@ -29,12 +23,12 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
   describe(`keys end to end on ${backend}`, () => {
     let gw: TestGateway;
     let skip: string | false = false;
-    const schema = `e2e_keys_${process.pid}_${Date.now().toString(36)}`;
+    const schema = freshSchema('e2e_keys');
     const env: Record<string, string> = backend === 'postgres' ? { GATEWAY_PG_SCHEMA: schema } : {};
 
     before(async () => {
-      if (backend === 'postgres' && !(await pgReachable())) {
-        if (process.env.CI === 'true') throw new Error(`PostgreSQL unreachable at ${PG_URL} (CI=true: failing, not skipping)`);
+      // pgAvailable throws under CI=true: failing, not skipping.
+      if (backend === 'postgres' && !(await pgAvailable())) {
         skip = `PostgreSQL unreachable at ${PG_URL}`;
         return;
       }
@@ -53,11 +47,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
     });
     after(async () => {
       if (gw) await gw.stop();
-      if (backend === 'postgres' && !skip) {
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        try { await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await c.end(); }
-      }
+      if (backend === 'postgres' && !skip) await dropSchema(schema);
     });
 
     const admin = (method: string, path: string, body?: unknown, key: string | null = ADMIN) => fetch(`${gw.url}${path}`, {
@@ -176,6 +166,23 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       const ok = await chat({ authorization: `Bearer ${key}` });
       assert.equal(ok.status, 200, await ok.clone().text());
 
+      // Rotate and edit from the command line, through the same code as the dashboard: the new secret and,
+      // for the grace period, the old one work; the narrowed models apply at the next refresh.
+      const rotated = await runCli(['keys', 'rotate', id, '--grace-hours', '1', '--json'], cliEnv);
+      assert.equal(rotated.code, 0, rotated.stdout + rotated.stderr);
+      const { key: fresh, previous_secret_valid_until: until } = JSON.parse(rotated.stdout) as { key: string; previous_secret_valid_until: string };
+      assert.ok(fresh.startsWith(`sk-gw-${id}-`) && fresh !== key);
+      assert.ok(Math.abs(Date.parse(until) - Date.now() - 3_600_000) < 120_000, until);
+      const edited = await runCli(['keys', 'edit', id, '--models', 'anth/*', '--rpm', 'none'], cliEnv);
+      assert.equal(edited.code, 0, edited.stdout + edited.stderr);
+      assert.match(edited.stdout, /budget: \$5 per month {2}rpm: none {2}tpm: 100000 {2}models: anth\/\*/);
+      await gw.services.keys!.refresh();
+      assert.equal((await chat({ authorization: `Bearer ${fresh}` })).status, 403, 'mock/* is no longer allowed');
+      assert.equal((await messages({ 'x-api-key': fresh })).status, 200);
+      assert.equal((await messages({ 'x-api-key': key })).status, 200, 'the old secret works during the grace period');
+      const spend = await runCli(['keys', 'list'], cliEnv);
+      assert.match(spend.stdout, new RegExp(`${id}\\s+active\\s+cli-made  spent: \\$[0-9.]+ of \\$5 this month \\([0-9.]+%\\)`));
+
       const revoked = await runCli(['keys', 'revoke', id], cliEnv);
       assert.equal(revoked.code, 0, revoked.stdout);
       assert.match(revoked.stdout, new RegExp(`revoked key ${id}`));
@@ -189,6 +196,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       const refused = await chat({ authorization: `Bearer ${key}` });
       assert.equal(refused.status, 401);
       assert.equal((await refused.text()).includes(key), false);
+      assert.equal((await messages({ 'x-api-key': fresh })).status, 401, 'revocation ends the rotated secret and its grace');
     });
 
     test('auth failures: 401 in the endpoint envelope, never echoing the key', async (t) => {
