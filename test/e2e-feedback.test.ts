@@ -3,23 +3,17 @@
 // storage and the per-model statistics the dashboard and router read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { rmSync } from 'node:fs';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
 
-const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
-async function pgAvailable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1000 });
-  try { await c.connect(); await c.end(); return true; } catch { return false; }
-}
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`feedback end to end (${backend})`, async () => {
-    const havePg = backend === 'sqlite' || await pgAvailable();
-    if (!havePg && process.env.CI === 'true') throw new Error('PostgreSQL must be reachable on CI');
-    const schema = `fb_${process.pid}_${Date.now()}`;
+    const havePg = backend === 'sqlite' || await pgAvailable(); // throws under CI=true when PostgreSQL is down
+    const schema = freshSchema('fb');
     let oa: MockUpstream; let gw: TestGateway; let adminKey = 'admin-key-for-feedback-e2e-tests'; let keyA = ''; let keyB = '';
     before(async () => {
       if (!havePg) return;
@@ -37,7 +31,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     after(async () => {
       if (!havePg) return;
       await gw.stop(); await oa.close();
-      if (backend === 'postgres') { const c = new pg.Client(PG_URL); await c.connect(); await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`); await c.end(); }
+      if (backend === 'postgres') await dropSchema(schema);
     });
 
     const infer = async (key: string, model = 'mockai/m1'): Promise<string> => {
