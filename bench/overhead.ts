@@ -28,6 +28,8 @@ const HELP = `usage: node bench/overhead.ts [flags]
   --noagent           add http-proxy-3-noagent (library default agent: false, a new upstream connection per request)
   --auth              add gateway-auth (auth on, rate-limited key from \`keys create\`)
   --pg [--pg-url U]   add gateway-auth-pg (the same with DATABASE_URL=U, default postgres://postgres@127.0.0.1:5432/test)
+  --baseline DIR      add gateway-base: the gateway of the checkout in DIR (its src/main.ts and its own
+                      bench/gateway.bench.yaml), measured in the same rounds; ratios gateway/gateway-base
   --quick             rounds 2, duration 1.5, open-duration 3
   --json FILE         also write the results as JSON
   --profile DIR       write a V8 CPU profile (.cpuprofile) of each gateway and forwarder process into DIR/<system>`;
@@ -41,7 +43,7 @@ const { values: flags } = parseArgs({
     'open-rounds': { type: 'string', default: '1' }, 'open-duration': { type: 'string', default: '6' },
     scenarios: { type: 'string' }, systems: { type: 'string' }, auth: { type: 'boolean', default: false },
     pg: { type: 'boolean', default: false }, noagent: { type: 'boolean', default: false }, 'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
-    quick: { type: 'boolean', default: false }, json: { type: 'string' }, profile: { type: 'string' }, help: { type: 'boolean', default: false },
+    baseline: { type: 'string' }, quick: { type: 'boolean', default: false }, json: { type: 'string' }, profile: { type: 'string' }, help: { type: 'boolean', default: false },
   },
 });
 if (flags.help) { console.log(HELP); process.exit(0); }
@@ -54,7 +56,8 @@ const opts = {
 const wantedSystems: SystemName[] = flags.systems
   ? flags.systems.split(',').filter((s): s is SystemName => (ALL_SYSTEMS as readonly string[]).includes(s))
   : ['direct', 'http-proxy-3', ...(flags.noagent ? ['http-proxy-3-noagent' as const] : []), 'undici', 'gateway',
-    ...(flags.auth ? ['gateway-auth' as const] : []), ...(flags.pg ? ['gateway-auth-pg' as const] : [])];
+    ...(flags.auth ? ['gateway-auth' as const] : []), ...(flags.pg ? ['gateway-auth-pg' as const] : []),
+    ...(flags.baseline ? ['gateway-base' as const] : [])];
 const scenarios = flags.scenarios ? SCENARIOS.filter((s) => flags.scenarios!.split(',').includes(s.name)) : SCENARIOS;
 
 const pgSchema = benchPgSchema();
@@ -73,6 +76,13 @@ async function startSystems(upstream: string): Promise<System[]> {
         const prof = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(flags.profile, name)}`] : [];
         const { child, port } = await forkServer(benchPath('lib/forwarders.ts'), [name, upstream], undefined, prof);
         return { name, origin: `http://127.0.0.1:${port}`, child };
+      }
+      if (name === 'gateway-base') {
+        if (!flags.baseline) throw new Error('--baseline DIR not given');
+        const repo = path.resolve(flags.baseline);
+        const gw = await startGateway({ config: path.join(repo, 'bench/gateway.bench.yaml'), upstream, withKey: false, repo,
+          ...(flags.profile ? { profileDir: path.resolve(flags.profile, name) } : {}) });
+        return { name, origin: gw.origin, child: gw.child };
       }
       const auth = name !== 'gateway';
       const gw = await startGateway({ config: auth ? 'gateway.bench-auth.yaml' : 'gateway.bench.yaml', upstream, withKey: auth,

@@ -30,7 +30,8 @@ export type GatewayOptions = {
 export type Gateway = { child: ChildProcess; origin: string; apiKey?: string; dbFile: string; stderrTail: () => string };
 
 const REPO = benchPath('..');
-const STARTUP_MS = 30_000;
+// Generous: on a busy shared machine a gateway loading the whole catalog took over 30 s to start.
+const STARTUP_MS = 120_000;
 
 function gatewayEnv(o: GatewayOptions, dbFile: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {

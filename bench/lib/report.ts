@@ -37,6 +37,7 @@ export function computeRatios(systems: SystemResult[], figure: 'rpsMedian' | 'cp
   if (figure === 'rpsMedian') pairs.push(['http-proxy-3', 'direct'], ['undici', 'direct']);
   for (const g of GATEWAYS) pairs.push([g, 'http-proxy-3'], [g, 'undici'], [g, 'http-proxy-3-noagent']);
   if (figure === 'rpsMedian') for (const g of GATEWAYS) pairs.push([g, 'direct']);
+  pairs.push(['gateway', 'gateway-base']);
   const out: Record<string, number> = {};
   for (const [a, b] of pairs) if (v.has(a) && v.has(b)) out[`${a}/${b}`] = ratio(v.get(a), v.get(b));
   return out;
@@ -99,7 +100,7 @@ export function checkTargets(results: ScenarioResult[]): Check[] {
 }
 
 /** Columns of the closing tables; every ratio is still printed per scenario and in the JSON. */
-const SUMMARY_KEYS = ['undici/http-proxy-3', 'gateway/http-proxy-3', 'gateway/undici', 'gateway-auth/http-proxy-3',
+const SUMMARY_KEYS = ['undici/http-proxy-3', 'gateway/http-proxy-3', 'gateway-base/http-proxy-3', 'gateway/gateway-base', 'gateway/undici', 'gateway-auth/http-proxy-3',
   'gateway-auth-pg/http-proxy-3', 'http-proxy-3/http-proxy-3-noagent', 'undici/http-proxy-3-noagent', 'http-proxy-3/direct'];
 
 function printRatioTable(title: string, results: ScenarioResult[], pick: (r: ScenarioResult) => Record<string, number>): void {

@@ -3,10 +3,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-export type SystemName = 'direct' | 'http-proxy-3' | 'http-proxy-3-noagent' | 'undici' | 'gateway' | 'gateway-auth' | 'gateway-auth-pg';
-export const ALL_SYSTEMS: readonly SystemName[] = ['direct', 'http-proxy-3', 'http-proxy-3-noagent', 'undici', 'gateway', 'gateway-auth', 'gateway-auth-pg'];
+export type SystemName = 'direct' | 'http-proxy-3' | 'http-proxy-3-noagent' | 'undici' | 'gateway' | 'gateway-auth' | 'gateway-auth-pg' | 'gateway-base';
+export const ALL_SYSTEMS: readonly SystemName[] = ['direct', 'http-proxy-3', 'http-proxy-3-noagent', 'undici', 'gateway', 'gateway-auth', 'gateway-auth-pg', 'gateway-base'];
 export const BASELINES: readonly SystemName[] = ['direct', 'http-proxy-3', 'http-proxy-3-noagent', 'undici'];
-export const GATEWAYS: readonly SystemName[] = ['gateway', 'gateway-auth', 'gateway-auth-pg'];
+/** `gateway-base` is the gateway of another checkout (`--baseline DIR`), e.g. an older commit in a git worktree. */
+export const GATEWAYS: readonly SystemName[] = ['gateway', 'gateway-auth', 'gateway-auth-pg', 'gateway-base'];
 
 /** A started system under test; `reason` is set (and origin empty) when it could not start. */
 export type System = {
