@@ -1,0 +1,99 @@
+// Stored-response writes through a writer of their own (the gateway passes the store's write thread):
+// the input items extracted from the request bytes by the writer with the same ids the main thread
+// gives them; reads of a row whose items only the writer holds wait for that write (read-your-writes);
+// a write that fails (rejected or thrown) is reported once and never leaves a read hanging; and the
+// real write thread inserts rows the main store reads.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../src/store/open.ts';
+import { WriteThread } from '../src/store/write-thread.ts';
+import { ResponseStore } from '../src/responses/store.ts';
+import { insertStoredResponse, storedInputItems, type StoredResponseRow } from '../src/responses/rows.ts';
+import { uuidv7 } from '../src/util/uuid.ts';
+
+type Rec = Record<string, any>;
+const dir = mkdtempSync(join(tmpdir(), 'gw-resp-writes-'));
+const opts = { sqlitePath: join(dir, 'gw.db') };
+const store = await openStore(opts);
+after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+
+const input = [{ role: 'user', content: 'hello there' }, { type: 'function_call_output', call_id: 'c1', output: 'done' }];
+const bodyOf = (inp: unknown): Buffer => Buffer.from(JSON.stringify({ model: 'm', input: inp, store: true }));
+const row = (previousId: string | null = null) => {
+  const id = uuidv7();
+  return { id, keyId: 'k', createdAt: Date.now(), expiresAt: Date.now() + 60_000, previousId, response: { id, object: 'response', output: [{ id: `msg_${id}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${id}` }] }] } };
+};
+
+test('a pooled body: reads wait for the slow writer, then get the items it extracted (same ids as the main thread gives)', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  const writes: StoredResponseRow[] = [];
+  const rs = new ResponseStore(store.sql, (e) => { throw e; }, async (r) => { writes.push(r); await gate; await insertStoredResponse(store.sql, r); });
+  const a = row();
+  rs.save({ ...a, inputItems: null }, bodyOf(input));
+  assert.equal(writes[0]!.body!.length, bodyOf(input).length);
+  assert.equal(writes[0]!.inputJson, undefined, 'the main thread did not serialise the input');
+  let got: Rec | null | undefined;
+  const reading = rs.get(a.id, 'k').then((g) => { got = g; });
+  const chained = rs.conversation(a.id, 'k');
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(got, undefined, 'the read waits for the write');
+  release();
+  await reading;
+  assert.deepEqual(got!.inputItems, storedInputItems(input, a.id));
+  assert.equal((await chained).length, 3);
+  // Another key still sees nothing, without waiting.
+  const b = row();
+  const rs2 = new ResponseStore(store.sql, (e) => { throw e; }, () => new Promise(() => {}));
+  rs2.save({ ...b, inputItems: null }, bodyOf('x'));
+  assert.equal(await rs2.get(b.id, 'other'), null);
+});
+
+test('parsed input: served from memory at once while the writer has not committed', async () => {
+  const rs = new ResponseStore(store.sql, (e) => { throw e; }, () => new Promise(() => {}));
+  const a = row();
+  rs.save({ ...a, inputItems: storedInputItems(input, a.id) }, bodyOf(input));
+  const c = row(a.id);
+  rs.save({ ...c, inputItems: storedInputItems('next', c.id) }, bodyOf('next'));
+  assert.deepEqual((await rs.conversation(c.id, 'k')).map((i: Rec) => i.content?.[0]?.text ?? i.output), ['hello there', 'done', `answer ${a.id}`, 'next', `answer ${c.id}`]);
+  assert.equal((await rs.get(a.id, 'k'))!.id, a.id);
+});
+
+test('a failing write is reported once, and reads answer (not found) instead of hanging', async () => {
+  for (const fail of [async () => { throw new Error('disk full'); }, () => { throw new Error('thread gone'); }]) {
+    const errors: string[] = [];
+    const rs = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), fail as (r: StoredResponseRow) => Promise<void>);
+    const a = row();
+    rs.save({ ...a, inputItems: null }, bodyOf(input));
+    assert.equal(await rs.get(a.id, 'k'), null);
+    await assert.rejects(rs.conversation(a.id, 'k'), { code: 'previous_response_not_found' });
+    await rs.settle();
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /disk full|thread gone/);
+  }
+  assert.throws(() => new ResponseStore(store.sql).save({ ...row(), inputItems: null }), /input items or its request body/);
+});
+
+test('the store write thread inserts rows (input parsed there) that the main store reads', async () => {
+  const thread = new WriteThread(opts);
+  await thread.ready();
+  try {
+    const rs = new ResponseStore(store.sql, (e) => { throw e; }, thread.insertStoredResponse);
+    const a = row();
+    rs.save({ ...a, inputItems: null }, bodyOf(input));
+    const got = await rs.get(a.id, 'k');
+    assert.deepEqual(got!.inputItems, storedInputItems(input, a.id));
+    assert.equal((got!.response as Rec).output[0].content[0].text, `answer ${a.id}`);
+    // A row whose body is not JSON: the thread's error comes back as the write's failure.
+    const errors: unknown[] = [];
+    const bad = new ResponseStore(store.sql, (e) => errors.push(e), thread.insertStoredResponse);
+    const b = row();
+    bad.save({ ...b, inputItems: null }, Buffer.from('{not json'));
+    await bad.settle();
+    assert.equal(errors.length, 1);
+    assert.equal(await bad.get(b.id, 'k'), null);
+  } finally { await thread.close(); }
+});
