@@ -16,7 +16,7 @@ import { handleFeedbackRoute } from './feedback-route.ts';
 import { handlePassthrough } from './passthrough.ts';
 import { handleRouterRank } from './router-mode.ts';
 import { handleCreateResponse, handleDeleteResponse, handleGetResponse, handleInputTokens } from './responses-route.ts';
-import { handleCompact } from '../responses/compact.ts';
+import { handleCompact } from './responses-compact.ts';
 import { handleCountTokens } from './count-tokens-route.ts';
 import type { Services } from './services.ts';
 
