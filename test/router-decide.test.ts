@@ -93,6 +93,23 @@ test('affinity prices the cached prefix at the cache-read price and adds its bon
   assert.ok(Math.abs(r.expectedCostUsd - ((r.inputTokens - 2500) * p + 2500 * p / 10 + r.outputTokens * 0.000012)) < 1e-12);
 });
 
+test('max_cost far from binding: a long new prompt is not encoded for the bound (the loose ceiling gives the same plan and caps)', async () => {
+  await warmTokenizers();
+  const text = Array.from({ length: 800 }, (_, i) => `item ${i}: the value is ${(i * 7919) % 1000} (far)`).join('\n');
+  const d = decide(input({ models: ['gpt-4o'], max_cost: 50, messages: [{ role: 'user', content: text }] }));
+  assert.equal(d.plan.length, 2);
+  for (const t of d.plan) {
+    const r = d.ranked.find((x) => x.id === t.candidate.id)!;
+    assert.equal(r.tokensExact, false, 'estimated, as without max_cost');
+    assert.ok(r.inputTokensCeiling >= Buffer.byteLength(text), 'the bytes ceiling');
+    assert.equal(t.maxOutputTokens, t.candidate.maxOutput, 'the cap it would get anyway');
+    assert.ok(maxAffordableOutputTokens(t.candidate.entry.model.pricing, r.inputTokensCeiling, '50')! >= t.candidate.maxOutput);
+  }
+  // The same prompt under a max_cost that binds is counted exactly (the test below checks the caps).
+  const tight = decide(input({ models: ['gpt-4o'], max_cost: 0.2, messages: [{ role: 'user', content: text }] }));
+  assert.ok(tight.plan.every((t) => tight.ranked.find((x) => x.id === t.candidate.id)!.tokensExact));
+});
+
 test('a huge max_cost (1e21 and above, where toFixed writes an exponent) caps nothing and is no error', () => {
   for (const maxCost of [1e21, 1e308, Number.MAX_VALUE]) {
     const d = decide(input({ max_cost: maxCost }));

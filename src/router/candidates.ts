@@ -48,6 +48,8 @@ export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 
 export type CandidateTable = {
   input: Float64Array; output: Float64Array; cacheRead: Float64Array; cacheWrite: Float64Array; request: Float64Array;
   tiered: Uint8Array; contextWindow: Float64Array; maxOutput: Float64Array; cacheMin: Float64Array;
+  /** The dearest price an output token can bill at (output or reasoning, any tier): max_cost's float pre-checks. */
+  outWorst: Float64Array;
   caps: Uint8Array; tok: Int32Array; ref: Int32Array; prov: Int32Array;
 };
 
@@ -162,12 +164,14 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
   const n = all.length;
   const f = () => new Float64Array(n);
   const t: CandidateTable = {
-    input: f(), output: f(), cacheRead: f(), cacheWrite: f(), request: f(), tiered: new Uint8Array(n), contextWindow: f(), maxOutput: f(), cacheMin: f(),
+    input: f(), output: f(), cacheRead: f(), cacheWrite: f(), request: f(), tiered: new Uint8Array(n), contextWindow: f(), maxOutput: f(), cacheMin: f(), outWorst: f(),
     caps: new Uint8Array(n), tok: new Int32Array(n), ref: new Int32Array(n), prov: new Int32Array(n),
   };
   all.forEach((c, i) => {
     t.input[i] = c.prices.input; t.output[i] = c.prices.output; t.cacheRead[i] = c.prices.cacheRead; t.cacheWrite[i] = c.prices.cacheWrite; t.request[i] = c.prices.request;
     t.tiered[i] = c.tiers.length > 0 ? 1 : 0; t.contextWindow[i] = c.contextWindow; t.maxOutput[i] = c.maxOutput; t.cacheMin[i] = c.cacheMinTokens;
+    const reasoning = Number(c.entry.model.pricing.internal_reasoning ?? 0);
+    t.outWorst[i] = Math.max(c.prices.output, Number.isFinite(reasoning) ? reasoning : Infinity, ...c.tiers.map((x) => x.prices.output));
     t.caps[i] = (c.caps.tools ? CAP.tools : 0) | (c.caps.vision ? CAP.vision : 0) | (c.caps.structured_output ? CAP.jsonSchema : 0)
       | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0);
     t.tok[i] = c.tokIndex; t.ref[i] = c.refIndex; t.prov[i] = c.provIndex;

@@ -1,9 +1,11 @@
 // What a routed request leaves for the store, encoded on the request's thread for the trip to the
 // router's worker and finished there (rebuilt, rounded, serialised). A chunk of rows crosses as two
-// values: one JSON text (each row's strings and small objects, which JSON writes fast) and one
-// Float64Array (every row's numbers: the decision's figures and the feature vector, which JSON writes
-// slowly and a structured clone copies per element). Posting rows as objects cost ~13 us a row in
-// the gateway's profile (the clone), more than the rest of recording; test/router-caches.test.ts
+// byte buffers: the rows' strings and small objects as one JSON array in UTF-8 (JSON writes them
+// fast), and every row's numbers (the decision's figures and the feature vector, which JSON writes
+// slowly) as a Float64Array. Rows are written into the buffers as they come, so what waits for the
+// next flush lives outside the JS heap: when rows were kept as strings (and before that as objects)
+// until the flush, every young-generation collection copied them and promoted them to the old one,
+// and the chunk was then joined into one large string to be cloned. test/router-caches.test.ts
 // checks that decoding gives recordedDecision and the features back.
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
@@ -11,8 +13,8 @@ import { RECORDED, roundRecorded, type RecordedDecision } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
 import type { DecisionRow } from './store.ts';
 
-/** Rows encoded together: `text` is a JSON array with one entry per row, `nums` their numbers in order. */
-export type RowChunk = { rows: number; text: string; nums: Float64Array };
+/** Rows encoded together: `json` is a JSON array (UTF-8) with one entry per row, `nums` their numbers in order. */
+export type RowChunk = { rows: number; json: Uint8Array; nums: Float64Array };
 
 /** The row's own fields; its features and decision are encoded beside them. */
 export type RowHead = Omit<DecisionRow, 'features' | 'decision'>;
@@ -77,33 +79,70 @@ export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): R
   };
 }
 
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
 /** One chunk of rows being encoded (the decision writer keeps a few, bounded). */
 export class RowEncoder {
-  readonly #texts: string[] = [];
-  readonly #nums: number[] = [];
+  #rows = 0;
+  #json = new Uint8Array(16_384);
+  #len = 1;
+  #nums = new Float64Array(4_096);
+  #n = 0;
+  /** One row's decision numbers, reused (packDecision writes a plain array). */
+  readonly #scratch: number[] = [];
 
-  get rows(): number { return this.#texts.length; }
+  constructor() { this.#json[0] = 0x5b; /* [ */ }
+
+  get rows(): number { return this.#rows; }
+
+  #room(n: number): void {
+    if (this.#n + n <= this.#nums.length) return;
+    const next = new Float64Array(Math.max(this.#nums.length * 2, this.#n + n));
+    next.set(this.#nums.subarray(0, this.#n));
+    this.#nums = next;
+  }
 
   add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
     const s: Array<string | null> = [];
-    const n = this.#nums;
-    const lenAt = n.length;
-    n.push(0);
+    const n = this.#scratch;
+    n.length = 0;
     packDecision(d, all, s, n);
-    n[lenAt] = n.length - lenAt - 1;
     const { idx, val, ...meta } = features;
-    n.push(idx.length);
-    for (let i = 0; i < idx.length; i++) n.push(idx[i]!);
-    for (let i = 0; i < val.length; i++) n.push(val[i]!);
-    this.#texts.push(JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, meta, s, attempts]));
+    this.#room(n.length + 2 + 2 * idx.length);
+    const nums = this.#nums;
+    let at = this.#n;
+    nums[at++] = n.length;
+    for (let i = 0; i < n.length; i++) nums[at++] = n[i]!;
+    nums[at++] = idx.length;
+    for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
+    for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
+    this.#n = at;
+    const text = JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, meta, s, attempts]);
+    // A UTF-16 unit takes at most 3 bytes in UTF-8; +1 for the separator.
+    const need = this.#len + text.length * 3 + 2;
+    if (need > this.#json.length) {
+      const next = new Uint8Array(Math.max(this.#json.length * 2, need));
+      next.set(this.#json.subarray(0, this.#len));
+      this.#json = next;
+    }
+    if (this.#rows > 0) this.#json[this.#len++] = 0x2c; // ,
+    this.#len += utf8.encodeInto(text, this.#json.subarray(this.#len)).written;
+    this.#rows++;
   }
 
-  seal(): RowChunk { return { rows: this.#texts.length, text: `[${this.#texts.join(',')}]`, nums: new Float64Array(this.#nums) }; }
+  /** The chunk, copied to buffers of its own size (a view would carry the whole buffer when cloned). */
+  seal(): RowChunk {
+    const json = new Uint8Array(this.#len + 1);
+    json.set(this.#json.subarray(0, this.#len));
+    json[this.#len] = 0x5d; // ]
+    return { rows: this.#rows, json, nums: this.#nums.slice(0, this.#n) };
+  }
 }
 
 /** The rows of a chunk as stored: features back as arrays, decisions rebuilt and rounded. */
 export function decodeRows(c: RowChunk): DecisionRow[] {
-  const rows = JSON.parse(c.text) as Array<[string, string, string | null, string | null, string | null, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
+  const rows = JSON.parse(fromUtf8.decode(c.json)) as Array<[string, string, string | null, string | null, string | null, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
   const out: DecisionRow[] = [];
   let ni = 0;
   for (const [inferenceId, createdAt, keyId, servedModel, canonical, kind, meta, s, attempts] of rows) {

@@ -96,25 +96,54 @@ export function figures(run: Run, j: number): void {
 }
 
 /**
- * Under max_cost the ceiling sets every target's output cap: candidates of an exact encoding whose
- * text was estimated (over the ranking's budget) get the exact count, within max_exact_token_chars,
- * and their figures again (a bytes ceiling is about 4x the tokens of English text). Estimate families
- * have nothing tighter than their bytes.
+ * Under max_cost the ceiling sets every target's output cap and which candidates can afford one
+ * output token: candidates of an exact encoding whose text was estimated (over the ranking's budget)
+ * get the exact count, within max_exact_token_chars, and their figures again (a bytes ceiling is
+ * about 4x the tokens of English text). Estimate families have nothing tighter than their bytes.
+ * Encoding runs at ~17 MB/s on the event loop, so an encoding is tightened only where the bound is
+ * near for one of its candidates (boundNear); elsewhere the loose ceiling gives the same plan and
+ * caps, and ranking keeps the estimate, as without max_cost.
  */
 export function tighten(run: Run, alive: readonly number[]): void {
   const { set } = run;
   const T = set.table;
-  const redo = new Set<number>();
+  const maxCost = run.inp.params.maxCost!;
+  const near = new Uint8Array(set.tokenizers.length);
   for (const j of alive) {
-    const ti = T.tok[run.idx[j]!]!;
-    if (redo.has(ti)) continue;
+    const i = run.idx[j]!;
+    const ti = T.tok[i]!;
+    if (near[ti] === 0 && set.tokenizers[ti]!.kind === 'exact' && boundNear(run, j, i, maxCost)) near[ti] = 1;
+  }
+  const redo = new Set<number>();
+  for (let ti = 0; ti < near.length; ti++) {
+    if (near[ti] === 0) continue;
     const t = set.tokenizers[ti]!;
     const before = countOf(run, ti);
-    if (t.kind !== 'exact' || before.exact) continue;
+    if (before.exact) continue;
     const after = run.tokens.bound(t);
     if (after !== before) { run.counts[ti] = after; redo.add(ti); }
   }
   if (redo.size > 0) for (const j of alive) if (redo.has(T.tok[run.idx[j]!]!)) figures(run, j);
+}
+
+/**
+ * Whether candidate j's max_cost outcome may depend on a tighter ceiling: excluded on the loose one
+ * (the exact count may let it in), or its affordable output (float arithmetic, the output at its
+ * dearer of output and reasoning prices) within 2x of the cap it would get anyway (the model's or the
+ * client's limit). The margin covers the float figures; the plan's caps are worked out in exact
+ * decimals on whichever ceiling there is, so a loose one is never unsafe, only less generous.
+ */
+function boundNear(run: Run, j: number, i: number, maxCost: number): boolean {
+  const f = run.f;
+  if (f.minCost[j]! > maxCost) return true;
+  const T = run.set.table;
+  const perOut = T.outWorst[i]!;
+  if (!(perOut > 0)) return false;
+  const client = run.inp.view.clientMaxTokens;
+  const limit = client !== null && client < T.maxOutput[i]! ? client : T.maxOutput[i]!;
+  // minCost is the prompt at its ceiling plus one output token and the per-request price.
+  const afford = (maxCost - f.minCost[j]!) / perOut + 1;
+  return afford < 2 * limit;
 }
 
 /**

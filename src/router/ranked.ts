@@ -2,12 +2,12 @@
 // read out of the decision's typed arrays into a Ranked, with the exclusion reason in words and the
 // prefer rules it satisfies. Only shown candidates are materialised.
 import type { Candidate } from './candidates.ts';
-import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
+import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type DecideInput, type Ranked } from './decision.ts';
 import { constraintName, countOf, figures, setView, type Run } from './figures.ts';
 
 /** Why an excluded candidate is out, in words, from its constraint and figures. */
-function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
-  const p = run.inp.params;
+function reason(inp: DecideInput, code: number, r: Ranked, c: Candidate): string {
+  const p = inp.params;
   switch (code) {
     case C_KEY: return "the API key's allowed_models do not include it";
     case C_TOOLS: return 'the request uses tools; the model does not support them';
@@ -18,7 +18,7 @@ function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
     case C_PER_MILLION: return `blended price $${fmt(r.blendedPerMillion)}/M for ${r.inputTokens} input and ${r.outputTokens} expected output tokens exceeds $${p.maxCostPerMillion}/M`;
     case C_COST: return `minimum cost $${fmt(r.minCostUsd)} (prompt of up to ${r.inputTokensCeiling} tokens and one output token) exceeds max_cost $${p.maxCost}`;
     default: {
-      const rule = run.inp.policy!.rules[code - POLICY]!;
+      const rule = inp.policy!.rules[code - POLICY]!;
       return rule.action === 'require' ? `fails required policy rule ${rule.name}` : `excluded by policy rule ${rule.name}`;
     }
   }
@@ -53,6 +53,13 @@ export function materialize(run: Run, j: number, ejected: boolean): Ranked {
     outputTokens: f.out[j]!, cachedTokens: f.cached[j]!, expectedCostUsd: f.cost[j]!, minCostUsd: f.minCost[j]!, blendedPerMillion: f.blended[j]!,
     utility: code === 0 ? f.util[j]! : 0, preferred, ejected, excluded: null, cand: c,
   };
-  if (code !== 0) r.excluded = { constraint: constraintName(run, code), reason: reason(run, code, r, c) };
+  if (code !== 0) {
+    // The reason in words is read by the 400 and the dry run only: routed requests record the
+    // constraint and figures, so the text is written when first read (an own enumerable getter, so
+    // JSON and deep equality see it as a plain field).
+    const inp = run.inp;
+    let text: string | null = null;
+    r.excluded = { constraint: constraintName(run, code), get reason(): string { return (text ??= reason(inp, code, r, c)); } };
+  }
   return r;
 }
