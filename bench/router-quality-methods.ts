@@ -209,7 +209,36 @@ export const METHODS: Record<string, Method> = {
   },
 };
 
-type Variant = { name?: string; method?: string; shape?: Partial<typeof SHAPE>; tuning?: Partial<typeof TUNING>; idf?: boolean };
+type Variant = { name?: string; method?: string; shape?: Partial<typeof SHAPE>; tuning?: Partial<typeof TUNING>; idf?: boolean; chars?: { n: number; last: number; weight: number } };
+
+/**
+ * Experiment: character n-grams of the prompt's last `last` characters added to every row's vector
+ * at `weight` (unit length each, summed, the 256 largest kept, unit length): would the schema-1
+ * character namespace pay for its extraction cost?
+ */
+function addCharGrams(rows: BenchRow[], c: { n: number; last: number; weight: number }): void {
+  for (const r of rows) {
+    const t = r.prompt.slice(-c.last).toLowerCase();
+    const m = new Map<number, number>();
+    for (let i = 0; i + c.n <= t.length; i++) {
+      let h = 0x2c1b3c6d ^ c.n;
+      for (let j = i; j < i + c.n; j++) h = Math.imul(h ^ t.charCodeAt(j), 16777619);
+      h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13;
+      m.set(h & 0xffff, (m.get(h & 0xffff) ?? 0) + (h < 0 ? -1 : 1));
+    }
+    let n2 = 0;
+    for (const v of m.values()) n2 += Math.log1p(Math.abs(v)) ** 2;
+    const sc = n2 > 0 ? c.weight / Math.sqrt(n2) : 0;
+    const sum = new Map<number, number>();
+    r.features.idx.forEach((i, k) => sum.set(i, r.features.val[k]!));
+    for (const [i, v] of m) sum.set(i, (sum.get(i) ?? 0) + Math.sign(v) * Math.log1p(Math.abs(v)) * sc);
+    const kept = [...sum].filter(([, v]) => v !== 0).sort((x, y) => Math.abs(y[1]) - Math.abs(x[1])).slice(0, 256);
+    let norm = 0;
+    for (const [, v] of kept) norm += v * v;
+    norm = Math.sqrt(norm) || 1;
+    r.features = { ...r.features, idx: kept.map(([i]) => i), val: kept.map(([, v]) => Math.round((v / norm) * 1e4) / 1e4) };
+  }
+}
 
 /** Experiment: every row's features reweighted by IDF over all rows (an upper bound of what a learned IDF could give). */
 function idfRows(rows: BenchRow[]): void {
@@ -235,11 +264,12 @@ if (import.meta.main) {
   const text = readFileSync(a.data!, 'utf8');
   const results = new Map<string, Map<string, number[]>>(); // split -> variant -> per-fold (router - single)
   for (const [vi, v] of variants.entries()) {
-    const name = v.name ?? `${v.method ?? 'production'}${v.idf ? ' idf' : ''}${v.shape ? ' shape ' + JSON.stringify(v.shape) : ''}${v.tuning ? ' ' + JSON.stringify(v.tuning) : ''}`;
+    const name = v.name ?? `${v.method ?? 'production'}${v.idf ? ' idf' : ''}${v.chars ? ' chars ' + JSON.stringify(v.chars) : ''}${v.shape ? ' shape ' + JSON.stringify(v.shape) : ''}${v.tuning ? ' ' + JSON.stringify(v.tuning) : ''}`;
     Object.assign(SHAPE, structuredClone(baseShape), v.shape ?? {});
     Object.assign(TUNING, baseTuning, v.tuning ?? {});
     const rows = parseBench(text, a.data!);
     if (v.idf) idfRows(rows);
+    if (v.chars) addCharGrams(rows, v.chars);
     // "resid:k:s:p:gate" names a residualKnn variant.
     const rk = /^resid:(\d+):([\d.]+):([\d.]+):([\d.]+)(?::(\d+))?$/.exec(v.method ?? '');
     const ik = /^irt:(\d+):([\d.]+):([\d.]+)$/.exec(v.method ?? '');
