@@ -69,3 +69,18 @@ test('cost is bounded for huge prompts: the vector stays small and extraction fa
   assert.ok(ms < 1000, `${ms} ms`); // generous: a shared machine; typical prompts take tens of microseconds
   assert.equal(f.stats.chars, huge.length * 3 + 2); // system, newline, turn, newline, turn
 });
+
+test('lines and non-ASCII characters are counted in the unhashed middle of a long prompt too', () => {
+  const plain = 'word '.repeat(2000);
+  // Newlines and non-ASCII only in the middle (outside the hashed head and tail slices).
+  const middle = 'é\n'.repeat(30);
+  const text = plain + middle + plain;
+  const f = extractPromptFeatures({ turns: [text] });
+  assert.equal(f.stats.lines, 31);
+  assert.equal(f.stats.nonAscii, Math.round((30 / text.length) * 1e4) / 1e4);
+  const ascii = extractPromptFeatures({ turns: [plain + '\n\n' + plain] });
+  assert.deepEqual([ascii.stats.lines, ascii.stats.nonAscii], [3, 0]);
+  // Across turns and a system prompt: each join adds a line.
+  const g = extractPromptFeatures({ system: plain + '\n' + plain, turns: [text, plain] });
+  assert.equal(g.stats.lines, 1 + 1 + 30 + 1 + 1);
+});
