@@ -55,7 +55,7 @@ test('statistics: given token counts win, estimates count other scripts denser',
   assert.ok(estimateTokens('日本語のテキスト'.repeat(50)) > 250);
   const f = extractPromptFeatures({ turns: ['日本語のテキストです。'] });
   assert.ok(f.stats.nonAscii > 0.9);
-  assert.ok(f.idx.length > 0, 'text without spaces still has character n-grams');
+  assert.ok(f.idx.length > 0, 'text without spaces still has features (each ideograph is a word)');
   const g = extractPromptFeatures({ turns: ['line one\nline two?\nline three?'], tools: -3, images: 2, jsonOutput: true });
   assert.deepEqual([g.stats.lines, g.stats.questions, g.stats.tools, g.stats.images, g.stats.json], [3, 2, 0, 2, true]);
 });

@@ -56,7 +56,7 @@ export type PromptStats = {
 
 /**
  * Features of one prompt, as stored with the inference record and used by train and predict.
- * `idx`/`val` are a sparse hashed n-gram vector (word 1-2 grams and character n-grams), L2
+ * `idx`/`val` are a sparse hashed vector (words of the conversation, the last turn and the system prompt), L2
  * normalised, indices unique (order unspecified): treat them as opaque (their meaning is fixed by `schema`).
  */
 export type PromptFeatures = {
