@@ -70,9 +70,14 @@ export async function pruneRollups(sql: SqlRunner, r: RollupRetention, now = Dat
   return out;
 }
 
-/** The oldest row's time of one span and grain (an index seek on the primary key), or null when there is none. */
+/**
+ * The oldest row's time of one span and grain, or null when there is none: the first entry of the primary
+ * key's range. Written as ORDER BY ... LIMIT 1 because PostgreSQL planned MIN(t) on a freshly filled table
+ * (no statistics yet) as a scan of a whole span and grain through another index: 17 ms for 20 000 rows,
+ * against 0.07 ms for this form (0.8 ms per call with the round trip, SELECT 1 taking 0.14; SQLite 0.003).
+ */
 async function oldestT(sql: SqlRunner, table: RollupTable, span: 'h' | 'd', grain: Grain): Promise<number | null> {
-  const t = (await sql.all(`SELECT MIN(t) AS t FROM ${table} WHERE span = ? AND grain = ?`, [span, grain]))[0]?.t;
+  const t = (await sql.all(`SELECT t FROM ${table} WHERE span = ? AND grain = ? ORDER BY span, grain, t LIMIT 1`, [span, grain]))[0]?.t;
   return t === null || t === undefined ? null : Date.parse(iso(t));
 }
 
