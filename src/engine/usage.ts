@@ -25,16 +25,23 @@ export const MAX_COUNT = 2_147_483_647;
 const clean = (v: unknown): number => (typeof v === 'number' && v > 0 ? (v < MAX_COUNT ? Math.round(v) : MAX_COUNT) : 0);
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_COUNT;
 
+/** Every count already one a record can hold: the usual case, checked per request (indexed loops, no iterator). */
+function isClean(u: Usage): boolean {
+  for (let i = 0; i < NUMERIC.length; i++) if (!isCount(u[NUMERIC[i]!])) return false;
+  for (let i = 0; i < OPTIONAL_NUMERIC.length; i++) {
+    const v = u[OPTIONAL_NUMERIC[i]!];
+    if (v !== undefined && !isCount(v)) return false;
+  }
+  return true;
+}
+
 /**
  * `u` with every count a non-negative integer a record can hold: negatives, NaN and non-numbers
  * become 0, fractions are rounded, anything past 2^31-1 is capped. Returns `u` itself when it is
  * already clean (the usual case: no copy).
  */
 export function normalizeUsage(u: Usage): Usage {
-  let ok = true;
-  for (const k of NUMERIC) if (!isCount(u[k])) { ok = false; break; }
-  if (ok) for (const k of OPTIONAL_NUMERIC) if (u[k] !== undefined && !isCount(u[k])) { ok = false; break; }
-  if (ok) return u;
+  if (isClean(u)) return u;
   const out: Usage = { ...u };
   for (const k of NUMERIC) out[k] = clean(u[k]);
   for (const k of OPTIONAL_NUMERIC) if (u[k] !== undefined) out[k] = clean(u[k]);

@@ -92,9 +92,29 @@ export function createGatewayServer(svc: Services): Server {
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
   });
 
-  /** Counts the request by route pattern and status when its response ends (499: the client left before any status was sent). */
+  /**
+   * The counter series of each (route pattern, status), bound once: a request then costs one Map read
+   * instead of a labels object and the registry's key building. Both values are bounded (route patterns,
+   * HTTP statuses); the cache is bounded all the same.
+   */
+  const httpSeries = new Map<string, { inc(by?: number): void }>();
+  const httpSeriesFor = (route: string, status: number): { inc(by?: number): void } => {
+    const key = `${status} ${route}`;
+    let s = httpSeries.get(key);
+    if (s === undefined) {
+      if (httpSeries.size >= 4096) httpSeries.clear();
+      s = svc.metrics.httpRequestsTotal.bind({ route, status: String(status) });
+      httpSeries.set(key, s);
+    }
+    return s;
+  };
+
+  /**
+   * Counts the request by route pattern and status when its response ends (499: the client left before
+   * any status was sent). `close` fires once per response, so a plain listener does (no once() wrapper).
+   */
   function countHttp(res: ServerResponse, route: string): void {
-    res.once('close', () => svc.metrics.httpRequestsTotal.inc({ route, status: res.headersSent ? String(res.statusCode) : '499' }));
+    res.on('close', () => httpSeriesFor(route, res.headersSent ? res.statusCode : 499).inc());
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
