@@ -184,6 +184,7 @@ test('a new period starts at zero without reading the store', async () => {
   const l = limiter({ now: () => now });
   try {
     await l.seed(s, [k]);
+    await reseeded(l); // a counter this Redis never held (no mark) is checked against the store once
     assert.ok(!admitted(await attempt(l, k, '0.2')), 'yesterday: $0.9 of $1 spent');
     now += day;
     s.reads = 0;
@@ -395,4 +396,31 @@ test('the minute\'s admitted requests and their tokens, read the same from SQLit
       assert.deepEqual(await storedWindow(s.sql, k.id, since, new Date(at + 30_000).toISOString()), { requests: 2, tokens: 29 }, `${name}: up to the loss`);
     }
   } finally { if (pgUp) { await stores[1]![1].close(); await dropSchema(schema); } }
+});
+
+test('keys changed after a FLUSHALL: the seed does not reset a lost counter to the store alone (open reservations and queued records)', async () => {
+  const k = key();
+  await store.insertInferences([spendRecord(k, '1')]);
+  const queued = new Map<string, string[]>();
+  const l = limiter({ queued });
+  try {
+    await l.seed(store, [k]);
+    await reseeded(l);
+    const done = await attempt(l, k, '0.2');
+    assert.ok(admitted(done));
+    await done.settle({ tokens: 1, costUsd: '0.2' });
+    queued.set(k.id, ['0.2']); // its record waits in the writer
+    const open = await attempt(l, k, '0.5'); // still running
+    assert.ok(admitted(open));
+    await redis.client().flushall();
+    await l.seed(store, [k]); // an admin edits a key: every budget is seeded again
+    const rs: Array<Reservation | LimitError> = [];
+    for (let i = 0; i < 10; i++) rs.push(await attempt(l, k, '0.1'));
+    await open.settle({ tokens: 1, costUsd: '0.5' });
+    queued.get(k.id)!.push('0.5'); // its record is queued as it settles (bookkeeping)
+    await reseeded(l);
+    // $1 stored + $0.2 queued + $0.5 running = $1.7: three more $0.10 fit under $2.
+    assert.equal(rs.filter(admitted).length, 3, 'before: 10 admitted on the store\'s $1 alone, then the running $0.5 landed on top: $2.5 of $2');
+    assert.equal(await l.spentNanos(k), toNanos('2'));
+  } finally { await l.close(); }
 });

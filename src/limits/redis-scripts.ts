@@ -179,18 +179,32 @@ if d ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then
 end
 return 0`;
 
-// At start (and when keys change): a missing counter is set from the store (a new epoch); one already in
-// Redis wins (it holds other replicas' open reservations). KEYS: counter, meta, mark. ARGV: 1 store spend,
-// 2 counter ttl s (0 none), 3 epoch, 4 period start, 5 mark ttl s. Returns the counter.
+// At start (and when keys change): a counter already in Redis wins (it holds other replicas' open
+// reservations). A missing one in a new period is set from the store; one missing in the period its
+// mark names, or with no mark (Redis lost it, or never had it), is made provisional from the larger of
+// the store's spend and the caller's last view (which holds its open reservations; the store alone lacks
+// those and the records still queued) and re-seeded like one ACQUIRE rebuilt. KEYS: counter, meta, mark.
+// ARGV: 1 store spend, 2 counter ttl s (0 none), 3 epoch, 4 period start, 5 mark ttl s, 6 the caller's
+// last view ('' none), 7 now ms, 8 lease ms. Returns {counter, reseed, epoch}.
 const SEED = `
+local reseed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('SET', KEYS[1], ARGV[1])
+  local seen = redis.call('GET', KEYS[3])
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], 'e', ARGV[3])
+  if seen and seen ~= ARGV[4] then
+    redis.call('SET', KEYS[1], ARGV[1])
+    redis.call('HSET', KEYS[2], 'e', ARGV[3])
+  else
+    local base = ARGV[1]
+    if ARGV[6] ~= '' and tonumber(ARGV[6]) > tonumber(base) then base = ARGV[6] end
+    redis.call('SET', KEYS[1], base)
+    redis.call('HSET', KEYS[2], 'e', ARGV[3], 'p', '1', 'b', base, 't0', ARGV[7], 'le', string.format('%.0f', tonumber(ARGV[7]) + tonumber(ARGV[8])))
+    reseed = 1
+  end
   if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
-return redis.call('GET', KEYS[1])`;
+return {redis.call('GET', KEYS[1]), reseed, redis.call('HGET', KEYS[2], 'e') or ''}`;
 
 // Ends a re-seed: the provisional counter of epoch ARGV[1] moves from its base to the true base ARGV[2]
 // (store + this replica's unwritten records + its open reservations of earlier epochs), keeping what was

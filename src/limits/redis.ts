@@ -168,8 +168,8 @@ export class RedisLimiter implements Limiter {
 
   /**
    * Counters already in Redis win (they include other replicas' open reservations); missing ones start
-   * from the store. The store is kept for re-seeding counters Redis loses later. Redis failing here is
-   * reported, not thrown.
+   * from the store, or after a loss from this process's last view when larger, and are re-seeded (SEED).
+   * The store is kept for re-seeding counters Redis loses later. Redis failing here is reported, not thrown.
    */
   async seed(store: Store, keys: readonly KeyRecord[]): Promise<void> {
     this.#store = store;
@@ -178,9 +178,16 @@ export class RedisLimiter implements Limiter {
       for (const s of await loadSpend(store, keys, now)) {
         const period = s.key.budgetPeriod ?? 'month';
         const sk = this.#spendKey(s.key.id, period, s.start);
-        const v = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`],
-          [s.nanos.toString(), this.#spendTtl(period, now), `${this.#instance}.s${++this.#seq}`, String(s.start), MARK_TTL_S]) as string | null;
-        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: '' });
+        const view = this.#views.get(s.key.id);
+        const epoch = `${this.#instance}.s${++this.#seq}`;
+        // The re-seed reads up to and including this millisecond, as the store's spend above did.
+        const t0 = now + 1;
+        const [v, reseed, e] = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`], [
+          s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
+          view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
+        ]) as [string | null, number, string];
+        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e });
+        if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
       }
     } catch (err) { this.#onError(err); }
   }
