@@ -97,3 +97,16 @@ test('the store write thread inserts rows (input parsed there) that the main sto
     assert.equal(await bad.get(b.id, 'k'), null);
   } finally { await thread.close(); }
 });
+
+test('expired rows are purged by the writer after an insert, at most once an hour', async () => {
+  const old = row();
+  await insertStoredResponse(store.sql, { ...old, expiresAt: Date.now() - 1000, responseJson: JSON.stringify(old.response), inputJson: '[]' });
+  const seen: StoredResponseRow[] = [];
+  const rs = new ResponseStore(store.sql, (e) => { throw e; }, async (r) => { seen.push(r); await insertStoredResponse(store.sql, r); });
+  rs.save({ ...row(), inputItems: [] });
+  rs.save({ ...row(), inputItems: [] });
+  await rs.settle();
+  assert.equal(typeof seen[0]!.purgeBefore, 'number');
+  assert.equal(seen[1]!.purgeBefore, undefined, 'one purge per hour');
+  assert.equal((await store.sql.all('SELECT id FROM stored_responses WHERE id = ?', [old.id])).length, 0);
+});

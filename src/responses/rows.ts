@@ -14,6 +14,8 @@ export type StoredResponseRow = {
   inputJson?: string;
   /** The client's request body (validated JSON): its `input` becomes the stored input items. */
   body?: Uint8Array;
+  /** Also delete the rows that expired before this time (the hourly purge rides on a write). */
+  purgeBefore?: number;
 };
 
 /** Input items as stored: a string input becomes one user message; every item gets an id derived from the response id. */
@@ -33,8 +35,9 @@ export function storedInputItems(input: unknown, responseId: string): Rec[] {
 
 const INSERT_SQL = 'INSERT INTO stored_responses (id, key_id, created_at, expires_at, previous_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, ?)';
 
-/** Inserts one row (on whichever thread calls it); the body, when given, is parsed here. */
+/** Inserts one row (on whichever thread calls it), then purges when asked; the body, when given, is parsed here. */
 export async function insertStoredResponse(sql: SqlRunner, row: StoredResponseRow): Promise<void> {
   const input = row.inputJson ?? JSON.stringify(storedInputItems((JSON.parse(Buffer.from(row.body!.buffer, row.body!.byteOffset, row.body!.byteLength).toString('utf8')) as Rec).input, row.id));
   await sql.run(INSERT_SQL, [row.id, row.keyId, row.createdAt, row.expiresAt, row.previousId, input, row.responseJson]);
+  if (row.purgeBefore !== undefined) await sql.run('DELETE FROM stored_responses WHERE expires_at <= ?', [row.purgeBefore]);
 }

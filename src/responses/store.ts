@@ -76,18 +76,18 @@ export class ResponseStore {
    */
   save(r: Omit<StoredResponse, 'inputItems'> & { inputItems: Rec[] | null }, body?: Uint8Array): void {
     if (r.inputItems === null && body === undefined) throw new Error('a stored response needs its input items or its request body');
+    const now = Date.now();
+    // Expired rows are deleted by the same writer, after this insert (a DELETE of many rows is no
+    // cheaper on the event loop than an insert).
+    const purge = now - this.#lastPurge > PURGE_EVERY_MS;
+    if (purge) this.#lastPurge = now;
     const row: StoredResponseRow = {
       id: r.id, keyId: r.keyId, createdAt: r.createdAt, expiresAt: r.expiresAt, previousId: r.previousId, responseJson: JSON.stringify(r.response),
-      ...(body !== undefined ? { body } : { inputJson: JSON.stringify(r.inputItems) }),
+      ...(body !== undefined ? { body } : { inputJson: JSON.stringify(r.inputItems) }), ...(purge ? { purgeBefore: now } : {}),
     };
     let written: Promise<void>;
     try { written = this.#write(row); } catch (e) { written = Promise.reject(e); }
     this.#pending.set(r.id, { ...r, written: written.catch(this.#onError).finally(() => this.#pending.delete(r.id)) });
-    const now = Date.now();
-    if (now - this.#lastPurge > PURGE_EVERY_MS) {
-      this.#lastPurge = now;
-      this.#sql.run('DELETE FROM stored_responses WHERE expires_at <= ?', [now]).catch(this.#onError);
-    }
   }
 
   /** Waits for the writes queued so far (tests, shutdown). */
