@@ -4,6 +4,7 @@
 // evidence: a kNN over residuals rather than over scores, so near neighbours add what is local and
 // far ones (a new kind of prompt) add nearly nothing, leaving the additive model's generalisation.
 import type { Vec } from './clusters.ts';
+import { FEATURE_DIM } from './hashing.ts';
 import { TUNING } from './tuning.ts';
 import type { TaskKind } from './types.ts';
 
@@ -71,60 +72,65 @@ export function setResiduals(items: Exemplar[], base: (e: Exemplar, model: strin
   }
 }
 
-/** Exemplars compiled for predict: an inverted index of IDF-weighted unit vectors and flat outcome arrays. */
+/**
+ * Exemplars compiled for predict: postings of IDF-weighted unit vectors by feature index, in flat
+ * typed arrays addressed directly by the index (the hashed space is FEATURE_DIM wide: no table
+ * probing), and flat outcome arrays.
+ */
 export type LocalIndex = {
-  n: number; mask: number; keys: Int32Array; start: Int32Array; end: Int32Array; post: Int32Array; weight: Float64Array;
+  n: number; start: Int32Array; end: Int32Array; post: Int32Array; weight: Float64Array;
+  /** IDF per feature index; 0 for a feature no stored prompt has (the query then counts maxIdf in its norm). */
   idf: Float64Array; maxIdf: number;
   /** Outcomes of exemplar x: outModel/outN/outR[outStart[x] .. outStart[x + 1]). */
   outStart: Int32Array; outModel: Int32Array; outN: Float64Array; outR: Float64Array;
 };
 
-/** Builds the index; `modelIndex` numbers the models (outcomes of others are left out). */
+/** Builds the index (typed arrays only, a few ms for 2,048 prompts); `modelIndex` numbers the models (outcomes of others are left out). */
 export function indexExemplars(items: readonly Exemplar[], modelIndex: ReadonlyMap<string, number>): LocalIndex {
-  const df = new Map<number, number>();
-  for (const e of items) for (const i of e.idx) df.set(i, (df.get(i) ?? 0) + 1);
-  let size = 16;
-  while (size < df.size * 2) size <<= 1;
-  const keys = new Int32Array(size).fill(-1), start = new Int32Array(size), end = new Int32Array(size), idf = new Float64Array(size);
+  const D = FEATURE_DIM;
+  const df = new Int32Array(D);
+  for (const e of items) for (const i of e.idx) if (i >= 0 && i < D) df[i]++;
   const N = items.length;
   // A feature in more than TUNING.commonShare of the prompts gets no postings (it still counts in
   // every norm): such words weigh little after IDF but would make most of the similarity work.
   const common = Math.max(8, Math.floor(N * TUNING.commonShare));
+  const start = new Int32Array(D), end = new Int32Array(D), idf = new Float64Array(D);
   let total = 0;
-  // Slots by feature, postings laid out feature by feature.
-  for (const [f, d] of df) {
-    let h = Math.imul(f, 0x9e3779b1) & (size - 1);
-    while (keys[h] !== -1) h = (h + 1) & (size - 1);
-    keys[h] = f; start[h] = total; end[h] = total; idf[h] = Math.log((N + 1) / (d + 1)) + 1;
+  for (let f = 0; f < D; f++) {
+    const d = df[f]!;
+    start[f] = total; end[f] = total;
+    if (d === 0) continue;
+    idf[f] = Math.log((N + 1) / (d + 1)) + 1;
     if (d <= common) total += d;
   }
   const post = new Int32Array(total), weight = new Float64Array(total);
-  const slotOf = (f: number) => { let h = Math.imul(f, 0x9e3779b1) & (size - 1); while (keys[h] !== f) h = (h + 1) & (size - 1); return h; };
   let outs = 0;
-  items.forEach((e, x) => {
+  for (let x = 0; x < N; x++) {
+    const e = items[x]!;
     let norm = 0;
-    const hs = e.idx.map(slotOf);
-    for (let j = 0; j < hs.length; j++) norm += (e.val[j]! * idf[hs[j]!]!) ** 2;
+    for (let j = 0; j < e.idx.length; j++) { const f = e.idx[j]!; if (f >= 0 && f < D) norm += (e.val[j]! * idf[f]!) ** 2; }
     const sc = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    for (let j = 0; j < hs.length; j++) {
-      const h = hs[j]!;
-      if (df.get(e.idx[j]!)! > common) continue;
-      post[end[h]!] = x; weight[end[h]!] = e.val[j]! * idf[h]! * sc; end[h]++;
+    for (let j = 0; j < e.idx.length; j++) {
+      const f = e.idx[j]!;
+      if (f < 0 || f >= D || df[f]! > common) continue;
+      const t = end[f]!++;
+      post[t] = x; weight[t] = e.val[j]! * idf[f]! * sc;
     }
     for (const m of e.m) if (modelIndex.has(m)) outs++;
-  });
+  }
   const outStart = new Int32Array(N + 1), outModel = new Int32Array(outs), outN = new Float64Array(outs), outR = new Float64Array(outs);
   let o = 0;
-  items.forEach((e, x) => {
+  for (let x = 0; x < N; x++) {
+    const e = items[x]!;
     outStart[x] = o;
     for (let j = 0; j < e.m.length; j++) {
       const m = modelIndex.get(e.m[j]!);
       if (m === undefined) continue;
       outModel[o] = m; outN[o] = e.n[j]!; outR[o] = e.r[j]!; o++;
     }
-  });
+  }
   outStart[N] = o;
-  return { n: N, mask: size - 1, keys, start, end, post, weight, idf, maxIdf: Math.log(N + 1) + 1, outStart, outModel, outN, outR };
+  return { n: N, start, end, post, weight, idf, maxIdf: Math.log(N + 1) + 1, outStart, outModel, outN, outR };
 }
 
 let sims = new Float64Array(0);
@@ -145,13 +151,11 @@ export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum
   let nHit = 0, qn = 0;
   for (let j = 0; j < v.idx.length; j++) {
     const f = v.idx[j]!;
-    let h = Math.imul(f, 0x9e3779b1) & ix.mask;
-    let k = ix.keys[h]!;
-    while (k !== f && k !== -1) { h = (h + 1) & ix.mask; k = ix.keys[h]!; }
-    if (k === -1) { qn += (v.val[j]! * ix.maxIdf) ** 2; continue; }
-    const x = v.val[j]! * ix.idf[h]!;
+    const idf = f >= 0 && f < FEATURE_DIM ? ix.idf[f]! : 0;
+    if (idf === 0) { qn += (v.val[j]! * ix.maxIdf) ** 2; continue; }
+    const x = v.val[j]! * idf;
     qn += x * x;
-    for (let t = ix.start[h]!, e = ix.end[h]!; t < e; t++) {
+    for (let t = ix.start[f]!, e = ix.end[f]!; t < e; t++) {
       const p = ix.post[t]!, w = ix.weight[t]!;
       if (sims[p] === 0) hit[nHit++] = p;
       sims[p] += x * w === 0 ? 1e-300 : x * w;
