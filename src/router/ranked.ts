@@ -53,13 +53,6 @@ export function materialize(run: Run, j: number, ejected: boolean): Ranked {
     outputTokens: f.out[j]!, cachedTokens: f.cached[j]!, expectedCostUsd: f.cost[j]!, minCostUsd: f.minCost[j]!, blendedPerMillion: f.blended[j]!,
     utility: code === 0 ? f.util[j]! : 0, preferred, ejected, excluded: null, cand: c,
   };
-  if (code !== 0) {
-    // The reason in words is read by the 400 and the dry run only: routed requests record the
-    // constraint and figures, so the text is written when first read (an own enumerable getter, so
-    // JSON and deep equality see it as a plain field).
-    const inp = run.inp;
-    let text: string | null = null;
-    r.excluded = { constraint: constraintName(run, code), get reason(): string { return (text ??= reason(inp, code, r, c)); } };
-  }
+  if (code !== 0) r.excluded = { constraint: constraintName(run, code), reason: reason(run.inp, code, r, c) };
   return r;
 }
