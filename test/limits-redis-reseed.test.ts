@@ -424,3 +424,29 @@ test('keys changed after a FLUSHALL: the seed does not reset a lost counter to t
     assert.equal(await l.spentNanos(k), toNanos('2'));
   } finally { await l.close(); }
 });
+
+test('spend admitted fail-open while Redis was away is in the counter rebuilt after a restart without persistence, before the store answers', async () => {
+  const k = key({ budgetUsd: '1' });
+  const queued = new Map<string, string[]>();
+  const s = watchedStore();
+  const l = new RedisLimiter({
+    redis: redis.url, prefix: `rs${process.pid}:${n++}:`, probeMs: 100, onError: () => {}, reseedDelayMs: () => 50,
+    unwritten: (keyId) => (queued.get(keyId) ?? []).map((c) => spendRecord(limitedKey(keyId), c)),
+  });
+  try {
+    await l.seed(s, [k]);
+    await reseeded(l);
+    assert.ok(admitted(await attempt(l, k, '0.1')));
+    await redis.kill();
+    await attempt(l, k, '0.5'); // trips the breaker
+    const a = await attempt(l, k, '0.5'); const b = await attempt(l, k, '0.5');
+    assert.ok(admitted(a) && admitted(b), 'fail open');
+    await a.settle({ tokens: 1, costUsd: '0.4' }); await b.settle({ tokens: 1, costUsd: '0.4' });
+    queued.set(k.id, ['0.4', '0.4']);
+    s.delayMs = 1500; // the store re-seed lands late
+    await redis.restart();
+    for (const t0 = Date.now(); l.unavailable; await new Promise((r) => setTimeout(r, 20))) if (Date.now() - t0 > 5000) throw new Error('Redis not back');
+    assert.ok(!admitted(await attempt(l, k, '0.2')), '$0.1 + $0.8 spent: $0.2 more is refused at once (before: admitted on the $0.1 view until the store answered)');
+    assert.ok(admitted(await attempt(l, k, '0.1')));
+  } finally { await l.close(); }
+});

@@ -196,7 +196,7 @@ export class RedisLimiter implements Limiter {
    * Redis did not answer: refused (fail closed), or admitted uncounted (fail open), in which case what
    * the request spends is remembered and added to the counter once Redis is back.
    */
-  #withoutRedis(spendKey: string | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
+  #withoutRedis(keyId: string, spendKey: string | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
     if (!this.#failOpen) {
       // A refusal the client sent anyway may have been taken: give it back once Redis answers.
       if (sent) { this.#uncertain.push({ ...sent, actual: 0n }); this.#reconcileSoon(); }
@@ -204,15 +204,21 @@ export class RedisLimiter implements Limiter {
     }
     if (spendKey === null) return FREE_PASS;
     let done = false;
+    // What it spends goes into this process's view too: if Redis lost the counter meanwhile, the
+    // provisional one rebuilt from the view holds it at once, not only after the store re-seed lands.
+    const spent = (nanos: bigint): void => {
+      const view = this.#views.get(keyId);
+      if (view && view.sk === spendKey) view.nanos += nanos;
+    };
     if (sent) {
       // The acquire was sent and its answer lost: whether it was taken is settled on recovery.
       const u: Uncertain = { ...sent, actual: null };
       this.#uncertain.push(u);
-      const end = (nanos: bigint): void => { if (done) return; done = true; u.actual = nanos; this.#reconcileSoon(); };
+      const end = (nanos: bigint): void => { if (done) return; done = true; u.actual = nanos; spent(nanos); this.#reconcileSoon(); };
       return { settle: async (actual) => end(toNanos(actual.costUsd)), release: async () => end(0n) };
     }
     return {
-      settle: async (actual) => { if (done) return; done = true; this.#remember(spendKey, toNanos(actual.costUsd)); },
+      settle: async (actual) => { if (done) return; done = true; spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
       release: async () => { done = true; },
     };
   }
@@ -227,7 +233,7 @@ export class RedisLimiter implements Limiter {
     const wk = this.#windowKey(key.id, minute);
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
     // The breaker is open: Redis is down or hung, so this request does not wait on it.
-    if (this.#breaker.isOpen) return this.#withoutRedis(budget ? sk : null);
+    if (this.#breaker.isOpen) return this.#withoutRedis(key.id, budget ? sk : null);
     const token = `x:${this.#instance}:${++this.#seq}`;
     // With a store, a missing counter or window is rebuilt in the script from this process's last view of it.
     const tracked = budget !== null && this.#store !== null;
@@ -245,7 +251,7 @@ export class RedisLimiter implements Limiter {
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
-      return this.#withoutRedis(budget ? sk : null, budget ? { wk, sk, token, est: estNanos } : undefined);
+      return this.#withoutRedis(key.id, budget ? sk : null, budget ? { wk, sk, token, est: estNanos } : undefined);
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {
