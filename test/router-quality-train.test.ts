@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  compilePriors, DEFAULT_PRIOR, emptyState, extractPromptFeatures, feedbackOutcome, feedbackScore, predict, train,
+  compilePriors, DEFAULT_PRIOR, emptyState, extractPromptFeatures, feedbackOutcome, feedbackScore, predict, prepareState, train,
   type Outcome, type PriorTable, type PromptFeatures, type QualityState,
 } from '../src/router/quality/index.ts';
 import { targetClusters } from '../src/router/quality/clusters.ts';
@@ -230,4 +230,15 @@ test('the local correction learns what the clusters miss: a marked sub-topic whe
   } finally {
     Object.assign(TUNING, saved);
   }
+});
+
+test('prepareState builds the derived tables ahead: same predictions, any state', () => {
+  const s = train(planted(4, 120));
+  const copy = JSON.parse(JSON.stringify(s)) as QualityState;
+  prepareState(copy);
+  const f = planted(5, 3)[0]!.features;
+  assert.deepEqual(predict(copy, f, ['alpha', 'beta', 'gamma', 'new']), predict(s, f, ['alpha', 'beta', 'gamma', 'new']));
+  prepareState(emptyState());
+  prepareState({ ...emptyState(), schema: 1 } as unknown as QualityState);
+  assert.equal(predict(emptyState(), f, ['alpha'], { priors: null })[0]!.source, 'default_prior');
 });

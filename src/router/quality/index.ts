@@ -18,12 +18,15 @@
 //     outcomes carried costs) expected cost. Unseen models get the cold-start prior (priors.json
 //     by task category, else DEFAULT_PRIOR by family/price); options.priors = null disables the
 //     benchmark priors (offline bench). Synchronous and cheap: meant for the request path.
+// - prepareState(state): void
+//     Optional: builds what predict derives from a state once (about 10 ms of CPU for a large state);
+//     call it when a new state arrives so the first routed request does not pay it.
 // - feedbackScore(value, signal: QualitySignal): number | undefined; feedbackOutcome(join): Outcome | undefined
 //     A feedback value of a metric named as a quality signal -> Outcome.score (optimize honoured).
 // - emptyState(): the state with nothing learned (version 0).
 export { extractPromptFeatures, estimateTokens } from './features.ts';
 export { train, emptyState, usable } from './train.ts';
-export { predict, type PredictOptions } from './predict.ts';
+export { predict, prepareState, type PredictOptions } from './predict.ts';
 export { feedbackScore, feedbackOutcome, type FeedbackJoin } from './feedback.ts';
 export { builtinPriors, compilePriors, priorFor, priorKey, normalId, familyOf, DEFAULT_PRIOR, CATEGORY_OF_KIND, type CompiledPriors, type PriorTable } from './prior.ts';
 export {
