@@ -170,13 +170,26 @@ test('bad input: 400 in the envelope naming the field, nothing sent upstream', a
   assert.equal(notJson.status, 400);
 });
 
-test('upstream failures: relayed errors in the envelope, recorded; an empty summary is a 502, never an empty compaction', async () => {
+test('upstream failures: a refusal relayed, a retryable failure rescued through the engine, errors in the envelope and recorded; an empty summary is a 502', async () => {
   oai.reset();
   oai.fault({ status: 400, body: { error: { message: 'Invalid input: too short', type: 'invalid_request_error', param: 'input', code: null } } });
   await assert.rejects(client.responses.compact({ model: 'oai/gpt-5', input: 'x' }), (e: unknown) => e instanceof OpenAI.BadRequestError && /too short/.test(e.message));
+  // A retryable failure of the native /compact: the compaction is made through the engine instead.
+  oai.reset();
   oai.fault({ status: 500 });
+  const rescued = await client.responses.compact({ model: 'oai/gpt-5', input: 'rescue me' });
+  assert.deepEqual(oai.requests.map((r) => r.path), ['/v1/responses/compact', '/v1/responses']);
+  assert.ok(rescued.output.at(-1)!.type === 'compaction' && (rescued.output.at(-1) as Rec).encrypted_content.startsWith('gwc1.'));
+  // Everything failing: the engine's error, recorded with every attempt.
+  oai.reset();
+  oai.fault([{ status: 500 }, { status: 500 }, { status: 500 }]);
   const res = await fetch(`${gw.url}/v1/responses/compact`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oai/gpt-5', input: 'x' }) });
   assert.equal(res.status, 502);
+  assert.deepEqual(oai.requests.map((r) => r.path), ['/v1/responses/compact', '/v1/responses', '/v1/responses']);
+  const failedId = res.headers.get('x-inference-id')!;
+  await recorded(failedId);
+  const attempts = JSON.parse(String((await gw.services.store!.sql.all('SELECT attempts FROM inferences WHERE id = ?', [failedId]))[0]!.attempts)) as Rec[];
+  assert.deepEqual(attempts.map((a) => a.status), [500, 500, 500], 'the native /compact attempt, then the engine\'s two');
   const id = res.headers.get('x-inference-id')!;
   assert.equal(((await res.json()) as Rec).error.type, 'api_error');
   const rec = await recorded(id);

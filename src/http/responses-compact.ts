@@ -1,14 +1,16 @@
 // POST /v1/responses/compact (the SDK's responses.compact; Codex calls it when its context fills): the
 // conversation (input, plus the stored turns of previous_response_id) becomes the API's compacted
 // list: every user message, then one `compaction` item. A provider that serves the Responses API
-// natively gets the request relayed to its own /compact; elsewhere (or when that answers 404/405) the
-// model summarises a transcript of the conversation through the shared engine, and the summary
-// travels in a gateway compaction token that every target reads back (src/formats/openai-responses/items.ts).
+// natively gets the request relayed to its own /compact; elsewhere (or when that answers 404/405 or
+// fails in a retryable way) the model summarises a transcript of the conversation through the shared
+// engine, and the summary travels in a gateway compaction token that every target reads back
+// (src/formats/openai-responses/items.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelEntry } from '../config/types.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
 import { dispatch } from '../engine/dispatch.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
+import type { AttemptRecord } from '../store/types.ts';
 import { resolveModel } from '../engine/plan.ts';
 import { redactorFor } from '../engine/redact.ts';
 import { exchange, type ResponseHeaders } from '../engine/transport.ts';
@@ -69,8 +71,11 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
   const total = setTimeout(() => abort.abort(new DOMException('total timeout', 'TimeoutError')), cfg.upstream.totalTimeoutMs);
   let outcome: InferenceOutcome;
   try {
-    outcome = (entry.provider.native['openai-responses'] !== undefined ? await relayCompact(svc, entry, body, req, res, id, abort.signal) : null)
-      ?? await summarise(svc, entry, body, req, res, id, abort.signal, () => clientGone, startedAt, bytes);
+    const relayed = entry.provider.native['openai-responses'] !== undefined ? await relayCompact(svc, entry, body, req, res, id, abort.signal) : { fallback: [] };
+    if ('fallback' in relayed) {
+      outcome = await summarise(svc, entry, body, req, res, id, abort.signal, () => clientGone, startedAt, bytes);
+      outcome.attempts = [...relayed.fallback, ...outcome.attempts];
+    } else outcome = relayed;
   } catch (e) {
     outcome = failed(e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error'), entry, []);
   }
@@ -85,10 +90,12 @@ const failed = (error: GatewayError, served: ModelEntry | null, attempts: Infere
 
 /**
  * The native relay: the body with the model rewritten, the gateway's fields and previous_response_id
- * removed (the stored turns are in `input`). Null when the provider does not serve /compact (404, 405):
- * the caller then summarises through the engine.
+ * removed (the stored turns are in `input`). `fallback` (with the failed attempt) when the provider
+ * does not serve /compact (404, 405) or failed in a way worth another try (a retryable status, a
+ * transport error): the caller then summarises through the engine, whose plan has its own fallbacks.
+ * A refusal of the request itself (other 4xx) is the answer.
  */
-async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, res: ServerResponse, id: string, signal: AbortSignal): Promise<InferenceOutcome | null> {
+async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, res: ServerResponse, id: string, signal: AbortSignal): Promise<InferenceOutcome | { fallback: AttemptRecord[] }> {
   const cfg = svc.holder.current;
   const out: Rec = { ...body };
   for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
@@ -100,12 +107,12 @@ async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: In
   const attempt = (status: number | null, error: string | null) => [{ provider: entry.provider.id, model: entry.id, status, error, latencyMs: Math.round(performance.now() - t0) }];
   if ('error' in up) {
     const v = transportVerdict(up.error, 'compact', redactorFor(cfg));
-    return failed(v.error, null, attempt(null, v.error.code));
+    return signal.aborted ? failed(v.error, null, attempt(null, v.error.code)) : { fallback: attempt(null, v.error.code) };
   }
-  if (up.status === 404 || up.status === 405) return null;
+  if (up.status === 404 || up.status === 405) return { fallback: attempt(up.status, 'route_not_found') };
   if (up.status >= 400) {
     const v = upstreamFailure(codecFor(entry.provider.format), entry, up.status, up.text, up.headers, null, redactorFor(cfg));
-    return failed(v.error, null, attempt(up.status, v.error.code));
+    return v.retry ? { fallback: attempt(up.status, v.error.code) } : failed(v.error, null, attempt(up.status, v.error.code));
   }
   let json: unknown;
   try { json = JSON.parse(up.text); } catch { json = null; }
