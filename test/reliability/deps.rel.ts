@@ -175,11 +175,17 @@ for (const failOpen of [true, false]) {
       const phases = [['before the flush', marks.start, marks.flush], ['after FLUSHALL', marks.flush, marks.kill], ['Redis down', marks.kill, marks.restart], ['after the restart', marks.restart, marks.end + 60_000]] as const;
       const byPhase: Record<string, { billedUsd: string; budgetServed: number; rpmAccepted: number }> = {};
       const rpmPerMinute = new Map<string, number>();
+      const rpmPerMinuteBeforeKill = new Map<string, number>();
       for (const [name, from, to] of phases) {
         const inPhase = [...stored.values()].filter((r) => { const t = Date.parse(r.createdAt); return t >= from && t < to; });
         const b = inPhase.filter((r) => r.keyId === budgeted.id && r.status === 200);
         byPhase[name] = { billedUsd: b.reduce((s, r) => s + Number(r.costUsd), 0).toFixed(6), budgetServed: b.length, rpmAccepted: inPhase.filter((r) => r.keyId === limited.id && r.status === 200).length };
-        for (const r of inPhase) if (r.keyId === limited.id && r.status === 200) rpmPerMinute.set(r.createdAt.slice(0, 16), (rpmPerMinute.get(r.createdAt.slice(0, 16)) ?? 0) + 1);
+        for (const r of inPhase) {
+          if (r.keyId !== limited.id || r.status !== 200) continue;
+          const minute = r.createdAt.slice(0, 16);
+          rpmPerMinute.set(minute, (rpmPerMinute.get(minute) ?? 0) + 1);
+          if (Date.parse(r.createdAt) < marks.kill!) rpmPerMinuteBeforeKill.set(minute, (rpmPerMinuteBeforeKill.get(minute) ?? 0) + 1);
+        }
       }
       const billed = [...stored.values()].filter((r) => r.keyId === budgeted.id).reduce((s, r) => s + Number(r.costUsd), 0);
       const downBilled = Number(byPhase['Redis down']!.billedUsd);
@@ -188,21 +194,24 @@ for (const failOpen of [true, false]) {
       const back = rShots.filter((x) => x.status === 429 && x.at > marks.restart!).map((x) => x.at).sort((a, b) => a - b)[0];
       reportFigures(`deps-redis-flush-restart-fail-${failOpen ? 'open' : 'closed'}`, {
         budgetUsd, billedUsd: billed.toFixed(6), overspendUsd: Math.max(0, billed - Number(budgetUsd)).toFixed(6), oneReservationUsd: RESERVATION.toFixed(6),
-        byPhase, rpmLimit: RPM, acceptedPerMinute: Object.fromEntries(rpmPerMinute), rpmRefusingAgainMsAfterRestart: back === undefined ? null : back - marks.restart!, refused402: bShots.filter((s) => s.status === 402).length,
+        byPhase, rpmLimit: RPM, acceptedPerMinute: Object.fromEntries(rpmPerMinute), acceptedPerMinuteBeforeKill: Object.fromEntries(rpmPerMinuteBeforeKill), rpmRefusingAgainMsAfterRestart: back === undefined ? null : back - marks.restart!, refused402: bShots.filter((s) => s.status === 402).length,
         refused429: rShots.filter((s) => s.status === 429).length, lastTenBudgetStatuses: lastTen, budgetLoad: tally(bShots), rpmLoad: tally(rShots), ...cmp,
       });
       assert.equal(cmp.lost, 0, 'no acknowledged record lost');
       assert.equal(cmp.duplicates, 0);
-      // The budget: outside the outage, never more than the requests in flight at a flush past it.
+      // The budget: fail closed, at most one reservation over it across the flush and the restart (each
+      // lost counter is rebuilt from the last view and re-seeded from the store). Fail open also serves,
+      // by design, while the breaker is still open after the restart (counted outside the outage here):
+      // bounded by the requests in flight then.
       const outsideOutage = billed - downBilled;
-      assert.ok(outsideOutage <= Number(budgetUsd) + CONCURRENCY * RESERVATION, `billed ${outsideOutage.toFixed(6)} outside the outage: within ${budgetUsd} + ${CONCURRENCY} reservations`);
+      const allowed = Number(budgetUsd) + (failOpen ? CONCURRENCY : 1) * RESERVATION;
+      assert.ok(outsideOutage <= allowed, `billed ${outsideOutage.toFixed(6)} outside the outage: within ${budgetUsd} + ${failOpen ? CONCURRENCY : 1} reservation(s)`);
       if (!failOpen) assert.equal(byPhase['Redis down']!.budgetServed, 0, 'fail closed: nothing served while Redis is down');
       assert.ok(lastTen.every((s) => s === 402), `still refused at the end: ${lastTen.join(',')}`);
-      // rpm: each stretch of one Redis's life holds the limit (a minute's counter lost with Redis's data is
-      // not re-seeded: docs/reliability.md); fail open serves while Redis is away and until the breaker closes.
-      for (const name of failOpen ? ['before the flush', 'after FLUSHALL'] : ['before the flush', 'after FLUSHALL', 'after the restart']) {
-        assert.ok(byPhase[name]!.rpmAccepted <= RPM, `rpm ${RPM}: ${byPhase[name]!.rpmAccepted} accepted ${name}`);
-      }
+      // rpm: a minute's count lost with Redis's data is rebuilt and re-seeded, so fail closed holds each UTC
+      // minute across the flush and the restart; fail open serves while Redis is away and until the breaker
+      // closes, so there only the stretches with Redis up are checked (each against the whole limit).
+      for (const [minute, accepted] of failOpen ? rpmPerMinuteBeforeKill : rpmPerMinute) assert.ok(accepted <= RPM, `rpm ${RPM}: ${accepted} accepted in ${minute}`);
       assert.ok(back !== undefined, 'the rpm limit refuses again after the restart');
     } finally {
       await gw.stop();
