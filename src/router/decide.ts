@@ -8,11 +8,12 @@
 import { PromptTokens } from '../tokens/index.ts';
 import { CAP, candidateSet, resolveIndices } from './candidates.ts';
 import {
-  C_CONTEXT, C_COST, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, RANK_EXACT_CHARS, SHOWN,
+  C_COST, C_PER_MILLION, POLICY, RANK_EXACT_CHARS, SHOWN,
   type DecideInput, type Decision, type PlanTarget, type Ranked,
 } from './decision.ts';
 import { constraintName, countOf, figures, figuresFor, policyCode, tighten, type Run } from './figures.ts';
 import { planTarget, selectTop } from './plan-targets.ts';
+import { screen } from './screen.ts';
 import { estimatesFor, expectedOutputs, refine } from './predictions.ts';
 import { materialize } from './ranked.ts';
 import { allowedBy, fixedRuleHits, fixedVerdicts } from './rule-cache.ts';
@@ -54,24 +55,10 @@ export function decide(inp: DecideInput): Decision {
   const need = (nd.tools ? CAP.tools : 0) | (nd.vision ? CAP.vision : 0) | (nd.jsonSchema ? CAP.jsonSchema : 0) | (nd.reasoning ? CAP.reasoning : 0);
 
   // Pass 1: the constraints that need neither quality nor cost (and fixed policy rules when no rule needs them).
-  const upper = run.tokens.upper;
   // Only fixed rules active: their verdicts per candidate were worked out once for this (version, policy, key).
   const verdicts = run.active.length > 0 && !perRequestRules ? fixedVerdicts(set, policy!, inp.key ?? null, run.active) : null;
-  const alive: number[] = [];
+  const alive = screen(run, need, allowed, verdicts);
   const neededRefs = f.needed;
-  for (let j = 0; j < n; j++) {
-    const i = idx[j]!;
-    let code = 0;
-    const miss = need & ~T.caps[i]!;
-    if (allowed !== null && allowed[i] === 0) code = C_KEY;
-    else if (miss !== 0) code = miss & CAP.tools ? C_TOOLS : miss & CAP.vision ? C_VISION : miss & CAP.jsonSchema ? C_JSON : C_REASONING;
-    // The prompt's cheap upper bound spares counting every tokenizer just to know it fits.
-    else if (upper + 1 > T.contextWindow[i]! && countOf(run, T.tok[i]!).tokens + 1 > T.contextWindow[i]!) code = C_CONTEXT;
-    else if (verdicts !== null && verdicts.fail[i] !== 0) code = POLICY + verdicts.fail[i]! - 1;
-    if (verdicts !== null && code === 0) f.bonus[j] = verdicts.bonus[i]!;
-    f.code[j] = code;
-    if (code === 0) { alive.push(j); neededRefs[T.ref[i]!] = 1; }
-  }
 
   // Quality only for the models still in the running (all of them for the dry run).
   const est = run.est = estimatesFor(inp.quality, set, view.features, inp.fullRanking ? null : neededRefs.subarray(0, set.refs.length));
