@@ -209,7 +209,22 @@ export const METHODS: Record<string, Method> = {
   },
 };
 
-type Variant = { name?: string; method?: string; shape?: Partial<typeof SHAPE>; tuning?: Partial<typeof TUNING>; idf?: boolean; chars?: { n: number; last: number; weight: number } };
+type Variant = { name?: string; method?: string; shape?: Partial<typeof SHAPE>; tuning?: Partial<typeof TUNING>; idf?: boolean; chars?: { n: number; last: number; weight: number }; stats?: number };
+
+/**
+ * Experiment: prompt statistics as pseudo-words at `w` (length bucket of log2 characters, option
+ * count, question marks, lines bucket), in otherwise unused indices, then unit length.
+ */
+function addStats(rows: BenchRow[], w: number): void {
+  for (const r of rows) {
+    const st = r.features.stats;
+    const extra = [65000 + Math.min(20, Math.round(Math.log2(1 + st.chars) * 2)), 65100 + Math.min(8, st.choices), 65200 + Math.min(5, st.questions), 65300 + Math.min(12, Math.round(Math.log2(1 + st.lines) * 2))];
+    const idx = [...r.features.idx], val = [...r.features.val];
+    for (const i of extra) { const k = idx.indexOf(i); if (k >= 0) val[k] += w / 2; else { idx.push(i); val.push(w / 2); } }
+    const n = Math.hypot(...val) || 1;
+    r.features = { ...r.features, idx, val: val.map((v) => Math.round((v / n) * 1e4) / 1e4) };
+  }
+}
 
 /**
  * Experiment: character n-grams of the prompt's last `last` characters added to every row's vector
@@ -264,12 +279,13 @@ if (import.meta.main) {
   const text = readFileSync(a.data!, 'utf8');
   const results = new Map<string, Map<string, number[]>>(); // split -> variant -> per-fold (router - single)
   for (const [vi, v] of variants.entries()) {
-    const name = v.name ?? `${v.method ?? 'production'}${v.idf ? ' idf' : ''}${v.chars ? ' chars ' + JSON.stringify(v.chars) : ''}${v.shape ? ' shape ' + JSON.stringify(v.shape) : ''}${v.tuning ? ' ' + JSON.stringify(v.tuning) : ''}`;
+    const name = v.name ?? `${v.method ?? 'production'}${v.idf ? ' idf' : ''}${v.chars ? ' chars ' + JSON.stringify(v.chars) : ''}${v.stats ? ' stats ' + v.stats : ''}${v.shape ? ' shape ' + JSON.stringify(v.shape) : ''}${v.tuning ? ' ' + JSON.stringify(v.tuning) : ''}`;
     Object.assign(SHAPE, structuredClone(baseShape), v.shape ?? {});
     Object.assign(TUNING, baseTuning, v.tuning ?? {});
     const rows = parseBench(text, a.data!);
     if (v.idf) idfRows(rows);
     if (v.chars) addCharGrams(rows, v.chars);
+    if (v.stats) addStats(rows, v.stats);
     // "resid:k:s:p:gate" names a residualKnn variant.
     const rk = /^resid:(\d+):([\d.]+):([\d.]+):([\d.]+)(?::(\d+))?$/.exec(v.method ?? '');
     const ik = /^irt:(\d+):([\d.]+):([\d.]+)$/.exec(v.method ?? '');
