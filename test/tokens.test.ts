@@ -65,3 +65,18 @@ test('the estimate follows text shape: CJK and code are not chars/4', () => {
   assert.ok(estimateTextTokens(cjk) > cjk.length / 2, 'CJK is about one token per 1-1.5 characters');
   assert.ok(Math.abs(estimateTextTokens('The quick brown fox jumps over the lazy dog.') - 10) <= 1);
 });
+
+test('short texts are counted once per encoding too: a repeated short prompt is exact from the cache, even with no budget left', async () => {
+  await warmTokenizers();
+  const { exactCounter } = await import('../src/tokens/encoders.ts');
+  const { PromptTokens, promptParts } = await import('../src/tokens/index.ts');
+  const text = `You are a terse assistant ${process.pid}.`;
+  const o200k = exactCounter('o200k_base')!;
+  assert.equal(o200k.cached(text), -1, 'not counted yet');
+  const first = countPromptTokens(req({ messages: [user(text)] }), 'openai/gpt-4o');
+  assert.equal(first.exact, true);
+  assert.equal(o200k.cached(text), first.tokens - 7, 'the text alone (7 tokens of framing)');
+  const again = new PromptTokens(promptParts(req({ messages: [user(text)] })), { exactChars: 0, boundChars: 0 }).count({ kind: 'exact', encoding: 'o200k_base' });
+  assert.deepEqual(again, first);
+  assert.equal(exactCounter('cl100k_base')!.cached(text), -1, 'per encoding');
+});

@@ -1,7 +1,9 @@
 // The exact BPE encodings (gpt-tokenizer), loaded off the request path: loading o200k_base takes
 // about 200 ms, so the first call starts an asynchronous import and counts by estimate until it lands.
-// Counts of texts of 64+ characters are cached per encoding (bounded by total characters): a
-// conversation resends every earlier turn and a system prompt repeats, so only new text is encoded.
+// Counts are cached per encoding: texts of 64+ characters bounded by total characters (a
+// conversation resends every earlier turn and a system prompt repeats, so only new text is encoded),
+// shorter ones bounded by count (short system prompts and greetings repeat too, and encoding even a
+// 25-character text costs 5-15 us in the gateway: gpt-tokenizer's per-call set-up).
 import type { Encoding } from './families.ts';
 
 type CountFn = (text: string) => number;
@@ -11,6 +13,8 @@ export type ExactCounter = { count: CountFn; cached: CountFn };
 
 const CACHE_MIN_CHARS = 64;
 const CACHE_MAX_CHARS = 8_000_000;
+/** Short texts remembered per encoding; past it the short cache starts over (a unique prompt costs one lookup more). */
+const SHORT_MAX = 16_384;
 /** countTokens on a plain string: special-token text such as "<|endoftext|>" is counted as the ordinary text it is to the API. */
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
@@ -19,12 +23,20 @@ const loading = new Map<Encoding, Promise<ExactCounter>>();
 
 function counter(raw: CountFn): ExactCounter {
   const map = new Map<string, number>();
+  const short = new Map<string, number>();
   let chars = 0;
   return {
-    cached: (s) => (s.length < CACHE_MIN_CHARS ? -1 : map.get(s) ?? -1),
+    cached: (s) => (s.length < CACHE_MIN_CHARS ? short.get(s) : map.get(s)) ?? -1,
     count: (s) => {
       if (s.length === 0) return 0;
-      if (s.length < CACHE_MIN_CHARS) return raw(s);
+      if (s.length < CACHE_MIN_CHARS) {
+        const hit = short.get(s);
+        if (hit !== undefined) return hit;
+        const n = raw(s);
+        if (short.size >= SHORT_MAX) short.clear();
+        short.set(s, n);
+        return n;
+      }
       const hit = map.get(s);
       if (hit !== undefined) return hit;
       const n = raw(s);
