@@ -110,6 +110,21 @@ test('responses.retention_days 0 stores nothing and says store: false', async (t
   await assert.rejects(c.responses.retrieve(r.id), (e: unknown) => e instanceof OpenAI.NotFoundError);
 });
 
+test('retention 0 with router mode and a body the worker pool prepared: the answer still says store: false', async (t) => {
+  const mock = await startMockAnthropic();
+  const g = await startTestGateway({
+    providers: [{ id: 'ant', format: 'anthropic-messages', base_url: mock.url }],
+    gateway: { responses: { retention_days: 0 }, workers: { threads: 1, convert_threshold_bytes: 1000 }, router: { exploration: { share: 0 } } },
+  });
+  t.after(async () => { await g.stop(); await mock.close(); });
+  const c = new OpenAI({ baseURL: `${g.url}/v1`, apiKey: 'x', maxRetries: 0 });
+  const input = `hello ${'padding '.repeat(400)}`; // above the pool's threshold
+  const r = await c.responses.create({ model: 'router', models: ['ant/test-model'], input } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+  assert.equal(r.model, 'ant/test-model');
+  assert.equal((r as Rec).store, false);
+  await assert.rejects(c.responses.retrieve(r.id), (e: unknown) => e instanceof OpenAI.NotFoundError);
+});
+
 test('GET and DELETE errors in OpenAI envelope', async () => {
   const h = { authorization: `Bearer ${keyA}` };
   let r = await fetch(`${gw.url}/v1/responses/01a20958-c42c-7ca1-bd54-18ce92424ad0`, { headers: h });
