@@ -7,6 +7,7 @@ import type { RouterBackend } from './backend.ts';
 import type { RouterSettings } from './settings.ts';
 import type { StoredState } from './store.ts';
 import { emptyStored } from './train-pass.ts';
+import { prepareState } from './quality/index.ts';
 
 export { emptyStored, scoreOf } from './train-pass.ts';
 
@@ -48,6 +49,9 @@ export class RouterLearning {
 
   #adopt(s: StoredState | null): boolean {
     if (!s || s.version <= this.#state.version) return false;
+    // The per-state tables (~10 ms for a full state) are built here, off any request, not by the first
+    // request that routes with it.
+    try { prepareState(s.quality); } catch (e) { this.#o.onError?.('state tables', e); }
     this.#state = s;
     return true;
   }
