@@ -91,15 +91,14 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     const ring = new KeyRing(writeStore, {
       refreshMs, onError: (what, e) => console.error(`key ring ${what} failed:`, (e as Error).message),
       graceHashes: () => loadGraceHashes(store.sql), // a rotated key's previous secret, during its grace period
+      // Every key at the first load, then those whose budget is new or changed, by any writer (admin API, CLI).
+      onBudgets: (changed) => limiter.seed(store, changed),
     });
     await ring.start();
-    await limiter.seed(store, await store.listKeys());
     return ring;
   };
   const keys = cfg.auth.enabled ? await startKeyRing(cfg.auth.keyRefreshMs) : null;
-  const keysChanged = async (): Promise<void> => {
-    if (services.keys) { await services.keys.refresh(); await limiter.seed(store, await store.listKeys()); }
-  };
+  const keysChanged = async (): Promise<void> => { await services.keys?.refresh(); };
   const admin = new KeyAdmin(store, keysChanged);
   // The dashboard's live tail sees every record as it is queued (dashboard.enabled needs a restart).
   const dashboard = cfg.dashboard.enabled ? createDashboardServices(store, holder, keysChanged) : null;

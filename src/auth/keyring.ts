@@ -27,23 +27,36 @@ export type KeyRingOptions = {
   onError?: (what: 'refresh' | 'touch', err: unknown) => void;
   /** Previous hashes of rotated keys, loaded with every refresh (none when absent). */
   graceHashes?: () => Promise<GraceHash[]>;
+  /**
+   * Runs on each load before its keys are used, with the keys whose budget is new or changed (amount
+   * or period, or a key not seen before); on the first load with every key, even none. The gateway
+   * seeds the limiter's counters with it (limiter.seed): a budget added or moved to another period by
+   * `keys edit` in another process then starts from the store's spend of the period. If it fails, the
+   * load fails and the previous keys stay in use, so the next refresh tries again.
+   */
+  onBudgets?: (keys: KeyRecord[]) => Promise<void>;
 };
+
+/** The budget a key's limiter counter depends on: its amount and its period (monthly when unset). */
+const budgetSignature = (r: KeyRecord): string | null => (r.budgetUsd === null ? null : `${r.budgetUsd}/${r.budgetPeriod ?? 'month'}`);
 
 // One message for every rejected key so a caller learns nothing about which keys exist; the key is never echoed.
 const INVALID = 'Invalid API key. Check the key, or ask the gateway operator for a new one.';
 
 export class KeyRing {
   readonly #store: Store;
-  readonly #opts: Required<Omit<KeyRingOptions, 'onError' | 'graceHashes'>> & Pick<KeyRingOptions, 'onError' | 'graceHashes'>;
+  readonly #opts: Required<Omit<KeyRingOptions, 'onError' | 'graceHashes' | 'onBudgets'>> & Pick<KeyRingOptions, 'onError' | 'graceHashes' | 'onBudgets'>;
   #entries = new Map<string, Entry>();
   #touched = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
   #loaded = false;
   #lastMissRefresh = -Infinity;
+  /** The load in progress: loads run one after another, so an older one cannot replace a newer map. */
+  #loading: Promise<void> = Promise.resolve();
 
   constructor(store: Store, opts: KeyRingOptions = {}) {
     this.#store = store;
-    this.#opts = { refreshMs: opts.refreshMs ?? 30_000, touchFlushMs: opts.touchFlushMs ?? 10_000, now: opts.now ?? Date.now, onError: opts.onError, graceHashes: opts.graceHashes };
+    this.#opts = { refreshMs: opts.refreshMs ?? 30_000, touchFlushMs: opts.touchFlushMs ?? 10_000, now: opts.now ?? Date.now, onError: opts.onError, graceHashes: opts.graceHashes, onBudgets: opts.onBudgets };
   }
 
   /** Loads every key (failing start-up if the store is unreachable) and starts the background timers. */
@@ -70,7 +83,13 @@ export class KeyRing {
   get refreshMs(): number { return this.#opts.refreshMs; }
 
   /** Swaps in a freshly loaded key map; on error the previous map stays in use. */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
+    const run = this.#loading.then(() => this.#load(), () => this.#load());
+    this.#loading = run.catch(() => {});
+    return run;
+  }
+
+  async #load(): Promise<void> {
     const records = await this.#store.listKeys();
     const grace = new Map<string, Entry['grace']>();
     for (const g of (await this.#opts.graceHashes?.()) ?? []) {
@@ -86,6 +105,16 @@ export class KeyRing {
         record: r, allows: compileModelPatterns(r.allowedModels), hash, revokedAtMs: instant(r.revokedAt), expiresAtMs: instant(r.expiresAt),
         verified: prev?.hash === hash ? prev.verified : null, grace: grace.get(r.id) ?? [],
       });
+    }
+    if (this.#opts.onBudgets) {
+      // Before the swap: a request with the new record finds its counter seeded (with Redis, a counter
+      // made first by a request would win over the seed).
+      const changed = records.filter((r) => {
+        if (!this.#loaded) return true;
+        const prev = this.#entries.get(r.id);
+        return r.budgetUsd !== null && (!prev || budgetSignature(prev.record) !== budgetSignature(r));
+      });
+      if (!this.#loaded || changed.length > 0) await this.#opts.onBudgets(changed);
     }
     this.#entries = next;
     this.#loaded = true;

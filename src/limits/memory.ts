@@ -12,13 +12,29 @@ export class MemoryLimiter implements Limiter {
   readonly #now: () => number;
   readonly #windows = new Map<string, Window>();
   readonly #spend = new Map<string, Spend>();
+  /**
+   * The store's spend of each seeded key for the period it was seeded in: a counter created for that
+   * period starts from it. Kept apart from #spend so a request still holding the key's previous record
+   * (another period) cannot replace the seeded counter before the new record is in use.
+   */
+  readonly #seeded = new Map<string, Spend>();
 
   constructor(opts: { now?: () => number } = {}) {
     this.#now = opts.now ?? Date.now;
   }
 
+  /**
+   * Seeds at start and whenever the key ring sees a budget added or changed. A counter of the same
+   * period already here keeps what it counted when that is more (open reservations, records not
+   * written yet) and is raised to the store's spend otherwise; the same object, so open reservations
+   * still settle on it.
+   */
   async seed(store: Store, keys: readonly KeyRecord[]): Promise<void> {
-    for (const s of await loadSpend(store, keys, this.#now())) this.#spend.set(s.key.id, { start: s.start, nanos: s.nanos });
+    for (const s of await loadSpend(store, keys, this.#now())) {
+      this.#seeded.set(s.key.id, { start: s.start, nanos: s.nanos });
+      const cur = this.#spend.get(s.key.id);
+      if (cur && cur.start === s.start && cur.nanos < s.nanos) cur.nanos = s.nanos;
+    }
   }
 
   async acquire(key: KeyRecord, est: Usage): Promise<Reservation> {
@@ -41,7 +57,11 @@ export class MemoryLimiter implements Limiter {
     let s: Spend | undefined;
     if (budget) {
       s = this.#spend.get(key.id);
-      if (!s || s.start !== budget.start) { s = { start: budget.start, nanos: 0n }; this.#spend.set(key.id, s); }
+      if (!s || s.start !== budget.start) {
+        const seeded = this.#seeded.get(key.id);
+        s = { start: budget.start, nanos: seeded?.start === budget.start ? seeded.nanos : 0n };
+        this.#spend.set(key.id, s);
+      }
       if (s.nanos >= budget.nanos || s.nanos + estNanos > budget.nanos) throw budgetError(key, s.nanos, estNanos, now);
       s.nanos += estNanos;
     }
@@ -76,5 +96,6 @@ export class MemoryLimiter implements Limiter {
   async close(): Promise<void> {
     this.#windows.clear();
     this.#spend.clear();
+    this.#seeded.clear();
   }
 }
