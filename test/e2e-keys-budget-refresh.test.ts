@@ -2,6 +2,7 @@
 // store directly) reaches a running gateway through its periodic key refresh, and the in-process
 // limiter's counter for it starts from the store's spend of the period, not from 0: a budget added
 // below what the key already spent, or a budget moved to another period, refuses the next request.
+// The same with the Redis limiter (key ids are random, so counters of earlier runs never match).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -11,22 +12,26 @@ import { periodStart } from '../src/limits/limiter.ts';
 
 const ADMIN = 'admin-secret-for-budget-refresh';
 const REFRESH_MS = 200;
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 // A long prompt, unique so the mock upstream's prompt cache does not price it as cache reads.
 let n = 0;
 const long = (): string => `request ${++n} ${Math.random()} ${'budget '.repeat(2000)}`;
 /** The spend a budget error names (open reservations included). */
 const namedSpend = (text: string): number => Number(/\$([\d.]+) is spent or reserved/.exec(text)?.[1] ?? NaN);
 
-describe('keys edit budget reaches a running gateway (in-process limiter, SQLite)', () => {
+for (const backend of ['memory', 'redis'] as const) describe(`keys edit budget reaches a running gateway (${backend} limiter, SQLite)`, () => {
   let up: MockUpstream; let gw: TestGateway;
   before(async () => {
     up = await startMockOpenAI();
     gw = await startTestGateway({
       providers: [{ id: 'mock', format: 'openai-chat', base_url: up.url }],
-      gateway: { auth: { enabled: true, admin_key: ADMIN, key_refresh_ms: REFRESH_MS } },
+      gateway: {
+        auth: { enabled: true, admin_key: ADMIN, key_refresh_ms: REFRESH_MS },
+        ...(backend === 'redis' ? { storage: { redis_url: REDIS_URL } } : {}),
+      },
     });
     assert.equal(gw.services.store!.kind, 'sqlite');
-    assert.equal(gw.services.limiter!.status().backend, 'memory');
+    assert.equal(gw.services.limiter!.status().backend, backend);
   });
   after(async () => { await gw.stop(); await up.close(); });
 
