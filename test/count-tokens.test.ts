@@ -89,3 +89,20 @@ test('bad input answers in the Anthropic envelope', async () => {
   const get = await fetch(`${gw.url}/v1/messages/count_tokens`);
   assert.equal(get.status, 405);
 });
+
+test('an Anthropic upstream whose count answer is past the JSON bound is not held whole: the gateway estimates instead', async (t) => {
+  const { startRawUpstream } = await import('./helpers/raw-upstream.ts');
+  const raw = await startRawUpstream();
+  const g = await startTestGateway({ providers: [{ id: 'big', format: 'anthropic-messages', base_url: raw.url }] });
+  t.after(async () => { await g.stop(); await raw.close(); });
+  // 65 MiB of a JSON string, in 1 MiB writes: more than UPSTREAM_LIMITS.jsonBodyBytes (64 MiB).
+  const mib = Buffer.alloc(1024 * 1024, 'a');
+  raw.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: ['{"input_tokens":1,"pad":"', ...Array.from({ length: 65 }, () => mib), '"}'] });
+  const heapBefore = process.memoryUsage().arrayBuffers;
+  const r = await fetch(`${g.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'big/test-model', messages: [{ role: 'user', content: 'Hello' }] }) });
+  assert.equal(r.status, 200);
+  assert.notEqual(r.headers.get('x-gateway-token-count'), 'provider', 'the oversized answer was not taken');
+  assert.ok(((await r.json()) as Rec).input_tokens > 0);
+  assert.match(raw.requests.at(-1)!.path, /\/messages\/count_tokens$/);
+  assert.ok(process.memoryUsage().arrayBuffers - heapBefore < 200 * 1024 * 1024);
+});

@@ -6,8 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelEntry } from '../config/types.ts';
 import { resolveModel } from '../engine/plan.ts';
-import { exchange, type ResponseHeaders } from '../engine/transport.ts';
-import { buildRequest, relayedQuery, upstreamReady, withRelayedQuery } from '../engine/upstream.ts';
+import { exchangeJson, type JsonExchange } from '../engine/json-exchange.ts';
+import { relayedQuery, withRelayedQuery } from '../engine/upstream.ts';
 import { upstreamFailure } from '../engine/upstream-error.ts';
 import { redactorFor } from '../engine/redact.ts';
 import { clientCodecFor, codecFor } from '../formats/registry.ts';
@@ -28,35 +28,11 @@ type Rec = Record<string, unknown>;
  */
 const VALIDATION_MAX_TOKENS = 2 ** 31 - 1;
 
-type Upstream = { status: number; headers: ResponseHeaders; text: string } | { error: Error };
-
-/** One JSON exchange with the upstream, collected whole. */
-async function call(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, signal: AbortSignal): Promise<Upstream> {
-  const p = entry.provider;
-  const extra: Record<string, string> = {};
-  for (const h of p.forwardHeaders) {
-    const v = req.headers[h];
-    if (v !== undefined) extra[h] = Array.isArray(v) ? v.join(',') : v;
-  }
-  // Credentials a signing transform still loads: awaited off the event loop; none to be had counts locally.
-  const wait = upstreamReady(p);
-  if (wait !== null) { try { await wait; } catch (e) { return { error: e as Error }; } }
-  // Declared client query parameters (forward_query: Claude Code calls count_tokens?beta=true) go along.
+/** The provider's own count_tokens, with the client's declared query parameters (Claude Code sends ?beta=true). */
+function call(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, signal: AbortSignal): Promise<JsonExchange> {
   const q = req.url?.indexOf('?') ?? -1;
-  const path = q < 0 ? '/messages/count_tokens' : withRelayedQuery('/messages/count_tokens', relayedQuery(p, 'anthropic-messages', req.url!.slice(q + 1)).query);
-  const built = buildRequest(p, entry, path, JSON.stringify(body), extra);
-  const settings = svc.holder.current.upstream;
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let status = 0;
-    let headers: ResponseHeaders = {};
-    exchange({ ...built, method: 'POST', signal, settings, firstByteTimeoutMs: settings.firstByteTimeoutMs }, {
-      start: (s, h) => { status = s; headers = h; },
-      data: (c) => { chunks.push(c); },
-      end: () => resolve({ status, headers, text: Buffer.concat(chunks).toString('utf8') }),
-      error: (e) => resolve({ error: e }),
-    });
-  });
+  const path = q < 0 ? '/messages/count_tokens' : withRelayedQuery('/messages/count_tokens', relayedQuery(entry.provider, 'anthropic-messages', req.url!.slice(q + 1)).query);
+  return exchangeJson(entry, path, body, req.headers, signal, svc.holder.current.upstream);
 }
 
 export async function handleCountTokens(svc: Services, req: IncomingMessage, res: ServerResponse, client: ClientInfo): Promise<void> {

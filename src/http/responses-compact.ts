@@ -13,8 +13,7 @@ import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { AttemptRecord } from '../store/types.ts';
 import { resolveModel } from '../engine/plan.ts';
 import { redactorFor } from '../engine/redact.ts';
-import { exchange, type ResponseHeaders } from '../engine/transport.ts';
-import { buildRequest, upstreamReady } from '../engine/upstream.ts';
+import { exchangeJson } from '../engine/json-exchange.ts';
 import { transportVerdict, upstreamFailure } from '../engine/upstream-error.ts';
 import { codecFor } from '../formats/registry.ts';
 import { isRecord } from '../formats/errors.ts';
@@ -103,10 +102,11 @@ async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: In
   out.model = entry.upstream;
   out.input = nativeInput(out.input);
   const t0 = performance.now();
-  const up = await call(entry, `${entry.provider.native['openai-responses']!}/compact`, out, req, signal, cfg.upstream);
+  const up = await exchangeJson(entry, `${entry.provider.native['openai-responses']!}/compact`, out, req.headers, signal, cfg.upstream);
   const attempt = (status: number | null, error: string | null) => [{ provider: entry.provider.id, model: entry.id, status, error, latencyMs: Math.round(performance.now() - t0) }];
   if ('error' in up) {
-    const v = transportVerdict(up.error, 'compact', redactorFor(cfg));
+    // An answer past the size bound is the gateway's own error (retried elsewhere like a transport failure).
+    const v = up.error instanceof GatewayError ? { error: up.error } : transportVerdict(up.error, 'compact', redactorFor(cfg));
     return signal.aborted ? failed(v.error, null, attempt(null, v.error.code)) : { fallback: attempt(null, v.error.code) };
   }
   if (up.status === 404 || up.status === 405) return { fallback: attempt(up.status, 'route_not_found') };
@@ -127,32 +127,6 @@ async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: In
   sendJson(res, 200, text, { 'x-inference-id': id, 'x-gateway-provider': entry.provider.id });
   const usage = isRecord(json.usage) ? responsesUsage(json.usage) : null;
   return { status: 200, error: null, served: entry, attempts: attempt(200, null), usage, finishReason: 'end_turn', ttftMs: null, adjustments: [], responseText: text, result: json };
-}
-
-type Upstream = { status: number; headers: ResponseHeaders; text: string } | { error: Error };
-
-/** One JSON exchange with the upstream, collected whole. */
-async function call(entry: ModelEntry, path: string, body: Rec, req: IncomingMessage, signal: AbortSignal, settings: Services['holder']['current']['upstream']): Promise<Upstream> {
-  const p = entry.provider;
-  const extra: Record<string, string> = {};
-  for (const h of p.forwardHeaders) {
-    const v = req.headers[h];
-    if (v !== undefined) extra[h] = Array.isArray(v) ? v.join(',') : v;
-  }
-  const wait = upstreamReady(p);
-  if (wait !== null) { try { await wait; } catch (e) { return { error: e as Error }; } }
-  const built = buildRequest(p, entry, path, JSON.stringify(body), extra);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let status = 0;
-    let headers: ResponseHeaders = {};
-    exchange({ ...built, method: 'POST', signal, settings, firstByteTimeoutMs: settings.firstByteTimeoutMs }, {
-      start: (s, h) => { status = s; headers = h; },
-      data: (c) => { chunks.push(c); },
-      end: () => resolve({ status, headers, text: Buffer.concat(chunks).toString('utf8') }),
-      error: (e) => resolve({ error: e }),
-    });
-  });
 }
 
 /**
