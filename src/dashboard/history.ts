@@ -4,7 +4,7 @@
 import { decimalToNumber } from '../catalog/decimal.ts';
 import { decimal, iso, jsonOrNull, num, numOrNull, str, strOrNull, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { inList, keyScope, type Access } from './access.ts';
+import { inList, keyScope, scopedKeys, type Access } from './access.ts';
 import type { AttemptView, FeedbackView, RequestSummary } from './ui/api-types.ts';
 
 export type HistoryFilter = {
@@ -54,14 +54,7 @@ function conditions(sql: SqlRunner, f: HistoryFilter, access: Access, owners: Ma
     const l = inList(col, values);
     out.push(l.sql); params.push(...l.params);
   };
-  let keys: string[] | null = f.keys && f.keys.length ? [...f.keys] : null;
-  if (f.users && f.users.length) {
-    const users = new Set(f.users);
-    const owned = [...owners].filter(([, u]) => users.has(u)).map(([k]) => k);
-    keys = keys ? keys.filter((k) => owned.includes(k)) : owned;
-  }
-  const scope = keyScope(access);
-  if (scope) keys = keys ? keys.filter((k) => scope.includes(k)) : [...scope];
+  const keys = scopedKeys(f, access, owners);
   if (keys) add('s.key_id', keys);
   add('s.requested_model', f.models);
   add('s.served_model', f.served);

@@ -6,7 +6,7 @@ import { USAGE_SUM_COLUMNS } from '../store/dashboard-schema.ts';
 import { foldBeforeRead } from '../store/rollup-fold.ts';
 import { str, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { keyScope, type Access } from './access.ts';
+import { scopedKeys, type Access } from './access.ts';
 import { addSums, bucketStarts, emptySums, metricsOf, sumsFromRow, type Sums } from './rollup-math.ts';
 import { grainFor, readRollup, segments, sumsOf, type Dim, type DimFilter, type Segment } from './rollup-query.ts';
 import type { Bucket, UsageGroup, UsageMetrics, UsageReport, UsageSeries } from './ui/api-types.ts';
@@ -24,15 +24,7 @@ const LIGHT_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'c
 
 /** The report's dimension filters with users resolved to their keys and the caller's scope applied. */
 export function dimFilter(f: UsageFilter, access: Access, owners: Map<string, string>): DimFilter {
-  let keys: string[] | null = f.keys && f.keys.length ? [...f.keys] : null;
-  if (f.users && f.users.length) {
-    const users = new Set(f.users);
-    const owned = [...owners].filter(([, u]) => users.has(u)).map(([k]) => k);
-    keys = keys ? keys.filter((k) => owned.includes(k)) : owned;
-  }
-  const scope = keyScope(access);
-  if (scope) keys = keys ? keys.filter((k) => scope.includes(k)) : [...scope];
-  return { keys, models: f.models, providers: f.providers, routes: f.routes };
+  return { keys: scopedKeys(f, access, owners), models: f.models, providers: f.providers, routes: f.routes };
 }
 
 /** Maps an SQL group value to the report's group (user grouping folds keys into their owner; '' = none). */
