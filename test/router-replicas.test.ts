@@ -13,6 +13,7 @@ type Rec = Record<string, unknown>;
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 let up1: MockUpstream; let up2: MockUpstream; let gwA: TestGateway; let gwB: TestGateway;
 let redisDown: string | false = false;
+let prefix = '';
 
 const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
 const model = (name: string, prompt: string) => ({ name, pricing: { prompt, completion: prompt }, capabilities: caps, context_window: 16000, max_completion_tokens: 2000 });
@@ -30,7 +31,7 @@ before(async () => {
     { id: 'one', format: 'openai-chat', base_url: up1.url, models: [model('m-a', '0.000001'), { ...model('m-c', '0.000001'), capabilities: { ...caps, prompt_caching: true }, cache_min_tokens: 16 }] },
     { id: 'two', format: 'openai-chat', base_url: up2.url, models: [model('m-b', '0.000002')] },
   ];
-  const prefix = `test:${randomUUID()}:`;
+  prefix = `test:${randomUUID()}:`;
   const gateway = (db?: string): Rec => ({
     reload: { watch: false },
     workers: { threads: 1 }, // training runs in the piscina worker, as in production
@@ -105,4 +106,23 @@ test('with Redis, the conversation affinity one replica remembers applies on the
   }
   assert.equal(affinity, 'one/m-c', 'replica B knows which model holds the conversation');
   assert.equal((await rank(gwA, { ...follow, messages: [{ role: 'user', content: 'another conversation' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'y' }] })).affinity, null);
+});
+
+test('with Redis, anything else published on the replicas\' channels is dropped; the replicas serve on and still apply real messages', async (t) => {
+  if (redisDown) { t.skip(redisDown); return; }
+  const pub = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  t.after(() => pub.disconnect());
+  for (const channel of [`${prefix}eject`, `${prefix}affinity`]) {
+    for (const junk of ['null', '42', '"x"', '[1,2]', 'not json', '{"provider":null}', '{"entries":null}', '{"entries":[null,5,[1]]}', '{"provider":"two","until":"soon"}']) {
+      await pub.publish(channel, junk);
+    }
+  }
+  await pub.publish(`${prefix}eject`, JSON.stringify({ provider: 'two', until: Date.now() + 400, from: 'another-replica' }));
+  let ejected = false;
+  for (let i = 0; i < 50 && !ejected; i++) {
+    ejected = gwB.services.health.isEjected('two');
+    if (!ejected) await new Promise((res) => setTimeout(res, 10));
+  }
+  assert.ok(ejected, 'the real message after the junk applies');
+  for (const gw of [gwA, gwB]) assert.equal((await fetch(`${gw.url}/health`)).status, 200);
 });

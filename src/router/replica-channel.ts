@@ -1,0 +1,48 @@
+// A Redis pub/sub channel between gateway replicas: two connections (a subscribed one cannot publish),
+// each message one JSON object tagged with its sender so a replica skips its own, anything else on
+// the channel (not JSON, not an object) dropped before a handler sees it, and Redis trouble only
+// reported: no request ever waits on the channel.
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { isRecord } from '../formats/errors.ts';
+
+const OPTIONS = { maxRetriesPerRequest: 1, commandTimeout: 1000, lazyConnect: true } as const;
+
+export class ReplicaChannel {
+  /** The publishing connection, also for plain commands (GET/SET) beside the channel. */
+  readonly redis: Redis;
+  readonly #sub: Redis;
+  readonly #channel: string;
+  readonly #me = randomUUID();
+  readonly #onError: (e: unknown) => void;
+
+  constructor(url: string, channel: string, onMessage: (m: Record<string, unknown>) => void, onError: (e: unknown) => void) {
+    this.#channel = channel;
+    this.#onError = onError;
+    this.redis = new Redis(url, OPTIONS);
+    this.#sub = new Redis(url, OPTIONS);
+    for (const c of [this.redis, this.#sub]) c.on('error', (e) => onError(e));
+    this.#sub.on('message', (_ch: string, text: string) => {
+      let m: unknown;
+      try { m = JSON.parse(text); } catch { return; }
+      if (!isRecord(m) || m.from === this.#me) return;
+      try { onMessage(m); } catch (e) { onError(e); }
+    });
+  }
+
+  /** Connects and subscribes; a failure is reported, and the replica works alone. */
+  async start(): Promise<void> {
+    await Promise.all([this.redis.connect(), this.#sub.connect()]);
+    await this.#sub.subscribe(this.#channel);
+  }
+
+  /** Publishes `m` (with this replica as its sender), fire and forget. */
+  publish(m: Record<string, unknown>): void {
+    this.redis.publish(this.#channel, JSON.stringify({ ...m, from: this.#me })).catch((e: unknown) => this.#onError(e));
+  }
+
+  close(): void {
+    this.redis.disconnect();
+    this.#sub.disconnect();
+  }
+}
