@@ -11,9 +11,9 @@ import { Redis } from 'ioredis';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { runCli, spawnGateway, writeGatewayConfig, type GatewayProcess } from './helpers/process.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
 
 const ADMIN = 'admin-secret-for-limit-tests';
-const PG_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 /** Limits count per UTC minute: start a burst at least 6 s before a minute ends so it stays in one window. */
@@ -137,22 +137,21 @@ async function redisReachable(): Promise<boolean> {
   r.on('error', () => {});
   try { await r.connect(); return (await r.ping()) === 'PONG'; } catch { return false; } finally { r.disconnect(); }
 }
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try { await c.connect(); return true; } catch { return false; } finally { await c.end().catch(() => {}); }
-}
+// A fresh schema for the two processes, dropped after the file's tests (null when PostgreSQL does not answer; throws under CI=true).
+const pgDb = await pgTestDb('e2e_limits');
 
 describe('two gateway processes sharing Redis and PostgreSQL', () => {
   let slow: MockUpstream;
   let procs: GatewayProcess[] = [];
   let dir = '';
   let skip: string | false = false;
-  const schema = `e2e_limits_${process.pid}_${Date.now().toString(36)}`;
+  const schema = pgDb?.schema ?? '';
   let env: Record<string, string> = {};
   const keys: Record<string, { key: string; id: string }> = {};
 
   before(async () => {
-    const [redisOk, pgOk] = await Promise.all([redisReachable(), pgReachable()]);
+    const redisOk = await redisReachable();
+    const pgOk = pgDb !== null;
     if (!redisOk || !pgOk) {
       const what = `${redisOk ? '' : `Redis (${REDIS_URL}) `}${pgOk ? '' : `PostgreSQL (${PG_URL})`} unreachable`;
       if (process.env.CI === 'true') throw new Error(`${what} (CI=true: failing, not skipping)`);
@@ -182,9 +181,6 @@ describe('two gateway processes sharing Redis and PostgreSQL', () => {
     if (slow) await slow.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     if (!skip) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      try { await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`); } finally { await c.end(); }
       const r = new Redis(REDIS_URL);
       try {
         for (const k of Object.values(keys)) {
