@@ -303,7 +303,7 @@ if (import.meta.main) {
       bySplit.set(name, d);
       const first = [...bySplit.values()][0]!;
       const paired = d.map((x, i) => x - first[i]!);
-      console.log(`${split.padEnd(8)} #${vi} ${name.slice(0, 90).padEnd(90)} AIQ ${mean(r).toFixed(4)}  vs single ${mean(d).toFixed(4)} ± ${sd(d).toFixed(4)}  vs #0 ${mean(paired) >= 0 ? '+' : ''}${mean(paired).toFixed(4)} ± ${(sd(paired) / Math.sqrt(paired.length)).toFixed(4)}  reached ${c.filter((x) => x < 1).length}/${c.length} half ${c.filter((x) => x < 0.5).length}  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      console.log(`${split.padEnd(8)} #${vi} ${name.slice(0, 90).padEnd(90)} AIQ ${mean(r).toFixed(4)} ± ${sd(r).toFixed(4)}  vs single ${mean(d).toFixed(4)} ± ${sd(d).toFixed(4)}  vs #0 ${mean(paired) >= 0 ? '+' : ''}${mean(paired).toFixed(4)} ± ${(sd(paired) / Math.sqrt(paired.length)).toFixed(4)}  reached ${c.filter((x) => x < 1).length}/${c.length} half ${c.filter((x) => x < 0.5).length}  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
   }
 }

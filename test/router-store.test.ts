@@ -16,7 +16,7 @@ import { RowEncoder } from '../src/router/decision-row.ts';
 import type { Decision } from '../src/router/decide.ts';
 import type { OpenStoreOptions } from '../src/store/open.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
-import { extractPromptFeatures } from '../src/router/quality/index.ts';
+import { extractPromptFeatures, isPacked, predict } from '../src/router/quality/index.ts';
 import { pgTestDb } from './helpers/pg.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-router-store-'));
@@ -124,6 +124,16 @@ for (const b of backends) {
       const learned = await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null });
       assert.equal(learned.stored, true);
       assert.equal(learned.state?.version, newest + 1, 'trained on the newest stored state, not on what the caller passed');
+      // The state comes back packed (stored prompts left in the worker, their index transferred) and
+      // predicts as the stored full state does; it cannot be stored.
+      const stored = (await loadState(store.sql, newest + 1))!;
+      assert.ok(stored.quality.learned.exemplars, 'the store holds the stored prompts');
+      assert.equal(isPacked(learned.state!.quality), true);
+      assert.equal(learned.state!.quality.learned.exemplars, undefined);
+      const f = extractPromptFeatures({ turns: ['Which is right?\nA) x\nB) y'] });
+      assert.deepEqual(predict(learned.state!.quality, f, ['m-a'], { priors: null }), predict(stored.quality, f, ['m-a'], { priors: null }));
+      await assert.rejects(saveState(store.sql, { ...learned.state!, version: newest + 9 }), /packed/);
+      assert.equal(isPacked((await worker.load(newest))!.quality), true, 'a loaded state is packed too');
       assert.equal((await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null })).stored, false, 'nothing new since');
     } finally { await worker.close(); await store.close(); }
   });

@@ -2,7 +2,7 @@
 // the versioned learned state, and the training join of feedback and answers to decisions.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { Row } from '../store/rows.ts';
-import type { PromptFeatures, QualityState } from './quality/index.ts';
+import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
 
 export type DecisionRow = {
@@ -55,6 +55,8 @@ export async function loadState(sql: SqlRunner, version?: number): Promise<Store
 
 /** Stores a new version; false when another replica stored that version first. */
 export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean> {
+  // A packed state (typed arrays in place of the stored prompts) would be stored without them.
+  if (isPacked(s.quality)) throw new Error('saveState: the quality state is packed for the main thread; store the full state');
   const n = await sql.run(
     'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING',
     [s.version, s.createdAt, JSON.stringify(s.quality), JSON.stringify(s.output), JSON.stringify(s.feedbackCursor), JSON.stringify(s.decisionCursor), s.outcomes],

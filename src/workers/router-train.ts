@@ -1,9 +1,11 @@
 // Piscina worker of the router: its storage and learning off the event loop. Tasks run on the
 // worker's own store connection (opened on first use): recorded decisions are finished (rounded,
 // serialised) and inserted here, the retention pass deletes here, and a training pass reads the new
-// feedback and answers, trains and stores the next state here; only a new state goes back.
+// feedback and answers, trains and stores the next state here; only a new state goes back, packed
+// (the stored prompts' index built here and transferred, the prompts themselves left here).
 import { workerData } from 'node:worker_threads';
-import { train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { packState, train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
 import { foldOutputs, type OutputTable } from '../router/output-stats.ts';
 import { decodeRows, type RowChunk } from '../router/decision-row.ts';
 import { insertDecisions, pruneDecisions, pruneStates, type StoredState } from '../router/store.ts';
@@ -49,6 +51,17 @@ async function newest(s: Store): Promise<StoredState | null> {
   return next;
 }
 
+/**
+ * The task's answer with `s` for the main thread under `wrap`: its quality state packed
+ * (src/router/quality/portable.ts) and the index buffers in the message's transfer list (piscina
+ * transfers only a top-level movable value). `current` keeps the full state for the next pass.
+ */
+function forMain(s: StoredState, wrap: (s: StoredState) => object): unknown {
+  const p = packState(s.quality);
+  const value = wrap({ ...s, quality: p.state });
+  return p.transfer.length === 0 ? value : move({ [transferableSymbol]: p.transfer, [valueSymbol]: value });
+}
+
 export default async function handle(t: RouterTask): Promise<unknown> {
   if (t.op === 'close') {
     const open = store;
@@ -66,14 +79,15 @@ export default async function handle(t: RouterTask): Promise<unknown> {
     };
     case 'load': {
       await newest(s);
-      return current && current.version > t.after ? current : null;
+      return current && current.version > t.after ? forMain(current, (x) => x) : null;
     }
     case 'learn': {
       await newest(s);
       const base = current ?? emptyStored();
       const r = await trainPass(s.sql, base, t.settings, runTrain);
-      if (r.next) { current = r.next; return { state: r.next, stored: true }; }
-      return { state: r.raced ? await newest(s) : null, stored: false };
+      if (r.next) { current = r.next; return forMain(r.next, (state) => ({ state, stored: true })); }
+      const won = r.raced ? await newest(s) : null;
+      return won ? forMain(won, (state) => ({ state, stored: false })) : { state: null, stored: false };
     }
   }
 }

@@ -21,12 +21,17 @@
 // - prepareState(state): void
 //     Optional: builds what predict derives from a state once (about 10 ms of CPU for a large state);
 //     call it when a new state arrives so the first routed request does not pay it.
+// - packState(state): { state, transfer }; isPacked(state)
+//     The state for another thread: the stored prompts' index built here, its typed arrays' buffers in
+//     `transfer` (post with them in the transfer list); the receiver predicts with it as with the
+//     original but cannot train on or store it. Used by the training worker.
 // - feedbackScore(value, signal: QualitySignal): number | undefined; feedbackOutcome(join): Outcome | undefined
 //     A feedback value of a metric named as a quality signal -> Outcome.score (optimize honoured).
 // - emptyState(): the state with nothing learned (version 0).
 export { extractPromptFeatures, estimateTokens } from './features.ts';
 export { train, emptyState, usable } from './train.ts';
 export { predict, prepareState, type PredictOptions } from './predict.ts';
+export { packState, isPacked } from './portable.ts';
 export { feedbackScore, feedbackOutcome, type FeedbackJoin } from './feedback.ts';
 export { builtinPriors, compilePriors, priorFor, priorKey, normalId, familyOf, DEFAULT_PRIOR, CATEGORY_OF_KIND, type CompiledPriors, type PriorTable } from './prior.ts';
 export {

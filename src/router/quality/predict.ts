@@ -4,6 +4,7 @@
 import { assign, indexCentroids, similarities, type CentroidIndex, type Vec } from './clusters.ts';
 import { expectedCost, fitCost, type CostFit } from './cost-model.ts';
 import { indexExemplars, localCorrection, type LocalIndex } from './exemplars.ts';
+import { localFromPacked, packedLocal, type PackedLocal } from './portable.ts';
 import { builtinPriors, priorFor, type CompiledPriors, type Prior } from './prior.ts';
 import { KIND_INDEX, KINDS } from './model-fit.ts';
 import type { Learned } from './train.ts';
@@ -27,9 +28,11 @@ type Compiled = {
   /** The stored prompts for the local correction, indexed on first use (train sets their residuals after compiling the additive part). */
   local: LocalIndex | null | undefined;
   exemplars: Learned['exemplars'];
+  /** The index built in the training worker (portable.ts), in place of the stored prompts. */
+  packed: PackedLocal | undefined;
 };
 const compiled = new WeakMap<QualityState, Compiled>();
-const EMPTY: Compiled = { models: new Map(), index: indexCentroids([]), floor: new Float64Array(), a0: 0.5, alpha: new Float64Array(KINDS), gamma: new Map(), spread: 0, local: null, exemplars: undefined };
+const EMPTY: Compiled = { models: new Map(), index: indexCentroids([]), floor: new Float64Array(), a0: 0.5, alpha: new Float64Array(KINDS), gamma: new Map(), spread: 0, local: null, exemplars: undefined, packed: undefined };
 const cellKey = (key: string): number => { const [c, k] = key.split(':').map(Number); return c! * KINDS + k!; };
 
 function compile(state: QualityState): Compiled {
@@ -68,7 +71,7 @@ function compile(state: QualityState): Compiled {
     for (const [key, n] of m.count) { const d = m.eps[key % KINDS]! + (m.phi.get(key) ?? 0); w += n; sq += n * d * d; }
   }
   c = {
-    models, index: indexCentroids(cl), floor, a0: fit?.a0 ?? 0.5, spread: w > 0 ? Math.sqrt(sq / w) : 0, local: undefined, exemplars: L.exemplars,
+    models, index: indexCentroids(cl), floor, a0: fit?.a0 ?? 0.5, spread: w > 0 ? Math.sqrt(sq / w) : 0, local: undefined, exemplars: L.exemplars, packed: packedLocal(state),
     alpha: Float64Array.from({ length: KINDS }, (_, k) => fit?.alpha[k] ?? 0),
     gamma: new Map(Object.entries(fit?.gamma ?? {}).map(([key, v]) => [cellKey(key), v])),
   };
@@ -174,7 +177,9 @@ let corr = new Float64Array(64), wsum = new Float64Array(64);
 
 /** The local correction's index of a compiled state, built on first use. */
 function localIndex(c: Compiled): LocalIndex | null {
-  if (c.local === undefined) c.local = c.exemplars && c.exemplars.length > 0 ? indexExemplars(c.exemplars, new Map([...c.models].map(([id, m]) => [id, m.ix]))) : null;
+  if (c.local !== undefined) return c.local;
+  const numbering = () => new Map([...c.models].map(([id, m]) => [id, m.ix]));
+  c.local = c.packed ? localFromPacked(c.packed, numbering()) : c.exemplars && c.exemplars.length > 0 ? indexExemplars(c.exemplars, numbering()) : null;
   return c.local;
 }
 

@@ -3,6 +3,7 @@
 import { assign, indexCentroids, refine, similarities, targetClusters, type Cluster, type Vec } from './clusters.ts';
 import { foldExemplars, setResiduals, type Exemplar, type PromptOutcomes } from './exemplars.ts';
 import { additiveOf } from './predict.ts';
+import { isPacked } from './portable.ts';
 import { fitParams, type FitParams } from './model-fit.ts';
 import { TUNING } from './tuning.ts';
 import { addCost, addOut, type ModelCost } from './cost-model.ts';
@@ -45,6 +46,8 @@ export function usable(o: Outcome): boolean {
  * are clamped to [0, 1]. The version goes up by one when anything was added.
  */
 export function train(outcomes: readonly Outcome[], previous?: QualityState, options: TrainOptions = {}): QualityState {
+  // A packed state (portable.ts) has lost its stored prompts: training on it would drop them for good.
+  if (previous && isPacked(previous)) throw new Error('train: the state was packed for the main thread (its stored prompts stayed in the worker); train on the stored state');
   const base = previous && previous.schema === STATE_SCHEMA ? previous : undefined;
   const state: QualityState = base ? structuredClone(base) : emptyState();
   const L = state.learned as Learned;
