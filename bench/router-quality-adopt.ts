@@ -3,11 +3,21 @@
 // predictor's tables (prepareState), for the full state against the packed one (src/router/quality/
 // portable.ts: stored prompts left in the worker, their index built there and transferred). All
 // forms interleaved in the same run; medians of wall time. Predictions of both are compared.
+// Then the same state through the router's backends on a SQLite store in a temporary directory: the
+// longest event-loop gap (a 1 ms timer's lateness) while the worker backend's load delivers it, and
+// while the inline one (workers.threads 0) reads and parses it on the main thread.
 //   node bench/router-quality-adopt.ts [--data FILE] [--rounds 15]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readBench } from '../src/router/bench/data.ts';
 import { trainFromRows } from '../src/router/bench/evaluate.ts';
+import { InlineBackend, WorkerBackend, type RouterBackend } from '../src/router/backend.ts';
+import { saveState } from '../src/router/store.ts';
+import { emptyStored } from '../src/router/train-pass.ts';
+import { openStore } from '../src/store/open.ts';
 import { packState, predict, prepareState, type QualityState } from '../src/router/quality/index.ts';
 
 const { values: a } = parseArgs({ options: {
@@ -57,3 +67,30 @@ for (const row of rows) {
   for (let i = 0; i < x.length; i++) maxDiff = Math.max(maxDiff, Math.abs(x[i]!.q - y[i]!.q));
 }
 console.log(`largest |q(full) - q(packed)| over ${rows.length} prompts x ${models.length} models: ${maxDiff}`);
+
+// Through the backends: the longest gap of a 1 ms ticker while load() runs (includes adopting: prepareState).
+const dir = mkdtempSync(join(tmpdir(), 'gw-adopt-'));
+const opts = { sqlitePath: join(dir, 'r.db') };
+const store = await openStore(opts);
+await saveState(store.sql, { ...emptyStored(), version: 1, quality: full });
+const worker = new WorkerBackend(opts), inline = new InlineBackend(store.sql);
+async function gap(b: RouterBackend): Promise<number> {
+  let last = performance.now(), worst = 0;
+  const tick = setInterval(() => { const n = performance.now(); worst = Math.max(worst, n - last); last = n; }, 1);
+  await new Promise((res) => setTimeout(res, 20));
+  worst = 0; last = performance.now();
+  const s = await b.load(0);
+  prepareState(s!.quality);
+  await new Promise((res) => setTimeout(res, 5));
+  clearInterval(tick);
+  return worst;
+}
+const gaps: Record<string, number[]> = { 'worker backend (packed)': [], 'inline backend (JSON.parse)': [] };
+await gap(worker); // the worker's first load opens its store and reads the row
+for (let r = 0; r < Math.min(9, Number(a.rounds)); r++) {
+  gaps['worker backend (packed)']!.push(await gap(worker));
+  gaps['inline backend (JSON.parse)']!.push(await gap(inline));
+}
+for (const [name, xs] of Object.entries(gaps)) console.log(`longest event-loop gap while loading, ${name.padEnd(28)} median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`);
+await worker.close(); await store.close();
+rmSync(dir, { recursive: true, force: true });
