@@ -33,7 +33,7 @@ export function decide(inp: DecideInput): Decision {
   const reqData = view.policyData;
   const run: Run = {
     inp, set, idx, f: figuresFor(n, set.refs.length, set.providers.length), counts: new Array(set.tokenizers.length), est: null,
-    tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars }),
+    tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars, ...(inp.deferChars !== undefined ? { deferChars: inp.deferChars } : {}) }),
     outRef: expectedOutputs(inp.quality, set, view.features, inp.output, settings.defaultOutputTokens), outCap: view.clientMaxTokens ?? Infinity,
     affIdx: inp.affinity ? set.byId.get(inp.affinity.id)?.index ?? -1 : -1,
     active: [], hits: null, reqData, latency: [], errors: [], names: [],
@@ -146,8 +146,11 @@ export function decide(inp: DecideInput): Decision {
   }
   const out: Ranked[] = shown.concat(dropped);
   for (const list of byCode) if (list) for (const j of list) out.push(make(j));
-  return {
+  const d: Decision = {
     w, policy: policy?.name ?? null, stateVersion: inp.quality.version, kind: view.features.kind, candidates: n,
     ranked: out, excludedBy, chosen: planned[0] ?? null, explored, affinity: inp.affinity?.id ?? null, plan,
   };
+  const deferred = run.tokens.deferred;
+  if (deferred.size > 0) d.deferred = deferred;
+  return d;
 }

@@ -3,6 +3,7 @@
 // (decide.ts runs it; figures.ts, ranked.ts and plan-targets.ts do its parts).
 import type { Config } from '../config/types.ts';
 import type { KeyRecord } from '../store/types.ts';
+import type { Encoding } from '../tokens/families.ts';
 import type { Candidate } from './candidates.ts';
 import type { RouterParams } from './params.ts';
 import type { CompiledPolicy } from './policy.ts';
@@ -46,6 +47,8 @@ export type Decision = {
   explored: boolean;
   affinity: string | null;
   plan: PlanTarget[];
+  /** Per exact encoding, the new texts a tight max_cost bound needs counted (only with deferChars, when over it). */
+  deferred?: ReadonlyMap<Encoding, readonly string[]>;
 };
 
 export type HealthView = {
@@ -74,6 +77,12 @@ export type DecideInput = {
   /** The caller's key: its allowed_models exclude other candidates; policies read it as `key.*`. */
   key?: KeyRecord | null;
   random?: () => number;
+  /**
+   * Under max_cost: new text longer than this that a tight bound would encode is left to the caller
+   * (Decision.deferred) and the decision is made on the loose ceiling, which is safe. The HTTP route
+   * counts it in slices between turns of the event loop and decides again (RouterService.routeAsync).
+   */
+  deferChars?: number;
 };
 
 /** Candidates shown per group (included; each exclusion) when the ranking is not full. */

@@ -5,11 +5,16 @@
 // shorter ones bounded by count (short system prompts and greetings repeat too, and encoding even a
 // 25-character text costs 5-15 us in the gateway: gpt-tokenizer's per-call set-up).
 import type { Encoding } from './families.ts';
+import { countInSlices } from './slices.ts';
 
 type CountFn = (text: string) => number;
 
-/** An encoding ready to count: `cached` answers -1 when the text was not counted before. */
-export type ExactCounter = { count: CountFn; cached: CountFn };
+/**
+ * An encoding ready to count: `cached` answers -1 when the text was not counted before; `countSliced`
+ * counts a long text a slice at a time (src/tokens/slices.ts), awaiting `pause` between slices, and
+ * remembers it as `count` does.
+ */
+export type ExactCounter = { count: CountFn; cached: CountFn; countSliced(text: string, sliceChars: number, pause: () => Promise<void>): Promise<number> };
 
 const CACHE_MIN_CHARS = 64;
 const CACHE_MAX_CHARS = 8_000_000;
@@ -25,26 +30,22 @@ function counter(raw: CountFn): ExactCounter {
   const map = new Map<string, number>();
   const short = new Map<string, number>();
   let chars = 0;
-  return {
-    cached: (s) => (s.length < CACHE_MIN_CHARS ? short.get(s) : map.get(s)) ?? -1,
-    count: (s) => {
-      if (s.length === 0) return 0;
-      if (s.length < CACHE_MIN_CHARS) {
-        const hit = short.get(s);
-        if (hit !== undefined) return hit;
-        const n = raw(s);
-        if (short.size >= SHORT_MAX) short.clear();
-        short.set(s, n);
-        return n;
-      }
-      const hit = map.get(s);
-      if (hit !== undefined) return hit;
-      const n = raw(s);
+  const cached = (s: string): number => (s.length === 0 ? 0 : (s.length < CACHE_MIN_CHARS ? short.get(s) : map.get(s)) ?? -1);
+  const remember = (s: string, n: number): number => {
+    if (s.length < CACHE_MIN_CHARS) {
+      if (short.size >= SHORT_MAX) short.clear();
+      short.set(s, n);
+    } else {
       if (chars + s.length > CACHE_MAX_CHARS) { map.clear(); chars = 0; }
       map.set(s, n);
       chars += s.length;
-      return n;
-    },
+    }
+    return n;
+  };
+  return {
+    cached,
+    count: (s) => { const hit = cached(s); return hit >= 0 ? hit : remember(s, raw(s)); },
+    countSliced: async (s, size, pause) => { const hit = cached(s); return hit >= 0 ? hit : remember(s, await countInSlices(s, size, raw, pause)); },
   };
 }
 

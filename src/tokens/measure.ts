@@ -64,6 +64,12 @@ export type MeasureOptions = {
   exactChars: number;
   /** The same for bound(): how much more may be encoded when a hard limit needs a tight ceiling. */
   boundChars: number;
+  /**
+   * bound() encodes no more than this many new characters itself: past it, the texts are listed in
+   * `deferred` and the loose ceiling stands (safe, less generous), for the caller to count them with
+   * the event loop free between slices (countLater) and measure again. Absent: bound() encodes them.
+   */
+  deferChars?: number;
 };
 
 /** Exact counts of one encoding: per text, or -1 where the text was estimated. */
@@ -82,6 +88,8 @@ export class PromptTokens {
   readonly upper: number;
   #budget: number;
   readonly #boundChars: number;
+  readonly #deferChars: number;
+  readonly #deferred = new Map<Encoding, string[]>();
   readonly #exact = new Map<Encoding, ExactCounts>();
   readonly #memo = new Map<string, TokenCount>();
 
@@ -99,7 +107,11 @@ export class PromptTokens {
     this.upper = upper;
     this.#budget = o.exactChars;
     this.#boundChars = o.boundChars;
+    this.#deferChars = o.deferChars ?? Infinity;
   }
+
+  /** Per encoding, the new texts bound() left uncounted (see MeasureOptions.deferChars). */
+  get deferred(): ReadonlyMap<Encoding, readonly string[]> { return this.#deferred; }
 
   #add(s: string): void {
     const m = measureText(s);
@@ -124,8 +136,15 @@ export class PromptTokens {
     if (t.kind !== 'exact' || c.exact) return c;
     const e = this.#exact.get(t.encoding);
     if (!e || e.counted === this.#texts.length) return c;
-    this.#budget = Math.max(this.#budget, 0) + this.#boundChars;
-    this.#encode(t.encoding, e);
+    const budget = Math.max(this.#budget, 0) + this.#boundChars;
+    if (this.#deferChars !== Infinity) {
+      const texts: string[] = [];
+      this.#encode(t.encoding, e, budget, texts);
+      let chars = 0;
+      for (const s of texts) chars += s.length;
+      if (chars > this.#deferChars) { this.#deferred.set(t.encoding, texts); return c; }
+    }
+    this.#budget = this.#encode(t.encoding, e, budget);
     this.#memo.delete(t.encoding);
     return this.count(t);
   }
@@ -137,19 +156,28 @@ export class PromptTokens {
     if (!exactCounter(enc)) return null;
     e = { per: new Array<number>(this.#texts.length).fill(-1), counted: 0 };
     this.#exact.set(enc, e);
-    this.#encode(enc, e);
+    this.#budget = this.#encode(enc, e, this.#budget);
     return e;
   }
 
-  #encode(enc: Encoding, e: ExactCounts): void {
+  /**
+   * Counts the texts not counted yet: cached ones (free), the others in order while they fit in
+   * `budget` characters; returns what is left of it. With `dry`, only lists the texts it would encode.
+   */
+  #encode(enc: Encoding, e: ExactCounts, budget: number, dry?: string[]): number {
     const f = exactCounter(enc)!;
     for (let i = 0; i < this.#texts.length; i++) {
       if (e.per[i]! >= 0) continue;
       const s = this.#texts[i]!;
       let n = f.cached(s);
-      if (n < 0 && s.length <= this.#budget) { this.#budget -= s.length; n = f.count(s); }
-      if (n >= 0) { e.per[i] = n; e.counted++; }
+      if (n < 0 && s.length <= budget) {
+        budget -= s.length;
+        if (dry) { dry.push(s); continue; }
+        n = f.count(s);
+      }
+      if (n >= 0 && !dry) { e.per[i] = n; e.counted++; }
     }
+    return budget;
   }
 
   #count(t: TokenizerId): TokenCount {
