@@ -135,3 +135,45 @@ test('countPromptTokensSliced: the figures of countPromptTokens, long text count
   const other = codecFor('openai-chat').client!.decodeRequest(body(freshText()));
   assert.deepEqual(await countPromptTokensSliced(other, 'anthropic/claude-sonnet-4-5'), countPromptTokens(other, 'anthropic/claude-sonnet-4-5'));
 });
+
+test('over HTTP: a routed request with a long new prompt under max_cost, and count_tokens on it, answer with exact counts', async () => {
+  const { startMockOpenAI } = await import('./mocks/index.ts');
+  const { startTestGateway } = await import('./helpers/gateway.ts');
+  await warmTokenizers();
+  const oai = await startMockOpenAI();
+  const models = [
+    { name: 'gpt-4o-mini', pricing: { prompt: '0.00000015', completion: '0.0000006' }, capabilities: caps, context_window: 400000, max_completion_tokens: 8000 },
+    { name: 'gpt-4-turbo', pricing: { prompt: '0.00001', completion: '0.00003' }, capabilities: caps, context_window: 400000, max_completion_tokens: 8000 },
+  ];
+  const gw = await startTestGateway({ providers: [{ id: 'oai', format: 'openai-chat', base_url: oai.url, models }], gateway: { router: { exploration: { share: 0 } } } });
+  try {
+    const text = freshText();
+    const post = (path: string, b: Record<string, unknown>) => fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+    // Only gpt-4-turbo may answer: it is near its bound, so its cap rests on the exact cl100k count.
+    const r = await post('/v1/chat/completions', body(text, { models: ['gpt-4-turbo'], max_cost: 0.3 }));
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(r.headers.get('x-router-model'), 'oai/gpt-4-turbo');
+    await r.json();
+    // The gateway's own router, deciding the same body now that the count is cached: exact, the same cap.
+    const same = gw.services.router!.route(gw.services.holder.current, body(text, { models: ['gpt-4-turbo'], max_cost: 0.3 }), 'openai-chat', null, '/v1/chat/completions', 'z');
+    const t0 = same.decision.plan[0]!;
+    const r0 = same.decision.ranked.find((x) => x.id === t0.candidate.id)!;
+    assert.equal(r0.tokensExact, true);
+    assert.equal(r0.inputTokens, countPromptTokens(codecFor('openai-chat').client!.decodeRequest(body(text)), 'oai/gpt-4-turbo').tokens);
+    const cap = t0.maxOutputTokens!;
+    assert.equal(cap, Math.min(maxAffordableOutputTokens(t0.candidate.entry.model.pricing, r0.inputTokens, '0.3')!, 8000));
+    assert.equal(r.headers.get('x-router-max-output-tokens'), String(cap));
+    const sent = oai.requests.at(-1)!.body as Record<string, unknown>;
+    assert.equal(sent.max_completion_tokens ?? sent.max_tokens, cap);
+    // count_tokens (Anthropic body) for an OpenAI-family model: the exact count, the same as counting at once.
+    const other = freshText();
+    const c = await post('/v1/messages/count_tokens', { model: 'oai/gpt-4o-mini', messages: [{ role: 'user', content: other }] });
+    assert.equal(c.status, 200);
+    assert.equal(c.headers.get('x-gateway-token-count'), 'exact:o200k_base');
+    const want = countPromptTokens(codecFor('anthropic-messages').client!.decodeRequest({ model: 'x', max_tokens: 1, messages: [{ role: 'user', content: other }] }), 'oai/gpt-4o-mini').tokens;
+    assert.deepEqual(await c.json(), { input_tokens: want });
+  } finally {
+    await gw.stop();
+    await oai.close();
+  }
+});

@@ -14,7 +14,7 @@ import { clientCodecFor, codecFor } from '../formats/registry.ts';
 import { validateMessagesRequest } from '../formats/anthropic-messages/validate.ts';
 import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { GatewayError } from '../gateway-error.ts';
-import { countPromptTokens } from '../tokens/index.ts';
+import { countPromptTokensSliced } from '../tokens/index.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendJson } from './envelope.ts';
 import type { ClientInfo } from './routes.ts';
@@ -66,7 +66,7 @@ export async function handleCountTokens(svc: Services, req: IncomingMessage, res
     if (res.destroyed) return;
   }
   const canonical = clientCodecFor('anthropic-messages').decodeRequest(body);
-  const count = countPromptTokens(canonical, entry.id);
+  const count = await countPromptTokensSliced(canonical, entry.id);
   sendJson(res, 200, JSON.stringify({ input_tokens: count.tokens }), {
     'x-gateway-provider': entry.provider.id, 'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
   });

@@ -68,7 +68,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     requested = body.model as string;
     if (requested === 'router') {
       // Router mode (src/router): the decision picks the plan; its first target stands as the model.
-      ({ routed, body, entry } = routeInference(svc, cfg, body, prepared, format, client.key, route, id, res));
+      const r = routeInference(svc, cfg, body, prepared, format, client.key, route, id, res);
+      ({ routed, body, entry } = r instanceof Promise ? await r : r);
       prepared = null;
     }
     else entry = resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });

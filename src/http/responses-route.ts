@@ -14,7 +14,7 @@ import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { resolveModel } from '../engine/plan.ts';
 import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
 import { clientCodecFor } from '../formats/registry.ts';
-import { countPromptTokens } from '../tokens/index.ts';
+import { countPromptTokensSliced } from '../tokens/index.ts';
 import { decodePathSegment, type ClientInfo, type RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 
@@ -108,7 +108,7 @@ export async function handleInputTokens(svc: Services, req: IncomingMessage, res
   const entry = resolveModel(cfg, body.model as string);
   if (client.key) svc.keys?.checkModel(client.key, entry.id);
   await prependHistory(svc, body, client);
-  const count = countPromptTokens(clientCodecFor('openai-responses').decodeRequest(body), entry.id);
+  const count = await countPromptTokensSliced(clientCodecFor('openai-responses').decodeRequest(body), entry.id);
   sendJson(res, 200, JSON.stringify({ object: 'response.input_tokens', input_tokens: count.tokens }), {
     'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
   });

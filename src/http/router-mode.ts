@@ -20,19 +20,25 @@ function routerOf(svc: Services): NonNullable<Services['router']> {
   return svc.router;
 }
 
+export type RoutedInference = { routed: Routed; body: Rec; entry: ModelEntry };
+
 /**
  * Routes a validated `model: "router"` body: the plan's first target stands as the request's model
  * for limits and records. A body the worker pool prepared is parsed here (routing reads the prompt),
  * with the parameters `body` holds.
  * The decision headers are set on `res` at once, so the answer, or the router's 400, carries them.
+ * A promise only when long new text is counted in slices first (RouterService.routeSliced).
  */
-export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: PreparedRequest | null, format: string, key: KeyRecord | null, route: string, id: string, res: ServerResponse): { routed: Routed; body: Rec; entry: ModelEntry } {
+export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: PreparedRequest | null, format: string, key: KeyRecord | null, route: string, id: string, res: ServerResponse): RoutedInference | Promise<RoutedInference> {
   // The pool's body holds the parameters (every field but the content) as a route's extension left them
   // (the Responses route sets store: false when it stores nothing): they win over the bytes' own.
   const full = prepared ? { ...parseAndValidate(prepared.bytes, format as Parameters<typeof parseAndValidate>[1], cfg.server.jsonMaxDepth), ...body } : body;
-  const routed = routerOf(svc).route(cfg, full, format, key, route, id);
-  for (const [k, v] of Object.entries(routed.headers)) res.setHeader(k, v);
-  return { routed, body: full, entry: routed.targets[0]!.entry };
+  const done = (routed: Routed): RoutedInference => {
+    for (const [k, v] of Object.entries(routed.headers)) res.setHeader(k, v);
+    return { routed, body: full, entry: routed.targets[0]!.entry };
+  };
+  const routed = routerOf(svc).routeSliced(cfg, full, format, key, route, id);
+  return routed instanceof Promise ? routed.then(done) : done(routed);
 }
 
 /**
