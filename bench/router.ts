@@ -36,11 +36,12 @@ function mainCpuMs(child: ChildProcess): number {
 }
 
 type Route = (cfg: unknown, body: Record<string, unknown>, format: string, key: null, route: string, id: string) => unknown;
+type Sliced = (cfg: unknown, body: Record<string, unknown>, format: string, key: null, route: string, id: string) => unknown;
 type Tree = { name: string; root: string };
 const trees: Tree[] = [{ name: 'this', root: benchPath('..') }, ...(f.baseline ? [{ name: 'baseline', root: path.resolve(f.baseline) }] : [])];
 
 /** A router (and the configs it decides on) built from one checkout's own modules. */
-async function routerOf(t: Tree): Promise<{ route: Route; all: unknown; withPolicy: unknown; candidates: number; models: number; close(): Promise<void> }> {
+async function routerOf(t: Tree): Promise<{ route: Route; sliced: Sliced | null; all: unknown; withPolicy: unknown; candidates: number; models: number; close(): Promise<void> }> {
   const mod = async <T>(p: string): Promise<T> => await import(pathToFileURL(path.join(t.root, p)).href) as T;
   const { compileConfig } = await mod<typeof import('../src/config/compile.ts')>('src/config/compile.ts');
   const { loadConfig } = await mod<typeof import('../src/config/load.ts')>('src/config/load.ts');
@@ -54,7 +55,10 @@ async function routerOf(t: Tree): Promise<{ route: Route; all: unknown; withPoli
   await warmTokenizers();
   const route: Route = (c, b, fmt, k, r, id) => router.route(c as typeof cfg, b, fmt, k, r, id);
   const ranked = router.rank(all, { model: 'router', messages: [{ role: 'user', content: 'hi' }] }, 'openai-chat', null, '/v1/chat/completions', 'x');
-  return { route, all, withPolicy: cfg, candidates: (ranked.body.candidates as unknown[]).length, models: cfg.models.size, close: () => router.close() };
+  // routeSliced (long new text counted in slices between turns of the event loop) where the checkout has it.
+  const r = router as unknown as { routeSliced?: Sliced };
+  const sliced: Sliced | null = typeof r.routeSliced === 'function' ? (c, b, fmt, k, rt, id) => r.routeSliced!.call(router, c, b, fmt, k, rt, id) : null;
+  return { route, sliced, all, withPolicy: cfg, candidates: (ranked.body.candidates as unknown[]).length, models: cfg.models.size, close: () => router.close() };
 }
 
 async function decisions(): Promise<void> {
@@ -165,5 +169,51 @@ async function throughput(): Promise<void> {
   }
 }
 
+/**
+ * A long new prompt under max_cost (the bound near for some candidates, so it is counted exactly):
+ * how long one decision holds the event loop. route() counts at once (the hold is the whole
+ * decision); routeSliced() counts in slices between turns of the loop, timed by a setImmediate chain
+ * (the hold is the longest gap between turns, the first synchronous part included).
+ */
+async function longPrompts(): Promise<void> {
+  const r = await routerOf(trees[0]!);
+  if (!r.sliced) { await r.close(); return; }
+  const words = 'the gateway routes each prompt to the model that answers best within the budget while providers fail and recover'.split(' ');
+  let seq = 0;
+  const text = (chars: number): string => {
+    let s = `${++seq} ${Date.now()} `;
+    let i = seq;
+    while (s.length < chars) { i = (i * 1103515245 + 12345) % 2147483648; s += words[i % words.length] + ((i >> 8) % 11 === 0 ? '.\n' : ' '); }
+    return s;
+  };
+  const body = (chars: number) => JSON.parse(JSON.stringify({ model: 'router', willingness_to_pay: 0.01, max_cost: 0.05, messages: [{ role: 'user', content: text(chars) }] }));
+  const N = 100;
+  console.log('long new prompt under max_cost (W=0.01, max_cost 0.05), whole catalog: longest event-loop hold per decision');
+  for (const chars of [4_000, 16_000, 32_000]) {
+    for (let i = 0; i < 5; i++) { r.route(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'w'); await r.sliced(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'w'); }
+    const atOnce: number[] = []; const held: number[] = []; const total: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t0 = performance.now();
+      r.route(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'a');
+      atOnce.push((performance.now() - t0) * 1000);
+      let last = performance.now(); let longest = 0; let ticking = true;
+      const tick = (): void => { const t = performance.now(); longest = Math.max(longest, t - last); last = t; if (ticking) setImmediate(tick); };
+      const s0 = performance.now();
+      last = s0;
+      setImmediate(tick);
+      const p = r.sliced(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'b');
+      const sync = performance.now() - s0;
+      await p;
+      ticking = false;
+      longest = Math.max(longest, sync, performance.now() - last);
+      held.push(longest * 1000);
+      total.push((performance.now() - s0) * 1000);
+    }
+    console.log(`  ${String(chars).padStart(6)} chars: route() hold p50 ${pct(atOnce, 0.5).toFixed(0).padStart(5)} us p99 ${pct(atOnce, 0.99).toFixed(0).padStart(5)} us | routeSliced() longest hold p50 ${pct(held, 0.5).toFixed(0).padStart(5)} us p99 ${pct(held, 0.99).toFixed(0).padStart(5)} us, until decided p50 ${pct(total, 0.5).toFixed(0).padStart(5)} us  (n=${N})`);
+  }
+  await r.close();
+}
+
 await decisions();
+await longPrompts();
 if (!f['skip-load']) await throughput();

@@ -23,6 +23,8 @@ export type GatewayOptions = {
   pgSchema?: string;
   /** Write a V8 CPU profile of the gateway into this directory (written when it exits on SIGTERM). */
   profileDir?: string;
+  /** Extra flags for the gateway's node (e.g. --trace-gc). */
+  nodeFlags?: string[];
   /** Run the gateway of another checkout (its src/main.ts), e.g. a baseline commit in a git worktree. */
   repo?: string;
 };
@@ -89,7 +91,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   // process.execPath is the Node 26 running this bench (node_modules/.bin/node resolves to it);
   // spawning it directly means the pid we signal is the gateway itself, not a wrapper.
   const prof = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
-  const child = spawn(process.execPath, [...prof, 'src/main.ts', 'serve'], { cwd: o.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...prof, ...(o.nodeFlags ?? []), 'src/main.ts', 'serve'], { cwd: o.repo ?? REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderrTail = tail(child.stderr);
   const origin = await new Promise<string>((resolve, reject) => {
     let buffered = '';

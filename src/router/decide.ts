@@ -65,7 +65,11 @@ export function decide(inp: DecideInput): Decision {
 
   // Pass 2: figures, then (with max_cost) a tight token bound where an exact encoding can give one.
   for (const j of alive) figures(run, j);
-  if (params.maxCost !== null) tighten(run, alive);
+  if (params.maxCost !== null) {
+    tighten(run, alive);
+    // Texts left to count later (inp.deferChars): the caller decides again once they are counted.
+    if (run.tokens.deferred.size > 0) return deferredDecision(run, n);
+  }
   const w = params.wtp;
   const healthy: number[] = [];
   const ejected: number[] = [];
@@ -146,11 +150,17 @@ export function decide(inp: DecideInput): Decision {
   }
   const out: Ranked[] = shown.concat(dropped);
   for (const list of byCode) if (list) for (const j of list) out.push(make(j));
-  const d: Decision = {
+  return {
     w, policy: policy?.name ?? null, stateVersion: inp.quality.version, kind: view.features.kind, candidates: n,
     ranked: out, excludedBy, chosen: planned[0] ?? null, explored, affinity: inp.affinity?.id ?? null, plan,
   };
-  const deferred = run.tokens.deferred;
-  if (deferred.size > 0) d.deferred = deferred;
-  return d;
+}
+
+/** A decision stopped at the max_cost bound: only `deferred` is meant to be read (no plan, nothing ranked). */
+function deferredDecision(run: Run, n: number): Decision {
+  const { inp } = run;
+  return {
+    w: inp.params.wtp, policy: inp.policy?.name ?? null, stateVersion: inp.quality.version, kind: inp.view.features.kind, candidates: n,
+    ranked: [], excludedBy: {}, chosen: null, explored: false, affinity: inp.affinity?.id ?? null, plan: [], deferred: run.tokens.deferred,
+  };
 }

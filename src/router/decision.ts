@@ -47,7 +47,7 @@ export type Decision = {
   explored: boolean;
   affinity: string | null;
   plan: PlanTarget[];
-  /** Per exact encoding, the new texts a tight max_cost bound needs counted (only with deferChars, when over it). */
+  /** Per exact encoding, the new texts a tight max_cost bound needs counted (only with deferChars, over it): the decision stopped there. */
   deferred?: ReadonlyMap<Encoding, readonly string[]>;
 };
 
@@ -78,9 +78,9 @@ export type DecideInput = {
   key?: KeyRecord | null;
   random?: () => number;
   /**
-   * Under max_cost: new text longer than this that a tight bound would encode is left to the caller
-   * (Decision.deferred) and the decision is made on the loose ceiling, which is safe. The HTTP route
-   * counts it in slices between turns of the event loop and decides again (RouterService.routeAsync).
+   * Under max_cost: new text longer than this that a tight bound would encode is left to the caller:
+   * the decision stops there (no plan) with Decision.deferred set. The HTTP route counts the texts in
+   * slices between turns of the event loop and decides again (RouterService.routeSliced).
    */
   deferChars?: number;
 };

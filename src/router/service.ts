@@ -19,7 +19,7 @@ import { decide, noRouteError, type Decision, type HealthView } from './decide.t
 import { DecisionWriter } from './decision-writer.ts';
 import { decisionHeaders, rankBody } from './explain.ts';
 import { RouterLearning } from './learning.ts';
-import { parseRouterParams } from './params.ts';
+import { parseRouterParams, type RouterParams } from './params.ts';
 import { ProviderStats } from './provider-stats.ts';
 import { viewRequest, type RequestView } from './request-view.ts';
 import type { RouterSettings } from './settings.ts';
@@ -33,6 +33,8 @@ export type Routed = {
   headers: Record<string, string>;
   keyId: string | null;
 };
+
+type Read = { params: RouterParams; req: CanonicalRequest; view: RequestView };
 
 export type RouterServiceOptions = {
   /** The store's queries, for the inline backend (tests, workers.threads 0). */
@@ -105,11 +107,15 @@ export class RouterService {
   /** Applies settings that changed on reload (affinity bounds); policies and the rest are read per request. */
   reconfigure(s: RouterSettings): void { this.affinity.configure(s.affinity.ttlMs, s.affinity.maxEntries); }
 
-  #decide(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, fullRanking: boolean, deferChars?: number): Omit<Routed, 'targets' | 'headers'> {
+  /** What a decision reads of the request (the router fields, the canonical request, its features). */
+  #read(body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Read {
     const params = parseRouterParams(body);
     const req = decodeClient(format, body);
+    return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null) };
+  }
+
+  #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Omit<Routed, 'targets' | 'headers'> {
     const settings = cfg.router;
-    const view = viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null);
     const st = this.learning.state;
     const decision = decide({
       cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
@@ -123,21 +129,23 @@ export class RouterService {
 
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
   route(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed {
-    return this.#plan(id, this.#decide(cfg, body, format, key, route, cfg.router.recordAllCandidates));
+    return this.#plan(id, this.#decide(cfg, this.#read(body, format, key, route), key, cfg.router.recordAllCandidates));
   }
 
   /**
-   * route() for the HTTP routes: the same decision, but long new text that a max_cost bound needs
-   * counted exactly (over DEFER_CHARS) is counted in slices with the event loop free between them,
-   * then the request is decided again on the exact counts. Synchronous (no promise) otherwise.
+   * route() for the HTTP routes: the same decision, but when a max_cost bound needs long new text
+   * counted exactly (over DEFER_CHARS), the decision stops there, the text is counted in slices with
+   * the event loop free between them, and the request is decided on the exact counts. Synchronous
+   * (no promise) otherwise.
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
     const all = cfg.router.recordAllCandidates;
-    const d = this.#decide(cfg, body, format, key, route, all, DEFER_CHARS);
+    const read = this.#read(body, format, key, route);
+    const d = this.#decide(cfg, read, key, all, DEFER_CHARS);
     const deferred = d.decision.deferred;
     if (!deferred) return this.#plan(id, d);
-    // Decided again with the deferral still on: texts the caches dropped meanwhile keep the loose ceiling (safe).
-    return countLater(deferred).then(() => this.#plan(id, this.#decide(cfg, body, format, key, route, all, DEFER_CHARS)));
+    // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
+    return countLater(deferred).then(() => this.#plan(id, this.#decide(cfg, read, key, all)));
   }
 
   #plan(id: string, d: Omit<Routed, 'targets' | 'headers'>): Routed {
@@ -153,7 +161,7 @@ export class RouterService {
 
   /** POST /v1/router/rank: the same decision without calling any model. */
   rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): { body: Record<string, unknown>; headers: Record<string, string> } {
-    const d = this.#decide(cfg, body, format, key, route, true);
+    const d = this.#decide(cfg, this.#read(body, format, key, route), key, true);
     return { body: rankBody(id, d.decision), headers: decisionHeaders(id, d.decision) };
   }
 
