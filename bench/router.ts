@@ -186,22 +186,26 @@ async function longPrompts(): Promise<void> {
     while (s.length < chars) { i = (i * 1103515245 + 12345) % 2147483648; s += words[i % words.length] + ((i >> 8) % 11 === 0 ? '.\n' : ' '); }
     return s;
   };
-  const body = (chars: number) => JSON.parse(JSON.stringify({ model: 'router', willingness_to_pay: 0.01, max_cost: 0.05, messages: [{ role: 'user', content: text(chars) }] }));
+  let maxCost: number | null = 0.05;
+  const body = (chars: number) => JSON.parse(JSON.stringify({ model: 'router', willingness_to_pay: 0.01, ...(maxCost !== null ? { max_cost: maxCost } : {}), messages: [{ role: 'user', content: text(chars) }] }));
   const N = 100;
-  console.log('long new prompt under max_cost (W=0.01, max_cost 0.05), whole catalog: longest event-loop hold per decision');
-  for (const chars of [4_000, 16_000, 32_000]) {
+  for (const mc of [0.05, null]) {
+  maxCost = mc;
+  console.log(`long new prompt, W=0.01, ${mc === null ? 'no max_cost' : `max_cost ${mc}`}, whole catalog: longest event-loop hold per decision`);
+  for (const chars of [4_000, 16_000, 32_000, 64_000]) {
     for (let i = 0; i < 5; i++) { r.route(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'w'); await r.sliced(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'w'); }
     const atOnce: number[] = []; const held: number[] = []; const total: number[] = [];
     for (let i = 0; i < N; i++) {
+      const b1 = body(chars); const b2 = body(chars);
       const t0 = performance.now();
-      r.route(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'a');
+      r.route(r.all, b1, 'openai-chat', null, '/v1/chat/completions', 'a');
       atOnce.push((performance.now() - t0) * 1000);
       let last = performance.now(); let longest = 0; let ticking = true;
       const tick = (): void => { const t = performance.now(); longest = Math.max(longest, t - last); last = t; if (ticking) setImmediate(tick); };
       const s0 = performance.now();
       last = s0;
       setImmediate(tick);
-      const p = r.sliced(r.all, body(chars), 'openai-chat', null, '/v1/chat/completions', 'b');
+      const p = r.sliced(r.all, b2, 'openai-chat', null, '/v1/chat/completions', 'b');
       const sync = performance.now() - s0;
       await p;
       ticking = false;
@@ -210,6 +214,7 @@ async function longPrompts(): Promise<void> {
       total.push((performance.now() - s0) * 1000);
     }
     console.log(`  ${String(chars).padStart(6)} chars: route() hold p50 ${pct(atOnce, 0.5).toFixed(0).padStart(5)} us p99 ${pct(atOnce, 0.99).toFixed(0).padStart(5)} us | routeSliced() longest hold p50 ${pct(held, 0.5).toFixed(0).padStart(5)} us p99 ${pct(held, 0.99).toFixed(0).padStart(5)} us, until decided p50 ${pct(total, 0.5).toFixed(0).padStart(5)} us  (n=${N})`);
+  }
   }
   await r.close();
 }

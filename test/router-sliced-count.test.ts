@@ -109,6 +109,22 @@ test('routeSliced: the same plan as route(), the event loop turning between slic
   assert.deepEqual(routed.targets.map((t) => t.maxOutputTokens), sync.targets.map((t) => t.maxOutputTokens));
 });
 
+test('routeSliced without max_cost: a long new prompt is estimated in slices first, then decided as route() decides', async () => {
+  await warmTokenizers();
+  const text = freshText(600);
+  const { value: routed, turns } = await turnsDuring(() => {
+    const pending = router.routeSliced(cfg, body(text, { willingness_to_pay: 0.01 }), 'openai-chat', null, '/v1/chat/completions', 'e');
+    assert.ok(pending instanceof Promise, 'a promise: the estimate is made later');
+    return pending;
+  });
+  assert.ok(turns >= 2, `${turns} turns`);
+  const sync = router.route(cfg, body(text, { willingness_to_pay: 0.01 }), 'openai-chat', null, '/v1/chat/completions', 'f');
+  assert.deepEqual(plan(routed.decision), plan(sync.decision));
+  assert.deepEqual(routed.decision.ranked.map((r) => [r.id, r.inputTokens, r.expectedCostUsd]), sync.decision.ranked.map((r) => [r.id, r.inputTokens, r.expectedCostUsd]));
+  // Estimated once: the same prompt again is decided at once.
+  assert.ok(!(router.routeSliced(cfg, body(text, { willingness_to_pay: 0.01 }), 'openai-chat', null, '/v1/chat/completions', 'g') instanceof Promise));
+});
+
 test('routeSliced: no candidate under max_cost is the same 400, after counting', async () => {
   await warmTokenizers();
   await assert.rejects(async () => { await router.routeSliced(cfg, body(freshText(), { max_cost: 0.000_01 }), 'openai-chat', null, '/v1/chat/completions', 'd'); },

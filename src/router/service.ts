@@ -11,7 +11,7 @@ import type { AttemptTarget } from '../engine/plan.ts';
 import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { KeyRecord } from '../store/types.ts';
-import { countLater, DEFER_CHARS, warmTokenizers } from '../tokens/index.ts';
+import { countLater, DEFER_CHARS, estimateLater, warmTokenizers } from '../tokens/index.ts';
 import { Affinity } from './affinity.ts';
 import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
@@ -133,19 +133,25 @@ export class RouterService {
   }
 
   /**
-   * route() for the HTTP routes: the same decision, but when a max_cost bound needs long new text
-   * counted exactly (over DEFER_CHARS), the decision stops there, the text is counted in slices with
-   * the event loop free between them, and the request is decided on the exact counts. Synchronous
-   * (no promise) otherwise.
+   * route() for the HTTP routes: the same decision, with long new text measured in slices with the
+   * event loop free between them: its estimate (texts of ESTIMATE_LATER_CHARS and more) before the
+   * decision, and, when a max_cost bound needs it counted exactly (over DEFER_CHARS), its exact count:
+   * the decision stops at the bound, the text is counted, and the request is decided on the counts.
+   * Synchronous (no promise) when there is nothing to measure later.
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
     const all = cfg.router.recordAllCandidates;
     const read = this.#read(body, format, key, route);
-    const d = this.#decide(cfg, read, key, all, DEFER_CHARS);
-    const deferred = d.decision.deferred;
-    if (!deferred) return this.#plan(id, d);
-    // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
-    return countLater(deferred).then(() => this.#plan(id, this.#decide(cfg, read, key, all)));
+    const decideNow = (): Routed | Promise<Routed> => {
+      const d = this.#decide(cfg, read, key, all, DEFER_CHARS);
+      const deferred = d.decision.deferred;
+      if (!deferred) return this.#plan(id, d);
+      // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
+      return countLater(deferred).then(() => this.#plan(id, this.#decide(cfg, read, key, all)));
+    };
+    // Long new text is estimated in slices first (the decision's estimates then come from the cache).
+    const later = estimateLater(read.view.parts);
+    return later ? later.then(decideNow) : decideNow();
   }
 
   #plan(id: string, d: Omit<Routed, 'targets' | 'headers'>): Routed {

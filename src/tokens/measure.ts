@@ -2,7 +2,7 @@
 // bytes (shared by every estimate family), exact counts per encoding on demand within a character
 // budget (texts seen before are free: counts are cached), and a strict ceiling per family.
 import { exactCounter } from './encoders.ts';
-import { estimateTextTokens } from './estimate.ts';
+import { estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
 import type { Encoding, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
 import type { PromptParts } from './prompt.ts';
@@ -49,7 +49,10 @@ function measureText(s: string): { est: number; bytes: number } {
     const hit = estCache.get(s);
     if (hit !== undefined) return { est: Math.floor(hit / PACK), bytes: hit % PACK };
   }
-  const est = estimateTextTokens(s);
+  return rememberMeasure(s, estimateTextTokens(s));
+}
+
+function rememberMeasure(s: string, est: number): { est: number; bytes: number } {
   const bytes = Buffer.byteLength(s, 'utf8');
   if (s.length >= EST_CACHE_MIN && est < PACK && bytes < PACK) {
     if (estCacheChars + s.length > EST_CACHE_MAX_CHARS) { estCache.clear(); estCacheChars = 0; }
@@ -57,6 +60,20 @@ function measureText(s: string): { est: number; bytes: number } {
     estCacheChars += s.length;
   }
   return { est, bytes };
+}
+
+/** Texts of `parts` of at least `minChars` whose estimate is not remembered yet. */
+export function unmeasured(parts: PromptParts, minChars: number): string[] {
+  const out: string[] = [];
+  const add = (s: string): void => { if (s.length >= minChars && !estCache.has(s)) out.push(s); };
+  for (const m of parts.messages) for (const s of m.texts) add(s);
+  for (const s of parts.tools) add(s);
+  return out;
+}
+
+/** Estimates `texts` a slice at a time (pause between slices) and remembers them, as measuring them later finds them. */
+export async function measureLater(texts: readonly string[], sliceChars: number, pause: () => Promise<void>): Promise<void> {
+  for (const s of texts) rememberMeasure(s, await estimateTextTokensSliced(s, sliceChars, pause));
 }
 
 export type MeasureOptions = {
