@@ -11,7 +11,7 @@ import type { AttemptTarget } from '../engine/plan.ts';
 import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { KeyRecord } from '../store/types.ts';
-import { countLater, DEFER_CHARS, estimateLater, warmTokenizers } from '../tokens/index.ts';
+import { countLater, DEFER_CHARS, estimateLater } from '../tokens/index.ts';
 import { Affinity } from './affinity.ts';
 import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
@@ -101,7 +101,8 @@ export class RouterService {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.learning.start(), this.#share?.start(), warmTokenizers().catch((e: unknown) => this.#o.onError?.('tokenizer load', e))]);
+    // The exact encodings load on first need (src/tokens/encoders.ts), not here: 70 MB of heap a gateway that never counts does not carry.
+    await Promise.all([this.learning.start(), this.#share?.start()]);
   }
 
   /** Applies settings that changed on reload (affinity bounds); policies and the rest are read per request. */

@@ -79,7 +79,12 @@ export function exactCounter(e: Encoding): ExactCounter | null {
   return null;
 }
 
-/** Loads every exact encoding: call at start-up (and in tests) so no request counts by estimate. */
+/**
+ * Loads every exact encoding (tests and benchmarks, so no count is an estimate). The gateway does not
+ * call it: each encoding loads on its first use (exactCounter), about 200 ms in the background during
+ * which counts are estimates with a strict ceiling, and ~35 MB of heap each that a gateway which never
+ * counts does not carry.
+ */
 export async function warmTokenizers(): Promise<void> {
   await Promise.all([loadEncoding('o200k_base'), loadEncoding('cl100k_base')]);
 }
