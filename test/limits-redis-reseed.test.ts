@@ -8,6 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisLimiter } from '../src/limits/redis.ts';
+import { RESEED_LEASE_MS } from '../src/limits/redis-reseed.ts';
 import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { InferenceRecord, KeyRecord, Store } from '../src/store/types.ts';
@@ -449,4 +450,31 @@ test('spend admitted fail-open while Redis was away is in the counter rebuilt af
     assert.ok(!admitted(await attempt(l, k, '0.2')), '$0.1 + $0.8 spent: $0.2 more is refused at once (before: admitted on the $0.1 view until the store answered)');
     assert.ok(admitted(await attempt(l, k, '0.1')));
   } finally { await l.close(); }
+});
+
+test('a re-seed lease that ran out is taken over by the next replica (budget counter and minute window), never while it runs', async () => {
+  const at = Date.UTC(2031, 2, 3, 12, 40, 5);
+  const k = key({ rpmLimit: 100 });
+  const prefix = `lease${process.pid}:${n++}:`;
+  const slow = watchedStore();
+  let laterNow = at;
+  const a = limiter({ prefix, now: () => at });
+  const b = limiter({ prefix, now: () => laterNow });
+  try {
+    await a.seed(slow, [k]);
+    await b.seed(store, [k]);
+    const first = await attempt(a, k, '0.1');
+    assert.ok(admitted(first));
+    await first.settle({ tokens: 1, costUsd: '0.1' });
+    await redis.client().flushall();
+    slow.delayMs = 60_000; // replica A's re-seed hangs on its database
+    assert.ok(admitted(await attempt(a, k, '0.1')), 'A rebuilds the counter and the window and takes both leases');
+    assert.equal(a.reseeding, 2, 'the counter and the window');
+    assert.ok(admitted(await attempt(b, k, '0.1')));
+    assert.equal(b.reseeding, 0, 'within the lease, B leaves the re-seed to A');
+    laterNow = at + RESEED_LEASE_MS + 1000;
+    assert.ok(admitted(await attempt(b, k, '0.1')));
+    assert.equal(b.reseeding, 2, 'the leases ran out: B takes both re-seeds over');
+    await reseeded(b);
+  } finally { await a.close(); await b.close(); }
 });

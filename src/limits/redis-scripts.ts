@@ -33,15 +33,24 @@ import { createHash } from 'node:crypto';
 const ACQUIRE = `
 local now = tonumber(ARGV[12])
 local wepoch, wreseed, wt0 = '', 0, ''
+-- The caller's view of this minute's window, 'requests:tokens'.
+local function windowView()
+  local c = string.find(ARGV[15], ':', 1, true)
+  return tonumber(string.sub(ARGV[15], 1, c - 1)), tonumber(string.sub(ARGV[15], c + 1))
+end
+-- A provisional window or counter whose re-seeding lease ended: this caller takes the lease over and
+-- re-seeds it from its t0. Returns 1 and that t0, or 0.
+local function claimLease(key)
+  if tonumber(redis.call('HGET', key, 'le') or '0') >= now then return 0, '' end
+  redis.call('HSET', key, 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+  return 1, redis.call('HGET', key, 't0') or ARGV[12]
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local seen = redis.call('GET', KEYS[5])
   wepoch = ARGV[9]
   if ARGV[17] == '1' and (not seen or seen == ARGV[16]) then
     local vr, vt = 0, 0
-    if ARGV[15] ~= '' then
-      local c = string.find(ARGV[15], ':', 1, true)
-      vr, vt = tonumber(string.sub(ARGV[15], 1, c - 1)), tonumber(string.sub(ARGV[15], c + 1))
-    end
+    if ARGV[15] ~= '' then vr, vt = windowView() end
     redis.call('HSET', KEYS[1], 'r', string.format('%.0f', vr), 't', string.format('%.0f', vt), 'e', wepoch, 'p', '1',
       'br', string.format('%.0f', vr), 'bt', string.format('%.0f', vt), 't0', ARGV[12], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
     wreseed = 1
@@ -56,18 +65,13 @@ else
   wepoch = w[1] or ''
   if w[2] == '1' then
     if ARGV[15] ~= '' and ARGV[18] ~= wepoch then
-      local c = string.find(ARGV[15], ':', 1, true)
-      local vr, vt = tonumber(string.sub(ARGV[15], 1, c - 1)), tonumber(string.sub(ARGV[15], c + 1))
+      local vr, vt = windowView()
       local b = redis.call('HMGET', KEYS[1], 'br', 'bt')
       local br, bt = tonumber(b[1] or '0'), tonumber(b[2] or '0')
       if vr > br then redis.call('HINCRBY', KEYS[1], 'r', string.format('%.0f', vr - br)); redis.call('HSET', KEYS[1], 'br', string.format('%.0f', vr)) end
       if vt > bt then redis.call('HINCRBY', KEYS[1], 't', string.format('%.0f', vt - bt)); redis.call('HSET', KEYS[1], 'bt', string.format('%.0f', vt)) end
     end
-    if tonumber(redis.call('HGET', KEYS[1], 'le') or '0') < now then
-      redis.call('HSET', KEYS[1], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
-      wreseed = 1
-      wt0 = redis.call('HGET', KEYS[1], 't0') or ARGV[12]
-    end
+    wreseed, wt0 = claimLease(KEYS[1])
   end
 end
 local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
@@ -109,11 +113,7 @@ if budget >= 0 then
           redis.call('HSET', KEYS[3], 'b', ARGV[11])
           redis.call('HDEL', KEYS[3], 'u')
         end
-        if tonumber(redis.call('HGET', KEYS[3], 'le') or '0') < now then
-          redis.call('HSET', KEYS[3], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
-          reseed = 1
-          t0 = redis.call('HGET', KEYS[3], 't0') or ARGV[12]
-        end
+        reseed, t0 = claimLease(KEYS[3])
       end
     end
     if redis.call('HGET', KEYS[3], 'u') == '1' then
