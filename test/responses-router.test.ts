@@ -173,3 +173,43 @@ test("the router's 400s in OpenAI's envelope naming the field", async () => {
   await assert.rejects(client.responses.create(routed({ input: 'hi', previous_response_id: 'resp_0190f0f0-0000-7000-8000-000000000000' })),
     (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'previous_response_id');
 });
+
+test('the dry run takes a Responses body (?format=responses): the same choice as the routed request, chained turns included, 400s naming the field', async () => {
+  const rank = async (body: Rec, format = 'responses'): Promise<{ status: number; json: Rec; model: string | null }> => {
+    const r = await fetch(`${gw.url}/v1/router/rank?format=${format}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: r.status, json: await r.json() as Rec, model: r.headers.get('x-router-model') };
+  };
+  const calls = oai.requests.length + ant.requests.length + alt.requests.length;
+  for (const p of [{ input: 'hello there' }, { input: 'pick a cheap one', willingness_to_pay: 0.0001 }, { input: 'with a tool', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }] }, { input: 'bounded', max_cost: 0.002 }]) {
+    const dry = await rank({ model: 'router', ...p });
+    assert.equal(dry.status, 200, JSON.stringify(dry.json));
+    assert.equal(dry.json.object, 'router.ranking');
+    const real = await client.responses.create(routed(p)).withResponse();
+    assert.equal(dry.json.model, real.response.headers.get('x-router-model'), JSON.stringify(p));
+    assert.equal(dry.json.model, real.data.model);
+    const cap = real.response.headers.get('x-router-max-output-tokens');
+    assert.equal(dry.json.plan[0].max_output_tokens, cap === null ? null : Number(cap), 'the same output cap');
+  }
+  // model may be left out, as on the other formats.
+  assert.equal((await rank({ input: 'no model field' })).status, 200);
+  // Chained: the stored turns count (the prompt is longer than the new input alone).
+  const first = await client.responses.create(routed({ models: ['big-1'], input: `${'a long first turn '.repeat(200)}` }));
+  const alone = await rank({ input: 'and then?', models: ['big-1'] });
+  const chained = await rank({ input: 'and then?', models: ['big-1'], previous_response_id: first.id });
+  const tokens = (j: Rec): number => j.candidates.find((c: Rec) => c.id === 'ant/big-1').input_tokens;
+  assert.ok(tokens(chained.json) > tokens(alone.json) + 500, `${tokens(chained.json)} vs ${tokens(alone.json)}`);
+  const missing = await rank({ input: 'x', previous_response_id: 'resp_nope' });
+  assert.equal(missing.status, 400);
+  assert.equal(missing.json.error.param, 'previous_response_id');
+  // Bad fields in OpenAI's envelope, naming the field; an unknown format lists the accepted ones.
+  const bad = await rank({ input: 'x', max_cost: -1 });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.error.param, 'max_cost');
+  const badBody = await rank({ input: 42 });
+  assert.equal(badBody.status, 400);
+  const fmt = await rank({ input: 'x' }, 'gemini');
+  assert.equal(fmt.status, 400);
+  assert.match(fmt.json.error.message, /chat, messages, responses/);
+  // The dry runs called no model: only the real creates above did.
+  assert.equal(oai.requests.length + ant.requests.length + alt.requests.length - calls, 5);
+});

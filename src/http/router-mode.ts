@@ -10,6 +10,7 @@ import { GatewayError } from '../gateway-error.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { sendJson } from './envelope.ts';
+import { prependHistory } from './responses-route.ts';
 import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 
@@ -41,24 +42,32 @@ export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: 
   return routed instanceof Promise ? routed.then(done) : done(routed);
 }
 
+/** `?format=` of the dry run: the route whose body it takes. */
+const RANK_FORMATS: Readonly<Record<string, 'openai-chat' | 'anthropic-messages' | 'openai-responses'>> = {
+  chat: 'openai-chat', messages: 'anthropic-messages', responses: 'openai-responses',
+};
+
 /**
  * POST /v1/router/rank: the body of a chat-completions request (or, with ?format=messages, of a
- * messages request) with `model` "router" or absent; answers the ranking without calling a model.
+ * messages request; with ?format=responses, of a Responses request, its previous_response_id's
+ * stored turns included as the real route includes them) with `model` "router" or absent; answers
+ * the ranking without calling a model.
  */
 export async function handleRouterRank(svc: Services, req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
   const router = routerOf(svc);
   const cfg = svc.holder.current;
   requireJsonContentType(req);
   const buf = await readBody(req, cfg.server.bodyLimitBytes);
-  const q = p.query.get('format');
-  if (q !== null && q !== 'chat' && q !== 'messages') throw new GatewayError('invalid_parameter', "'format' must be chat or messages", { param: 'format' });
-  const format = q === 'messages' ? 'anthropic-messages' : 'openai-chat';
+  const q = p.query.get('format') ?? 'chat';
+  const format = RANK_FORMATS[q];
+  if (!format) throw new GatewayError('invalid_parameter', `'format' must be one of ${Object.keys(RANK_FORMATS).join(', ')}`, { param: 'format' });
   let raw: Rec;
   try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
   // model is optional here: the dry run is always router mode.
   const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
   const body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
   if (body.model !== 'router') throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking", { param: 'model' });
+  if (format === 'openai-responses') await prependHistory(svc, body, client);
   const id = uuidv7();
   const out = router.rank(cfg, body, format, client.key, p.path, id);
   sendJson(res, 200, out.body, out.headers);
