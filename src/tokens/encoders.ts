@@ -82,8 +82,8 @@ export function exactCounter(e: Encoding): ExactCounter | null {
 /**
  * Loads every exact encoding (tests and benchmarks, so no count is an estimate). The gateway does not
  * call it: each encoding loads on its first use (exactCounter), about 200 ms in the background during
- * which counts are estimates with a strict ceiling, and ~35 MB of heap each that a gateway which never
- * counts does not carry.
+ * which counts are estimates with a strict ceiling (the two take ~21 MB of live heap, which a gateway
+ * that never counts does not carry).
  */
 export async function warmTokenizers(): Promise<void> {
   await Promise.all([loadEncoding('o200k_base'), loadEncoding('cl100k_base')]);

@@ -20,14 +20,13 @@
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { exactCounter } from './encoders.ts';
 import { tokenizerFor, type Encoding } from './families.ts';
-import { PromptTokens, type TokenCount } from './measure.ts';
+import { measureLater, PromptTokens, unmeasured, type TokenCount } from './measure.ts';
 import { promptParts, type PromptParts } from './prompt.ts';
 
 export { tokenizerFor, tokenizerKey, type TokenizerId } from './families.ts';
 export { warmTokenizers } from './encoders.ts';
 export { estimateTextTokens } from './estimate.ts';
 export { PromptTokens, type MeasureOptions, type TokenCount } from './measure.ts';
-import { measureLater, unmeasured } from './measure.ts';
 export { promptParts, type PromptParts } from './prompt.ts';
 
 export type CountOptions = {
