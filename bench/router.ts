@@ -54,7 +54,7 @@ async function routerOf(t: Tree): Promise<{ route: Route; sliced: Sliced | null;
   const router = new RouterService({ sql: null, settings: () => all.router, isEjected: () => false });
   await warmTokenizers();
   const route: Route = (c, b, fmt, k, r, id) => router.route(c as typeof cfg, b, fmt, k, r, id);
-  const ranked = router.rank(all, { model: 'router', messages: [{ role: 'user', content: 'hi' }] }, 'openai-chat', null, '/v1/chat/completions', 'x');
+  const ranked = await router.rank(all, { model: 'router', messages: [{ role: 'user', content: 'hi' }] }, 'openai-chat', null, '/v1/chat/completions', 'x');
   // routeSliced (long new text counted in slices between turns of the event loop) where the checkout has it.
   const r = router as unknown as { routeSliced?: Sliced };
   const sliced: Sliced | null = typeof r.routeSliced === 'function' ? (c, b, fmt, k, rt, id) => r.routeSliced!.call(router, c, b, fmt, k, rt, id) : null;

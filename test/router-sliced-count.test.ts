@@ -172,6 +172,13 @@ test('over HTTP: a routed request with a long new prompt under max_cost, and cou
     assert.equal(r.headers.get('x-router-max-output-tokens'), String(cap));
     const sent = oai.requests.at(-1)!.body as Record<string, unknown>;
     assert.equal(sent.max_completion_tokens ?? sent.max_tokens, cap);
+    // The dry run measures a long new prompt the same way: the bound's candidate counted exactly.
+    const dryText = freshText();
+    const dry = await post('/v1/router/rank', body(dryText, { models: ['gpt-4-turbo'], max_cost: 0.3 }));
+    assert.equal(dry.status, 200);
+    const turbo = ((await dry.json()) as { candidates: Array<Record<string, unknown>> }).candidates.find((c) => c.id === 'oai/gpt-4-turbo')!;
+    assert.equal(turbo.input_tokens_exact, true);
+    assert.equal(turbo.input_tokens, countPromptTokens(codecFor('openai-chat').client!.decodeRequest(body(dryText)), 'oai/gpt-4-turbo').tokens);
     // count_tokens (Anthropic body) for an OpenAI-family model: the exact count, the same as counting at once.
     const other = freshText();
     const c = await post('/v1/messages/count_tokens', { model: 'oai/gpt-4o-mini', messages: [{ role: 'user', content: other }] });

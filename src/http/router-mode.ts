@@ -69,6 +69,6 @@ export async function handleRouterRank(svc: Services, req: IncomingMessage, res:
   if (body.model !== 'router') throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking", { param: 'model' });
   if (format === 'openai-responses') await prependHistory(svc, body, client);
   const id = uuidv7();
-  const out = router.rank(cfg, body, format, client.key, p.path, id);
+  const out = await router.rank(cfg, body, format, client.key, p.path, id);
   sendJson(res, 200, out.body, out.headers);
 }

@@ -35,6 +35,7 @@ export type Routed = {
 };
 
 type Read = { params: RouterParams; req: CanonicalRequest; view: RequestView };
+type Decided = Omit<Routed, 'targets' | 'headers'>;
 
 export type RouterServiceOptions = {
   /** The store's queries, for the inline backend (tests, workers.threads 0). */
@@ -108,7 +109,7 @@ export class RouterService {
     return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null) };
   }
 
-  #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Omit<Routed, 'targets' | 'headers'> {
+  #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Decided {
     const settings = cfg.router;
     const st = this.learning.state;
     const decision = decide({
@@ -134,21 +135,25 @@ export class RouterService {
    * Synchronous (no promise) when there is nothing to measure later.
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
-    const all = cfg.router.recordAllCandidates;
-    const read = this.#read(body, format, key, route);
-    const decideNow = (): Routed | Promise<Routed> => {
-      const d = this.#decide(cfg, read, key, all, DEFER_CHARS);
+    const d = this.#decideSliced(cfg, this.#read(body, format, key, route), key, cfg.router.recordAllCandidates);
+    return d instanceof Promise ? d.then((x) => this.#plan(id, x)) : this.#plan(id, d);
+  }
+
+  /** The decision with long new text measured in slices first (see routeSliced); synchronous when there is none. */
+  #decideSliced(cfg: Config, read: Read, key: KeyRecord | null, fullRanking: boolean): Decided | Promise<Decided> {
+    const decideNow = (): Decided | Promise<Decided> => {
+      const d = this.#decide(cfg, read, key, fullRanking, DEFER_CHARS);
       const deferred = d.decision.deferred;
-      if (!deferred) return this.#plan(id, d);
+      if (!deferred) return d;
       // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
-      return countLater(deferred).then(() => this.#plan(id, this.#decide(cfg, read, key, all)));
+      return countLater(deferred).then(() => this.#decide(cfg, read, key, fullRanking));
     };
     // Long new text is estimated in slices first (the decision's estimates then come from the cache).
     const later = estimateLater(read.view.parts);
     return later ? later.then(decideNow) : decideNow();
   }
 
-  #plan(id: string, d: Omit<Routed, 'targets' | 'headers'>): Routed {
+  #plan(id: string, d: Decided): Routed {
     const headers = decisionHeaders(id, d.decision);
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
@@ -159,10 +164,10 @@ export class RouterService {
     return { ...d, targets, headers };
   }
 
-  /** POST /v1/router/rank: the same decision without calling any model. */
-  rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): { body: Record<string, unknown>; headers: Record<string, string> } {
-    const d = this.#decide(cfg, this.#read(body, format, key, route), key, true);
-    return { body: rankBody(id, d.decision), headers: decisionHeaders(id, d.decision) };
+  /** POST /v1/router/rank: the same decision without calling any model (long new text measured in slices, as routeSliced does). */
+  async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
+    const { decision } = await this.#decideSliced(cfg, this.#read(body, format, key, route), key, true);
+    return { body: rankBody(id, decision), headers: decisionHeaders(id, decision) };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */
