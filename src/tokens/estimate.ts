@@ -2,7 +2,7 @@
 // classes, fitted to o200k_base counts (bench/token-estimate.ts prints the fit and its error).
 // Word-like runs cost about one token each, long words more, punctuation, digits and other
 // scripts roughly one token per one or two characters: chars / 4 misses code and non-Latin text by 2-3x.
-import { sliceEnds } from './slices.ts';
+import { eachSlice } from './slices.ts';
 
 /** Character-class counts of a text; one pass, no allocation. */
 export type TextShape = {
@@ -79,12 +79,9 @@ export function estimateTextTokens(s: string): number {
 export async function estimateTextTokensSliced(s: string, size: number, pause: () => Promise<void>): Promise<number> {
   if (s.length <= size) return estimateTextTokens(s);
   const sum: TextShape = { words: 0, longTail: 0, digits: 0, punct: 0, newlines: 0, extraSpaces: 0, nonAsciiAlpha: 0, wide: 0 };
-  let from = 0;
-  for (const end of sliceEnds(s, size)) {
-    if (from > 0) await pause();
-    const part = textShape(s.slice(from, end));
-    for (const k of Object.keys(sum) as Array<keyof TextShape>) sum[k] += part[k];
-    from = end;
-  }
+  await eachSlice(s, size, pause, (part) => {
+    const shape = textShape(part);
+    for (const k of Object.keys(sum) as Array<keyof TextShape>) sum[k] += shape[k];
+  });
   return Math.max(1, Math.round(estimateShape(sum)));
 }

@@ -31,17 +31,19 @@ export function sliceEnds(s: string, size: number): number[] {
   return ends;
 }
 
-/**
- * Counts `s` slice by slice with `count`, awaiting `pause()` between slices (the caller yields the
- * event loop there). Exact: the sum equals count(s) (see the file comment).
- */
-export async function countInSlices(s: string, size: number, count: (text: string) => number, pause: () => Promise<void>): Promise<number> {
-  let total = 0;
+/** Calls `each` on the slices of `s` in order, awaiting `pause()` between them (the caller yields the event loop there). */
+export async function eachSlice(s: string, size: number, pause: () => Promise<void>, each: (part: string) => void): Promise<void> {
   let from = 0;
   for (const end of sliceEnds(s, size)) {
     if (from > 0) await pause();
-    total += count(from === 0 && end === s.length ? s : s.slice(from, end));
+    each(from === 0 && end === s.length ? s : s.slice(from, end));
     from = end;
   }
+}
+
+/** Counts `s` slice by slice with `count`. Exact: the sum equals count(s) (see the file comment). */
+export async function countInSlices(s: string, size: number, count: (text: string) => number, pause: () => Promise<void>): Promise<number> {
+  let total = 0;
+  await eachSlice(s, size, pause, (part) => { total += count(part); });
   return total;
 }
