@@ -1,6 +1,6 @@
 // Claude Code (the real CLI, `@anthropic-ai/claude-code`) against the gateway: `claude -p ...
 // --output-format json` with ANTHROPIC_BASE_URL at a test gateway whose upstreams are the mocks,
-// for an OpenAI, a Gemini and an Anthropic model, a plain turn and a tool loop. No network: a
+// for an OpenAI, a Gemini and an Anthropic model and for model "router", a plain turn and a tool loop. No network: a
 // temporary HOME and config dir, telemetry and non-essential traffic off, and every proxy variable
 // pointed at a local trap that fails the test if the CLI tries to reach anything but the gateway.
 import { test, after } from 'node:test';
@@ -33,6 +33,7 @@ const gw = await startTestGateway({
     { id: 'google', format: 'gemini', base_url: gemini.url, models: [model('gemini-2.5-pro', 65536, 1048576)] },
     { id: 'anthropic', format: 'anthropic-messages', base_url: anthropic.url, forward_headers: ['anthropic-beta'], models: [model('claude-opus-4-8', 128000, 1000000)] },
   ],
+  gateway: { router: { exploration: { share: 0.5 } } },
 });
 
 // Anything the CLI sends through a proxy lands here: it must stay empty.
@@ -157,4 +158,42 @@ test('Claude Code, Anthropic model: tool loop', async () => {
   assertSuccess(await claude('anthropic/claude-opus-4-8', 'Use a tool to list the files', 'Glob'), 2, /^The tool returned: /);
   const last = (bodies(anthropic)[1]!.messages as Json[]).at(-1)!;
   assert.ok((last.content as Json[]).some((b) => b.type === 'tool_result'));
+});
+
+// Router mode as a coding agent uses it: every model slot on "router". Exploration at its largest
+// share (0.5), so a follow-up that exploration could move away from its cached model would show.
+type DecisionRow = { served: string; decision: Json };
+async function decisions(): Promise<DecisionRow[]> {
+  await gw.services.router!.flush();
+  const rows = await gw.services.store!.sql.all('SELECT served_model, decision FROM router_decisions ORDER BY created_at, inference_id');
+  return rows.map((r) => ({ served: String(r.served_model), decision: JSON.parse(String(r.decision)) as Json }));
+}
+const mockOf = (served: string): MockUpstream => ({ openai, google: gemini, anthropic }[served.split('/')[0]!]!);
+
+test('Claude Code, model "router": a plain turn and a tool loop; a follow-up is never explored away from its prompt cache', async () => {
+  clear();
+  const before = (await decisions()).length;
+  assertSuccess(await claude('router', 'Say hello'), 1, /^Echo: /);
+  const plain = (await decisions()).slice(before);
+  assert.equal(plain.length, 1);
+  assert.equal(plain[0]!.decision.chosen, plain[0]!.served);
+  assert.equal(plain[0]!.decision.kind, 'tool_use', "Claude Code's built-in tools make every turn a tool_use prompt");
+  assert.equal(mockOf(plain[0]!.served).requests.length, 1);
+
+  clear();
+  assertSuccess(await claude('router', 'Use a tool to list the files', 'Glob'), 2, /^The tool returned: /);
+  const loop = (await decisions()).slice(before + 1);
+  assert.equal(loop.length, 2);
+  const [first, second] = loop as [DecisionRow, DecisionRow];
+  assert.equal(second.decision.affinity, first.served, 'the follow-up matched the first turn\'s conversation');
+  assert.equal(second.decision.explored, false, 'a follow-up held by a prompt cache is never explored');
+  // Unless exploration picked the first turn's model, the best model answered it and the follow-up stays there.
+  if (first.decision.explored === false) assert.equal(second.served, first.served);
+  // The tool result reached that provider in its own wire format.
+  const mock = mockOf(second.served);
+  const body = bodies(mock).at(-1)!;
+  const carried = mock === openai ? (body.messages as Json[]).some((m) => m.role === 'tool')
+    : mock === gemini ? (body.contents as Json[]).some((c) => (c.parts as Json[]).some((p) => p.functionResponse !== undefined))
+    : ((body.messages as Json[]).at(-1)!.content as Json[]).some((b) => b.type === 'tool_result');
+  assert.ok(carried, `no tool result in the follow-up to ${second.served}: ${JSON.stringify(body).slice(0, 400)}`);
 });

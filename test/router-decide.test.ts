@@ -58,6 +58,23 @@ test('exploration: within its share a low-evidence candidate takes the first pla
   assert.equal(not.chosen!.id, base.chosen!.id);
 });
 
+test('exploration leaves a conversation that affinity holds where its prompt cache is', () => {
+  const always = { settings: { ...cfg.router, explorationShare: 0.5 }, random: () => 0 };
+  const explored = decide(input({}, always));
+  assert.equal(explored.explored, true, 'without affinity the draw explores');
+  const held = decide(input({}, { ...always, affinity: { id: 'pb/gpt-4o', cachedTokens: 5 } }));
+  assert.equal(held.explored, false);
+  assert.equal(held.chosen!.id, 'pb/gpt-4o');
+  // Held by a model that does not win the ranking (the cheap one, whose prior is lower): not explored either; the best wins.
+  const lower = decide(input({}, { ...always, affinity: { id: 'pa/gpt-4o-mini', cachedTokens: 5 } }));
+  assert.equal(lower.explored, false);
+  assert.equal(lower.chosen!.id, decide(input({})).chosen!.id);
+  assert.notEqual(lower.chosen!.id, 'pa/gpt-4o-mini');
+  // A cached model the request cannot use (here: not in its list) holds nothing.
+  const other = decide(input({ models: ['gpt-4o'] }, { ...always, affinity: { id: 'pa/gpt-4o-mini', cachedTokens: 5 } }));
+  assert.equal(other.explored, true);
+});
+
 test('an ejected provider goes behind every healthy one in the plan', () => {
   const d = decide(input({ models: ['gpt-4o'] }, { health: health(['pa']) }));
   assert.deepEqual(d.plan.map((t) => t.candidate.id), ['pb/gpt-4o', 'pa/gpt-4o']);

@@ -97,7 +97,12 @@ export function decide(inp: DecideInput): Decision {
   for (const list of [healthy, ejected]) if (inp.fullRanking) list.sort(better); else selectTop(list, k, better);
   let explored = false;
   const rnd = inp.random ?? Math.random;
-  if (healthy.length > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
+  // A follow-up of a conversation whose prompt cache a qualifying model holds is not explored: that
+  // would re-send the whole conversation uncached to a model it has not seen. Exploration happens
+  // where a conversation starts (its follow-ups then prefer the model explored, through affinity).
+  let held = false;
+  if (run.affIdx >= 0) for (const j of healthy) if (idx[j] === run.affIdx) { held = true; break; }
+  if (!held && healthy.length > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
     // Exploration: a low-evidence model that meets every constraint takes the first place.
     const fresh: number[] = [];
     for (let x = 1; x < healthy.length; x++) if (est.evidence[T.ref[idx[healthy[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
