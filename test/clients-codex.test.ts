@@ -3,7 +3,8 @@
 // CODEX_HOME/config.toml (wire_api = "responses", the key from an environment variable), a plain turn
 // and a tool loop (the mock calls Codex's first tool, exec_command; Codex runs it in its read-only
 // sandbox and sends the output back); and an OpenAI model, whose Responses requests are relayed
-// natively to the OpenAI mock's own Responses endpoint. Every proxy variable points at a local trap that must see no
+// natively to the OpenAI mock's own Responses endpoint; and model "router" (the router picks per
+// request between the two, exploration at its largest share). Every proxy variable points at a local trap that must see no
 // connection (update checks, plugins, apps and analytics are switched off in config.toml), and each
 // run is killed after 90 s.
 import { after, before, test } from 'node:test';
@@ -43,10 +44,11 @@ system_proxy_fallback = false
 before(async () => {
   [ant, oai] = await Promise.all([startMockAnthropic(), startMockOpenAI()]);
   gw = await startTestGateway({ providers: [
-    { id: 'ant', format: 'anthropic-messages', base_url: ant.url },
+    // Context windows as large as the real models' (the router refuses a model Codex's prompt would not fit).
+    { id: 'ant', format: 'anthropic-messages', base_url: ant.url, models: [{ name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true }, context_window: 200000 }] },
     // OpenAI serves the Responses API itself: relayed natively (providers/openai.yaml declares the same path).
-    { id: 'oai', format: 'openai-chat', base_url: oai.url, paths: { responses: '/responses' }, models: [{ name: 'gpt-5', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true } }] },
-  ], gateway: { auth: { enabled: true } } });
+    { id: 'oai', format: 'openai-chat', base_url: oai.url, paths: { responses: '/responses' }, models: [{ name: 'gpt-5', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true }, context_window: 400000 }] },
+  ], gateway: { auth: { enabled: true }, router: { exploration: { share: 0.5 } } } });
   key = (await gw.services.admin!.createKey({ name: 'codex' })).key;
   trap = createServer((s) => { s.on('data', (d) => trapped.push(d.toString().split('\r\n')[0]!)); s.on('error', () => {}); s.end(); });
   await new Promise<void>((r) => trap.listen(0, '127.0.0.1', r));
@@ -157,5 +159,31 @@ test('codex exec against an OpenAI model: the Responses API relayed natively, to
   const call = items.find((i) => i.type === 'function_call')!;
   const output = items.find((i) => i.type === 'function_call_output')!;
   assert.equal(output.call_id, call.call_id);
+  assert.deepEqual(trapped, []);
+});
+
+test('codex exec with model "router": a tool loop routed per request, the follow-up never explored away from its cache', async () => {
+  oai.reset(); ant.reset();
+  await gw.services.router!.flush();
+  const before = (await gw.services.store!.sql.all('SELECT COUNT(*) AS n FROM router_decisions'))[0]!.n as number;
+  const r = await codexExec('use a tool to look at the weather', 'router');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(completed(r, 'command_execution').length, 1);
+  assert.match(completed(r, 'agent_message').at(-1)!.text, /^The tool returned: /);
+  await gw.services.router!.flush();
+  const rows = (await gw.services.store!.sql.all('SELECT served_model, decision FROM router_decisions ORDER BY created_at, inference_id')).slice(Number(before));
+  assert.equal(rows.length, 2);
+  const [first, second] = rows.map((x) => ({ served: String(x.served_model), d: JSON.parse(String(x.decision)) as Rec }));
+  assert.equal(second!.d.affinity, first!.served, "the follow-up matched the first turn's conversation");
+  assert.equal(second!.d.explored, false);
+  if (first!.d.explored === false) assert.equal(second!.served, first!.served);
+  // The command's output reached the model that answered the follow-up, in that provider's wire format.
+  if (second!.served === 'oai/gpt-5') {
+    const items = (oai.requests.filter((q) => q.path === '/v1/responses').at(-1)!.body as Rec).input as Rec[];
+    assert.equal(items.find((i) => i.type === 'function_call_output')!.call_id, items.find((i) => i.type === 'function_call')!.call_id);
+  } else {
+    const blocks = ((ant.requests.at(-1)!.body as Rec).messages as Rec[]).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    assert.equal(blocks.find((b) => b.type === 'tool_result')!.tool_use_id, blocks.find((b) => b.type === 'tool_use')!.id);
+  }
   assert.deepEqual(trapped, []);
 });
