@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway } from './lib/gateway.ts';
 import { LoadProcess } from './lib/load.ts';
+import { everyProviderKey } from './lib/repo-config.ts';
 
 const { values: f } = parseArgs({ options: {
   seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, out: { type: 'string', default: '/tmp/router-profile' },
@@ -24,7 +25,7 @@ const load = new LoadProcess();
 try {
   for (const [name, body] of Object.entries(kinds)) {
     const dir = path.join(f.out, name);
-    const gw = await startGateway({ config: 'gateway.router.yaml', upstream: origin, withKey: false, profileDir: dir });
+    const gw = await startGateway({ config: 'gateway.router.yaml', upstream: origin, withKey: false, profileDir: dir, env: everyProviderKey() });
     const t = { origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) };
     await load.closed({ ...t, connections: Number(f.connections), durationMs: 2000 });
     const res = await load.closed({ ...t, connections: Number(f.connections), durationMs: Number(f.seconds) * 1000 });

@@ -14,6 +14,7 @@ import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway, type Gateway } from './lib/gateway.ts';
+import { everyProviderKey } from './lib/repo-config.ts';
 import { LoadProcess, type LoadTarget } from './lib/load.ts';
 import { cpuMs } from './lib/scenarios.ts';
 import { median } from './lib/stats.ts';
@@ -48,7 +49,8 @@ async function routerOf(t: Tree): Promise<{ route: Route; sliced: Sliced | null;
   const { RouterService } = await mod<typeof import('../src/router/service.ts')>('src/router/service.ts');
   const { warmTokenizers } = await mod<typeof import('../src/tokens/index.ts')>('src/tokens/index.ts');
   // Each checkout with its own config and catalog files (a baseline's schema may not know newer fields).
-  const cfg = compileConfig(loadConfig(path.join(t.root, 'bench/gateway.router.yaml'), { ...process.env }), { ...process.env });
+  const env = { ...process.env, ...everyProviderKey() }; // the whole catalog routable (the router routes only to providers with credentials)
+  const cfg = compileConfig(loadConfig(path.join(t.root, 'bench/gateway.router.yaml'), env), env);
   // The decision without the bench policy: the whole catalog, every candidate estimated.
   const all = { ...cfg, router: { ...cfg.router, defaultPolicy: null } };
   const router = new RouterService({ sql: null, settings: () => all.router, isEjected: () => false });
@@ -118,7 +120,7 @@ async function throughput(): Promise<void> {
   try {
     for (const tree of trees) {
       const prof = f.profile ? { profileDir: path.join(f.profile, tree.name) } : {};
-      const gw = await startGateway({ config: path.join(tree.root, 'bench/gateway.router.yaml'), upstream: origin, withKey: false, repo: tree.root, ...prof });
+      const gw = await startGateway({ config: path.join(tree.root, 'bench/gateway.router.yaml'), upstream: origin, withKey: false, repo: tree.root, env: everyProviderKey(), ...prof });
       const t = (body: Record<string, unknown>): LoadTarget => ({ origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) });
       sides.push({
         tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg }), routed: t({ model: 'router', messages: msg }),

@@ -34,7 +34,7 @@ function config() {
     ['pc', [model('gemini-2.5-flash', '0.0000003', '0.0000025', caps({ tools: true, vision: true })), model('llama-3.3-70b', '0.0000006', '0.0000006')]],
   ];
   for (const [id, models] of providers) {
-    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', auth: { type: 'bearer' }, models }));
+    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test', auth: { type: 'bearer' }, models }));
   }
   writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
   const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});

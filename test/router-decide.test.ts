@@ -22,7 +22,7 @@ function config() {
   mkdirSync(join(dir, 'providers'));
   const model = (name: string, prompt: string, completion: string) => ({ name, pricing: { prompt, completion, input_cache_read: (Number(prompt) / 10).toFixed(12).replace(/0+$/, '') }, capabilities: caps, context_window: 100000, max_completion_tokens: 8000 });
   for (const [id, models] of [['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001')]], ['pb', [model('gpt-4o', '0.000003', '0.000012')]]] as const) {
-    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', auth: { type: 'bearer' }, models }));
+    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test', auth: { type: 'bearer' }, models }));
   }
   writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router: { exploration: { share: 0.2, min_evidence: 10 } } }));
   const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});

@@ -23,6 +23,8 @@ export type GatewayOptions = {
   pgSchema?: string;
   /** Write a V8 CPU profile of the gateway into this directory (written when it exits on SIGTERM). */
   profileDir?: string;
+  /** Extra environment (e.g. repo-config.ts everyProviderKey(), for router decisions over the whole catalog). */
+  env?: Record<string, string>;
   /** Extra flags for the gateway's node (e.g. --trace-gc). */
   nodeFlags?: string[];
   /** Run the gateway of another checkout (its src/main.ts), e.g. a baseline commit in a git worktree. */
@@ -38,6 +40,7 @@ const STARTUP_MS = 120_000;
 function gatewayEnv(o: GatewayOptions, dbFile: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...o.env,
     GATEWAY_CONFIG: path.isAbsolute(o.config) ? o.config : benchPath(o.config),
     PORT: '0', HOST: '127.0.0.1', GATEWAY_DB: dbFile,
     OPENAI_BASE_URL: `${o.upstream}/v1`, OPENAI_API_KEY: 'sk-bench',

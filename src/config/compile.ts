@@ -11,6 +11,7 @@ import { DEFAULT_FEEDBACK_LIMITS } from '../feedback/limits.ts';
 import type { RawConfig, RawProvider } from './load.ts';
 import type { Config, Provider, UpstreamAuth } from './types.ts';
 import type { Env } from './env.ts';
+import { canAuthenticate } from './credentials.ts';
 import { compileRouterSettings } from '../router/settings.ts';
 import { rollupRetentionOf } from '../store/rollup-retention.ts';
 
@@ -42,7 +43,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env, overlay: C
   const catalogInputs: Array<ProviderModels<Provider>> = [];
   for (const p of raw.providers) {
     if (p.doc.enabled === false) continue;
-    const provider = compileProvider(p.doc, p.file);
+    const provider = compileProvider(p.doc, p.file, env);
     providers.set(provider.id, provider);
     catalogInputs.push({
       provider, id: provider.id, catalog: (p.catalog?.models ?? []) as unknown as CatalogModel[], handWritten: p.doc.models ?? [],
@@ -140,7 +141,7 @@ function compileDashboard(d: Obj): Config['dashboard'] {
   };
 }
 
-function compileProvider(doc: RawProvider, file: string): Provider {
+function compileProvider(doc: RawProvider, file: string, env: Env): Provider {
   const url = new URL(doc.base_url);
   const basePath = url.pathname.replace(/\/+$/, '');
   const format = doc.format as WireFormat;
@@ -174,6 +175,7 @@ function compileProvider(doc: RawProvider, file: string): Provider {
     mapping: compileMapping(doc.mappings ?? []),
     mappingRows: doc.mappings ?? [],
     file,
+    credentialed: canAuthenticate(auth, doc.api_key ?? '', env),
   };
 }
 

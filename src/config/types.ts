@@ -58,6 +58,11 @@ export type Provider = {
   /** The declared rows `mapping` was compiled from: plain data, so a worker thread can compile them too. */
   mappingRows: readonly MappingRow[];
   file: string;
+  /**
+   * Whether its requests can authenticate, as far as config tells (src/config/credentials.ts): no auth,
+   * a key set, or a signing transform with credentials named. The router routes only to such providers.
+   */
+  credentialed: boolean;
 };
 
 /** One servable model: the catalog's offer (src/catalog/model-index.ts documents each field) plus the provider that serves it. */

@@ -2,7 +2,8 @@
 // numbers (prices per token, capabilities as bits, limits, tokenizer) in typed arrays, built once per
 // config version, so a new model in the catalog (reload or catalog refresh) is a candidate from the
 // next request on, and a decision reads arrays instead of objects.
-import type { Config, ModelEntry } from '../config/types.ts';
+import type { Config, ModelEntry, Provider } from '../config/types.ts';
+import { providerEnvName } from '../config/env.ts';
 import type { Pricing } from '../catalog/types.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { tokenizerFor, tokenizerKey, type TokenizerId } from '../tokens/index.ts';
@@ -99,11 +100,11 @@ function modelRef(canonical: string, e: ModelEntry, p: Prices): ModelRef {
 }
 
 /**
- * Router-eligible: the catalog's own verdict (active, priced, callable, not hidden: Offer.routable)
- * and a model that writes text.
+ * Router-eligible: the catalog's own verdict (active, priced, callable, not hidden: Offer.routable),
+ * a model that writes text, and a provider that can authenticate (Provider.credentialed).
  */
 export function routable(e: ModelEntry): boolean {
-  return e.routable && e.model.modalities.output.includes('text');
+  return e.routable && e.model.modalities.output.includes('text') && e.provider.credentialed;
 }
 
 function build(cfg: Config): CandidateSet {
@@ -214,15 +215,23 @@ export function resolveModels(cfg: Config, set: CandidateSet, models: readonly s
     const viaCatalog = (cfg.byName.get(name) ?? []).map((id) => set.byId.get(id)).filter((c): c is Candidate => c !== undefined);
     const hit = set.byId.get(name) ?? set.byName.get(name) ?? (viaCatalog.length > 0 ? viaCatalog : undefined);
     if (!hit) {
-      const known = cfg.models.has(name) || cfg.byName.has(name);
-      throw new GatewayError('invalid_parameter', known
-        ? `models[${i}]: "${name}" is in the catalog but cannot be routed (deprecated, hidden, unpriced or not a text model)`
-        : `models[${i}]: unknown model "${name}"; name a provider/model id or a bare model name from GET /v1/models`, { param: `models[${i}]` });
+      const known = [cfg.models.get(name), ...(cfg.byName.get(name) ?? []).map((id) => cfg.models.get(id))].filter((e): e is ModelEntry => e !== undefined);
+      const keyless = [...new Set(known.filter((e) => !e.provider.credentialed).map((e) => e.provider))];
+      throw new GatewayError('invalid_parameter', keyless.length > 0 && keyless.length === new Set(known.map((e) => e.provider)).size
+        ? `models[${i}]: "${name}" cannot be routed: no credentials are configured for ${keyless.map(credentialHint).join('; ')}`
+        : known.length > 0
+          ? `models[${i}]: "${name}" is in the catalog but cannot be routed (deprecated, hidden, unpriced or not a text model)`
+          : `models[${i}]: unknown model "${name}"; name a provider/model id or a bare model name from GET /v1/models`, { param: `models[${i}]` });
     }
     for (const c of Array.isArray(hit) ? hit : [hit]) if (!seen.has(c)) { seen.add(c); out.push(c); }
   });
   return out;
 }
+
+/** How to give a provider credentials, for the 400 that names a model only keyless providers serve. */
+const credentialHint = (p: Provider): string => (p.auth.type === 'transform'
+  ? `${p.id} (its ${p.auth.transform} signing: credentials in its options, or in the environment)`
+  : `${p.id} (set ${providerEnvName(p.id, 'API_KEY')} or its api_key)`);
 
 /** The prices that apply to a prompt of `inputTokens` (the highest tier it exceeds). */
 export function pricesFor(c: Candidate, inputTokens: number): Prices {

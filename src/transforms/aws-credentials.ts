@@ -4,6 +4,7 @@
 // asynchronously (files, the credential process and the endpoints never hold the event loop); the
 // chain caches what it found and refreshes it in the background five minutes before it expires.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -122,6 +123,20 @@ async function fromContainer(env: Env): Promise<AwsCredentials | null> {
   const r = await fetchJson(url, { headers: token ? { authorization: token } : {} });
   if (!r.ok) throw new Error(`container credentials endpoint answered ${r.status}`);
   return fromJson(await r.json() as Record<string, unknown>, 'container credentials endpoint');
+}
+
+/**
+ * Whether this environment names an AWS credential source without fetching anything: keys in the
+ * environment, a profile (AWS_PROFILE), a container endpoint, a shared credentials or config file
+ * on disk, or instance metadata declared as the source (AWS_EC2_METADATA_DISABLED=false: an EC2
+ * instance role cannot be detected without a request to the metadata endpoint).
+ */
+export function namesCredentialSource(env: Env, exists: (path: string) => boolean = existsSync): boolean {
+  if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) return true;
+  if (env.AWS_PROFILE || env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI || env.AWS_CONTAINER_CREDENTIALS_FULL_URI) return true;
+  if ((env.AWS_EC2_METADATA_DISABLED ?? '').toLowerCase() === 'false') return true;
+  const home = env.HOME || homedir();
+  return exists(env.AWS_SHARED_CREDENTIALS_FILE || join(home, '.aws', 'credentials')) || exists(env.AWS_CONFIG_FILE || join(home, '.aws', 'config'));
 }
 
 /** EC2 instance metadata, IMDSv2 (session token first); AWS_EC2_METADATA_DISABLED=true turns it off. */

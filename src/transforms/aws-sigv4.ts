@@ -4,7 +4,7 @@
 import { GatewayError } from '../gateway-error.ts';
 import { signSigV4 } from '../formats/bedrock/sigv4.ts';
 import { AwsCredentialChain } from './aws-credential-chain.ts';
-import type { AwsCredentials } from './aws-credentials.ts';
+import { namesCredentialSource, type AwsCredentials } from './aws-credentials.ts';
 import type { RequestTransform, UpstreamRequestParts } from './index.ts';
 
 /** One chain (and cache) per profile option; the chain reads the process environment. */
@@ -50,6 +50,7 @@ export const awsSigV4: RequestTransform = {
     return wait === null ? null : wait.then(() => undefined, (e: unknown) => { throw noCredentials((e as Error).message); });
   },
   warm(o) { chainFor(o)?.refresh(); },
+  mayAuthenticate: (o, env) => Boolean((o.access_key_id && o.secret_access_key) || o.profile) || namesCredentialSource(env),
 };
 
 /** The chain a provider's options use, if any (tests and /health). */

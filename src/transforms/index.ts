@@ -15,6 +15,11 @@ export type RequestTransform = {
   ready?(options: Record<string, string>): Promise<void> | null;
   /** Starts loading what apply() needs, in the background (at start and on every config reload). */
   warm?(options: Record<string, string>): void;
+  /**
+   * Whether the options and the environment name credentials the transform can sign with (no
+   * fetching: config compilation asks it). Absent: always. The router routes only to providers that can.
+   */
+  mayAuthenticate?(options: Record<string, string>, env: Record<string, string | undefined>): boolean;
 };
 
 export const TRANSFORMS: Record<string, RequestTransform> = {
