@@ -122,6 +122,34 @@ test('nothing qualifies: 400 listing each constraint and what it excluded', asyn
   assert.ok(r.headers.get('x-router-excluded'));
 });
 
+test('count_tokens with model "router": counted for the model the router would choose; its 400s in the Anthropic envelope', async () => {
+  const count = (body: Rec) => fetch(`${gw.url}/v1/messages/count_tokens`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'Hello there' }], ...body }),
+  });
+  // An OpenAI-format choice: counted by the gateway, for the model the dry run ranks first.
+  const cheap = await count({ models: ['small-1', 'mid-1'] });
+  assert.equal(cheap.status, 200, await cheap.clone().text());
+  const ranked = await rank({ models: ['small-1', 'mid-1'], max_tokens: 100 }, '?format=messages');
+  assert.equal(cheap.headers.get('x-router-model'), ranked.model);
+  assert.match(String(cheap.headers.get('x-gateway-token-count')), /^(exact:|estimate)/);
+  assert.ok(((await cheap.json()) as { input_tokens: number }).input_tokens > 0);
+  // An Anthropic-format choice: the provider's own count_tokens answers.
+  b.reset();
+  const pricey = await count({ models: ['big-1'] });
+  assert.equal(pricey.status, 200);
+  assert.equal(pricey.headers.get('x-router-model'), 'pricey/big-1');
+  assert.equal(pricey.headers.get('x-gateway-token-count'), 'provider');
+  assert.equal(b.requests.at(-1)!.path, '/v1/messages/count_tokens');
+  assert.equal((b.requests.at(-1)!.body as Rec).model, 'big-1');
+  assert.equal((b.requests.at(-1)!.body as Rec).models, undefined, 'router fields stay in the gateway');
+  // Nothing qualifies: the router's 400, in the Anthropic envelope.
+  const none = await count({ max_cost: 1e-12 });
+  assert.equal(none.status, 400);
+  const e = (await none.json()) as { type: string; error: { type: string; message: string } };
+  assert.equal(e.type, 'error');
+  assert.match(e.error.message, /max_cost excluded/);
+});
+
 test('routed answer: model is the chosen provider/model, headers explain it; legacy prefix and messages too', async () => {
   const r = await chat({ willingness_to_pay: 1e-9 });
   assert.equal(r.status, 200);

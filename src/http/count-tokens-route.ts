@@ -2,7 +2,8 @@
 // and error envelope. Anthropic targets answer themselves (the body is relayed to the provider's own
 // count_tokens with the model rewritten); other targets are counted by src/tokens (exact for the OpenAI
 // families, a measured estimate elsewhere), and so is an Anthropic target that cannot be reached.
-// Counting is free: no record, no limiter charge; the key's model permissions still apply.
+// Counting is free: no record, no limiter charge; the key's model permissions still apply. With model
+// "router", the count is for the model the router would choose for the body (no decision recorded).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelEntry } from '../config/types.ts';
 import { resolveModel } from '../engine/plan.ts';
@@ -17,6 +18,7 @@ import { GatewayError } from '../gateway-error.ts';
 import { countPromptTokensSliced } from '../tokens/index.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendJson } from './envelope.ts';
+import { routedModel } from './router-mode.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
 
@@ -42,8 +44,12 @@ export async function handleCountTokens(svc: Services, req: IncomingMessage, res
   if (raw.max_tokens !== undefined) throw new GatewayError('invalid_parameter', 'max_tokens: Extra inputs are not permitted', { param: 'max_tokens' });
   if (raw.stream !== undefined) throw new GatewayError('invalid_parameter', 'stream: Extra inputs are not permitted', { param: 'stream' });
   const body = validateMessagesRequest({ ...raw, max_tokens: VALIDATION_MAX_TOKENS });
-  const entry = resolveModel(cfg, body.model as string);
-  if (client.key) svc.keys?.checkModel(client.key, entry.id);
+  // model "router" (an agent with every model slot on the router): counted for the model the router
+  // would choose for this body now (its key's allowed models are among the router's constraints).
+  const routed = body.model === 'router';
+  const entry = routed ? await routedModel(svc, cfg, body, 'anthropic-messages', client.key, '/v1/messages') : resolveModel(cfg, body.model as string);
+  if (client.key && !routed) svc.keys?.checkModel(client.key, entry.id);
+  const chosen: Record<string, string> = routed ? { 'x-router-model': entry.id } : {};
 
   if (entry.provider.format === 'anthropic-messages') {
     const out: Rec = { ...raw };
@@ -58,7 +64,7 @@ export async function handleCountTokens(svc: Services, req: IncomingMessage, res
       let json: unknown;
       try { json = JSON.parse(up.text); } catch { json = null; }
       if (json !== null && typeof json === 'object' && typeof (json as Rec).input_tokens === 'number') {
-        sendJson(res, 200, JSON.stringify({ input_tokens: (json as Rec).input_tokens }), { 'x-gateway-provider': entry.provider.id, 'x-gateway-token-count': 'provider' });
+        sendJson(res, 200, JSON.stringify({ input_tokens: (json as Rec).input_tokens }), { ...chosen, 'x-gateway-provider': entry.provider.id, 'x-gateway-token-count': 'provider' });
         return;
       }
     }
@@ -68,6 +74,6 @@ export async function handleCountTokens(svc: Services, req: IncomingMessage, res
   const canonical = clientCodecFor('anthropic-messages').decodeRequest(body);
   const count = await countPromptTokensSliced(canonical, entry.id);
   sendJson(res, 200, JSON.stringify({ input_tokens: count.tokens }), {
-    'x-gateway-provider': entry.provider.id, 'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
+    ...chosen, 'x-gateway-provider': entry.provider.id, 'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
   });
 }

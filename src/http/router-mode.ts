@@ -42,6 +42,15 @@ export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: 
   return routed instanceof Promise ? routed.then(done) : done(routed);
 }
 
+/**
+ * The model the router would choose for a validated `model: "router"` body now (its first target),
+ * without calling it or recording the decision: what count_tokens counts for. The router's 400s as route() throws them.
+ */
+export async function routedModel(svc: Services, cfg: Config, body: Rec, format: string, key: KeyRecord | null, route: string): Promise<ModelEntry> {
+  const r = routerOf(svc).routeSliced(cfg, body, format, key, route, uuidv7());
+  return (r instanceof Promise ? await r : r).targets[0]!.entry;
+}
+
 /** `?format=` of the dry run: the route whose body it takes. */
 const RANK_FORMATS: Readonly<Record<string, 'openai-chat' | 'anthropic-messages' | 'openai-responses'>> = {
   chat: 'openai-chat', messages: 'anthropic-messages', responses: 'openai-responses',
