@@ -4,7 +4,8 @@
 // own parsing is not measured) and answers a fixed completion. Rounds alternate the kinds; prints the
 // longest event-loop gap per kind (the larger of monitorEventLoopDelay's max and a 1 ms ticker's
 // longest gap), the medians and each kind's ratio to chat (pooled above workers.convert_threshold_bytes);
-// `responses inline` is the store: false body on a second gateway with workers.threads 0 (no pool).
+// `responses inline` is the store: false body on a second gateway with workers.threads 0 (no pool);
+// `router` is the chat body with model "router" (routing parses it again on the event loop).
 //   node_modules/.bin/node bench/responses-stall.ts [--mb 5] [--rounds 7] [--threads 1]
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
@@ -36,9 +37,10 @@ const bodies: Record<string, Buffer> = {
   chat: Buffer.from(JSON.stringify({ model: 'up/m', messages })),
   responses: Buffer.from(JSON.stringify({ model: 'up/m', input: messages, store: false })),
   'responses+store': Buffer.from(JSON.stringify({ model: 'up/m', input: messages, store: true })),
+  router: Buffer.from(JSON.stringify({ model: 'router', messages })),
 };
-const paths: Record<string, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', 'responses+store': '/v1/responses' };
-const KINDS = ['chat', 'responses', 'responses+store', 'responses inline'];
+const paths: Record<string, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', 'responses+store': '/v1/responses', router: '/v1/chat/completions' };
+const KINDS = ['chat', 'responses', 'responses+store', 'responses inline', 'router'];
 const bodyOf = (kind: string): Buffer => bodies[kind.replace(' inline', '')]!;
 
 const h = monitorEventLoopDelay({ resolution: 1 });
