@@ -1,0 +1,67 @@
+// Conversation affinity's key (src/router/affinity.ts): a follow-up finds the conversation it
+// continues; anything that makes it another conversation (key, system, a role, a text's length or
+// either end, a tool call, an image) misses; a long text is keyed by its length and its ends, so the
+// key costs the same however long the conversation's texts are.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Affinity } from '../src/router/affinity.ts';
+import type { Block, CanonicalRequest, Message } from '../src/formats/canonical.ts';
+
+const long = (seed: string, n = 200_000): string => `${seed} `.repeat(Math.ceil(n / (seed.length + 1))).slice(0, n);
+const FILE = long('const x = 1;');
+const IMAGE = long('iVBORw0KGgo', 300_000);
+
+function conversation(over: { file?: string; input?: string; image?: string; role?: Message['role'] } = {}): Message[] {
+  const tool: Block = { type: 'tool_use', id: 'toolu_1', name: 'Write', input: { path: 'a.ts', content: over.input ?? FILE } };
+  return [
+    { role: 'user', content: [{ type: 'text', text: 'Write the file' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: over.image ?? IMAGE } }] },
+    { role: 'assistant', content: [tool] },
+    { role: over.role ?? 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: over.file ?? FILE }] }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+  ];
+}
+/** The request `messages` answered: every turn but the assistant's last answer (what remember() keys). */
+const asked = (messages: Message[]): CanonicalRequest => req(messages.slice(0, -1));
+const req = (messages: Message[], system = 'You are a coding agent.'): CanonicalRequest => ({ system: [{ type: 'text', text: system }], messages } as unknown as CanonicalRequest);
+/** The follow-up of `messages`: the next user turn appended. */
+const followUp = (messages: Message[], system?: string) => req([...messages, { role: 'user', content: [{ type: 'text', text: 'Now test it' }] }], system);
+
+test('a follow-up finds the conversation it continues; another conversation misses', () => {
+  const a = new Affinity(60_000, 100);
+  a.remember('key-1', asked(conversation()), 'p/model-a', 50_000);
+  assert.deepEqual(a.lookup('key-1', followUp(conversation())), { id: 'p/model-a', cachedTokens: 50_000 });
+  const misses: Array<[string, string | null, CanonicalRequest]> = [
+    ['another key', 'key-2', followUp(conversation())],
+    ['no key', null, followUp(conversation())],
+    ['another system prompt', 'key-1', followUp(conversation(), 'You are a reviewer.')],
+    ['a long text one character longer', 'key-1', followUp(conversation({ file: `${FILE}x` }))],
+    ['a long text changed at its start', 'key-1', followUp(conversation({ file: `X${FILE.slice(1)}` }))],
+    ['a long text changed at its end', 'key-1', followUp(conversation({ file: `${FILE.slice(0, -1)}X` }))],
+    ['a tool call writing another file', 'key-1', followUp(conversation({ input: `${FILE.slice(0, -1)};` }))],
+    ['another image', 'key-1', followUp(conversation({ image: `${IMAGE.slice(0, -1)}A` }))],
+    ['a turn of another role', 'key-1', followUp(conversation({ role: 'system' }))],
+  ];
+  for (const [what, key, r] of misses) assert.equal(a.lookup(key, r), null, what);
+});
+
+test('a long text is keyed by its length and its ends: a change deep inside it keeps the key (prompt caches are prefix caches)', () => {
+  const a = new Affinity(60_000, 100);
+  a.remember('key-1', asked(conversation()), 'p/model-a', 50_000);
+  const middle = FILE.length >> 1;
+  const edited = `${FILE.slice(0, middle)}Y${FILE.slice(middle + 1)}`;
+  assert.equal(a.lookup('key-1', followUp(conversation({ file: edited })))?.id, 'p/model-a');
+});
+
+test('keying a conversation of megabytes costs about what a short one does', () => {
+  const a = new Affinity(60_000, 100);
+  const big = Array.from({ length: 20 }, () => conversation()).flat(); // ~20 MB of texts and images
+  const small = conversation({ file: 'x', input: 'y', image: 'z' });
+  const time = (m: Message[]): number => {
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++) a.lookup('key-1', followUp(m));
+    return performance.now() - t0;
+  };
+  time(big); time(small);
+  const ratio = time(big) / Math.max(0.05, time(small) * 20); // 20x the blocks of the small one
+  assert.ok(ratio < 5, `a 20-turn-pair conversation of megabytes keyed ${ratio.toFixed(1)}x slower per block than a small one`);
+});
