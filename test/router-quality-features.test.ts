@@ -84,3 +84,18 @@ test('lines and non-ASCII characters are counted in the unhashed middle of a lon
   const g = extractPromptFeatures({ system: plain + '\n' + plain, turns: [text, plain] });
   assert.equal(g.stats.lines, 1 + 1 + 30 + 1 + 1);
 });
+
+test('a conversation resent with a new turn: earlier turns counted from the cache give the same stats as counting afresh', () => {
+  const turn = (i: number) => `turn ${i}: ${'naïve café\n'.repeat(40 + i)}${'word '.repeat(300)}`;
+  const turns = Array.from({ length: 12 }, (_, i) => turn(i));
+  const first = extractPromptFeatures({ turns });
+  // The same texts as new string objects (as a new request's JSON gives them), then with a turn more.
+  const again = extractPromptFeatures({ turns: turns.map((t) => JSON.parse(JSON.stringify(t)) as string) });
+  assert.deepEqual(again, first);
+  const longer = extractPromptFeatures({ turns: [...turns, turn(99)] });
+  const expectedLines = turns.concat(turn(99)).reduce((n, t) => n + t.split('\n').length - 1, 0) + 13;
+  assert.equal(longer.stats.lines, expectedLines);
+  const chars = turns.concat(turn(99)).reduce((n, t) => n + t.length, 12);
+  const nonAscii = turns.concat(turn(99)).reduce((n, t) => n + [...t].filter((c) => c.charCodeAt(0) > 127).length, 0);
+  assert.equal(longer.stats.nonAscii, Math.round((nonAscii / chars) * 1e4) / 1e4);
+});
