@@ -7,6 +7,8 @@
 // with node_modules linked in) the same is measured on that checkout's code in the same run, the two
 // taking turns, so "before" and "after" see the same machine.
 // Run: npx node bench/router.ts [--decisions N] [--duration S] [--rounds N] [--connections C] [--baseline DIR] [--skip-load]
+//      [--skip-decisions] [--agent-kb KB]: every request a coding agent's conversation of about KB kilobytes (the same
+//      conversation resent, as an agent resends its earlier turns), for pass-through and router alike.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,7 +25,28 @@ const { values: f } = parseArgs({ options: {
   decisions: { type: 'string', default: '3000' }, duration: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' },
   connections: { type: 'string', default: '16' }, 'skip-load': { type: 'boolean', default: false }, profile: { type: 'string' },
   baseline: { type: 'string' },
+  // 'agent': every request (pass-through and routed) carries a coding agent's conversation of about
+  // this many KB (system prompt, tools, tool calls and results) instead of one short question.
+  'agent-kb': { type: 'string' },
+  'skip-decisions': { type: 'boolean', default: false },
 } });
+
+/** A coding agent's request body of about `kb` KB in the chat-completions shape: system prompt, 12 tools, tool calls and their results. */
+function agentMessages(kb: number): { messages: Array<Record<string, unknown>>; tools: Array<Record<string, unknown>> } {
+  const prose = (n: number, seed: number): string => {
+    const words = ['read', 'the', 'file', 'then', 'edit', 'function', 'return', 'value', 'test', 'passes', 'const', 'import'];
+    let s = ''; let i = seed;
+    while (s.length < n) { i = (i * 1103515245 + 12345) % 2147483648; s += words[i % words.length] + ((i >> 8) % 9 === 0 ? ';\n' : ' '); }
+    return s;
+  };
+  const tools = Array.from({ length: 12 }, (_, i) => ({ type: 'function', function: { name: `tool_${i}`, description: prose(600, i), parameters: { type: 'object', properties: { path: { type: 'string' }, text: { type: 'string' } }, required: ['path'] } } }));
+  const messages: Array<Record<string, unknown>> = [{ role: 'system', content: prose(12_000, 99) }, { role: 'user', content: 'Fix the failing test in src/app.ts' }];
+  for (let t = 0; JSON.stringify(messages).length + 8_000 < kb * 1024; t++) {
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${t}`, type: 'function', function: { name: 'tool_1', arguments: JSON.stringify({ path: `src/f${t}.ts` }) } }] });
+    messages.push({ role: 'tool', tool_call_id: `call_${t}`, content: prose(4_000, t) });
+  }
+  return { messages, tools };
+}
 
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]!; };
 
@@ -114,7 +137,10 @@ async function throughput(): Promise<void> {
   const upstream = await forkServer(benchPath('lib/upstream.ts'));
   const origin = `http://127.0.0.1:${upstream.port}`;
   const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
-  const msg = [{ role: 'user', content: 'Hello, how are you today?' }];
+  const agent = f['agent-kb'] ? agentMessages(Number(f['agent-kb'])) : null;
+  const msg = agent ? agent.messages : [{ role: 'user', content: 'Hello, how are you today?' }];
+  const extra = agent ? { tools: agent.tools } : {};
+  if (agent) console.log(`agent-shaped bodies: ${(JSON.stringify({ model: 'router', messages: msg, ...extra }).length / 1024).toFixed(0)} KB`);
   const sides: Side[] = [];
   const load = new LoadProcess();
   try {
@@ -123,9 +149,9 @@ async function throughput(): Promise<void> {
       const gw = await startGateway({ config: path.join(tree.root, 'bench/gateway.router.yaml'), upstream: origin, withKey: false, repo: tree.root, env: everyProviderKey(), ...prof });
       const t = (body: Record<string, unknown>): LoadTarget => ({ origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) });
       sides.push({
-        tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg }), routed: t({ model: 'router', messages: msg }),
+        tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg, ...extra }), routed: t({ model: 'router', messages: msg, ...extra }),
         // The common client shape: a few models named, bare names (every OpenAI offer of each).
-        named: t({ model: 'router', models: ['gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4o'], messages: msg }),
+        named: t({ model: 'router', models: ['gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4o'], messages: msg, ...extra }),
         cpu: { plain: { main: [], all: [] }, router: { main: [], all: [] }, named: { main: [], all: [] } }, ratios: [],
       });
       const probe = await fetch(gw.origin + '/v1/chat/completions', { method: 'POST', headers, body: sides.at(-1)!.routed.body });
@@ -221,6 +247,5 @@ async function longPrompts(): Promise<void> {
   await r.close();
 }
 
-await decisions();
-await longPrompts();
+if (!f['skip-decisions']) { await decisions(); await longPrompts(); }
 if (!f['skip-load']) await throughput();

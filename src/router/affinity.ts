@@ -17,7 +17,7 @@ type Entry = { id: string; tokens: number; until: number };
  * prefers a model whose cache holds the conversation up to that difference (prompt caches are
  * prefix caches), with the cached tokens overstated; routing stays within every constraint.
  */
-const SAMPLE = 256;
+const SAMPLE = 64;
 const sample = (s: string): string => (s.length <= 2 * SAMPLE ? s : `${s.slice(0, SAMPLE)}\u0004${s.slice(-SAMPLE)}`);
 const part = (s: string): string => `${s.length}:${sample(s)}`;
 

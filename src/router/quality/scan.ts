@@ -17,22 +17,23 @@ export function beginScan(): void {
 }
 
 /**
- * Counts of whole texts counted before (a conversation resends its earlier turns: without this an
- * agent's growing conversation was counted whole every request, ~0.35 ms of a 345 KB one), packed
- * lines * 2^26 + non-ASCII; bounded by the characters of the texts it holds.
+ * Counts of texts counted before (a conversation resends its earlier turns and its system prompt:
+ * without this an agent's growing conversation was counted whole every request, ~0.35 ms of a 345 KB
+ * one): per text, the range counted (the same on every resend: the head and tail sizes are fixed)
+ * and lines * 2^26 + non-ASCII; bounded by the characters of the texts it holds.
  */
 const COUNT_CACHE_MIN = 256;
 const COUNT_CACHE_MAX_CHARS = 8_000_000;
 const PACK = 2 ** 26;
-const counted = new Map<string, number>();
+const counted = new Map<string, [from: number, to: number, packed: number]>();
 let countedChars = 0;
 
 /** Lines (newlines) and non-ASCII characters of text[from, to) without hashing it (an unscanned middle). */
 export function countOnly(text: string, from: number, to: number): void {
-  const whole = from === 0 && to === text.length && text.length >= COUNT_CACHE_MIN;
-  if (whole) {
+  const cacheable = to - from >= COUNT_CACHE_MIN;
+  if (cacheable) {
     const hit = counted.get(text);
-    if (hit !== undefined) { scanned.lines += Math.floor(hit / PACK); scanned.nonAscii += hit % PACK; return; }
+    if (hit !== undefined && hit[0] === from && hit[1] === to) { scanned.lines += Math.floor(hit[2] / PACK); scanned.nonAscii += hit[2] % PACK; return; }
   }
   let lines = 0, non = 0;
   // Native searches first (a long middle is mostly ASCII): 2-4x faster than a loop over every character.
@@ -41,10 +42,10 @@ export function countOnly(text: string, from: number, to: number): void {
     for (let i = from; i < to; i++) if (text.charCodeAt(i) > 127) non++;
   }
   scanned.lines += lines; scanned.nonAscii += non;
-  if (whole && lines < PACK && non < PACK) {
+  if (cacheable && lines < PACK && non < PACK) {
     if (countedChars + text.length > COUNT_CACHE_MAX_CHARS) { counted.clear(); countedChars = 0; }
-    counted.set(text, lines * PACK + non);
-    countedChars += text.length;
+    if (!counted.has(text)) countedChars += text.length;
+    counted.set(text, [from, to, lines * PACK + non]);
   }
 }
 const NON_ASCII = /[^\x00-\x7f]/;
