@@ -17,7 +17,7 @@ import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
-import { routeInference } from './router-mode.ts';
+import { namesRouter, routeInference } from './router-mode.ts';
 import type { Routed } from '../router/service.ts';
 
 /**
@@ -55,7 +55,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     let buf = await readBody(req, cfg.server.bodyLimitBytes);
     inputEstimate = Math.ceil(buf.length / 4);
     if (cfg.storage.logBodies === 'full') bodyText = buf.toString('utf8');
-    if (svc.convert && (!ext || ext.pooled) && buf.length >= cfg.workers.convertThresholdBytes) {
+    // A routed body is parsed here whatever the pool does (routing reads the prompt): it skips the pool.
+    if (svc.convert && (!ext || ext.pooled) && buf.length >= cfg.workers.convertThresholdBytes && !namesRouter(buf)) {
       // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
       prepared = await svc.convert.prepare(buf, format, cfg);
       buf = prepared.bytes;

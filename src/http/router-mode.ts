@@ -23,6 +23,23 @@ function routerOf(svc: Services): NonNullable<Services['router']> {
 
 export type RoutedInference = { routed: Routed; body: Rec; entry: ModelEntry };
 
+const ROUTER_MODEL = [Buffer.from('"model":"router"'), Buffer.from('"model": "router"')];
+const SNIFF_BYTES = 512;
+
+/**
+ * Whether a large body asks for router mode, read off its bytes without parsing: `"model":"router"`
+ * in its first or last 512 bytes (clients write `model` first, some last). Inside a JSON string a
+ * quote is escaped, so the sequence is a key and its value wherever it occurs; at worst it belongs to
+ * a nested object (the body is then parsed here instead of in the pool: the same result). A body that
+ * writes it otherwise goes to the pool, and routing parses it again.
+ */
+export function namesRouter(buf: Buffer): boolean {
+  const reach = SNIFF_BYTES + ROUTER_MODEL[1]!.length; // a match that starts within the bytes counts
+  const head = buf.subarray(0, reach);
+  const tail = buf.subarray(Math.max(0, buf.length - reach));
+  return ROUTER_MODEL.some((p) => head.includes(p) || tail.includes(p));
+}
+
 /**
  * Routes a validated `model: "router"` body: the plan's first target stands as the request's model
  * for limits and records. A body the worker pool prepared is parsed here (routing reads the prompt),
