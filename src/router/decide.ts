@@ -23,6 +23,14 @@ export { noRouteError } from './no-route.ts';
 
 const EPS = 1e-12;
 
+/**
+ * The candidates still in the running, healthy providers' first, then ejected ones', in one array
+ * reused from decision to decision with explicit lengths (decide is synchronous and its result never
+ * holds it; emptying an array by its length frees its storage, which the pushes then grow again):
+ * as fresh arrays grown by push they were a third of a routed request's allocation.
+ */
+let RUNNING: number[] = [];
+
 export function decide(inp: DecideInput): Decision {
   const { cfg, params, view, settings } = inp;
   const set = candidateSet(cfg);
@@ -71,8 +79,10 @@ export function decide(inp: DecideInput): Decision {
     if (run.tokens.deferred.size > 0) return deferredDecision(run, n);
   }
   const w = params.wtp;
-  const healthy: number[] = [];
-  const ejected: number[] = [];
+  // healthy = RUNNING[0, hc), ejected = RUNNING[n, n + ec) (at most n each).
+  if (RUNNING.length < 2 * n) RUNNING = new Array<number>(2 * n).fill(0);
+  const running = RUNNING;
+  let hc = 0, ec = 0;
   const ejectedAt = f.ejected;
   for (const j of alive) {
     const i = idx[j]!;
@@ -86,7 +96,7 @@ export function decide(inp: DecideInput): Decision {
     const p = T.prov[i]!;
     let ej = ejectedAt[p]!;
     if (ej < 0) ej = ejectedAt[p] = inp.health.isEjected(set.providers[p]!) ? 1 : 0;
-    (ej === 1 ? ejected : healthy).push(j);
+    if (ej === 1) running[n + ec++] = j; else running[hc++] = j;
   }
   // Healthy providers first; an ejected one stays in the plan behind them (tried when nothing else is left).
   const better = (a: number, b: number): number => {
@@ -94,21 +104,30 @@ export function decide(inp: DecideInput): Decision {
     return d > EPS || d < -EPS ? d : f.cost[a]! - f.cost[b]!;
   };
   const k = inp.maxAttempts + 2;
-  for (const list of [healthy, ejected]) if (inp.fullRanking) list.sort(better); else selectTop(list, k, better);
+  // The dry run ranks everything (fresh arrays: it is not the request path); routing needs the best few.
+  const healthy = inp.fullRanking ? running.slice(0, hc).sort(better) : running;
+  const ejected = inp.fullRanking ? running.slice(n, n + ec).sort(better) : null;
+  if (!inp.fullRanking) { selectTop(running, k, better, 0, hc); selectTop(running, k, better, n, n + ec); }
+  const eAt = inp.fullRanking ? 0 : n;
+  const eList = ejected ?? running;
+  /** The t-th candidate of the order tried: healthy ones, then ejected ones. */
+  const nth = (t: number): number => (t < hc ? healthy[t]! : eList[eAt + t - hc]!);
   let explored = false;
   const rnd = inp.random ?? Math.random;
   // A follow-up of a conversation whose prompt cache a qualifying model holds is not explored: that
   // would re-send the whole conversation uncached to a model it has not seen. Exploration happens
   // where a conversation starts (its follow-ups then prefer the model explored, through affinity).
   let held = false;
-  if (run.affIdx >= 0) for (const j of healthy) if (idx[j] === run.affIdx) { held = true; break; }
-  if (!held && healthy.length > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
+  if (run.affIdx >= 0) for (let t = 0; t < hc; t++) if (idx[healthy[t]!] === run.affIdx) { held = true; break; }
+  if (!held && hc > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
     // Exploration: a low-evidence model that meets every constraint takes the first place.
     const fresh: number[] = [];
-    for (let x = 1; x < healthy.length; x++) if (est.evidence[T.ref[idx[healthy[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
+    for (let x = 1; x < hc; x++) if (est.evidence[T.ref[idx[healthy[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
     if (fresh.length > 0) {
-      const [pick] = healthy.splice(fresh[Math.floor(rnd() * fresh.length)]!, 1);
-      healthy.unshift(pick!);
+      const at = fresh[Math.floor(rnd() * fresh.length)]!;
+      const pick = healthy[at]!;
+      for (let x = at; x > 0; x--) healthy[x] = healthy[x - 1]!;
+      healthy[0] = pick;
       explored = true;
     }
   }
@@ -137,20 +156,20 @@ export function decide(inp: DecideInput): Decision {
     if (!r) { r = materialize(run, j, ejectedAt[T.prov[idx[j]!]!] === 1); made.set(j, r); }
     return r;
   };
-  const ordered = ejected.length === 0 ? healthy : healthy.concat(ejected);
   const plan: PlanTarget[] = [];
   const planned: Ranked[] = [];
   const dropped: Ranked[] = [];
-  for (const j of ordered) {
+  const total = hc + ec;
+  for (let at = 0; at < total; at++) {
     if (plan.length >= inp.maxAttempts + 1) break;
-    const r = make(j);
+    const r = make(nth(at));
     const t = planTarget(r, inp);
     if (t) { plan.push(t); planned.push(r); } else { dropped.push(r); excludedBy.max_cost = (excludedBy.max_cost ?? 0) + 1; }
   }
   const shown: Ranked[] = [...planned];
-  for (const j of ordered) {
+  for (let t = 0; t < total; t++) {
     if (shown.length >= limit) break;
-    const r = make(j);
+    const r = make(nth(t));
     if (!planned.includes(r) && !dropped.includes(r)) shown.push(r);
   }
   const out: Ranked[] = shown.concat(dropped);

@@ -25,23 +25,25 @@ export function planTarget(r: Ranked, inp: DecideInput): PlanTarget | null {
 }
 
 /**
- * Moves the best `k` to the front in order, the rest after them in their order (one pass keeping the
- * best k in a small sorted list: about one comparison per element, no sort of the whole list).
+ * Moves the best `k` of xs[from, to) to its front in order, the rest after them in their order (one
+ * pass keeping the best k in a small sorted list: about one comparison per element, no sort of the
+ * whole list, no copy of it).
  */
-export function selectTop(xs: number[], k: number, better: (a: number, b: number) => number): void {
-  if (xs.length <= 1 || k <= 0) return;
+export function selectTop(xs: number[], k: number, better: (a: number, b: number) => number, from = 0, to = xs.length): void {
+  if (to - from <= 1 || k <= 0) return;
   const top: number[] = [];
-  for (const x of xs) {
+  for (let r = from; r < to; r++) {
+    const x = xs[r]!;
     if (top.length === k && better(x, top[k - 1]!) >= 0) continue;
     let at = top.length < k ? top.length : k - 1;
     while (at > 0 && better(x, top[at - 1]!) < 0) { if (at < top.length) top[at] = top[at - 1]!; else top.push(top[at - 1]!); at--; }
     if (at < top.length) top[at] = x; else top.push(x);
   }
-  const chosen = new Set(top);
-  let w = top.length;
-  const rest = xs.filter((x) => !chosen.has(x));
-  for (let i = 0; i < top.length; i++) xs[i] = top[i]!;
-  for (const x of rest) xs[w++] = x;
+  // In place, no copy of the list (it holds every candidate still in the running): the rest slide to
+  // the back in their order (the write index never passes the read index), then the best fill the front.
+  let w = to;
+  for (let r = to - 1; r >= from; r--) { const x = xs[r]!; if (!top.includes(x)) xs[--w] = x; }
+  for (let i = 0; i < top.length; i++) xs[from + i] = top[i]!;
 }
 
 function affordableOutput(c: Candidate, ceilingTokens: number, maxCost: number, cacheControl: boolean): number | null {
