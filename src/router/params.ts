@@ -5,6 +5,8 @@ import { GatewayError } from '../gateway-error.ts';
 export type RouterParams = {
   /** Names as sent (provider/model or bare); null = every routable model. */
   models: string[] | null;
+  /** `models` came from gateway.yaml's router defaults, not from the request (for the 400's wording). */
+  modelsFromDefaults?: true;
   maxCost: number | null;
   maxCostPerMillion: number | null;
   /** USD the caller pays for +10% quality; null = quality first (W = infinity). */
@@ -19,6 +21,21 @@ function bound(v: unknown, param: string, allowZero: boolean): number | null {
   if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(param, `'${param}' must be a number (USD)`);
   if (v < 0 || (!allowZero && v === 0)) throw bad(param, `'${param}' must be ${allowZero ? 'zero or more' : 'greater than zero'}, got ${v}`);
   return v;
+}
+
+/** Router fields gateway.yaml gives a routed request that does not set them (`router.defaults`, `router.key_defaults`). */
+export type RouterDefaults = { models?: string[]; maxCost?: number; maxCostPerMillion?: number; wtp?: number };
+
+/** `p` with each field the request left unset taken from `d`. */
+export function withDefaults(p: RouterParams, d: RouterDefaults | null): RouterParams {
+  if (d === null) return p;
+  return {
+    ...p,
+    ...(p.models === null && d.models ? { models: d.models, modelsFromDefaults: true as const } : {}),
+    maxCost: p.maxCost ?? d.maxCost ?? null,
+    maxCostPerMillion: p.maxCostPerMillion ?? d.maxCostPerMillion ?? null,
+    wtp: p.wtp ?? d.wtp ?? null,
+  };
 }
 
 export function parseRouterParams(body: Record<string, unknown>): RouterParams {

@@ -109,6 +109,10 @@ export function checkRouterConfig(raw: unknown): Array<{ path: string; message: 
   for (const [glob, p] of Object.entries((r.key_policies ?? {}) as Record<string, string>)) {
     if (!known.has(p)) out.push({ path: `/router/key_policies/${glob}`, message: `unknown policy "${p}" (defined: ${[...known].join(', ') || 'none'})` });
   }
+  const defaults: Array<[string, Obj]> = [['/router/defaults', (r.defaults ?? {}) as Obj], ...Object.entries((r.key_defaults ?? {}) as Record<string, Obj>).map(([g, d]) => [`/router/key_defaults/${g}`, d] as [string, Obj])];
+  for (const [path, d] of defaults) {
+    for (const [i, m] of ((d.models ?? []) as unknown[]).entries()) if (m === 'router') out.push({ path: `${path}/models/${i}`, message: 'a default models list cannot name "router"' });
+  }
   for (const [i, s] of ((r.quality_signals ?? []) as Obj[]).entries()) {
     if (s.min !== undefined && s.max !== undefined && (s.min as number) >= (s.max as number)) out.push({ path: `/router/quality_signals/${i}`, message: 'min must be below max' });
   }

@@ -19,10 +19,10 @@ import { decide, noRouteError, type Decision, type HealthView } from './decide.t
 import { DecisionWriter } from './decision-writer.ts';
 import { decisionHeaders, rankBody } from './explain.ts';
 import { RouterLearning } from './learning.ts';
-import { parseRouterParams, type RouterParams } from './params.ts';
+import { parseRouterParams, withDefaults, type RouterParams } from './params.ts';
 import { ProviderStats } from './provider-stats.ts';
 import { viewRequest, type RequestView } from './request-view.ts';
-import type { RouterSettings } from './settings.ts';
+import { defaultsFor, type RouterSettings } from './settings.ts';
 import type { CompiledPolicy } from './policy.ts';
 
 export type Routed = {
@@ -105,8 +105,8 @@ export class RouterService {
   reconfigure(s: RouterSettings): void { this.affinity.configure(s.affinity.ttlMs, s.affinity.maxEntries); }
 
   /** What a decision reads of the request (the router fields, the canonical request, its features). */
-  #read(body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Read {
-    const params = parseRouterParams(body);
+  #read(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Read {
+    const params = withDefaults(parseRouterParams(body), defaultsFor(cfg.router, key));
     const req = decodeClient(format, body);
     return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null) };
   }
@@ -114,19 +114,28 @@ export class RouterService {
   #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Decided {
     const settings = cfg.router;
     const st = this.learning.state;
-    const decision = decide({
-      cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
-      health: this.health, maxAttempts: cfg.upstream.maxAttempts, fullRanking, key,
-      affinity: settings.affinity.enabled ? this.affinity.lookup(key?.id ?? null, req) : null,
-      ...(deferChars !== undefined ? { deferChars } : {}),
-    });
+    let decision;
+    try {
+      decision = decide({
+        cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
+        health: this.health, maxAttempts: cfg.upstream.maxAttempts, fullRanking, key,
+        affinity: settings.affinity.enabled ? this.affinity.lookup(key?.id ?? null, req) : null,
+        ...(deferChars !== undefined ? { deferChars } : {}),
+      });
+    } catch (e) {
+      // A name in gateway.yaml's default models list (a catalog refresh retired it, say): say where it came from.
+      if (params.modelsFromDefaults && e instanceof GatewayError && e.param?.startsWith('models[')) {
+        throw new GatewayError(e.code, `${e.message} (the list is gateway.yaml's router defaults for this key: the request set no models)`, { param: e.param });
+      }
+      throw e;
+    }
     decision.stateVersion = st.version;
     return { decision, view, canonical: req, keyId: key?.id ?? null };
   }
 
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
   route(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed {
-    return this.#plan(id, this.#decide(cfg, this.#read(body, format, key, route), key, cfg.router.recordAllCandidates));
+    return this.#plan(id, this.#decide(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates));
   }
 
   /**
@@ -137,7 +146,7 @@ export class RouterService {
    * Synchronous (no promise) when there is nothing to measure later.
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
-    const d = this.#decideSliced(cfg, this.#read(body, format, key, route), key, cfg.router.recordAllCandidates);
+    const d = this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates);
     return d instanceof Promise ? d.then((x) => this.#plan(id, x)) : this.#plan(id, d);
   }
 
@@ -168,7 +177,7 @@ export class RouterService {
 
   /** POST /v1/router/rank: the same decision without calling any model (long new text measured in slices, as routeSliced does). */
   async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
-    const { decision } = await this.#decideSliced(cfg, this.#read(body, format, key, route), key, true);
+    const { decision } = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
     return { body: rankBody(id, decision), headers: decisionHeaders(id, decision) };
   }
 

@@ -2,6 +2,7 @@
 // affinity and named json-logic policies. Compiled once per config load (src/config/compile.ts).
 import type { QualitySignal } from './quality/index.ts';
 import { compilePolicies, type CompiledPolicy } from './policy.ts';
+import type { RouterDefaults } from './params.ts';
 
 export type RouterSettings = {
   /** Share of routed requests (0..1) that try a low-evidence model in place of the best one. */
@@ -27,7 +28,27 @@ export type RouterSettings = {
   defaultPolicy: string | null;
   /** Key-name glob -> policy name, first match wins. */
   keyPolicies: Array<{ pattern: RegExp; glob: string; policy: string }>;
+  /** Router fields for requests that do not set them: for every request, and per key-name glob (first match, field by field over `defaults`). */
+  defaults: RouterDefaults | null;
+  keyDefaults: Array<{ pattern: RegExp; glob: string; defaults: RouterDefaults }>;
 };
+
+function compileDefaults(raw: unknown): RouterDefaults {
+  const d = obj(raw);
+  return {
+    ...(Array.isArray(d.models) ? { models: d.models as string[] } : {}),
+    ...(typeof d.max_cost === 'number' ? { maxCost: d.max_cost } : {}),
+    ...(typeof d.max_cost_per_million_tokens === 'number' ? { maxCostPerMillion: d.max_cost_per_million_tokens } : {}),
+    ...(typeof d.willingness_to_pay === 'number' ? { wtp: d.willingness_to_pay } : {}),
+  };
+}
+
+/** The defaults a key's routed requests get: the first matching key_defaults entry over `defaults`; null when none apply. */
+export function defaultsFor(s: RouterSettings, key: { name: string } | null): RouterDefaults | null {
+  const own = key ? s.keyDefaults.find((k) => k.pattern.test(key.name))?.defaults ?? null : null;
+  if (own === null) return s.defaults;
+  return s.defaults === null ? own : { ...s.defaults, ...own };
+}
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
@@ -64,5 +85,7 @@ export function compileRouterSettings(raw: unknown): RouterSettings {
     policies: compilePolicies(obj(r.policies)),
     defaultPolicy: (r.default_policy as string | undefined) ?? null,
     keyPolicies: Object.entries(obj(r.key_policies)).map(([glob, policy]) => ({ glob, pattern: globToRegExp(glob), policy: policy as string })),
+    defaults: r.defaults === undefined ? null : compileDefaults(r.defaults),
+    keyDefaults: Object.entries(obj(r.key_defaults)).map(([glob, d]) => ({ glob, pattern: globToRegExp(glob), defaults: compileDefaults(d) })),
   };
 }
