@@ -47,8 +47,10 @@ test('the global default W applies to a request that sets none; a request that s
   const d = await routed(otherKey);
   assert.equal(d.status, 200, await d.clone().text());
   assert.equal(d.headers.get('x-router-model'), 'cheap/small-1', 'W ~ 0: the cheaper model');
+  assert.equal(d.headers.get('x-router-defaults'), 'willingness_to_pay=defaults');
   const own = await routed(otherKey, { willingness_to_pay: 1000 });
   assert.equal(own.headers.get('x-router-model'), 'pricey/big-1', 'W large: the better prior');
+  assert.equal(own.headers.get('x-router-defaults'), null, 'nothing taken from the defaults');
 });
 
 test("a key's defaults: its models and max_cost, over the global W; the request's own fields still win", async () => {
@@ -57,6 +59,12 @@ test("a key's defaults: its models and max_cost, over the global W; the request'
   assert.equal(r.status, 200, await r.clone().text());
   assert.equal(r.headers.get('x-router-candidates'), '1');
   assert.equal(r.headers.get('x-router-model'), 'pricey/big-1');
+  assert.equal(r.headers.get('x-router-defaults'), 'models=key_defaults[agent-*], max_cost=key_defaults[agent-*], willingness_to_pay=defaults');
+  // The dry run shows the same, in its body too.
+  const rank = await fetch(`${gw.url}/v1/router/rank`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${agentKey}` }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Explain TCP slow start.' }] }) });
+  const rb = (await rank.json()) as { model: string; defaults_applied: string };
+  assert.equal(rb.model, 'pricey/big-1');
+  assert.equal(rb.defaults_applied, r.headers.get('x-router-defaults'));
   // max_cost 0.05 caps the output: (0.05 - prompt) / $0.00005 < 1000 tokens, below the model's 8000.
   const cap = Number(r.headers.get('x-router-max-output-tokens'));
   assert.ok(cap > 0 && cap < 1000, `output cap ${cap}`);
@@ -64,6 +72,7 @@ test("a key's defaults: its models and max_cost, over the global W; the request'
   const own = await routed(agentKey, { models: ['small-1', 'big-1'], max_cost: 10 });
   assert.equal(own.headers.get('x-router-candidates'), '2');
   assert.equal(own.headers.get('x-router-model'), 'cheap/small-1', "its own models, with the global default W");
+  assert.equal(own.headers.get('x-router-defaults'), 'willingness_to_pay=defaults');
 });
 
 test('a default model the catalog does not have: 400 naming models[i] and where the list came from', async () => {

@@ -7,6 +7,8 @@ export type RouterParams = {
   models: string[] | null;
   /** `models` came from gateway.yaml's router defaults, not from the request (for the 400's wording). */
   modelsFromDefaults?: true;
+  /** The fields taken from gateway.yaml's defaults and where from, e.g. `max_cost=key_defaults[agent-*]` (the x-router-defaults header). */
+  defaultsApplied?: string;
   maxCost: number | null;
   maxCostPerMillion: number | null;
   /** USD the caller pays for +10% quality; null = quality first (W = infinity). */
@@ -23,19 +25,26 @@ function bound(v: unknown, param: string, allowZero: boolean): number | null {
   return v;
 }
 
-/** Router fields gateway.yaml gives a routed request that does not set them (`router.defaults`, `router.key_defaults`). */
-export type RouterDefaults = { models?: string[]; maxCost?: number; maxCostPerMillion?: number; wtp?: number };
+/**
+ * Router fields gateway.yaml gives a routed request that does not set them (`router.defaults`,
+ * `router.key_defaults`), each with where it was configured (`from`, by field).
+ */
+export type RouterDefaults = {
+  models?: string[]; maxCost?: number; maxCostPerMillion?: number; wtp?: number;
+  from: Partial<Record<'models' | 'max_cost' | 'max_cost_per_million_tokens' | 'willingness_to_pay', string>>;
+};
 
-/** `p` with each field the request left unset taken from `d`. */
+/** `p` with each field the request left unset taken from `d` (and which were, in defaultsApplied). */
 export function withDefaults(p: RouterParams, d: RouterDefaults | null): RouterParams {
   if (d === null) return p;
-  return {
-    ...p,
-    ...(p.models === null && d.models ? { models: d.models, modelsFromDefaults: true as const } : {}),
-    maxCost: p.maxCost ?? d.maxCost ?? null,
-    maxCostPerMillion: p.maxCostPerMillion ?? d.maxCostPerMillion ?? null,
-    wtp: p.wtp ?? d.wtp ?? null,
-  };
+  const out: RouterParams = { ...p };
+  const applied: string[] = [];
+  if (p.models === null && d.models) { out.models = d.models; out.modelsFromDefaults = true; applied.push(`models=${d.from.models}`); }
+  if (p.maxCost === null && d.maxCost !== undefined) { out.maxCost = d.maxCost; applied.push(`max_cost=${d.from.max_cost}`); }
+  if (p.maxCostPerMillion === null && d.maxCostPerMillion !== undefined) { out.maxCostPerMillion = d.maxCostPerMillion; applied.push(`max_cost_per_million_tokens=${d.from.max_cost_per_million_tokens}`); }
+  if (p.wtp === null && d.wtp !== undefined) { out.wtp = d.wtp; applied.push(`willingness_to_pay=${d.from.willingness_to_pay}`); }
+  if (applied.length > 0) out.defaultsApplied = applied.join(', ');
+  return out;
 }
 
 export function parseRouterParams(body: Record<string, unknown>): RouterParams {

@@ -32,6 +32,8 @@ export type Routed = {
   targets: AttemptTarget[];
   headers: Record<string, string>;
   keyId: string | null;
+  /** Router fields taken from gateway.yaml's defaults (RouterParams.defaultsApplied), shown as x-router-defaults. */
+  defaultsApplied: string | null;
 };
 
 type Read = { params: RouterParams; req: CanonicalRequest; view: RequestView };
@@ -130,7 +132,7 @@ export class RouterService {
       throw e;
     }
     decision.stateVersion = st.version;
-    return { decision, view, canonical: req, keyId: key?.id ?? null };
+    return { decision, view, canonical: req, keyId: key?.id ?? null, defaultsApplied: params.defaultsApplied ?? null };
   }
 
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
@@ -166,6 +168,7 @@ export class RouterService {
 
   #plan(id: string, d: Decided): Routed {
     const headers = decisionHeaders(id, d.decision);
+    if (d.defaultsApplied) headers['x-router-defaults'] = d.defaultsApplied;
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
       Object.assign(err.headers, headers);
@@ -177,8 +180,10 @@ export class RouterService {
 
   /** POST /v1/router/rank: the same decision without calling any model (long new text measured in slices, as routeSliced does). */
   async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
-    const { decision } = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
-    return { body: rankBody(id, decision), headers: decisionHeaders(id, decision) };
+    const { decision, defaultsApplied } = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
+    const headers = decisionHeaders(id, decision);
+    if (defaultsApplied) headers['x-router-defaults'] = defaultsApplied;
+    return { body: { ...rankBody(id, decision), defaults_applied: defaultsApplied }, headers };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */

@@ -33,13 +33,20 @@ export type RouterSettings = {
   keyDefaults: Array<{ pattern: RegExp; glob: string; defaults: RouterDefaults }>;
 };
 
-function compileDefaults(raw: unknown): RouterDefaults {
+/** A header-safe name for where defaults were configured (`defaults`, or `key_defaults[<glob>]`). */
+const sourceName = (glob: string | null): string => (glob === null ? 'defaults' : `key_defaults[${glob.replace(/[^\x21-\x7e]/g, '?')}]`);
+
+function compileDefaults(raw: unknown, glob: string | null): RouterDefaults {
   const d = obj(raw);
+  const src = sourceName(glob);
+  const from: RouterDefaults['from'] = {};
+  for (const k of ['models', 'max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay'] as const) if (d[k] !== undefined) from[k] = src;
   return {
     ...(Array.isArray(d.models) ? { models: d.models as string[] } : {}),
     ...(typeof d.max_cost === 'number' ? { maxCost: d.max_cost } : {}),
     ...(typeof d.max_cost_per_million_tokens === 'number' ? { maxCostPerMillion: d.max_cost_per_million_tokens } : {}),
     ...(typeof d.willingness_to_pay === 'number' ? { wtp: d.willingness_to_pay } : {}),
+    from,
   };
 }
 
@@ -47,7 +54,7 @@ function compileDefaults(raw: unknown): RouterDefaults {
 export function defaultsFor(s: RouterSettings, key: { name: string } | null): RouterDefaults | null {
   const own = key ? s.keyDefaults.find((k) => k.pattern.test(key.name))?.defaults ?? null : null;
   if (own === null) return s.defaults;
-  return s.defaults === null ? own : { ...s.defaults, ...own };
+  return s.defaults === null ? own : { ...s.defaults, ...own, from: { ...s.defaults.from, ...own.from } };
 }
 
 type Obj = Record<string, unknown>;
@@ -85,7 +92,7 @@ export function compileRouterSettings(raw: unknown): RouterSettings {
     policies: compilePolicies(obj(r.policies)),
     defaultPolicy: (r.default_policy as string | undefined) ?? null,
     keyPolicies: Object.entries(obj(r.key_policies)).map(([glob, policy]) => ({ glob, pattern: globToRegExp(glob), policy: policy as string })),
-    defaults: r.defaults === undefined ? null : compileDefaults(r.defaults),
-    keyDefaults: Object.entries(obj(r.key_defaults)).map(([glob, d]) => ({ glob, pattern: globToRegExp(glob), defaults: compileDefaults(d) })),
+    defaults: r.defaults === undefined ? null : compileDefaults(r.defaults, null),
+    keyDefaults: Object.entries(obj(r.key_defaults)).map(([glob, d]) => ({ glob, pattern: globToRegExp(glob), defaults: compileDefaults(d, glob) })),
   };
 }
