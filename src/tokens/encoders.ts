@@ -6,6 +6,7 @@
 // 25-character text costs 5-15 us in the gateway: gpt-tokenizer's per-call set-up).
 import type { Encoding } from './families.ts';
 import { countInSlices } from './slices.ts';
+import { TextCache } from '../util/text-cache.ts';
 
 type CountFn = (text: string) => number;
 
@@ -27,19 +28,14 @@ const loaded = new Map<Encoding, ExactCounter>();
 const loading = new Map<Encoding, Promise<ExactCounter>>();
 
 function counter(raw: CountFn): ExactCounter {
-  const map = new Map<string, number>();
+  const map = new TextCache<number>(CACHE_MAX_CHARS);
   const short = new Map<string, number>();
-  let chars = 0;
   const cached = (s: string): number => (s.length === 0 ? 0 : (s.length < CACHE_MIN_CHARS ? short.get(s) : map.get(s)) ?? -1);
   const remember = (s: string, n: number): number => {
     if (s.length < CACHE_MIN_CHARS) {
       if (short.size >= SHORT_MAX) short.clear();
       short.set(s, n);
-    } else {
-      if (chars + s.length > CACHE_MAX_CHARS) { map.clear(); chars = 0; }
-      map.set(s, n);
-      chars += s.length;
-    }
+    } else map.set(s, n);
     return n;
   };
   return {

@@ -6,6 +6,7 @@ import { estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
 import type { Encoding, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
 import type { PromptParts } from './prompt.ts';
+import { TextCache } from '../util/text-cache.ts';
 
 /**
  * `tokens`: what the provider is expected to bill as input (exact where `exact`). `ceiling`: a strict
@@ -41,8 +42,7 @@ const TOOL_OVERHEAD = 10;
 const EST_CACHE_MIN = 256;
 const EST_CACHE_MAX_CHARS = 8_000_000;
 const PACK = 2 ** 26;
-const estCache = new Map<string, number>();
-let estCacheChars = 0;
+const estCache = new TextCache<number>(EST_CACHE_MAX_CHARS);
 
 function measureText(s: string): { est: number; bytes: number } {
   if (s.length >= EST_CACHE_MIN) {
@@ -54,11 +54,7 @@ function measureText(s: string): { est: number; bytes: number } {
 
 function rememberMeasure(s: string, est: number): { est: number; bytes: number } {
   const bytes = Buffer.byteLength(s, 'utf8');
-  if (s.length >= EST_CACHE_MIN && est < PACK && bytes < PACK) {
-    if (estCacheChars + s.length > EST_CACHE_MAX_CHARS) { estCache.clear(); estCacheChars = 0; }
-    estCache.set(s, est * PACK + bytes);
-    estCacheChars += s.length;
-  }
+  if (s.length >= EST_CACHE_MIN && est < PACK && bytes < PACK) estCache.set(s, est * PACK + bytes);
   return { est, bytes };
 }
 

@@ -2,6 +2,7 @@
 // into the vector (hashing.ts), keywords and character patterns collected as task-kind signals
 // (kind.ts), option lines and question marks of the last turn's tail, lines and non-ASCII counted.
 // Results accumulate in `scanned` across calls (one call per slice) until beginScan().
+import { TextCache } from '../../util/text-cache.ts';
 import { bump } from './hashing.ts';
 import { FNV, KW_ROLE, KW_SIG, keyword, pairSignals, ROLE, SIG } from './kind.ts';
 
@@ -25,8 +26,7 @@ export function beginScan(): void {
 const COUNT_CACHE_MIN = 256;
 const COUNT_CACHE_MAX_CHARS = 8_000_000;
 const PACK = 2 ** 26;
-const counted = new Map<string, [from: number, to: number, packed: number]>();
-let countedChars = 0;
+const counted = new TextCache<[from: number, to: number, packed: number]>(COUNT_CACHE_MAX_CHARS);
 
 /** Lines (newlines) and non-ASCII characters of text[from, to) without hashing it (an unscanned middle). */
 export function countOnly(text: string, from: number, to: number): void {
@@ -42,11 +42,7 @@ export function countOnly(text: string, from: number, to: number): void {
     for (let i = from; i < to; i++) if (text.charCodeAt(i) > 127) non++;
   }
   scanned.lines += lines; scanned.nonAscii += non;
-  if (cacheable && lines < PACK && non < PACK) {
-    if (countedChars + text.length > COUNT_CACHE_MAX_CHARS) { counted.clear(); countedChars = 0; }
-    if (!counted.has(text)) countedChars += text.length;
-    counted.set(text, [from, to, lines * PACK + non]);
-  }
+  if (cacheable && lines < PACK && non < PACK) counted.set(text, [from, to, lines * PACK + non]);
 }
 const NON_ASCII = /[^\x00-\x7f]/;
 
