@@ -104,30 +104,32 @@ export function decide(inp: DecideInput): Decision {
     return d > EPS || d < -EPS ? d : f.cost[a]! - f.cost[b]!;
   };
   const k = inp.maxAttempts + 2;
-  // The dry run ranks everything (fresh arrays: it is not the request path); routing needs the best few.
-  const healthy = inp.fullRanking ? running.slice(0, hc).sort(better) : running;
-  const ejected = inp.fullRanking ? running.slice(n, n + ec).sort(better) : null;
-  if (!inp.fullRanking) { selectTop(running, k, better, 0, hc); selectTop(running, k, better, n, n + ec); }
-  const eAt = inp.fullRanking ? 0 : n;
-  const eList = ejected ?? running;
+  // The dry run ranks everything; routing needs the best few.
+  const order = (from: number, to: number): void => {
+    if (!inp.fullRanking) { selectTop(running, k, better, from, to); return; }
+    const sorted = running.slice(from, to).sort(better);
+    for (let x = 0; x < sorted.length; x++) running[from + x] = sorted[x]!;
+  };
+  order(0, hc);
+  order(n, n + ec);
   /** The t-th candidate of the order tried: healthy ones, then ejected ones. */
-  const nth = (t: number): number => (t < hc ? healthy[t]! : eList[eAt + t - hc]!);
+  const nth = (t: number): number => running[t < hc ? t : n + t - hc]!;
   let explored = false;
   const rnd = inp.random ?? Math.random;
   // A follow-up of a conversation whose prompt cache a qualifying model holds is not explored: that
   // would re-send the whole conversation uncached to a model it has not seen. Exploration happens
   // where a conversation starts (its follow-ups then prefer the model explored, through affinity).
   let held = false;
-  if (run.affIdx >= 0) for (let t = 0; t < hc; t++) if (idx[healthy[t]!] === run.affIdx) { held = true; break; }
+  if (run.affIdx >= 0) for (let t = 0; t < hc; t++) if (idx[running[t]!] === run.affIdx) { held = true; break; }
   if (!held && hc > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
     // Exploration: a low-evidence model that meets every constraint takes the first place.
     const fresh: number[] = [];
-    for (let x = 1; x < hc; x++) if (est.evidence[T.ref[idx[healthy[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
+    for (let x = 1; x < hc; x++) if (est.evidence[T.ref[idx[running[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
     if (fresh.length > 0) {
       const at = fresh[Math.floor(rnd() * fresh.length)]!;
-      const pick = healthy[at]!;
-      for (let x = at; x > 0; x--) healthy[x] = healthy[x - 1]!;
-      healthy[0] = pick;
+      const pick = running[at]!;
+      for (let x = at; x > 0; x--) running[x] = running[x - 1]!;
+      running[0] = pick;
       explored = true;
     }
   }

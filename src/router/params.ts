@@ -5,10 +5,8 @@ import { GatewayError } from '../gateway-error.ts';
 export type RouterParams = {
   /** Names as sent (provider/model or bare); null = every routable model. */
   models: string[] | null;
-  /** `models` came from gateway.yaml's router defaults, not from the request (for the 400's wording). */
-  modelsFromDefaults?: true;
-  /** The fields taken from gateway.yaml's defaults and where from, e.g. `max_cost=key_defaults[agent-*]` (the x-router-defaults header). */
-  defaultsApplied?: string;
+  /** The fields taken from gateway.yaml's defaults, each with where it was configured (RouterDefaults.from). */
+  fromDefaults?: RouterDefaults['from'];
   maxCost: number | null;
   maxCostPerMillion: number | null;
   /** USD the caller pays for +10% quality; null = quality first (W = infinity). */
@@ -34,18 +32,22 @@ export type RouterDefaults = {
   from: Partial<Record<'models' | 'max_cost' | 'max_cost_per_million_tokens' | 'willingness_to_pay', string>>;
 };
 
-/** `p` with each field the request left unset taken from `d` (and which were, in defaultsApplied). */
+/** `p` with each field the request left unset taken from `d` (and recorded in fromDefaults). */
 export function withDefaults(p: RouterParams, d: RouterDefaults | null): RouterParams {
   if (d === null) return p;
   const out: RouterParams = { ...p };
-  const applied: string[] = [];
-  if (p.models === null && d.models) { out.models = d.models; out.modelsFromDefaults = true; applied.push(`models=${d.from.models}`); }
-  if (p.maxCost === null && d.maxCost !== undefined) { out.maxCost = d.maxCost; applied.push(`max_cost=${d.from.max_cost}`); }
-  if (p.maxCostPerMillion === null && d.maxCostPerMillion !== undefined) { out.maxCostPerMillion = d.maxCostPerMillion; applied.push(`max_cost_per_million_tokens=${d.from.max_cost_per_million_tokens}`); }
-  if (p.wtp === null && d.wtp !== undefined) { out.wtp = d.wtp; applied.push(`willingness_to_pay=${d.from.willingness_to_pay}`); }
-  if (applied.length > 0) out.defaultsApplied = applied.join(', ');
+  const from: RouterDefaults['from'] = {};
+  if (p.models === null && d.models) { out.models = d.models; from.models = d.from.models; }
+  if (p.maxCost === null && d.maxCost !== undefined) { out.maxCost = d.maxCost; from.max_cost = d.from.max_cost; }
+  if (p.maxCostPerMillion === null && d.maxCostPerMillion !== undefined) { out.maxCostPerMillion = d.maxCostPerMillion; from.max_cost_per_million_tokens = d.from.max_cost_per_million_tokens; }
+  if (p.wtp === null && d.wtp !== undefined) { out.wtp = d.wtp; from.willingness_to_pay = d.from.willingness_to_pay; }
+  if (Object.keys(from).length > 0) out.fromDefaults = from;
   return out;
 }
+
+/** The x-router-defaults value: each field taken from the defaults and where, e.g. `max_cost=key_defaults[agent-*], willingness_to_pay=defaults`. */
+export const describeDefaults = (from: RouterDefaults['from'] | undefined): string | null =>
+  from ? Object.entries(from).map(([k, v]) => `${k}=${v}`).join(', ') : null;
 
 export function parseRouterParams(body: Record<string, unknown>): RouterParams {
   let models: string[] | null = null;

@@ -19,7 +19,7 @@ import { decide, noRouteError, type Decision, type HealthView } from './decide.t
 import { DecisionWriter } from './decision-writer.ts';
 import { decisionHeaders, rankBody } from './explain.ts';
 import { RouterLearning } from './learning.ts';
-import { parseRouterParams, withDefaults, type RouterParams } from './params.ts';
+import { describeDefaults, parseRouterParams, withDefaults, type RouterParams } from './params.ts';
 import { ProviderStats } from './provider-stats.ts';
 import { viewRequest, type RequestView } from './request-view.ts';
 import { defaultsFor, type RouterSettings } from './settings.ts';
@@ -32,7 +32,7 @@ export type Routed = {
   targets: AttemptTarget[];
   headers: Record<string, string>;
   keyId: string | null;
-  /** Router fields taken from gateway.yaml's defaults (RouterParams.defaultsApplied), shown as x-router-defaults. */
+  /** Router fields taken from gateway.yaml's defaults and where from (describeDefaults), shown as x-router-defaults. */
   defaultsApplied: string | null;
 };
 
@@ -126,13 +126,13 @@ export class RouterService {
       });
     } catch (e) {
       // A name in gateway.yaml's default models list (a catalog refresh retired it, say): say where it came from.
-      if (params.modelsFromDefaults && e instanceof GatewayError && e.param?.startsWith('models[')) {
+      if (params.fromDefaults?.models !== undefined && e instanceof GatewayError && e.param?.startsWith('models[')) {
         throw new GatewayError(e.code, `${e.message} (the list is gateway.yaml's router defaults for this key: the request set no models)`, { param: e.param });
       }
       throw e;
     }
     decision.stateVersion = st.version;
-    return { decision, view, canonical: req, keyId: key?.id ?? null, defaultsApplied: params.defaultsApplied ?? null };
+    return { decision, view, canonical: req, keyId: key?.id ?? null, defaultsApplied: describeDefaults(params.fromDefaults) };
   }
 
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
@@ -166,9 +166,15 @@ export class RouterService {
     return later ? later.then(decideNow) : decideNow();
   }
 
-  #plan(id: string, d: Decided): Routed {
+  /** The decision's explanation headers, with x-router-defaults when gateway.yaml's defaults gave fields. */
+  #headers(id: string, d: Decided): Record<string, string> {
     const headers = decisionHeaders(id, d.decision);
     if (d.defaultsApplied) headers['x-router-defaults'] = d.defaultsApplied;
+    return headers;
+  }
+
+  #plan(id: string, d: Decided): Routed {
+    const headers = this.#headers(id, d);
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
       Object.assign(err.headers, headers);
@@ -180,10 +186,8 @@ export class RouterService {
 
   /** POST /v1/router/rank: the same decision without calling any model (long new text measured in slices, as routeSliced does). */
   async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
-    const { decision, defaultsApplied } = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
-    const headers = decisionHeaders(id, decision);
-    if (defaultsApplied) headers['x-router-defaults'] = defaultsApplied;
-    return { body: { ...rankBody(id, decision), defaults_applied: defaultsApplied }, headers };
+    const d = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
+    return { body: { ...rankBody(id, d.decision), defaults_applied: d.defaultsApplied }, headers: this.#headers(id, d) };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */
