@@ -1,6 +1,7 @@
 // GETs for live discovery: a provider's auth applied to a GET (bearer, header, query or a signing
 // transform), a per-request timeout, a size cap, and failures sorted into kinds a report can show.
 import type { Provider } from '../../config/types.ts';
+import { canAuthenticate } from '../../config/credentials.ts';
 import { TRANSFORMS } from '../../transforms/index.ts';
 
 export type FetchFailureKind = 'auth' | 'http' | 'timeout' | 'network' | 'invalid';
@@ -71,9 +72,12 @@ export function providerGet(p: Provider, path: string, query: Record<string, str
   return { url: url.toString(), headers };
 }
 
-/** Whether the provider has credentials to list models with (a key, a signing transform with a key id, or no auth at all). */
+/**
+ * Whether the provider has credentials to list models with (a key, a signing transform with a key id, or no auth at all).
+ * Stricter than the router's canAuthenticate for signing transforms: a listing is signed at once, so
+ * only keys named in the provider's options count, not credentials the chain may load later.
+ */
 export function hasCredentials(p: Provider): boolean {
-  if (p.auth.type === 'none') return true;
   if (p.auth.type === 'transform') return Boolean(p.auth.options.access_key_id && p.auth.options.secret_access_key);
-  return p.apiKey !== '';
+  return canAuthenticate(p.auth, p.apiKey, {});
 }
