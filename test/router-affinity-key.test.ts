@@ -61,7 +61,10 @@ test('keying a conversation of megabytes costs about what a short one does', () 
     for (let i = 0; i < 20; i++) a.lookup('key-1', followUp(m));
     return performance.now() - t0;
   };
-  time(big); time(small);
-  const ratio = time(big) / Math.max(0.05, time(small) * 20); // 20x the blocks of the small one
+  // The least of several runs after a warm-up: the first few rounds of a large conversation are
+  // compiled code's warm-up (6-14 ms against 1 ms after), which is not what the key costs.
+  for (let i = 0; i < 3; i++) { time(big); time(small); }
+  const least = (m: Message[]) => Math.min(...Array.from({ length: 5 }, () => time(m)));
+  const ratio = least(big) / Math.max(0.05, least(small) * 20); // 20x the blocks of the small one
   assert.ok(ratio < 5, `a 20-turn-pair conversation of megabytes keyed ${ratio.toFixed(1)}x slower per block than a small one`);
 });
