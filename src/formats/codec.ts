@@ -85,8 +85,11 @@ export type Observed = {
  * the model rewritten, and responses are relayed with the gateway's id while usage is observed.
  */
 export type PassthroughCodec = {
-  /** A copy of the client body ready for the upstream (model rewritten, gateway-only fields removed). */
-  prepareRequest(body: Record<string, unknown>, opts: { upstreamModel: string; modelInBody: boolean }): Record<string, unknown>;
+  /**
+   * A copy of the client body ready for the upstream (model rewritten, gateway-only fields removed,
+   * and what the upstream would refuse outright fixed, each change pushed to `adjustments`).
+   */
+  prepareRequest(body: Record<string, unknown>, opts: { upstreamModel: string; modelInBody: boolean; adjustments?: string[] }): Record<string, unknown>;
   /** Rewrites a non-streaming response in place (id, model) and reports what it observed. */
   rewriteResponse(json: Record<string, unknown>, ctx: { id: string; model: string; request?: Record<string, unknown> }): Observed;
   /**

@@ -53,7 +53,8 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
   let codecAdjustments: string[] | undefined;
   const relay = relayCodecFor(t, clientFormat);
   if (relay) {
-    out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens, clientFormat), { upstreamModel: t.upstream, modelInBody: t.modelInBody });
+    codecAdjustments = [];
+    out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens, clientFormat), { upstreamModel: t.upstream, modelInBody: t.modelInBody, adjustments: codecAdjustments });
     path = t.native[clientFormat] ?? t.chatPath ?? '/messages';
   } else {
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);

@@ -1,6 +1,7 @@
 // Same-format relay for Anthropic messages: model rewritten, the gateway's id stamped on the message,
 // usage observed from message_start and message_delta; every other event passes through unchanged.
-import { mergeUsage } from '../canonical.ts';
+import { mergeUsage, type CanonicalRequest, type Message } from '../canonical.ts';
+import { claudeThinkingConflict } from '../reasoning.ts';
 import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
 import { isRecord } from '../errors.ts';
@@ -29,11 +30,31 @@ function wholeDeltaLength(d: string): number {
   return end > 0 && d.length === end + 3 && d.charCodeAt(end + 1) === 125 && d.charCodeAt(end + 2) === 125 ? end - from : -1;
 }
 
+/**
+ * Thinking the upstream would refuse for this history: a tool loop whose assistant turn does not open
+ * with signed thinking (the conversation began on another model, or a client that stripped thinking
+ * blocks from history, as Claude Code does when the answering model is not the one it asked for), or a
+ * forced tool choice. Anthropic answers 400 and says to disable thinking; the converting encoders drop
+ * it by the same rule (claudeThinkingConflict), so a relayed body does too, reported.
+ */
+function thinkingConflict(body: Rec): string | null {
+  const t = body.thinking;
+  if (!isRecord(t) || (t.type !== 'enabled' && t.type !== 'adaptive') || !Array.isArray(body.messages)) return null;
+  // The rule reads roles and block types only; a string content has no blocks.
+  const messages = body.messages.map((m) => ({ role: isRecord(m) ? m.role : '', content: isRecord(m) && Array.isArray(m.content) ? m.content : [] }) as Message);
+  return claudeThinkingConflict({ tool_choice: isRecord(body.tool_choice) ? body.tool_choice : undefined } as CanonicalRequest, messages, (m) => m.content);
+}
+
 export const anthropicMessagesPassthrough: PassthroughCodec = {
-  prepareRequest(body, { upstreamModel, modelInBody }) {
+  prepareRequest(body, { upstreamModel, modelInBody, adjustments }) {
     const out: Rec = { ...body };
     for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
     if (modelInBody) out.model = upstreamModel; else delete out.model;
+    const conflict = thinkingConflict(out);
+    if (conflict !== null) {
+      delete out.thinking;
+      adjustments?.push(`thinking=dropped(${conflict})`);
+    }
     return out;
   },
 
