@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { builtinPriors, familyOf, normalId, priorFor, priorKey, type PriorTable } from '../src/router/quality/index.ts';
-import { PRIOR_CATEGORIES } from '../src/router/quality/prior.ts';
+import { BRIDGE_MIN_MODELS, compilePriors, PRIOR_CATEGORIES } from '../src/router/quality/prior.ts';
 
 const table = JSON.parse(readFileSync(new URL('../src/router/quality/priors.json', import.meta.url), 'utf8')) as PriorTable;
 
@@ -12,14 +12,19 @@ test('every figure has a value in [0, 1], a benchmark, a listed source and a dat
   assert.equal(table.schema, 1);
   assert.ok(Object.keys(table.models).length >= 20);
   for (const [id, e] of Object.entries(table.models)) {
-    assert.ok(Object.keys(e.figures).length > 0, id);
+    assert.ok(Object.keys(e.figures).length + Object.keys(e.results ?? {}).length > 0, id);
     for (const [cat, f] of Object.entries(e.figures)) {
       assert.ok((PRIOR_CATEGORIES as readonly string[]).includes(cat), `${id}: category ${cat}`);
       assert.ok(f.q > 0 && f.q <= 1, `${id}.${cat}: ${f.q}`);
       assert.ok(f.benchmark.length > 0, `${id}.${cat}: benchmark`);
       assert.ok(table.sources?.[f.source], `${id}.${cat}: source ${f.source} listed`);
-      assert.match(f.date, /^\d{4}-\d{2}-\d{2}$/);
+      assert.match(f.date, /^\d{4}-\d{2}(-\d{2})?$/); // some sources give only the month
       assert.equal(f.date, table.sources![f.source]!.date);
+    }
+    for (const [bench, r] of Object.entries(e.results ?? {})) {
+      assert.ok(r.q > 0 && r.q <= 1, `${id} ${bench}: ${r.q}`);
+      assert.ok(table.sources?.[r.source], `${id} ${bench}: source ${r.source} listed`);
+      assert.equal(r.date, table.sources![r.source]!.date);
     }
   }
 });
@@ -38,4 +43,102 @@ test('provider spellings of a model find its entry; unknown models get the conse
   const unknown = priorFor({ id: 'newco/brand-new-model', pricePerMillion: 50 }, 'chat', p);
   assert.equal(unknown.source, 'default_prior');
   assert.ok(unknown.q < Math.min(...Object.values(table.models).map((e) => e.figures.general?.q ?? 1)), 'below every benchmarked model');
+});
+
+// A synthetic table where category "general" (benchmark OLD) and a newer benchmark NEW are exactly
+// logit-linear: logit(old) = 0.5 + 0.6 logit(new).
+const L = (q: number) => Math.log(q / (1 - q));
+const S = (z: number) => 1 / (1 + Math.exp(-z));
+function synthetic(pairs: number, extra: Record<string, PriorTable['models'][string]> = {}): PriorTable {
+  const models: PriorTable['models'] = {};
+  for (let i = 0; i < pairs; i++) {
+    const nw = 0.3 + 0.05 * i;
+    models[`old-model-${i}`] = {
+      figures: { general: { q: S(0.5 + 0.6 * L(nw)), benchmark: 'OLD', source: 's', date: '2025-01-01' } },
+      results: { NEW: { q: nw, source: 's', date: '2025-01-01' } },
+    };
+  }
+  return { schema: 1, updated: '2026-11-28', sources: { s: { source: 'test', date: '2025-01-01' } }, models: { ...models, ...extra } };
+}
+const newOnly = { 'next-gen': { figures: {}, results: { NEW: { q: 0.9, source: 's', date: '2026-01-01' } } } };
+
+test('a bridge puts a newer benchmark on the scale of a category\'s figures', () => {
+  const p = compilePriors(synthetic(10, newOnly));
+  const br = p.bridges.find((b) => b.category === 'general' && b.from === 'NEW')!;
+  assert.ok(br, 'bridge fitted');
+  assert.equal(br.n, 10);
+  assert.ok(Math.abs(br.a - 0.5) < 1e-9 && Math.abs(br.b - 0.6) < 1e-9 && br.residualSd < 1e-9, JSON.stringify(br));
+  const prior = priorFor({ id: 'next-gen' }, 'chat', p);
+  assert.equal(prior.source, 'benchmark_prior');
+  assert.ok(Math.abs(prior.q - S(0.5 + 0.6 * L(0.9))) < 1e-9, String(prior.q));
+  // It is above every old model, as its result is above theirs: the order of the newer benchmark carries over.
+  for (let i = 0; i < 10; i++) assert.ok(prior.q > priorFor({ id: `old-model-${i}` }, 'chat', p).q);
+});
+
+test('too few models reporting both benchmarks: no bridge, the default prior', () => {
+  const p = compilePriors(synthetic(BRIDGE_MIN_MODELS - 1, newOnly));
+  assert.equal(p.bridges.length, 0);
+  assert.equal(priorFor({ id: 'next-gen', pricePerMillion: 10 }, 'chat', p).source, 'default_prior');
+});
+
+test('a benchmark that ranks models the other way bridges nothing', () => {
+  const t = synthetic(10, newOnly);
+  for (const e of Object.values(t.models)) if (e.results?.NEW && e.figures.general) e.results.NEW.q = 1 - e.results.NEW.q;
+  assert.equal(compilePriors(t).bridges.length, 0);
+});
+
+test('the shipped table: a model\'s own figure wins over a bridge', () => {
+  const p = builtinPriors();
+  assert.ok(p.bridges.length > 0);
+  for (const b of p.bridges) assert.ok(b.n >= BRIDGE_MIN_MODELS && b.b > 0, `${b.category} from ${b.from}`);
+  // Own figures are untouched.
+  assert.equal(priorFor({ id: 'gpt-4o' }, 'math', p).q, 0.759);
+  assert.equal(priorFor({ id: 'o3' }, 'code', p).q, 0.874);
+  // Entries without a category's figure get it bridged from the result with the tightest bridge.
+  for (const [e, cats] of p.bridged) {
+    for (const [cat, f] of Object.entries(cats)) {
+      assert.equal(e.figures[cat as keyof typeof e.figures], undefined);
+      assert.ok(f!.q > 0 && f!.q < 1, `${cat} via ${f!.via}`);
+    }
+  }
+});
+
+// The repository's own catalog, every provider keyed, no outcomes yet: what the router picks on
+// priors alone. Before bridges, every model of 2025-26 lacked an MMLU or HumanEval figure and fell
+// to the default prior, so a 2025 model's saturated MMLU (gpt-4.1, o3) outranked all of them.
+test('on the repository catalog, the cold-start choice without W is a model no candidate beats on GPQA Diamond', async () => {
+  const { compileConfig } = await import('../src/config/compile.ts');
+  const { loadConfig } = await import('../src/config/load.ts');
+  const { RouterService } = await import('../src/router/service.ts');
+  const { everyProviderKey } = await import('../bench/lib/repo-config.ts');
+  const env = { ...process.env, ...everyProviderKey() };
+  const cfg = compileConfig(loadConfig(new URL('../gateway.yaml', import.meta.url).pathname, env), env);
+  const router = new RouterService({ sql: null, settings: () => cfg.router, isEjected: () => false });
+  const p = builtinPriors();
+  const gpqa = (canonical: string): number | undefined => {
+    const e = p.byId.get(normalId(canonical)) ?? p.byKey.get(priorKey(canonical));
+    return e?.figures.reasoning?.benchmark === 'GPQA Diamond' ? e.figures.reasoning.q : e?.results?.['GPQA Diamond']?.q;
+  };
+  try {
+    const prompts = {
+      code: 'Write a Python function that parses an ISO 8601 duration and returns seconds.\n```python\ndef parse(s):\n    pass\n```',
+      chat: 'What are some good ways to spend a rainy weekend afternoon with friends?',
+      math: 'Solve for x: 3x^2 - 12x + 9 = 0. Show the steps.',
+    };
+    for (const [kind, prompt] of Object.entries(prompts)) {
+      // The dry run ranks every candidate (a routed request's decision keeps only the first few).
+      const { body } = await router.rank(cfg, { model: 'router', messages: [{ role: 'user', content: prompt }] }, 'openai-chat', null, '/v1/router/rank', `t-${kind}`);
+      const all = body.candidates as Array<{ id: string; canonical: string; quality_source: string; excluded?: unknown }>;
+      const included = all.filter((c) => !c.excluded);
+      assert.ok(included.length > 200, `${kind}: ${included.length} candidates`);
+      const chosen = included[0]!;
+      assert.equal(chosen.id, body.model);
+      const best = Math.max(...included.map((c) => gpqa(c.canonical) ?? 0));
+      const own = gpqa(chosen.canonical);
+      assert.ok(own !== undefined && own >= best - 0.01, `${kind}: chose ${chosen.id} (GPQA Diamond ${own}) where a candidate has ${best}`);
+      assert.equal(chosen.quality_source, 'benchmark_prior', kind);
+    }
+  } finally {
+    await router.close();
+  }
 });

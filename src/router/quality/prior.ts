@@ -13,8 +13,14 @@ export const CATEGORY_OF_KIND: Record<TaskKind, PriorCategory> = {
 };
 
 /** One figure: a benchmark result mapped to [0, 1], the benchmark, and where (a key of sources) and when it was published. */
-export type PriorFigure = { q: number; benchmark: string; source: string; date: string };
-export type PriorEntry = { family?: string; maker?: string; figures: Partial<Record<PriorCategory, PriorFigure>> };
+export type PriorFigure = { q: number; benchmark: string; source: string; date: string; setting?: string };
+/** A published result on a benchmark that is no category's own (e.g. SWE-bench Verified): used through bridges. */
+export type PriorResult = { q: number; source: string; date: string; setting?: string };
+export type PriorEntry = {
+  family?: string; maker?: string;
+  figures: Partial<Record<PriorCategory, PriorFigure>>;
+  results?: Record<string, PriorResult>;
+};
 export type PriorTable = {
   schema: 1;
   updated: string;
@@ -65,8 +71,78 @@ export function familyOf(id: string): string {
 
 export type Prior = { q: number; strength: number; source: 'benchmark_prior' | 'default_prior' };
 
-/** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family. */
-export type CompiledPriors = { byId: Map<string, PriorEntry>; byKey: Map<string, PriorEntry>; byFamily: Map<string, PriorEntry[]> };
+/**
+ * A bridge from one benchmark to a category's figures, fitted over the table's models that report
+ * both: logit(category figure) = a + b * logit(result). Newer models publish other benchmarks than
+ * older ones (GPQA Diamond and SWE-bench Verified, not MMLU and HumanEval, which saturated); a bridge
+ * puts them on the scale the category's figures are on, so one table ranks both generations.
+ */
+export type PriorBridge = {
+  category: PriorCategory; from: string;
+  a: number; b: number;
+  /** Models the fit rests on; the residual standard deviation (logit units) and R^2 of the fit. */
+  n: number; residualSd: number; r2: number;
+  /** The range of the source benchmark the fit saw (beyond it the bridge extrapolates). */
+  fromMin: number; fromMax: number;
+};
+
+/** Bridges need this many models reporting both benchmarks. */
+export const BRIDGE_MIN_MODELS = 8;
+
+const EDGE = 0.005;
+const logit = (q: number) => { const p = q < EDGE ? EDGE : q > 1 - EDGE ? 1 - EDGE : q; return Math.log(p / (1 - p)); };
+const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+
+/** Every published result of an entry by benchmark: its figures' benchmarks and its other results. */
+function resultsOf(e: PriorEntry): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const f of Object.values(e.figures)) if (f) out.set(f.benchmark, f.q);
+  if (e.results) for (const [b, r] of Object.entries(e.results)) out.set(b, r.q);
+  return out;
+}
+
+/** Least-squares bridges in logit space, for each category from each benchmark that enough models share with it. */
+export function fitBridges(table: PriorTable): PriorBridge[] {
+  const entries = Object.values(table.models);
+  const results = entries.map(resultsOf);
+  const bridges: PriorBridge[] = [];
+  for (const category of PRIOR_CATEGORIES) {
+    const sources = new Set<string>();
+    for (const r of results) for (const b of r.keys()) sources.add(b);
+    for (const from of sources) {
+      const xs: number[] = [], ys: number[] = [];
+      entries.forEach((e, i) => {
+        const f = e.figures[category];
+        const x = results[i]!.get(from);
+        if (f && f.benchmark !== from && x !== undefined) { xs.push(x); ys.push(f.q); }
+      });
+      if (xs.length < BRIDGE_MIN_MODELS) continue;
+      const lx = xs.map(logit), ly = ys.map(logit), n = xs.length;
+      const mx = lx.reduce((s, v) => s + v, 0) / n, my = ly.reduce((s, v) => s + v, 0) / n;
+      let sxy = 0, sxx = 0, syy = 0;
+      for (let i = 0; i < n; i++) { sxy += (lx[i]! - mx) * (ly[i]! - my); sxx += (lx[i]! - mx) ** 2; syy += (ly[i]! - my) ** 2; }
+      if (sxx === 0 || syy === 0) continue;
+      const b = sxy / sxx;
+      if (!(b > 0)) continue; // a benchmark that does not rank models the same way bridges nothing
+      bridges.push({
+        category, from, a: my - b * mx, b, n,
+        residualSd: Math.sqrt(Math.max(0, syy - b * sxy) / (n - 2)), r2: (sxy * sxy) / (sxx * syy),
+        fromMin: Math.min(...xs), fromMax: Math.max(...xs),
+      });
+    }
+  }
+  return bridges;
+}
+
+/** A figure reached through a bridge: the estimate and the benchmark it came from. */
+export type BridgedFigure = { q: number; via: string };
+
+/** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family; bridged figures per entry. */
+export type CompiledPriors = {
+  byId: Map<string, PriorEntry>; byKey: Map<string, PriorEntry>; byFamily: Map<string, PriorEntry[]>;
+  bridges: PriorBridge[];
+  bridged: Map<PriorEntry, Partial<Record<PriorCategory, BridgedFigure>>>;
+};
 
 export function compilePriors(table: PriorTable): CompiledPriors {
   const byId = new Map<string, PriorEntry>();
@@ -79,18 +155,36 @@ export function compilePriors(table: PriorTable): CompiledPriors {
     addFamily(familyOf(id), e);
     if (e.family) addFamily(e.family, e);
   }
-  return { byId, byKey, byFamily };
+  // A category figure a model lacks comes from its result with the tightest bridge (least residual).
+  const bridges = fitBridges(table);
+  const bridged = new Map<PriorEntry, Partial<Record<PriorCategory, BridgedFigure>>>();
+  for (const e of Object.values(table.models)) {
+    const results = resultsOf(e);
+    const out: Partial<Record<PriorCategory, BridgedFigure>> = {};
+    for (const category of PRIOR_CATEGORIES) {
+      if (e.figures[category]) continue;
+      let best: PriorBridge | undefined;
+      for (const br of bridges) {
+        if (br.category === category && results.has(br.from) && (!best || br.residualSd < best.residualSd)) best = br;
+      }
+      if (best) out[category] = { q: sigmoid(best.a + best.b * logit(results.get(best.from)!)), via: best.from };
+    }
+    if (Object.keys(out).length) bridged.set(e, out);
+  }
+  return { byId, byKey, byFamily, bridges, bridged };
 }
 
-function figure(e: PriorEntry, cat: PriorCategory): number | undefined {
-  return e.figures[cat]?.q ?? e.figures.general?.q;
+/** A category's figure of an entry: its own, else bridged, else its general figure (own or bridged). */
+function figureOf(priors: CompiledPriors, e: PriorEntry, cat: PriorCategory): number | undefined {
+  const b = priors.bridged.get(e);
+  return e.figures[cat]?.q ?? b?.[cat]?.q ?? e.figures.general?.q ?? b?.general?.q;
 }
 
 /** The prior of one model for one task kind (null priors: only the default prior). */
 export function priorFor(model: ModelRef, kind: TaskKind, priors: CompiledPriors | null): Prior {
   const cat = CATEGORY_OF_KIND[kind];
   const e = priors ? priors.byId.get(normalId(model.id)) ?? priors.byKey.get(priorKey(model.id)) : undefined;
-  const own = e ? figure(e, cat) : undefined;
+  const own = priors && e ? figureOf(priors, e, cat) : undefined;
   if (own !== undefined) return { q: own, strength: DEFAULT_PRIOR.strength.benchmark_prior, source: 'benchmark_prior' };
   let q: number = DEFAULT_PRIOR.unknown;
   const p = model.pricePerMillion;
@@ -101,7 +195,7 @@ export function priorFor(model: ModelRef, kind: TaskKind, priors: CompiledPriors
   if (siblings) {
     // The weakest sibling with a figure, less a margin: a family name is a hint, not evidence.
     let best = Infinity;
-    for (const s of siblings) { const f = figure(s, cat); if (f !== undefined && f < best) best = f; }
+    for (const s of siblings) { const f = figureOf(priors!, s, cat); if (f !== undefined && f < best) best = f; }
     if (best !== Infinity) q = Math.max(q, best - DEFAULT_PRIOR.familyMargin);
   }
   return { q, strength: DEFAULT_PRIOR.strength.default_prior, source: 'default_prior' };
