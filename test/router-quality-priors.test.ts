@@ -112,7 +112,9 @@ test('on the repository catalog, the cold-start choice without W is a model no c
   const { RouterService } = await import('../src/router/service.ts');
   const { everyProviderKey } = await import('../bench/lib/repo-config.ts');
   const env = { ...process.env, ...everyProviderKey() };
-  const cfg = compileConfig(loadConfig(new URL('../gateway.yaml', import.meta.url).pathname, env), env);
+  const loaded = compileConfig(loadConfig(new URL('../gateway.yaml', import.meta.url).pathname, env), env);
+  // Exploration off: a share of conversation starts goes to a model under min_evidence on purpose.
+  const cfg = { ...loaded, router: { ...loaded.router, explorationShare: 0 } };
   const router = new RouterService({ sql: null, settings: () => cfg.router, isEjected: () => false });
   const p = builtinPriors();
   const gpqa = (canonical: string): number | undefined => {
