@@ -11,6 +11,7 @@ import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
 import { ADMIN_KEY_MIN_LENGTH } from '../auth/admin-key.ts';
 import { checkRouterConfig } from '../router/policy.ts';
+import { checkPriorSources, type PriorTable } from '../router/quality/prior.ts';
 import { rollupRetentionOf, rollupRetentionProblem } from '../store/rollup-retention.ts';
 
 export type ConfigProblem = { file: string; path: string; message: string };
@@ -34,6 +35,8 @@ export type RawConfig = {
   file: string; dir: string; providersDir: string; gateway: Record<string, unknown>;
   providers: Array<{ file: string; doc: RawProvider; catalog: RawCatalog | null; catalogFile: string | null }>;
   files: string[]; hash: string;
+  /** router.priors_file, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
+  priors: { file: string; table: PriorTable } | null;
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
@@ -41,7 +44,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
-  const read = (f: string, schema: 'gateway' | 'provider' | 'catalog'): Record<string, unknown> | null => {
+  const read = (f: string, schema: 'gateway' | 'provider' | 'catalog' | 'priors'): Record<string, unknown> | null => {
     const shown = relative(process.cwd(), f) || f;
     let text: string;
     try { text = readFileSync(f, 'utf8'); } catch (e) {
@@ -103,10 +106,21 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
+  let priors: RawConfig['priors'] = null;
+  const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
+  if (typeof priorsFile === 'string') {
+    const pf = resolve(dir, priorsFile);
+    const table = read(pf, 'priors') as PriorTable | null;
+    if (table) {
+      const shown = relative(process.cwd(), pf) || pf;
+      for (const q of checkPriorSources(table)) problems.push({ file: shown, ...q });
+      priors = { file: pf, table };
+    }
+  }
   const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;
   if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
   if (problems.length > 0) throw new ConfigError(problems);
-  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16) };
+  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors };
 }
 
 const objectAt = (o: unknown, k: string): Record<string, unknown> =>

@@ -5,9 +5,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 const dir = new URL('../../schema/', import.meta.url);
 const load = (name: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(name, dir), 'utf8'));
 
-let compiled: Record<'gateway' | 'provider' | 'catalog', ValidateFunction> | null = null;
+let compiled: Record<'gateway' | 'provider' | 'catalog' | 'priors', ValidateFunction> | null = null;
 
-export function validatorFor(kind: 'gateway' | 'provider' | 'catalog'): ValidateFunction {
+export function validatorFor(kind: 'gateway' | 'provider' | 'catalog' | 'priors'): ValidateFunction {
   if (!compiled) {
     const ajv = new Ajv({ allErrors: true, strict: false });
     const catalog = load('catalog.schema.json');
@@ -16,6 +16,7 @@ export function validatorFor(kind: 'gateway' | 'provider' | 'catalog'): Validate
       gateway: ajv.compile(load('gateway.schema.json')),
       provider: ajv.compile(load('provider.schema.json')),
       catalog: ajv.getSchema('catalog.schema.json')!,
+      priors: ajv.compile(load('priors.schema.json')),
     };
   }
   return compiled[kind];

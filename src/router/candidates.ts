@@ -7,7 +7,7 @@ import { providerEnvName } from '../config/env.ts';
 import type { Pricing } from '../catalog/types.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { tokenizerFor, tokenizerKey, type TokenizerId } from '../tokens/index.ts';
-import type { ModelRef } from './quality/index.ts';
+import type { CompiledPriors, ModelRef } from './quality/index.ts';
 
 /** Per-token USD prices as numbers, for ranking (the bill and the hard max_cost cap use exact decimals). */
 export type Prices = { input: number; output: number; cacheRead: number; cacheWrite: number; request: number };
@@ -70,6 +70,8 @@ export type CandidateSet = {
   byId: Map<string, Candidate>;
   /** Bare model name (and canonical id) -> every offer of it. */
   byName: Map<string, Candidate[]>;
+  /** The config's cold-start priors (router.priors_file over the shipped table). */
+  priors: CompiledPriors;
 };
 
 const num = (s: string | undefined): number => (s === undefined ? 0 : Number(s));
@@ -158,7 +160,7 @@ function build(cfg: Config): CandidateSet {
       if (list) list.push(c); else byName.set(k, [c]);
     }
   }
-  return { all, table: tableOf(all), allIdx: Int32Array.from(all, (_, i) => i), lists: new Map(), memo: new WeakMap(), refs, tokenizers, providers, byId, byName };
+  return { all, table: tableOf(all), allIdx: Int32Array.from(all, (_, i) => i), lists: new Map(), memo: new WeakMap(), refs, tokenizers, providers, byId, byName, priors: cfg.router.priors };
 }
 
 function tableOf(all: readonly Candidate[]): CandidateTable {

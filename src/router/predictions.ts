@@ -43,7 +43,7 @@ function priorEstimates(state: QualityState, set: CandidateSet, s: PerState, fea
   if (!e) {
     const n = set.refs.length;
     e = { q: new Float64Array(n), evidence: new Float64Array(n), outTok: new Float64Array(n), source: new Array<string>(n) };
-    const xs = predict(state, features, set.refs);
+    const xs = predict(state, features, set.refs, { priors: set.priors });
     for (let i = 0; i < n; i++) fill(e, i, xs[i]!);
     s.byKind.set(features.kind, e);
   }
@@ -72,7 +72,7 @@ export function refine(e: Estimates, state: QualityState, set: CandidateSet, fea
   if (!s.anyLearned || refs.length === 0) return;
   const at = refs.filter((i) => s.learned[i] === 1);
   if (at.length === 0) return;
-  const xs = predict(state, features, at.map((i) => set.refs[i]!));
+  const xs = predict(state, features, at.map((i) => set.refs[i]!), { priors: set.priors });
   for (let j = 0; j < at.length; j++) fill(e, at[j]!, xs[j]!);
 }
 

@@ -1,10 +1,13 @@
 // The router's compiled settings (gateway.yaml `router:`): exploration, quality signals, learning,
 // affinity and named json-logic policies. Compiled once per config load (src/config/compile.ts).
 import type { QualitySignal } from './quality/index.ts';
+import { withOperatorPriors, type CompiledPriors, type PriorTable } from './quality/prior.ts';
 import { compilePolicies, type CompiledPolicy } from './policy.ts';
 import type { RouterDefaults } from './params.ts';
 
 export type RouterSettings = {
+  /** Cold-start priors: the shipped table, with router.priors_file's models over it. */
+  priors: CompiledPriors;
   /** Share of routed requests (0..1) that try a low-evidence model in place of the best one. */
   explorationShare: number;
   /** A candidate with less learned evidence than this (weighted outcomes) counts as unexplored. */
@@ -65,13 +68,14 @@ export const globToRegExp = (glob: string): RegExp =>
   new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
 
 /** `raw` has passed the schema and checkRouterConfig (src/router/policy-check.ts). */
-export function compileRouterSettings(raw: unknown): RouterSettings {
+export function compileRouterSettings(raw: unknown, priors: PriorTable | null = null): RouterSettings {
   const r = obj(raw);
   const ex = obj(r.exploration);
   const learn = obj(r.learning);
   const aff = obj(r.affinity);
   const ret = obj(r.retention);
   return {
+    priors: withOperatorPriors(priors),
     explorationShare: pick(ex, 'share', 0.05),
     explorationEvidence: pick(ex, 'min_evidence', 10),
     qualitySignals: ((r.quality_signals ?? []) as Obj[]).map((s) => ({

@@ -201,9 +201,45 @@ export function priorFor(model: ModelRef, kind: TaskKind, priors: CompiledPriors
   return { q, strength: DEFAULT_PRIOR.strength.default_prior, source: 'default_prior' };
 }
 
+let builtinTable: PriorTable | undefined;
 let builtin: CompiledPriors | undefined;
-/** The priors shipped in priors.json, read once. */
+/** The table shipped in priors.json, read once. */
+function shippedTable(): PriorTable {
+  builtinTable ??= JSON.parse(readFileSync(new URL('./priors.json', import.meta.url), 'utf8')) as PriorTable;
+  return builtinTable;
+}
+/** The priors shipped in priors.json, compiled once. */
 export function builtinPriors(): CompiledPriors {
-  builtin ??= compilePriors(JSON.parse(readFileSync(new URL('./priors.json', import.meta.url), 'utf8')) as PriorTable);
+  builtin ??= compilePriors(shippedTable());
   return builtin;
+}
+
+/**
+ * An operator's table (router.priors_file) over the shipped one: its models add to the shipped ones
+ * and replace those with the same normalised id; its sources add to (and override) the shipped ones.
+ * The bridges are refitted over the merged table, so the operator's figures count in them too.
+ */
+export function withOperatorPriors(table: PriorTable | null): CompiledPriors {
+  if (table === null) return builtinPriors();
+  const base = shippedTable();
+  const replaced = new Set(Object.keys(table.models).map(normalId));
+  const models: PriorTable['models'] = {};
+  for (const [id, e] of Object.entries(base.models)) if (!replaced.has(normalId(id))) models[id] = e;
+  Object.assign(models, table.models);
+  return compilePriors({ ...base, sources: { ...base.sources, ...table.sources }, models });
+}
+
+/** Figures and results whose source is listed neither in the table nor in the shipped one (the schema checks the rest). */
+export function checkPriorSources(table: PriorTable): Array<{ path: string; message: string }> {
+  const known = (k: string) => table.sources?.[k] !== undefined || shippedTable().sources?.[k] !== undefined;
+  const out: Array<{ path: string; message: string }> = [];
+  for (const [id, e] of Object.entries(table.models)) {
+    for (const [cat, f] of Object.entries(e.figures)) {
+      if (f && !known(f.source)) out.push({ path: `/models/${id}/figures/${cat}/source`, message: `source "${f.source}" is not listed under /sources` });
+    }
+    for (const [bench, r] of Object.entries(e.results ?? {})) {
+      if (!known(r.source)) out.push({ path: `/models/${id}/results/${bench}/source`, message: `source "${r.source}" is not listed under /sources` });
+    }
+  }
+  return out;
 }
