@@ -32,8 +32,8 @@ function wholeDeltaLength(d: string): number {
 
 /**
  * Thinking the upstream would refuse for this history: a tool loop whose assistant turn does not open
- * with signed thinking (the conversation began on another model, or a client that stripped thinking
- * blocks from history, as Claude Code does when the answering model is not the one it asked for), or a
+ * with signed thinking (the conversation began on another model, or the client sent its history back
+ * without them, as Claude Code does in router mode, where the answer names another model), or a
  * forced tool choice. Anthropic answers 400 and says to disable thinking; the converting encoders drop
  * it by the same rule (claudeThinkingConflict), so a relayed body does too, reported.
  */
