@@ -128,7 +128,7 @@ function generate(seed: number, f: Fmt): CanonicalRequest {
     // Only requests Claude accepts: thinking never beside sampling it refuses, a forced tool choice
     // or a tool loop without signed thinking (the encoder would rightly drop it).
     const refusesThinking = req.temperature !== undefined || req.top_k !== undefined || (req.top_p !== undefined && req.top_p < 0.95)
-      || claudeThinkingConflict(req, req.messages, (m) => m.content) !== null;
+      || claudeThinkingConflict(req.tool_choice, req.messages) !== null;
     if (req.thinking?.type === 'enabled' && refusesThinking) req.thinking = { type: 'disabled' };
     if (r.maybe(0.3)) req.response_format = { type: 'json_schema', name: 'response', schema: { type: 'object', properties: { a: { type: 'number' } } }, strict: true };
     if (r.maybe(0.3)) req.service_tier = r.pick(['auto', 'standard_only']);

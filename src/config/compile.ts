@@ -108,7 +108,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env, overlay: C
     },
     reload: { watch: pick(reload, 'watch', true), debounceMs: pick(reload, 'debounce_ms', 200) },
     dashboard: compileDashboard(obj(g.dashboard)),
-    router: compileRouterSettings(g.router, raw.priors?.table ?? null),
+    router: compileRouterSettings(g.router, raw.priors),
     responses: { retentionMs: Math.round(pick(obj(g.responses), 'retention_days', 30) * 86_400_000) },
     workers: {
       threads: pick(workers, 'threads', 1),

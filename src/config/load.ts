@@ -35,8 +35,8 @@ export type RawConfig = {
   file: string; dir: string; providersDir: string; gateway: Record<string, unknown>;
   providers: Array<{ file: string; doc: RawProvider; catalog: RawCatalog | null; catalogFile: string | null }>;
   files: string[]; hash: string;
-  /** router.priors_file, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
-  priors: { file: string; table: PriorTable } | null;
+  /** router.priors_file's table, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
+  priors: PriorTable | null;
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
@@ -114,7 +114,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     if (table) {
       const shown = relative(process.cwd(), pf) || pf;
       for (const q of checkPriorSources(table)) problems.push({ file: shown, ...q });
-      priors = { file: pf, table };
+      priors = table;
     }
   }
   const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;

@@ -1,7 +1,7 @@
 // Reasoning controls the upstream encoders share: effort <-> thinking budget, the output limit to
 // ask for, fitting a budget under it, and the thinking rules of Claude models (served by Anthropic
 // and by Bedrock alike), so a translated request is never one the target refuses.
-import type { CanonicalRequest, Message, ReasoningEffort, ThinkingDisplay } from './canonical.ts';
+import type { CanonicalRequest, ReasoningEffort, ThinkingDisplay } from './canonical.ts';
 import type { TargetInfo } from './codec.ts';
 
 export type Effort = Exclude<ReasoningEffort, 'none'>;
@@ -84,16 +84,21 @@ const FORCED = new Set(['any', 'tool']);
  * a tool choice that forces tool use, and, in a tool loop (the conversation ends in tool results),
  * when the assistant turn holding those calls does not open with a signed thinking block: an
  * OpenAI client's history never has one, so thinking its reasoning_effort asked for cannot start
- * mid-loop. `sendable` tells which thinking blocks the encoder will actually send.
+ * mid-loop. `sendable` tells which thinking blocks the encoder will actually send. It reads roles and
+ * block types only, so a relayed client body's messages serve as they are (content that is not a
+ * list of blocks, a plain string, has none).
  */
-export function claudeThinkingConflict(req: CanonicalRequest, messages: readonly Message[], sendable: (m: Message) => Message['content']): string | null {
-  if (req.tool_choice && FORCED.has(req.tool_choice.type)) return 'tool_choice forces tool use';
+type Turn = { role?: unknown; content?: unknown };
+type Typed = { type?: unknown };
+const blocksOf = (m: Turn): readonly Typed[] => (Array.isArray(m.content) ? m.content as Typed[] : []);
+export function claudeThinkingConflict<M extends Turn>(toolChoice: { type?: unknown } | undefined, messages: readonly M[], sendable: (m: M) => readonly Typed[] = blocksOf): string | null {
+  if (toolChoice && FORCED.has(toolChoice.type as string)) return 'tool_choice forces tool use';
   const last = messages.at(-1);
-  if (!last || last.role !== 'user' || !last.content.some((b) => b.type === 'tool_result')) return null;
+  if (!last || last.role !== 'user' || !blocksOf(last).some((b) => b.type === 'tool_result')) return null;
   for (let i = messages.length - 2; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== 'assistant') continue;
-    if (!m.content.some((b) => b.type === 'tool_use')) return null;
+    if (!blocksOf(m).some((b) => b.type === 'tool_use')) return null;
     const first = sendable(m)[0];
     return first?.type === 'thinking' || first?.type === 'redacted_thinking' ? null : 'history has tool calls without signed thinking';
   }

@@ -75,7 +75,7 @@ export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo)
   const system: TextBlock[] = [...req.system];
   const messages = turns(req, system, adjustments);
   const history = req.messages.some((m) => m.role === 'system') ? req.messages.filter((m) => m.role !== 'system') : req.messages;
-  const plan = planClaudeThinking(req, target, claudeThinkingConflict(req, history, sendable));
+  const plan = planClaudeThinking(req, target, claudeThinkingConflict(req.tool_choice, history, sendable));
   adjustments.push(...plan.adjustments);
   const format = structuredOutput(req, target, system, adjustments);
   const body: Rec = { model: target.upstreamModel, max_tokens: plan.maxTokens };

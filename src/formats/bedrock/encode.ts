@@ -143,7 +143,7 @@ const NOVA_EFFORT = { minimal: 'low', low: 'low', medium: 'medium', high: 'high'
 function reasoning(req: CanonicalRequest, target: TargetInfo, messages: readonly Message[], inference: Json, extra: Json, adjustments: string[]): void {
   const sampling = { temperature: req.temperature, top_p: req.top_p, top_k: req.top_k };
   if (isClaude(target.upstreamModel)) {
-    const plan = planClaudeThinking(req, target, claudeThinkingConflict(req, messages, (m) => m.content));
+    const plan = planClaudeThinking(req, target, claudeThinkingConflict(req.tool_choice, messages));
     const defaulted = req.max_tokens === undefined;
     adjustments.push(...(plan.on || !defaulted ? plan.adjustments : plan.adjustments.filter((a) => !a.startsWith('max_tokens='))));
     if (plan.on || !defaulted) inference.maxTokens = plan.maxTokens;

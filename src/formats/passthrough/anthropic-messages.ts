@@ -1,6 +1,6 @@
 // Same-format relay for Anthropic messages: model rewritten, the gateway's id stamped on the message,
 // usage observed from message_start and message_delta; every other event passes through unchanged.
-import { mergeUsage, type CanonicalRequest, type Message } from '../canonical.ts';
+import { mergeUsage } from '../canonical.ts';
 import { claudeThinkingConflict } from '../reasoning.ts';
 import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
@@ -40,9 +40,8 @@ function wholeDeltaLength(d: string): number {
 function thinkingConflict(body: Rec): string | null {
   const t = body.thinking;
   if (!isRecord(t) || (t.type !== 'enabled' && t.type !== 'adaptive') || !Array.isArray(body.messages)) return null;
-  // The rule reads roles and block types only; a string content has no blocks.
-  const messages = body.messages.map((m) => ({ role: isRecord(m) ? m.role : '', content: isRecord(m) && Array.isArray(m.content) ? m.content : [] }) as Message);
-  return claudeThinkingConflict({ tool_choice: isRecord(body.tool_choice) ? body.tool_choice : undefined } as CanonicalRequest, messages, (m) => m.content);
+  // The body is validated: its messages are objects; the rule reads their roles and block types.
+  return claudeThinkingConflict(isRecord(body.tool_choice) ? body.tool_choice : undefined, body.messages as Rec[]);
 }
 
 export const anthropicMessagesPassthrough: PassthroughCodec = {

@@ -105,10 +105,10 @@ function resultsOf(e: PriorEntry): Map<string, number> {
 export function fitBridges(table: PriorTable): PriorBridge[] {
   const entries = Object.values(table.models);
   const results = entries.map(resultsOf);
+  const sources = new Set<string>();
+  for (const r of results) for (const b of r.keys()) sources.add(b);
   const bridges: PriorBridge[] = [];
   for (const category of PRIOR_CATEGORIES) {
-    const sources = new Set<string>();
-    for (const r of results) for (const b of r.keys()) sources.add(b);
     for (const from of sources) {
       const xs: number[] = [], ys: number[] = [];
       entries.forEach((e, i) => {
