@@ -106,7 +106,7 @@ test('the shipped table: a model\'s own figure wins over a bridge', () => {
 // The repository's own catalog, every provider keyed, no outcomes yet: what the router picks on
 // priors alone. Before bridges, every model of 2025-26 lacked an MMLU or HumanEval figure and fell
 // to the default prior, so a 2025 model's saturated MMLU (gpt-4.1, o3) outranked all of them.
-test('on the repository catalog, the cold-start choice without W is a model no candidate beats on GPQA Diamond', async () => {
+async function repoRouter() {
   const { compileConfig } = await import('../src/config/compile.ts');
   const { loadConfig } = await import('../src/config/load.ts');
   const { RouterService } = await import('../src/router/service.ts');
@@ -116,6 +116,13 @@ test('on the repository catalog, the cold-start choice without W is a model no c
   // Exploration off: a share of conversation starts goes to a model under min_evidence on purpose.
   const cfg = { ...loaded, router: { ...loaded.router, explorationShare: 0 } };
   const router = new RouterService({ sql: null, settings: () => cfg.router, isEjected: () => false });
+  const rank = async (prompt: string, id: string) =>
+    (await router.rank(cfg, { model: 'router', messages: [{ role: 'user', content: prompt }] }, 'openai-chat', null, '/v1/router/rank', id)).body;
+  return { router, rank };
+}
+
+test('on the repository catalog, the cold-start choice without W is a model no candidate beats on GPQA Diamond', async () => {
+  const { router, rank } = await repoRouter();
   const p = builtinPriors();
   const gpqa = (canonical: string): number | undefined => {
     const e = p.byId.get(normalId(canonical)) ?? p.byKey.get(priorKey(canonical));
@@ -129,7 +136,7 @@ test('on the repository catalog, the cold-start choice without W is a model no c
     };
     for (const [kind, prompt] of Object.entries(prompts)) {
       // The dry run ranks every candidate (a routed request's decision keeps only the first few).
-      const { body } = await router.rank(cfg, { model: 'router', messages: [{ role: 'user', content: prompt }] }, 'openai-chat', null, '/v1/router/rank', `t-${kind}`);
+      const body = await rank(prompt, `t-${kind}`);
       const all = body.candidates as Array<{ id: string; canonical: string; quality_source: string; excluded?: unknown }>;
       const included = all.filter((c) => !c.excluded);
       assert.ok(included.length > 200, `${kind}: ${included.length} candidates`);
@@ -140,6 +147,53 @@ test('on the repository catalog, the cold-start choice without W is a model no c
       assert.ok(own !== undefined && own >= best - 0.01, `${kind}: chose ${chosen.id} (GPQA Diamond ${own}) where a candidate has ${best}`);
       assert.equal(chosen.quality_source, 'benchmark_prior', kind);
     }
+  } finally {
+    await router.close();
+  }
+});
+
+// The dry run says where each cold-start figure came from: a published figure with its source's
+// address, a bridge (the benchmark, the result read and the fit), or the default prior's rule.
+test('the dry run shows each candidate\'s prior and where it came from', async () => {
+  const { router, rank } = await repoRouter();
+  type Basis = { q: number; source: string; basis: string; model?: string; category?: string; benchmark?: string; result?: number; reference?: string; date?: string;
+    fit?: { models: number; r2: number; extrapolated: boolean }; sibling?: string; sibling_q?: number; margin?: number; blended_per_million?: number };
+  try {
+    const body = await rank('Write a Python function that reverses a linked list.\n```python\ndef rev(head):\n    pass\n```', 't-basis');
+    assert.equal(body.prompt_kind, 'code');
+    const all = body.candidates as Array<{ id: string; canonical: string; quality: number; quality_source: string; prior: Basis }>;
+    const seen = new Set<string>();
+    for (const c of all) {
+      const b = c.prior;
+      seen.add(b.basis);
+      // No outcomes yet: the estimate is the prior.
+      assert.equal(c.quality_source, b.source, c.id);
+      assert.ok(Math.abs(c.quality - b.q) < 1e-4, `${c.id}: quality ${c.quality} prior ${b.q}`);
+      if (b.basis === 'figure' || b.basis === 'bridge') {
+        assert.equal(b.source, 'benchmark_prior', c.id);
+        assert.ok(table.models[b.model!], `${c.id}: ${b.model} is a table entry`);
+        assert.ok(b.category === 'code' || b.category === 'general', `${c.id}: ${b.category}`);
+        assert.match(b.date!, /^\d{4}-\d{2}/);
+        assert.ok(b.reference!.length > 10, `${c.id}: ${b.reference}`);
+        assert.ok(b.result! > 0 && b.result! <= 1);
+      }
+      if (b.basis === 'figure') assert.equal(b.q, b.result, c.id);
+      if (b.basis === 'bridge') assert.ok(b.fit!.models >= BRIDGE_MIN_MODELS && b.fit!.r2 > 0, c.id);
+      if (b.basis === 'family') assert.ok(Math.abs(b.q - (b.sibling_q! - b.margin!)) < 1e-4 && table.models[b.sibling!], `${c.id}: ${JSON.stringify(b)}`);
+      if (b.basis === 'price_tier') assert.ok(b.blended_per_million! >= 0, c.id);
+    }
+    for (const kind of ['figure', 'bridge', 'family', 'price_tier']) assert.ok(seen.has(kind), `some candidate's prior is a ${kind}: ${[...seen]}`);
+    // A 2026 model's code figure comes through its GPQA Diamond result, with the maker's document cited.
+    const sol = all.find((c) => c.canonical === 'gpt-5.6-sol')!;
+    assert.equal(sol.prior.basis, 'bridge');
+    assert.equal(sol.prior.benchmark, 'GPQA Diamond');
+    assert.equal(sol.prior.result, table.models['gpt-5.6-sol']!.figures.reasoning!.q); // its reasoning figure
+    assert.equal(sol.prior.fit!.extrapolated, true); // fitted on results up to 0.83
+    assert.match(sol.prior.reference!, /https:\/\/openai\.com\//);
+    // A 2024 model's own HumanEval figure, from its first dated entry.
+    const gpt4o = all.find((c) => c.canonical === 'gpt-4o')!;
+    assert.match(gpt4o.prior.model!, /^gpt-4o-2024/);
+    assert.deepEqual([gpt4o.prior.basis, gpt4o.prior.benchmark, gpt4o.prior.result], ['figure', 'HumanEval', table.models[gpt4o.prior.model!]!.figures.code!.q]);
   } finally {
     await router.close();
   }

@@ -2,6 +2,8 @@
 // compact JSON stored with the inference (every candidate with its estimates or exclusion reason).
 import type { AttemptRecord } from '../store/types.ts';
 import { fmt, type Decision, type Ranked } from './decide.ts';
+import { priorWithBasis, type CompiledPriors } from './quality/prior.ts';
+import type { TaskKind } from './quality/index.ts';
 
 const round = (x: number, d = 6): number => Number(x.toPrecision(d));
 
@@ -26,10 +28,10 @@ export function decisionHeaders(id: string, d: Decision): Record<string, string>
   return h;
 }
 
-function candidateJson(r: Ranked, capOf: Map<string, number | undefined>): Record<string, unknown> {
+function candidateJson(r: Ranked, capOf: Map<string, number | undefined>, prior: Record<string, unknown>): Record<string, unknown> {
   return {
     id: r.id, provider: r.provider, canonical: r.canonical,
-    quality: round(r.q, 4), quality_source: r.qSource, evidence: round(r.evidence, 4),
+    quality: round(r.q, 4), quality_source: r.qSource, evidence: round(r.evidence, 4), prior,
     input_tokens: r.inputTokens, input_tokens_exact: r.tokensExact, token_method: r.tokenMethod,
     expected_output_tokens: r.outputTokens, cached_tokens: r.cachedTokens,
     expected_cost_usd: round(r.expectedCostUsd), min_cost_usd: round(r.minCostUsd), blended_per_million_usd: round(r.blendedPerMillion),
@@ -39,9 +41,16 @@ function candidateJson(r: Ranked, capOf: Map<string, number | undefined>): Recor
   };
 }
 
-/** The dry-run body: the choice, the plan, and every candidate (included by rank, then excluded). */
-export function rankBody(id: string, d: Decision): Record<string, unknown> {
+/**
+ * The dry-run body: the choice, the plan, and every candidate (included by rank, then excluded), each
+ * with its cold-start prior and where it came from (what a learned estimate starts from, too).
+ */
+export function rankBody(id: string, d: Decision, priors: CompiledPriors): Record<string, unknown> {
   const capOf = new Map(d.plan.map((t) => [t.candidate.id, t.maxOutputTokens]));
+  const prior = (r: Ranked) => {
+    const p = priorWithBasis(r.cand.ref, d.kind as TaskKind, priors);
+    return { q: round(p.q, 4), source: p.source, ...p.basis };
+  };
   return {
     object: 'router.ranking',
     id,
@@ -54,7 +63,7 @@ export function rankBody(id: string, d: Decision): Record<string, unknown> {
     affinity: d.affinity,
     plan: d.plan.map((t) => ({ id: t.candidate.id, max_output_tokens: t.maxOutputTokens ?? null })),
     excluded_by: d.excludedBy,
-    candidates: d.ranked.map((r) => candidateJson(r, capOf)),
+    candidates: d.ranked.map((r) => candidateJson(r, capOf, prior(r))),
   };
 }
 

@@ -187,7 +187,7 @@ export class RouterService {
   /** POST /v1/router/rank: the same decision without calling any model (long new text measured in slices, as routeSliced does). */
   async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
     const d = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
-    return { body: { ...rankBody(id, d.decision), defaults_applied: d.defaultsApplied }, headers: this.#headers(id, d) };
+    return { body: { ...rankBody(id, d.decision, cfg.router.priors), defaults_applied: d.defaultsApplied }, headers: this.#headers(id, d) };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */

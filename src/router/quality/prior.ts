@@ -72,6 +72,21 @@ export function familyOf(id: string): string {
 export type Prior = { q: number; strength: number; source: 'benchmark_prior' | 'default_prior' };
 
 /**
+ * Where a cold-start prior came from, as the dry run shows it: a published figure (the category's own
+ * or, lacking it, the general one), a figure bridged from another benchmark, or the default prior's
+ * rule (the weakest family sibling less a margin, or the price tier).
+ */
+export type PriorBasis =
+  | { basis: 'figure' | 'bridge'; model: string; category: PriorCategory; benchmark: string; result: number;
+    /** The document the result was published in (the table's source entry) and its date. */
+    reference: string; date: string; setting?: string;
+    /** Bridges only: the fit the figure came through; `extrapolated` when the result lies outside the results it was fitted on. */
+    fit?: { models: number; r2: number; extrapolated: boolean } }
+  | { basis: 'family'; sibling: string; sibling_q: number; margin: number }
+  | { basis: 'price_tier'; blended_per_million: number }
+  | { basis: 'no_price' };
+
+/**
  * A bridge from one benchmark to a category's figures, fitted over the table's models that report
  * both: logit(category figure) = a + b * logit(result). Newer models publish other benchmarks than
  * older ones (GPQA Diamond and SWE-bench Verified, not MMLU and HumanEval, which saturated); a bridge
@@ -134,23 +149,28 @@ export function fitBridges(table: PriorTable): PriorBridge[] {
   return bridges;
 }
 
-/** A figure reached through a bridge: the estimate and the benchmark it came from. */
-export type BridgedFigure = { q: number; via: string };
+/** A figure reached through a bridge: the estimate, the benchmark it came from and the bridge. */
+export type BridgedFigure = { q: number; via: string; bridge: PriorBridge };
 
 /** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family; bridged figures per entry. */
 export type CompiledPriors = {
   byId: Map<string, PriorEntry>; byKey: Map<string, PriorEntry>; byFamily: Map<string, PriorEntry[]>;
   bridges: PriorBridge[];
   bridged: Map<PriorEntry, Partial<Record<PriorCategory, BridgedFigure>>>;
+  /** Each entry's id in the table, and the table's sources (for explanations). */
+  idOf: Map<PriorEntry, string>;
+  sources: NonNullable<PriorTable['sources']>;
 };
 
 export function compilePriors(table: PriorTable): CompiledPriors {
   const byId = new Map<string, PriorEntry>();
   const byKey = new Map<string, PriorEntry>();
   const byFamily = new Map<string, PriorEntry[]>();
+  const idOf = new Map<PriorEntry, string>();
   const addFamily = (f: string, e: PriorEntry) => { const l = byFamily.get(f); if (!l) byFamily.set(f, [e]); else if (!l.includes(e)) l.push(e); };
   for (const [id, e] of Object.entries(table.models)) {
     byId.set(normalId(id), e);
+    idOf.set(e, id);
     if (!byKey.has(priorKey(id))) byKey.set(priorKey(id), e);
     addFamily(familyOf(id), e);
     if (e.family) addFamily(e.family, e);
@@ -167,38 +187,73 @@ export function compilePriors(table: PriorTable): CompiledPriors {
       for (const br of bridges) {
         if (br.category === category && results.has(br.from) && (!best || br.residualSd < best.residualSd)) best = br;
       }
-      if (best) out[category] = { q: sigmoid(best.a + best.b * logit(results.get(best.from)!)), via: best.from };
+      if (best) out[category] = { q: sigmoid(best.a + best.b * logit(results.get(best.from)!)), via: best.from, bridge: best };
     }
     if (Object.keys(out).length) bridged.set(e, out);
   }
-  return { byId, byKey, byFamily, bridges, bridged };
+  return { byId, byKey, byFamily, bridges, bridged, idOf, sources: table.sources ?? {} };
 }
 
-/** A category's figure of an entry: its own, else bridged, else its general figure (own or bridged). */
-function figureOf(priors: CompiledPriors, e: PriorEntry, cat: PriorCategory): number | undefined {
+/** Where an entry's figure for a category is: its own, else bridged, else its general figure (own or bridged). */
+function figureAt(priors: CompiledPriors, e: PriorEntry, cat: PriorCategory): { q: number; category: PriorCategory; own?: PriorFigure; bridged?: BridgedFigure } | undefined {
   const b = priors.bridged.get(e);
-  return e.figures[cat]?.q ?? b?.[cat]?.q ?? e.figures.general?.q ?? b?.general?.q;
+  for (const c of cat === 'general' ? ['general' as const] : [cat, 'general' as const]) {
+    const own = e.figures[c];
+    if (own) return { q: own.q, category: c, own };
+    const via = b?.[c];
+    if (via) return { q: via.q, category: c, bridged: via };
+  }
+  return undefined;
 }
 
 /** The prior of one model for one task kind (null priors: only the default prior). */
 export function priorFor(model: ModelRef, kind: TaskKind, priors: CompiledPriors | null): Prior {
+  const { q, source } = priorWithBasis(model, kind, priors);
+  return { q, strength: DEFAULT_PRIOR.strength[source], source };
+}
+
+/** priorFor with where the figure came from (the dry run's explanation; priorFor keeps only what predict needs). */
+export function priorWithBasis(model: ModelRef, kind: TaskKind, priors: CompiledPriors | null): { q: number; source: Prior['source']; basis: PriorBasis } {
   const cat = CATEGORY_OF_KIND[kind];
   const e = priors ? priors.byId.get(normalId(model.id)) ?? priors.byKey.get(priorKey(model.id)) : undefined;
-  const own = priors && e ? figureOf(priors, e, cat) : undefined;
-  if (own !== undefined) return { q: own, strength: DEFAULT_PRIOR.strength.benchmark_prior, source: 'benchmark_prior' };
+  const at = priors && e ? figureAt(priors, e, cat) : undefined;
+  if (at) return { q: at.q, source: 'benchmark_prior', basis: figureBasis(priors!, e!, at) };
   let q: number = DEFAULT_PRIOR.unknown;
   const p = model.pricePerMillion;
+  let basis: PriorBasis = { basis: 'no_price' };
   if (p !== undefined && Number.isFinite(p) && p >= 0) {
     for (const [bound, v] of DEFAULT_PRIOR.byPrice) if (p <= bound) { q = v; break; }
+    basis = { basis: 'price_tier', blended_per_million: Number(p.toPrecision(6)) };
   }
   const siblings = priors ? (model.family !== undefined ? priors.byFamily.get(model.family) : undefined) ?? priors.byFamily.get(familyOf(model.id)) : undefined;
   if (siblings) {
     // The weakest sibling with a figure, less a margin: a family name is a hint, not evidence.
-    let best = Infinity;
-    for (const s of siblings) { const f = figureOf(priors!, s, cat); if (f !== undefined && f < best) best = f; }
-    if (best !== Infinity) q = Math.max(q, best - DEFAULT_PRIOR.familyMargin);
+    let best = Infinity, weakest: PriorEntry | undefined;
+    for (const s of siblings) { const f = figureAt(priors!, s, cat)?.q; if (f !== undefined && f < best) { best = f; weakest = s; } }
+    if (weakest && best - DEFAULT_PRIOR.familyMargin > q) {
+      q = best - DEFAULT_PRIOR.familyMargin;
+      basis = { basis: 'family', sibling: priors!.idOf.get(weakest)!, sibling_q: Number(best.toFixed(4)), margin: DEFAULT_PRIOR.familyMargin };
+    }
   }
-  return { q, strength: DEFAULT_PRIOR.strength.default_prior, source: 'default_prior' };
+  return { q, source: 'default_prior', basis };
+}
+
+/** The published figure (or bridged result) behind a benchmark prior, with its source's address. */
+function figureBasis(priors: CompiledPriors, e: PriorEntry, at: NonNullable<ReturnType<typeof figureAt>>): PriorBasis {
+  const model = priors.idOf.get(e)!;
+  const cite = (key: string) => priors.sources[key]?.source ?? key;
+  if (at.own) {
+    const f = at.own;
+    return { basis: 'figure', model, category: at.category, benchmark: f.benchmark, result: f.q, reference: cite(f.source), date: f.date, ...(f.setting ? { setting: f.setting } : {}) };
+  }
+  const { via, bridge } = at.bridged!;
+  // The result the bridge read: a figure on that benchmark or one of the entry's other results.
+  const fig = Object.values(e.figures).find((f) => f?.benchmark === via);
+  const r = fig ?? e.results![via]!;
+  return {
+    basis: 'bridge', model, category: at.category, benchmark: via, result: r.q, reference: cite(r.source), date: r.date, ...(r.setting ? { setting: r.setting } : {}),
+    fit: { models: bridge.n, r2: Number(bridge.r2.toFixed(2)), extrapolated: r.q < bridge.fromMin || r.q > bridge.fromMax },
+  };
 }
 
 let builtinTable: PriorTable | undefined;
