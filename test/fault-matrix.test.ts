@@ -1,10 +1,11 @@
 // Fault injection through the mock upstreams, as one table: every fault x every wire format (OpenAI
 // chat, Anthropic messages, Gemini, Bedrock, and the native Responses relay) x every client format
-// (chat-completions, messages, responses) x streamed and not. Each case asserts the client got a
-// well-formed answer in its envelope (or a terminated stream), the record has the status sent and the
-// tokens billed (partial where the answer was cut), no request is left in flight, the process serves.
-// `npm test` runs each fault once per wire and stream mode (the client format rotates); RELIABILITY=long
-// runs the whole cross product. A secret scan over everything the gateway said closes the suite.
+// (chat-completions, messages, responses) x streamed and not x the model named or chosen by the router.
+// Each case asserts the client got a well-formed answer in its envelope (or a terminated stream), the
+// record has the status sent and the tokens billed (partial where the answer was cut), no request is
+// left in flight, the process serves; a routed case also that the decision is recorded with the attempt
+// and that the bill stayed under its max_cost. `npm test` runs each fault once per wire, stream mode and
+// routing (the client format rotates); RELIABILITY=long runs the whole cross product. A secret scan over everything the gateway said closes the suite.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -14,6 +15,7 @@ import { recordOf, settled } from './helpers/records.ts';
 import { SECRETS, assertNoSecrets, captureOutput, gatewayKeySecret, publicText, storedText, type OutputCapture } from './helpers/secret-scan.ts';
 import { checkAnswer, CLIENTS, type ClientName, type Outcome } from './helpers/answer-shape.ts';
 import { reportFigures } from './helpers/figures.ts';
+import type { AttemptRecord } from '../src/store/types.ts';
 
 const LONG = process.env.RELIABILITY === 'long';
 
@@ -69,7 +71,10 @@ const FAULTS: FaultCase[] = [
   { name: 'upstream 401 (the operator key, not the client)', fault: () => ({ status: 401 }), expect: { stream: ERR, json: ERR, status: (s) => s === 502 } },
 ];
 
-type Case = { fault: FaultCase; wire: Wire; client: ClientName; stream: boolean };
+type Case = { fault: FaultCase; wire: Wire; client: ClientName; stream: boolean; routed: boolean };
+
+/** A routed case's bound: below the uncapped bill, so the router caps the output (an answer of 256 tokens would cost more). */
+const MAX_COST = 0.0003;
 
 /** Every case of the cross product (long), or each fault once per wire and mode with the client rotating. */
 function cases(): Case[] {
@@ -79,8 +84,10 @@ function cases(): Case[] {
     for (const wire of WIRES) {
       for (const stream of [true, false]) {
         if ((stream ? fault.expect.stream : fault.expect.json) === undefined) continue;
-        const clients = LONG ? wire.clients : [wire.clients[turn++ % wire.clients.length]!];
-        for (const client of clients) out.push({ fault, wire, client, stream });
+        for (const routed of [false, true]) {
+          const clients = LONG ? wire.clients : [wire.clients[turn++ % wire.clients.length]!];
+          for (const client of clients) out.push({ fault, wire, client, stream, routed });
+        }
       }
     }
   }
@@ -116,6 +123,7 @@ before(async () => {
       auth: { enabled: true, admin_key: ADMIN },
       storage: { log_bodies: 'full' },
       upstream: { first_byte_timeout_ms: 900, idle_timeout_ms: 900, connect_timeout_ms: 500, max_attempts: 1, ejection: { consecutive_failures: 100000 } },
+      router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } },
     },
   });
   const r = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'fault-matrix' }) });
@@ -137,20 +145,25 @@ after(async () => {
   }
 });
 
+/** Routed cases whose recorded decision the last test checks (the router's worker writes them in the background). */
+const routedCases: Array<{ id: string; model: string; failed: boolean; name: string }> = [];
+
 const PROMPT = 'fault matrix prompt with several words to echo back through the gateway';
 
 for (const c of cases()) {
   const mode = c.stream ? 'stream' : 'json';
-  test(`${c.fault.name}: ${c.wire.name} wire, ${c.client} client, ${mode}`, async () => {
+  test(`${c.fault.name}: ${c.wire.name} wire, ${c.client} client, ${mode}${c.routed ? ', routed' : ''}`, async () => {
     const mock = mocks.get(c.wire.name)!;
     mock.reset();
     if (c.fault.fault) mock.fault(c.fault.fault(c.wire));
     const model = `${c.wire.name}${c.fault.dead ? '-dead' : ''}/test-model`;
+    // Routed: the router's only candidate is the faulty offer (one attempt, as for the named model).
+    const body = c.routed ? { ...CLIENTS[c.client].body('router', c.stream, PROMPT), models: [model], max_cost: MAX_COST } : CLIENTS[c.client].body(model, c.stream, PROMPT);
     const t0 = Date.now();
     const r = await fetch(`${gw.url}${CLIENTS[c.client].path}`, {
       method: 'POST', signal: AbortSignal.timeout(20_000),
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify(CLIENTS[c.client].body(model, c.stream, PROMPT)),
+      body: JSON.stringify(body),
     });
     const bytes = Buffer.from(await r.arrayBuffer());
     const allowed = (c.stream ? c.fault.expect.stream : c.fault.expect.json)!;
@@ -185,6 +198,30 @@ for (const c of cases()) {
       assert.ok(rec.errorCode, 'an error is recorded with its code');
       assert.equal(rec.outputTokens, 0, 'no output reached the client, none is billed');
     }
+    if (c.routed) {
+      assert.equal(r.headers.get('x-router-model'), model, 'the routed answer names the router\'s choice');
+      assert.ok(r.headers.get('x-router-decision-id'), 'and its decision');
+      assert.ok(Number(rec.costUsd) <= MAX_COST, `recorded cost ${rec.costUsd} within max_cost ${MAX_COST}`);
+      routedCases.push({ id, model, failed: outcome.kind === 'error', name: `${c.fault.name}: ${c.wire.name}, ${c.client}, ${mode}` });
+    }
     tally.cases++; tally[outcome.kind]++; tally.ms += Date.now() - t0;
   });
 }
+
+test('every routed case left its decision, with the attempt and how it ended', async () => {
+  assert.ok(routedCases.length > 0);
+  const decisions = new Map<string, { chosen: string; attempts: AttemptRecord[] }>();
+  for (let i = 0; i < 250 && decisions.size < routedCases.length; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 20));
+    for (const row of await gw.services.store!.sql.all('SELECT inference_id, decision FROM router_decisions')) decisions.set(row.inference_id as string, JSON.parse(row.decision as string));
+  }
+  for (const c of routedCases) {
+    const d = decisions.get(c.id);
+    assert.ok(d, `${c.name}: decision recorded`);
+    assert.equal(d.chosen, c.model, c.name);
+    assert.equal(d.attempts.length, 1, `${c.name}: the decision holds the attempt`);
+    const at = d.attempts[0]!;
+    assert.equal(at.provider, c.model.split('/')[0], c.name);
+    if (c.failed) assert.ok(at.error !== null || (at.status ?? 0) >= 400, `${c.name}: the failed attempt says so: ${JSON.stringify(at)}`);
+  }
+});
