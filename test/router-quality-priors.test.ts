@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { builtinPriors, familyOf, normalId, priorFor, priorKey, type PriorTable } from '../src/router/quality/index.ts';
-import { BRIDGE_MIN_MODELS, compilePriors, PRIOR_CATEGORIES } from '../src/router/quality/prior.ts';
+import { BRIDGE_MIN_MODELS, compilePriors, PRIOR_CATEGORIES, priorWithBasis } from '../src/router/quality/prior.ts';
 
 const table = JSON.parse(readFileSync(new URL('../src/router/quality/priors.json', import.meta.url), 'utf8')) as PriorTable;
 
@@ -73,6 +73,20 @@ test('a bridge puts a newer benchmark on the scale of a category\'s figures', ()
   assert.ok(Math.abs(prior.q - S(0.5 + 0.6 * L(0.9))) < 1e-9, String(prior.q));
   // It is above every old model, as its result is above theirs: the order of the newer benchmark carries over.
   for (let i = 0; i < 10; i++) assert.ok(prior.q > priorFor({ id: `old-model-${i}` }, 'chat', p).q);
+});
+
+// The family rule lends a sibling's published figure (less a margin), never a bridged one: with the
+// bridges, a 2026 flagship's estimated math figure lifted its family's 7B and 2023 models to 0.88-0.90.
+test('the family rule lends published figures only, not bridged ones', () => {
+  const t = synthetic(10, { 'nx-flagship': { family: 'nx', figures: {}, results: { NEW: { q: 0.9, source: 's', date: '2026-01-01' } } } });
+  const small = { id: 'nx-small', family: 'nx', pricePerMillion: 0.1 };
+  const lone = priorWithBasis(small, 'chat', compilePriors(t));
+  assert.equal(priorFor({ id: 'nx-flagship' }, 'chat', compilePriors(t)).source, 'benchmark_prior', 'the flagship itself is bridged');
+  assert.deepEqual([lone.source, lone.basis.basis, lone.q], ['default_prior', 'price_tier', 0.4]);
+  t.models['nx-older'] = { family: 'nx', figures: { general: { q: 0.7, benchmark: 'OLD', source: 's', date: '2025-01-01' } } };
+  const lent = priorWithBasis(small, 'chat', compilePriors(t));
+  assert.deepEqual([lent.source, lent.basis.basis], ['default_prior', 'family']);
+  assert.ok(Math.abs(lent.q - 0.62) < 1e-9, String(lent.q));
 });
 
 test('too few models reporting both benchmarks: no bridge, the default prior', () => {

@@ -194,9 +194,12 @@ export function compilePriors(table: PriorTable): CompiledPriors {
   return { byId, byKey, byFamily, bridges, bridged, idOf, sources: table.sources ?? {} };
 }
 
-/** Where an entry's figure for a category is: its own, else bridged, else its general figure (own or bridged). */
-function figureAt(priors: CompiledPriors, e: PriorEntry, cat: PriorCategory): { q: number; category: PriorCategory; own?: PriorFigure; bridged?: BridgedFigure } | undefined {
-  const b = priors.bridged.get(e);
+/**
+ * Where an entry's figure for a category is: its own, else bridged, else its general figure (own or
+ * bridged). `measured`: published figures only, no bridge (what the family rule lends to a sibling).
+ */
+function figureAt(priors: CompiledPriors, e: PriorEntry, cat: PriorCategory, measured = false): { q: number; category: PriorCategory; own?: PriorFigure; bridged?: BridgedFigure } | undefined {
+  const b = measured ? undefined : priors.bridged.get(e);
   for (const c of cat === 'general' ? ['general' as const] : [cat, 'general' as const]) {
     const own = e.figures[c];
     if (own) return { q: own.q, category: c, own };
@@ -227,9 +230,11 @@ export function priorWithBasis(model: ModelRef, kind: TaskKind, priors: Compiled
   }
   const siblings = priors ? (model.family !== undefined ? priors.byFamily.get(model.family) : undefined) ?? priors.byFamily.get(familyOf(model.id)) : undefined;
   if (siblings) {
-    // The weakest sibling with a figure, less a margin: a family name is a hint, not evidence.
+    // The weakest sibling with a published figure, less a margin: a family name is a hint, not
+    // evidence. Bridged figures are not lent: an estimate for the newest sibling (a 235B model's math
+    // read off its GPQA Diamond) lifted its family's small and old models to near the frontier.
     let best = Infinity, weakest: PriorEntry | undefined;
-    for (const s of siblings) { const f = figureAt(priors!, s, cat)?.q; if (f !== undefined && f < best) { best = f; weakest = s; } }
+    for (const s of siblings) { const f = figureAt(priors!, s, cat, true)?.q; if (f !== undefined && f < best) { best = f; weakest = s; } }
     if (weakest && best - DEFAULT_PRIOR.familyMargin > q) {
       q = best - DEFAULT_PRIOR.familyMargin;
       basis = { basis: 'family', sibling: priors!.idOf.get(weakest)!, sibling_q: Number(best.toFixed(4)), margin: DEFAULT_PRIOR.familyMargin };
