@@ -29,6 +29,7 @@ import { RouterService } from './router/service.ts';
 import { HealthShare } from './router/health-share.ts';
 import { createDashboardServices } from './dashboard/services.ts';
 import { loadGraceHashes } from './dashboard/keys-data.ts';
+import { throttledLog } from './util/throttled-log.ts';
 
 /** GATEWAY_PG_SCHEMA (env) picks the PostgreSQL schema (default "public"), e.g. one per tenant or test run. */
 export function storeOptionsFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): OpenStoreOptions {
@@ -53,6 +54,8 @@ export type RunningGateway = { server: Server; services: Services; url: string; 
 /** Builds every service and listens; resolves once the port is bound. */
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
   const holder = new ConfigHolder(file, env);
+  // Background failures (writers, pollers, Redis) log once and then once per 10 s per subject.
+  const logError = throttledLog();
   const cfg = holder.current;
   const store = await openStoreFor(cfg, env);
   // Migrations ran above; the write thread opens its own connection to the same database.
@@ -64,17 +67,15 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const writer = new RecordWriter({
     store: writeStore, batchSize: cfg.storage.writer.batchSize, flushMs: cfg.storage.writer.flushMs, maxQueue: cfg.storage.writer.maxQueue,
     maxQueueBytes: cfg.storage.writer.maxQueueBytes,
-    onError: (e) => console.error('record writer:', (e as Error).message),
+    onError: (e) => logError('record writer', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
-  let lastLimiterLog = 0;
   const limiter = openLimiter({
     ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),
     failOpen: cfg.storage.redisFailOpen,
     onError: (e) => {
       metrics.limiterErrorsTotal.inc();
-      // One line per 10 s at most: an outage must be visible without flooding the log.
-      if (Date.now() - lastLimiterLog > 10_000) { lastLimiterLog = Date.now(); console.error(`limiter (redis) error: ${(e as Error).message}; fail ${holder.current.storage.redisFailOpen ? 'open' : 'closed'}`); }
+      logError('limiter (redis) error', `${(e as Error).message}; fail ${holder.current.storage.redisFailOpen ? 'open' : 'closed'}`);
     },
     onBreakerChange: (state) => {
       for (const s of ['closed', 'open', 'half-open'] as const) metrics.limiterBreakerState.set({ state: s }, s === state ? 1 : 0);
@@ -89,7 +90,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   /** The key ring, loaded, with budgets seeded from the store: at start, or when a reload turns auth on. */
   const startKeyRing = async (refreshMs: number): Promise<KeyRing> => {
     const ring = new KeyRing(writeStore, {
-      refreshMs, onError: (what, e) => console.error(`key ring ${what} failed:`, (e as Error).message),
+      refreshMs, onError: (what, e) => logError(`key ring ${what} failed`, (e as Error).message),
       graceHashes: () => loadGraceHashes(store.sql), // a rotated key's previous secret, during its grace period
       // Every key at the first load, then those whose budget is new or changed, by any writer (admin API, CLI).
       onBudgets: (changed) => limiter.seed(store, changed),
@@ -161,7 +162,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
         startKeyRing(holder.current.auth.keyRefreshMs).then((ring) => {
           services.keys = ring; services.limiter = limiter; authStarting = false;
           console.log(`auth enabled: ${ring.size} keys loaded`);
-        }, (e: unknown) => { console.error(`auth enabled, key ring not loaded yet (retrying in 2 s): ${(e as Error).message}`); setTimeout(attempt, 2000).unref(); });
+        }, (e: unknown) => { logError('auth enabled, key ring not loaded yet (retrying in 2 s)', (e as Error).message); setTimeout(attempt, 2000).unref(); });
       };
       attempt();
     }
@@ -202,16 +203,15 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     sql: store.sql, storeOptions: storeOptionsFor(cfg, env), settings: () => holder.current.router, isEjected: (p) => services.health.isEjected(p),
     useWorker: holder.current.workers.threads > 0,
     ...(cfg.storage.redisUrl ? { redis: { url: cfg.storage.redisUrl, prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:' } } : {}),
-    onError: (what, e) => console.error(`router ${what}:`, (e as Error).message),
+    onError: (what, e) => logError(`router ${what}`, (e as Error).message),
   });
   await router.start();
   services.router = router;
   holder.listeners.add((r, next) => { if (r.ok && r.changed) router.reconfigure(next.router); });
   // With Redis, provider ejections are shared by every replica (GATEWAY_REDIS_PREFIX separates deployments).
-  let lastShareLog = 0;
   const share = cfg.storage.redisUrl ? new HealthShare(cfg.storage.redisUrl, services.health, {
     prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:',
-    onError: (e) => { if (Date.now() - lastShareLog > 10_000) { lastShareLog = Date.now(); console.error(`ejection sharing (redis): ${(e as Error).message}`); } },
+    onError: (e) => logError('ejection sharing (redis)', (e as Error).message),
   }) : null;
   await share?.start(cfg.providers.keys());
 

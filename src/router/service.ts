@@ -83,10 +83,9 @@ export class RouterService {
     this.affinity = new Affinity(s.affinity.ttlMs, s.affinity.maxEntries);
     const backend = this.#backend = o.storeOptions && o.useWorker !== false ? new WorkerBackend(o.storeOptions) : o.sql ? new InlineBackend(o.sql) : null;
     this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}) });
-    let lastShareLog = 0;
     this.#share = o.redis ? new AffinityShare(o.redis.url, this.affinity, {
       prefix: o.redis.prefix,
-      onError: (e) => { if (Date.now() - lastShareLog > 10_000) { lastShareLog = Date.now(); o.onError?.('affinity sharing (redis)', e); } },
+      onError: (e) => o.onError?.('affinity sharing (redis)', e),
     }) : null;
     this.#writer = backend ? new DecisionWriter((chunk) => backend.writeDecisions(chunk), { onError: (e) => o.onError?.('decision writer', e) }) : null;
     this.health = {
