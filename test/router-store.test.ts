@@ -64,13 +64,20 @@ for (const b of backends) {
       assert.equal(await learning.trainOnce(), true);
       assert.equal(learning.state.version, 2);
       assert.equal(learning.state.outcomes, 5);
+      // One outcome per answer and metric: repeats on an answer already folded, and a second value
+      // on a new answer, fold nothing more than that answer's first value.
+      const t = Date.now();
+      await store.insertFeedback([feedback(ids[0]!, 'false', new Date(t).toISOString()), feedback(ids[0]!, 'false', new Date(t + 1).toISOString()),
+        feedback(ids[5]!, 'true', new Date(t + 2).toISOString()), feedback(ids[5]!, 'false', new Date(t + 3).toISOString())]);
+      assert.equal(await learning.trainOnce(), true);
+      assert.equal(learning.state.outcomes, 6);
       // A second replica loads the newest version; a version already taken is refused.
       const other = new RouterLearning({ backend: new InlineBackend(store.sql), settings: () => settings });
       assert.equal(await other.refresh(), true);
-      assert.equal(other.state.version, 2);
-      assert.equal(await saveState(store.sql, { ...emptyStored(), version: 2 }), false);
-      assert.equal(await latestVersion(store.sql), 2);
-      assert.equal((await loadState(store.sql))!.outcomes, 5);
+      assert.equal(other.state.version, 3);
+      assert.equal(await saveState(store.sql, { ...emptyStored(), version: 3 }), false);
+      assert.equal(await latestVersion(store.sql), 3);
+      assert.equal((await loadState(store.sql))!.outcomes, 6);
       await learning.close(); await other.close();
     } finally { await store.close(); }
   });

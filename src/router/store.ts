@@ -66,7 +66,12 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
 
 export type FeedbackJoin = { id: string; at: string; metric: string; value: string; canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number };
 
-/** Feedback on quality-signal metrics for routed inferences, after `c`, oldest first. */
+/**
+ * Feedback on quality-signal metrics for routed inferences, after `c`, oldest first: the first value
+ * per inference and metric only. A later value on the same answer (repeated or changed) is stored and
+ * shown but trains nothing: otherwise one client could post the same verdict 100 times and move
+ * every request's routing with a single answer (5 negatives flip a kind, docs/router.md Learning).
+ */
 export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number): Promise<FeedbackJoin[]> {
   if (metrics.length === 0) return [];
   const rows: Row[] = await sql.all(
@@ -76,6 +81,8 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
      LEFT JOIN inferences i ON i.id = f.inference_id
      WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
        AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))
+       AND NOT EXISTS (SELECT 1 FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric
+         AND (e.created_at < f.created_at OR (e.created_at = f.created_at AND e.id < f.id)))
      ORDER BY f.created_at, f.id LIMIT ?`,
     [...metrics, c.at, c.at, c.id, limit],
   );
