@@ -199,6 +199,37 @@ test('max_cost is hard: the worst case (the model would write 3000 words) stays 
   await new Promise((res) => setTimeout(res, 450)); // ejection of "cheap" ends
 });
 
+// A cost bound on a named model holds as in router mode (the model the only candidate); without one,
+// the named request is untouched. Before, max_cost on a named model was dropped as a router-only field.
+test('max_cost on a named model: output capped under it (streamed or not, both routes), refused when even a token would pass it', async () => {
+  const maxCost = 0.0005;
+  for (const [path, stream] of [['/v1/chat/completions', false], ['/v1/chat/completions', true], ['/v1/messages', false]] as const) {
+    const r = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'pricey/big-1', max_tokens: 8000, max_cost: maxCost, stream, messages: [{ role: 'user', content: 'LONG answer please' }] }) });
+    assert.equal(r.status, 200, path);
+    assert.equal(r.headers.get('x-router-model'), 'pricey/big-1');
+    const cap = Number(r.headers.get('x-router-max-output-tokens'));
+    assert.ok(cap > 0 && cap < 3000, `cap ${cap}`);
+    const id = r.headers.get('x-inference-id')!;
+    await r.text();
+    const cost = await recordedCost(id);
+    assert.ok(cost > 0 && cost <= maxCost, `${path} stream=${stream}: recorded ${cost} <= ${maxCost}`);
+    const rec = (await gw.services.store!.listInferences({ limit: 50 })).find((x) => x.id === id)!;
+    assert.equal(rec.requestedModel, 'pricey/big-1', 'the record keeps the model the client named');
+  }
+  const tiny = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'pricey/big-1', max_tokens: 100, max_cost: 1e-9, messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(tiny.status, 400);
+  const tj = await tiny.json() as { type: string; error: { message: string } };
+  assert.equal(tj.type, 'error', 'in the messages envelope');
+  assert.match(tj.error.message, /max_cost excluded 1: pricey\/big-1/);
+  const plain = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'pricey/big-1', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(plain.status, 200);
+  assert.equal(plain.headers.get('x-router-decision-id'), null, 'no bound: not routed');
+  await plain.text();
+});
+
 test('outage: a provider answering 503 costs one attempt, traffic moves, and comes back after recovery', async () => {
   await new Promise((res) => setTimeout(res, 450));
   a.fault([{ status: 503 }, { status: 503 }, { status: 503 }]);

@@ -17,7 +17,7 @@ import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
-import { namesRouter, routeInference } from './router-mode.ts';
+import { boundsCost, namesRouter, routeInference } from './router-mode.ts';
 import type { Routed } from '../router/service.ts';
 
 /**
@@ -67,14 +67,17 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       if (full) { body = full; prepared = null; }
     }
     requested = body.model as string;
-    if (requested === 'router') {
-      // Router mode (src/router): the decision picks the plan; its first target stands as the model.
-      const r = routeInference(svc, cfg, body, prepared, format, client.key, route, id, res);
+    const named = requested === 'router' ? null : resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });
+    if (client.key && named) svc.keys?.checkModel(client.key, named.id);
+    // Router mode (src/router): the decision picks the plan; its first target stands as the model. A
+    // named model with a cost bound goes the same way with itself as the only candidate, so the bound
+    // holds exactly as it does in router mode (refused when even one output token would pass it,
+    // output capped below it otherwise) instead of being dropped as a router-only field.
+    if (named === null || boundsCost(body)) {
+      const r = routeInference(svc, cfg, named ? { ...body, model: 'router', models: [named.id] } : body, prepared, format, client.key, route, id, res);
       ({ routed, body, entry } = r instanceof Promise ? await r : r);
       prepared = null;
-    }
-    else entry = resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });
-    if (client.key && !routed) svc.keys?.checkModel(client.key, entry.id);
+    } else entry = named;
     const limiter = svc.limiter;
     if (client.key && limiter) {
       const est = estimate(entry, body, buf, client.key);

@@ -40,6 +40,9 @@ export function namesRouter(buf: Buffer): boolean {
   return ROUTER_MODEL.some((p) => head.includes(p) || tail.includes(p));
 }
 
+/** Whether a body sets a cost bound (max_cost or max_cost_per_million_tokens), which the router enforces. */
+export const boundsCost = (body: Rec): boolean => body.max_cost !== undefined || body.max_cost_per_million_tokens !== undefined;
+
 /**
  * Routes a validated `model: "router"` body: the plan's first target stands as the request's model
  * for limits and records. A body the worker pool prepared is parsed here (routing reads the prompt),
