@@ -223,6 +223,12 @@ test('max_cost on a named model: output capped under it (streamed or not, both r
   const tj = await tiny.json() as { type: string; error: { message: string } };
   assert.equal(tj.type, 'error', 'in the messages envelope');
   assert.match(tj.error.message, /max_cost excluded 1: pricey\/big-1/);
+  // The 400 points at the dry run, which ranks the same body the same way.
+  const dry = await rank({ model: 'pricey/big-1', max_cost: 1e-9 });
+  assert.deepEqual([dry.model, (cands(dry)[0]!.excluded as { constraint: string }).constraint, cands(dry).length], [null, 'max_cost', 1]);
+  assert.equal((await rank({ model: 'pricey/big-1', max_cost: maxCost })).model, 'pricey/big-1');
+  const unbounded = await fetch(`${gw.url}/v1/router/rank`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'pricey/big-1', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(unbounded.status, 400);
   const plain = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'pricey/big-1', messages: [{ role: 'user', content: 'hi' }] }) });
   assert.equal(plain.status, 200);

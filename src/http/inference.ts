@@ -17,7 +17,7 @@ import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
-import { boundsCost, namesRouter, routeInference } from './router-mode.ts';
+import { boundsCost, namesRouter, onlyCandidate, routeInference } from './router-mode.ts';
 import type { Routed } from '../router/service.ts';
 
 /**
@@ -70,11 +70,9 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     const named = requested === 'router' ? null : resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });
     if (client.key && named) svc.keys?.checkModel(client.key, named.id);
     // Router mode (src/router): the decision picks the plan; its first target stands as the model. A
-    // named model with a cost bound goes the same way with itself as the only candidate, so the bound
-    // holds exactly as it does in router mode (refused when even one output token would pass it,
-    // output capped below it otherwise) instead of being dropped as a router-only field.
+    // named model with a cost bound goes the same way, as its only candidate (onlyCandidate).
     if (named === null || boundsCost(body)) {
-      const r = routeInference(svc, cfg, named ? { ...body, model: 'router', models: [named.id] } : body, prepared, format, client.key, route, id, res);
+      const r = routeInference(svc, cfg, named ? onlyCandidate(body, named) : body, prepared, format, client.key, route, id, res);
       ({ routed, body, entry } = r instanceof Promise ? await r : r);
       prepared = null;
     } else entry = named;

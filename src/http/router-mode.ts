@@ -6,6 +6,7 @@ import type { PreparedRequest } from '../engine/convert-pool.ts';
 import type { KeyRecord } from '../store/types.ts';
 import type { Routed } from '../router/service.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
+import { resolveModel } from '../engine/plan.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { readBody, requireJsonContentType } from './body.ts';
@@ -42,6 +43,13 @@ export function namesRouter(buf: Buffer): boolean {
 
 /** Whether a body sets a cost bound (max_cost or max_cost_per_million_tokens), which the router enforces. */
 export const boundsCost = (body: Rec): boolean => body.max_cost !== undefined || body.max_cost_per_million_tokens !== undefined;
+
+/**
+ * A named model's request with a cost bound as the router takes it: that model the only candidate,
+ * so the bound holds as in router mode (refused when one output token would pass it, output capped
+ * below it otherwise) instead of being dropped as a router-only field.
+ */
+export const onlyCandidate = (body: Rec, named: ModelEntry): Rec => ({ ...body, model: 'router', models: [named.id] });
 
 /**
  * Routes a validated `model: "router"` body: the plan's first target stands as the request's model
@@ -94,8 +102,14 @@ export async function handleRouterRank(svc: Services, req: IncomingMessage, res:
   try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
   // model is optional here: the dry run is always router mode.
   const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
-  const body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
-  if (body.model !== 'router') throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking", { param: 'model' });
+  let body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
+  if (body.model !== 'router') {
+    // A named model with a cost bound is routed as its only candidate (src/http/inference.ts): ranked the same way.
+    if (!boundsCost(body)) throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking, or a named model with max_cost or max_cost_per_million_tokens", { param: 'model' });
+    const named = resolveModel(cfg, body.model as string, { budgeted: client.key?.budgetUsd != null });
+    if (client.key) svc.keys?.checkModel(client.key, named.id);
+    body = onlyCandidate(body, named);
+  }
   if (format === 'openai-responses') await prependHistory(svc, body, client);
   const id = uuidv7();
   const out = await router.rank(cfg, body, format, client.key, p.path, id);
