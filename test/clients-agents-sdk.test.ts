@@ -1,7 +1,8 @@
 // The OpenAI Agents SDK (@openai/agents) on the gateway's Responses API, against an Anthropic and a
 // Gemini mock: an agent with a function tool runs its loop (model -> tool call -> tool output ->
 // answer) through POST /v1/responses, plain and streamed, with tracing off and every request on
-// 127.0.0.1 (global fetch is watched). The gateway records each turn like any inference.
+// 127.0.0.1 (global fetch is watched). The gateway records each turn like any inference. With model
+// "router" the loop runs through the router, every turn on the model the first one chose.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -68,10 +69,28 @@ for (const provider of ['ant', 'gem']) {
   });
 }
 
+// model "router": the SDK's loop runs through the router; the tool result's turn stays on the model
+// that asked for the tool (the follow-up's prefix holds the first turn: affinity).
+for (const stream of [false, true]) {
+  test(`agents SDK with model "router" (${stream ? 'streamed' : 'plain'}): the tool loop completes, every turn on one routed model`, async () => {
+    ant.reset(); gem.reset();
+    const calls: Rec[] = [];
+    const result = stream ? await run(weatherAgent('router', calls), 'What is the weather in Paris?', { stream: true }) : await run(weatherAgent('router', calls), 'What is the weather in Paris?');
+    if (stream) {
+      for await (const _ of (result as unknown as AsyncIterable<unknown>)) { /* drain */ }
+      await (result as unknown as { completed: Promise<void> }).completed;
+    }
+    assert.deepEqual(calls, [{ city: 'Paris' }]);
+    assert.match(String(result.finalOutput), /^The tool returned: .*sunny, 22 degrees in Paris/);
+    const served = [ant.requests.length, gem.requests.length];
+    assert.ok(served.includes(0) && served.includes(2), `both turns on one provider: ant ${served[0]}, gem ${served[1]}`);
+  });
+}
+
 test('the agent turns are recorded as /v1/responses inferences with their usage', async () => {
   ant.reset();
   const calls: Rec[] = [];
-  await run(weatherAgent('ant/test-model', calls), 'What is the weather in Rome?');
+  await run(weatherAgent('ant/test-model', calls), 'What is the weather in Paris?');
   await new Promise((r) => setTimeout(r, 100));
   const recs = (await gw.services.store!.listInferences({ limit: 50 })).filter((r) => r.route === '/v1/responses');
   assert.ok(recs.length >= 2);
