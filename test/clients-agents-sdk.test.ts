@@ -24,7 +24,8 @@ before(async () => {
     return realFetch(input, init);
   }) as typeof fetch;
   [ant, gem] = await Promise.all([startMockAnthropic(), startMockGemini()]);
-  gw = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: ant.url }, { id: 'gem', format: 'gemini', base_url: gem.url }] });
+  // Exploration off: a conversation's first turn may otherwise go to a model under min_evidence on purpose.
+  gw = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: ant.url }, { id: 'gem', format: 'gemini', base_url: gem.url }], gateway: { router: { exploration: { share: 0 } } } });
 });
 after(async () => {
   globalThis.fetch = realFetch;

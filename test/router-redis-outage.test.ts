@@ -47,6 +47,10 @@ async function affinityCase(tag: string) {
 test('Redis killed under router traffic: each replica routes on its own state; restarted, sharing resumes', async () => {
   const up = await affinityCase('before');
   assert.deepEqual([up.status, up.model, up.remoteAffinity, up.localAffinity], [200, 'one/m-c', 'one/m-c', 'one/m-c']);
+  // Every connection the two gateways hold (limiter, ejection and affinity channels), to know when all are back.
+  const admin = redis.client();
+  const connections = async (): Promise<number> => ((await admin.client('LIST')) as string).trim().split('\n').length;
+  const before = await connections();
   await redis.kill();
   for (let i = 0; i < 3; i++) {
     const c = await affinityCase(`down ${i}`);
@@ -61,6 +65,9 @@ test('Redis killed under router traffic: each replica routes on its own state; r
   for (const gw of [gwA, gwB]) assert.equal((await fetch(`${gw.url}/health`)).status, 200);
 
   await redis.restart();
+  let now = 0;
+  for (let i = 0; i < 100 && now < before; i++) { await new Promise((r) => setTimeout(r, 100)); now = await connections().catch(() => 0); }
+  assert.equal(now, before, 'every connection came back by itself');
   let back: Awaited<ReturnType<typeof affinityCase>> | null = null;
   for (let i = 0; i < 50 && back?.remoteAffinity !== 'one/m-c'; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 100));
@@ -73,10 +80,23 @@ test('Redis killed under router traffic: each replica routes on its own state; r
   const e2 = await post(gwA, '/v1/chat/completions', { model: 'router', models: ['m-a', 'm-b'], messages: [{ role: 'user', content: 'after the restart' }] });
   assert.deepEqual([e2.status, ((await e2.json()) as Rec).model], [200, 'two/m-b']);
   let ejected = false;
-  for (let i = 0; i < 50 && !ejected; i++) {
+  for (let i = 0; i < 150 && !ejected; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 20));
     const rb = await rank(gwB, { models: ['m-a', 'm-b'] });
     ejected = (rb.candidates as Array<{ id: string; provider_ejected?: boolean }>).some((c) => c.id === 'one/m-a' && c.provider_ejected === true);
   }
   assert.ok(ejected, 'replica B sees provider one ejected');
+  // Subscribers cut off (the channel's messages in between are lost): an ejection published meanwhile
+  // still reaches B, from the key it is stored under, read again once B's subscription is back.
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+  up2.fault({ status: 503 });
+  const e3 = await post(gwA, '/v1/chat/completions', { model: 'router', models: ['m-b'], messages: [{ role: 'user', content: 'while B is not listening' }] });
+  await e3.text(); // its first attempt failed, so A ejected provider two (a retry may still answer)
+  let seenB = false;
+  for (let i = 0; i < 150 && !seenB; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 20));
+    const rb = await rank(gwB, { models: ['m-b'] });
+    seenB = (rb.candidates as Array<{ id: string; provider_ejected?: boolean }>).some((c) => c.id === 'two/m-b' && c.provider_ejected === true);
+  }
+  assert.ok(seenB, 'replica B applies the ejection it missed on the channel');
 });

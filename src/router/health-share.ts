@@ -15,20 +15,28 @@ export class HealthShare {
     this.#prefix = opts.prefix ?? 'gw:';
     this.#health = health;
     this.#onError = opts.onError ?? (() => {});
-    this.#ch = new ReplicaChannel(url, `${this.#prefix}eject`, (m) => this.#receive(m), this.#onError);
+    // Back after Redis was lost: ejections published meanwhile were missed, their keys were not.
+    this.#ch = new ReplicaChannel(url, `${this.#prefix}eject`, (m) => this.#receive(m), this.#onError, () => { this.#applyStored().catch((e: unknown) => this.#onError(e)); });
   }
+
+  #providers: string[] = [];
 
   /** Subscribes, applies ejections still in force, and starts publishing this replica's. */
   async start(providers: Iterable<string>): Promise<void> {
+    this.#providers = [...providers];
     try {
       await this.#ch.start();
-      const ids = [...providers];
-      if (ids.length > 0) {
-        const vals = await this.#ch.redis.mget(...ids.map((p) => `${this.#prefix}eject:${p}`));
-        vals.forEach((v, i) => { const until = Number(v); if (v !== null && until > Date.now()) this.#health.ejectUntil(ids[i]!, until); });
-      }
+      await this.#applyStored();
     } catch (e) { this.#onError(e); }
     this.#health.onEject = (provider, until) => this.#publish(provider, until);
+  }
+
+  /** Applies the ejections stored in Redis that are still in force. */
+  async #applyStored(): Promise<void> {
+    const ids = this.#providers;
+    if (ids.length === 0) return;
+    const vals = await this.#ch.redis.mget(...ids.map((p) => `${this.#prefix}eject:${p}`));
+    vals.forEach((v, i) => { const until = Number(v); if (v !== null && until > Date.now()) this.#health.ejectUntil(ids[i]!, until); });
   }
 
   #publish(provider: string, until: number): void {

@@ -16,12 +16,22 @@ export class ReplicaChannel {
   readonly #me = randomUUID();
   readonly #onError: (e: unknown) => void;
 
-  constructor(url: string, channel: string, onMessage: (m: Record<string, unknown>) => void, onError: (e: unknown) => void) {
+  /**
+   * `onResubscribed`: the subscription is back after Redis was lost (ioredis resubscribes by itself);
+   * whatever was published in between never reaches this replica, so state kept in keys is read again.
+   */
+  constructor(url: string, channel: string, onMessage: (m: Record<string, unknown>) => void, onError: (e: unknown) => void, onResubscribed?: () => void) {
     this.#channel = channel;
     this.#onError = onError;
     this.redis = new Redis(url, OPTIONS);
     this.#sub = new Redis(url, OPTIONS);
     for (const c of [this.redis, this.#sub]) c.on('error', (e) => onError(e));
+    let subscribed = false;
+    this.#sub.on('ready', () => {
+      // 'ready' comes again after each reconnect; the resubscription is sent before it (ioredis).
+      if (subscribed && onResubscribed) { try { onResubscribed(); } catch (e) { onError(e); } }
+    });
+    this.#sub.on('subscribe', () => { subscribed = true; });
     this.#sub.on('message', (_ch: string, text: string) => {
       let m: unknown;
       try { m = JSON.parse(text); } catch { return; }
