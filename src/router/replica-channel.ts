@@ -26,12 +26,13 @@ export class ReplicaChannel {
     this.redis = new Redis(url, OPTIONS);
     this.#sub = new Redis(url, OPTIONS);
     for (const c of [this.redis, this.#sub]) c.on('error', (e) => onError(e));
-    let subscribed = false;
+    // 'ready' comes on each connect; after the first, ioredis resubscribes right after emitting it. A
+    // PING sent on the next turn is answered after the subscription is in place: then read the keys.
+    let readies = 0;
     this.#sub.on('ready', () => {
-      // 'ready' comes again after each reconnect; the resubscription is sent before it (ioredis).
-      if (subscribed && onResubscribed) { try { onResubscribed(); } catch (e) { onError(e); } }
+      if (++readies === 1 || !onResubscribed) return;
+      setImmediate(() => { this.#sub.ping().then(() => onResubscribed(), (e: unknown) => onError(e)); });
     });
-    this.#sub.on('subscribe', () => { subscribed = true; });
     this.#sub.on('message', (_ch: string, text: string) => {
       let m: unknown;
       try { m = JSON.parse(text); } catch { return; }
