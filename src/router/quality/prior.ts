@@ -109,10 +109,10 @@ const logit = (q: number) => { const p = q < EDGE ? EDGE : q > 1 - EDGE ? 1 - ED
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 /** Every published result of an entry by benchmark: its figures' benchmarks and its other results. */
-function resultsOf(e: PriorEntry): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const f of Object.values(e.figures)) if (f) out.set(f.benchmark, f.q);
-  if (e.results) for (const [b, r] of Object.entries(e.results)) out.set(b, r.q);
+function resultsOf(e: PriorEntry): Map<string, PriorResult> {
+  const out = new Map<string, PriorResult>();
+  for (const f of Object.values(e.figures)) if (f) out.set(f.benchmark, f);
+  if (e.results) for (const [b, r] of Object.entries(e.results)) out.set(b, r);
   return out;
 }
 
@@ -128,7 +128,7 @@ export function fitBridges(table: PriorTable): PriorBridge[] {
       const xs: number[] = [], ys: number[] = [];
       entries.forEach((e, i) => {
         const f = e.figures[category];
-        const x = results[i]!.get(from);
+        const x = results[i]!.get(from)?.q;
         if (f && f.benchmark !== from && x !== undefined) { xs.push(x); ys.push(f.q); }
       });
       if (xs.length < BRIDGE_MIN_MODELS) continue;
@@ -149,8 +149,8 @@ export function fitBridges(table: PriorTable): PriorBridge[] {
   return bridges;
 }
 
-/** A figure reached through a bridge: the estimate, the benchmark it came from and the bridge. */
-export type BridgedFigure = { q: number; via: string; bridge: PriorBridge };
+/** A figure reached through a bridge: the estimate, the benchmark it came from, the result read there and the bridge. */
+export type BridgedFigure = { q: number; via: string; from: PriorResult; bridge: PriorBridge };
 
 /** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family; bridged figures per entry. */
 export type CompiledPriors = {
@@ -187,7 +187,10 @@ export function compilePriors(table: PriorTable): CompiledPriors {
       for (const br of bridges) {
         if (br.category === category && results.has(br.from) && (!best || br.residualSd < best.residualSd)) best = br;
       }
-      if (best) out[category] = { q: sigmoid(best.a + best.b * logit(results.get(best.from)!)), via: best.from, bridge: best };
+      if (best) {
+        const from = results.get(best.from)!;
+        out[category] = { q: sigmoid(best.a + best.b * logit(from.q)), via: best.from, from, bridge: best };
+      }
     }
     if (Object.keys(out).length) bridged.set(e, out);
   }
@@ -251,10 +254,7 @@ function figureBasis(priors: CompiledPriors, e: PriorEntry, at: NonNullable<Retu
     const f = at.own;
     return { basis: 'figure', model, category: at.category, benchmark: f.benchmark, result: f.q, reference: cite(f.source), date: f.date, ...(f.setting ? { setting: f.setting } : {}) };
   }
-  const { via, bridge } = at.bridged!;
-  // The result the bridge read: a figure on that benchmark or one of the entry's other results.
-  const fig = Object.values(e.figures).find((f) => f?.benchmark === via);
-  const r = fig ?? e.results![via]!;
+  const { via, from: r, bridge } = at.bridged!;
   return {
     basis: 'bridge', model, category: at.category, benchmark: via, result: r.q, reference: cite(r.source), date: r.date, ...(r.setting ? { setting: r.setting } : {}),
     fit: { models: bridge.n, r2: Number(bridge.r2.toFixed(2)), extrapolated: r.q < bridge.fromMin || r.q > bridge.fromMax },
