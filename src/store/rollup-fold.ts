@@ -9,6 +9,7 @@ import {
   encodeFeedback, expandCells, expandFeedback, joinedOf, mergeEncoded, pgText, sameText, type FeedbackCell, type UsageCell,
 } from './rollup-cells.ts';
 import type { SqlRunner } from './sql-runner.ts';
+import { throttledLog } from '../util/throttled-log.ts';
 
 const USAGE_COLUMNS = ['span', 'grain', 't', 'key_id', 'model', 'provider', 'route', 'cost_hi', 'cost_lo', 'cost_rest', ...USAGE_SUM_COLUMNS];
 const FEEDBACK_COLUMNS = ['span', 'grain', 't', 'key_id', 'model', 'metric', 'type', 'count', 'value_sum', 'value_sumsq'];
@@ -83,13 +84,16 @@ export async function foldOnce(sql: SqlRunner, max = 500): Promise<number> {
 /** When the write path folds by itself: `delayMs` after a batch, or at once after `maxEntries` appends. */
 export const foldSettings = { delayMs: 15_000, maxEntries: 200 };
 
-type State = { timer: NodeJS.Timeout | null; appended: number; running: Promise<void> | null; reportedAt: number };
+type State = { timer: NodeJS.Timeout | null; appended: number; running: Promise<void> | null };
 const states = new WeakMap<SqlRunner, State>();
 const stateOf = (sql: SqlRunner): State => {
   let s = states.get(sql);
-  if (!s) { s = { timer: null, appended: 0, running: null, reportedAt: 0 }; states.set(sql, s); }
+  if (!s) { s = { timer: null, appended: 0, running: null }; states.set(sql, s); }
   return s;
 };
+
+/** A failing fold repeats on every append: one line a minute. */
+const logFailure = throttledLog(undefined, 60_000);
 
 /** Folds everything in the journal (a fold already running on this runner first). Errors go to the log, rate-limited. */
 export function foldAll(sql: SqlRunner): Promise<void> {
@@ -102,7 +106,7 @@ export function foldAll(sql: SqlRunner): Promise<void> {
     // A closed store (shutdown, a test's end) leaves the entries for the next fold: nothing is lost, nothing to say.
     const msg = (e as Error).message ?? String(e);
     if (/not open|after calling end|closed|terminat/i.test(msg)) return;
-    if (Date.now() - s.reportedAt > 60_000) { s.reportedAt = Date.now(); console.error('rollup fold failed (entries kept):', msg); }
+    logFailure('rollup fold failed (entries kept)', msg);
   }).finally(() => { if (s.running === run) s.running = null; });
   s.running = run;
   return run;
