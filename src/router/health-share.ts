@@ -10,6 +10,8 @@ export class HealthShare {
   readonly #health: UpstreamHealth;
   readonly #prefix: string;
   readonly #onError: (e: unknown) => void;
+  /** The providers whose stored ejections are read at start and after a resubscription. */
+  #providers: string[] = [];
 
   constructor(url: string, health: UpstreamHealth, opts: { prefix?: string; onError?: (e: unknown) => void } = {}) {
     this.#prefix = opts.prefix ?? 'gw:';
@@ -18,8 +20,6 @@ export class HealthShare {
     // Back after Redis was lost: ejections published meanwhile were missed, their keys were not.
     this.#ch = new ReplicaChannel(url, `${this.#prefix}eject`, (m) => this.#receive(m), this.#onError, () => { this.#applyStored().catch((e: unknown) => this.#onError(e)); });
   }
-
-  #providers: string[] = [];
 
   /** Subscribes, applies ejections still in force, and starts publishing this replica's. */
   async start(providers: Iterable<string>): Promise<void> {
