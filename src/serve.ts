@@ -213,7 +213,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:',
     onError: (e) => logError('ejection sharing (redis)', (e as Error).message),
   }) : null;
-  await share?.start(cfg.providers.keys());
+  await share?.start(() => holder.current.providers.keys());
 
   // The catalog overlay stored by a refresh (this replica's or another's) is applied before serving.
   const catalog = new CatalogRefresher(holder, store.sql, { file, env, registry: metrics.registry });

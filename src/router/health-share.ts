@@ -10,8 +10,8 @@ export class HealthShare {
   readonly #health: UpstreamHealth;
   readonly #prefix: string;
   readonly #onError: (e: unknown) => void;
-  /** The providers whose stored ejections are read at start and after a resubscription. */
-  #providers: string[] = [];
+  /** The providers whose stored ejections are read at start and after a resubscription: the current config's (a reload may add some). */
+  #providers: () => Iterable<string> = () => [];
 
   constructor(url: string, health: UpstreamHealth, opts: { prefix?: string; onError?: (e: unknown) => void } = {}) {
     this.#prefix = opts.prefix ?? 'gw:';
@@ -22,8 +22,8 @@ export class HealthShare {
   }
 
   /** Subscribes, applies ejections still in force, and starts publishing this replica's. */
-  async start(providers: Iterable<string>): Promise<void> {
-    this.#providers = [...providers];
+  async start(providers: () => Iterable<string>): Promise<void> {
+    this.#providers = providers;
     try {
       await this.#ch.start();
       await this.#applyStored();
@@ -33,7 +33,7 @@ export class HealthShare {
 
   /** Applies the ejections stored in Redis that are still in force. */
   async #applyStored(): Promise<void> {
-    const ids = this.#providers;
+    const ids = [...this.#providers()];
     if (ids.length === 0) return;
     const vals = await this.#ch.redis.mget(...ids.map((p) => `${this.#prefix}eject:${p}`));
     vals.forEach((v, i) => { const until = Number(v); if (v !== null && until > Date.now()) this.#health.ejectUntil(ids[i]!, until); });
