@@ -86,6 +86,20 @@ test('embeddings pass through to the provider named by model', async () => {
   assert.equal(sent.headers.authorization, 'Bearer sk-upstream-test');
 });
 
+test('a cost bound on a pass-through route is refused with a 400 naming it, not dropped', async () => {
+  const before = oa.requests.length;
+  for (const [field, value] of [['max_cost', 0.001], ['max_cost_per_million_tokens', 2]] as const) {
+    const e = await client.embeddings.create({ model: 'mockai/test-model', input: 'embed me', [field]: value } as never).then(() => null, (x: unknown) => x);
+    assert.ok(e instanceof OpenAI.BadRequestError, `${field}: ${String(e)}`);
+    assert.equal((e.error as { param?: string }).param, field);
+    assert.match(e.message, new RegExp(`'${field}' is enforced on /v1/chat/completions`));
+  }
+  assert.equal(oa.requests.length, before, 'nothing reached the provider');
+  // The other router fields are still dropped on their way upstream (they bound nothing).
+  await client.embeddings.create({ model: 'mockai/test-model', input: 'embed me', extra: { team: 'x' } } as never);
+  assert.equal((oa.requests.at(-1)!.body as Record<string, unknown>).extra, undefined);
+});
+
 test('models.list() works against the gateway', async () => {
   const ids: string[] = [];
   for await (const m of client.models.list()) ids.push(m.id);
