@@ -148,6 +148,8 @@ test('bad input: 400 in the envelope naming the field, nothing sent upstream', a
     [{ model: 'ant/test-model', input: 'x', prompt_cache_retention: 'forever' }, 'prompt_cache_retention'],
     [{ model: 'ant/test-model', input: 'x', image: { context_compression: 'maybe' } }, 'image.context_compression'],
     [{ model: 'ant/test-model', input: 'x', previous_response_id: '0190f0f0-0000-7000-8000-000000000000' }, 'previous_response_id'],
+    // A cost bound cannot be enforced here: refused, not dropped (the call would spend past it).
+    [{ model: 'oai/gpt-5', input: 'x', max_cost: 0.01 }, 'max_cost'], [{ model: 'ant/test-model', input: 'x', max_cost_per_million_tokens: 3 }, 'max_cost_per_million_tokens'],
     // An OpenAI compaction token cannot be read by a translated model.
     [{ model: 'ant/test-model', input: [{ type: 'compaction', encrypted_content: 'gAAAAopaque' }] }, 'input[0].encrypted_content'],
   ];

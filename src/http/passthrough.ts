@@ -25,7 +25,7 @@ import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 import { relayAnswer } from './passthrough-relay.ts';
-import { boundsCost } from './router-mode.ts';
+import { refuseCostBound } from './router-mode.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };
 const hooks = new WeakMap<IncomingMessage, Hooks>();
@@ -88,11 +88,7 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     const buf = await readBody(req, cfg.server.bodyLimitBytes);
     body = parseJsonObject(buf, cfg.server.jsonMaxDepth);
     if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('missing_parameter', '`model` (a <provider>/<model> id) is required', { param: 'model' });
-    if (boundsCost(body)) {
-      // Dropping the bound (as the other router fields are dropped here) would let the call spend past a ceiling the caller set.
-      const param = body.max_cost !== undefined ? 'max_cost' : 'max_cost_per_million_tokens';
-      throw new GatewayError('invalid_parameter', `'${param}' is enforced on /v1/chat/completions, /v1/messages and /v1/responses only; ${p.path} cannot bound its cost before the call: leave it out`, { param });
-    }
+    refuseCostBound(body, p.path);
     primary = resolveModel(cfg, body.model, { budgeted: client.key?.budgetUsd != null });
     if (client.key) svc.keys?.checkModel(client.key, primary.id);
     inputEstimate = Math.ceil(buf.length / 4);

@@ -25,6 +25,7 @@ import type { Reservation } from '../limits/limiter.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError, sendJson } from './envelope.ts';
 import { prependHistory } from './responses-route.ts';
+import { refuseCostBound } from './router-mode.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
 import { uuidv7 } from '../util/uuid.ts';
@@ -52,6 +53,7 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
     bytes = buf.length;
     body = validateCompactRequest(parseJsonObject(buf, cfg.server.jsonMaxDepth));
     requested = body.model as string;
+    refuseCostBound(body, ROUTE);
     entry = resolveModel(cfg, requested, { budgeted: client.key?.budgetUsd != null });
     if (client.key) svc.keys?.checkModel(client.key, entry.id);
     body.input ??= [];

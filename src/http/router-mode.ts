@@ -45,6 +45,17 @@ export function namesRouter(buf: Buffer): boolean {
 export const boundsCost = (body: Rec): boolean => body.max_cost !== undefined || body.max_cost_per_million_tokens !== undefined;
 
 /**
+ * Refuses a cost bound on a route that cannot enforce one before the call (the OpenAI-style
+ * pass-through routes, /v1/responses/compact): dropped like the other router fields, it would let
+ * the call spend past a ceiling the caller set.
+ */
+export function refuseCostBound(body: Rec, path: string): void {
+  if (!boundsCost(body)) return;
+  const param = body.max_cost !== undefined ? 'max_cost' : 'max_cost_per_million_tokens';
+  throw new GatewayError('invalid_parameter', `'${param}' is enforced on /v1/chat/completions, /v1/messages and /v1/responses only; ${path} cannot bound its cost before the call: leave it out`, { param });
+}
+
+/**
  * A named model's request with a cost bound as the router takes it: that model the only candidate,
  * so the bound holds as in router mode (refused when one output token would pass it, output capped
  * below it otherwise) instead of being dropped as a router-only field.
