@@ -29,9 +29,9 @@ export function feedbackText(f: RouterFeedbackStat): string {
 
 function modelRow(m: RouterModelShare): Array<string | HTMLElement> {
   return [
-    m.model, compact(m.requests), pct(m.share), usd(m.cost_usd), usd(m.cost_per_request_usd), money(m.predicted_cost_usd), quality(m.predicted_quality),
+    m.model, `${compact(m.requests)} · ${pct(m.share)}`, usd(m.cost_usd), usd(m.cost_per_request_usd), money(m.predicted_cost_usd), quality(m.predicted_quality),
     m.feedback.length ? h('span', null, ...m.feedback.map((f, i) => [i ? h('br') : null, feedbackText(f)])) : '–',
-    `${compact(m.fallbacks)} / ${compact(m.explored)} / ${compact(m.errors)}`,
+    `${compact(m.fallbacks)} / ${compact(m.explored)}`,
   ];
 }
 
@@ -51,12 +51,11 @@ function render(r: RouterOverview): HTMLElement[] {
     ...(r.other ? [{ label: `${r.other.models} more`, value: r.other.requests, text: `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}` }] : [])];
   const models = section('Chosen models',
     bars.length ? chart(barChart({ title: 'Routed requests by chosen model', bars })) : null,
-    table(['Model', 'Requests', 'Share', 'Cost', 'Cost / request', 'Predicted cost', 'Predicted quality', 'Feedback', 'Fallbacks / explored / errors'],
-      [...r.models.map(modelRow), ...(r.other ? [[`${r.other.models} more models`, compact(r.other.requests), pct(r.routed ? r.other.requests / r.routed : null), usd(r.other.cost_usd), '', '', '', '', '']] : [])],
-      { numeric: [1, 2, 3, 4, 5, 6], empty: 'No model was chosen in this range.' }),
-    h('p', { class: 'muted small' }, r.quality_signals.length
-      ? `Feedback on the router's quality signals: ${r.quality_signals.join(', ')}. Predicted figures are the router's estimates when it chose.`
-      : 'No quality signals are configured (router.quality_signals), so no feedback is shown. Predicted figures are the router\'s estimates when it chose.'));
+    table(['Model', 'Requests', 'Cost', 'Per request', 'Predicted', 'Quality', 'Feedback', 'Fallbacks / explored'],
+      [...r.models.map(modelRow), ...(r.other ? [[`${r.other.models} more models`, `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}`, usd(r.other.cost_usd), '', '', '', '', '']] : [])],
+      { numeric: [1, 2, 3, 4, 5, 7], empty: 'No model was chosen in this range.' }),
+    h('p', { class: 'muted small' }, 'Cost: what the requests cost as recorded, in all and per request. Predicted and Quality: the router\'s own estimates of cost per request and quality when it chose. ',
+      r.quality_signals.length ? `Feedback: on the router's quality signals (${r.quality_signals.join(', ')}).` : 'Feedback: no quality signals are configured (router.quality_signals).'));
   const constraints = section('Constraints',
     r.constraints.length ? chart(barChart({ title: 'Decisions where each constraint excluded candidates', bars: r.constraints.map((c) => ({ label: c.constraint, value: c.decisions, text: `${compact(c.decisions)} · ${pct(c.share)}` })) })) : null,
     table(['Constraint', 'Decisions', 'Share of routed', 'Candidates excluded'], r.constraints.map((c) => [c.constraint, compact(c.decisions), pct(c.share), compact(c.candidates)]),
