@@ -205,6 +205,11 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   }
   assert.ok(overview.includes(XSS), 'a model name is shown as text');
   await check('router');
+  // A chosen model links to its routed requests on the Requests page.
+  await page.click('main a[href*="served=mockai%2Fsecond"]');
+  await page.waitForURL(/\/dashboard\/requests\?.*routed=true/);
+  await ready(page);
+  assert.equal((await page.$$('tr[data-id]')).length, 2, 'the two routed requests served by mockai/second');
 
   // Usage, filtered (the filters are in the URL) and grouped by key.
   await page.goto(`${gw.url}/dashboard/usage?group=key&model=mockai/test-model&range=24h`);

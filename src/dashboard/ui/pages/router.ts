@@ -3,10 +3,11 @@
 // signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
 // the learned state versions used. The range lives in the URL.
 import { api, qs } from '../api.ts';
-import type { RouterFeedbackStat, RouterModelShare, RouterOverview } from '../api-types.ts';
+import type { RouterModelShare, RouterOverview } from '../api-types.ts';
 import { barChart } from '../charts.ts';
 import { h, mount } from '../dom.ts';
 import { compact, dateTime, pct, usd } from '../format.ts';
+import { feedbackText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
@@ -20,22 +21,16 @@ export function routerApiQuery(q: Record<string, string>, now = Date.now()): str
 const money = (x: number | null): string => (x === null ? '–' : usd(String(x)));
 const quality = (x: number | null): string => (x === null ? '–' : x.toFixed(3));
 
-/** "rate 62.5% (n=8)" for booleans, "mean 3.20 (n=5)" for scores; comments only count. */
-export function feedbackText(f: RouterFeedbackStat): string {
-  if (f.type === 'boolean') return `${f.metric}: ${pct(f.rate)} (n=${compact(f.count)})`;
-  if (f.type === 'float') return `${f.metric}: ${f.mean === null ? '–' : f.mean.toFixed(2)} (n=${compact(f.count)})`;
-  return `${f.metric}: ${compact(f.count)} comments`;
-}
-
-function modelRow(m: RouterModelShare): Array<string | HTMLElement> {
+function modelRow(m: RouterModelShare, q: Record<string, string>): Array<string | HTMLElement> {
   return [
-    m.model, `${compact(m.requests)} · ${pct(m.share)}`, usd(m.cost_usd), usd(m.cost_per_request_usd), money(m.predicted_cost_usd), quality(m.predicted_quality),
+    h('a', { href: requestsLink(m.model, q), title: `Routed requests served by ${m.model}` }, m.model),
+    `${compact(m.requests)} · ${pct(m.share)}`, usd(m.cost_usd), usd(m.cost_per_request_usd), money(m.predicted_cost_usd), quality(m.predicted_quality),
     m.feedback.length ? h('span', null, ...m.feedback.map((f, i) => [i ? h('br') : null, feedbackText(f)])) : '–',
     `${compact(m.fallbacks)} / ${compact(m.explored)}`,
   ];
 }
 
-function render(r: RouterOverview): HTMLElement[] {
+function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
   const cards = h('div', { class: 'cards' },
     card('Routed requests', compact(r.routed), `${pct(r.routed_share)} of ${compact(r.requests)} requests`),
     card('Cost', usd(r.cost_usd), r.cost_per_request_usd ? `${usd(r.cost_per_request_usd)} per routed request` : undefined),
@@ -52,7 +47,7 @@ function render(r: RouterOverview): HTMLElement[] {
   const models = section('Chosen models',
     bars.length ? chart(barChart({ title: 'Routed requests by chosen model', bars })) : null,
     table(['Model', 'Requests', 'Cost', 'Per request', 'Predicted', 'Quality', 'Feedback', 'Fallbacks / explored'],
-      [...r.models.map(modelRow), ...(r.other ? [[`${r.other.models} more models`, `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}`, usd(r.other.cost_usd), '', '', '', '', '']] : [])],
+      [...r.models.map((m) => modelRow(m, q)), ...(r.other ? [[`${r.other.models} more models`, `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}`, usd(r.other.cost_usd), '', '', '', '', '']] : [])],
       { numeric: [1, 2, 3, 4, 5, 7], empty: 'No model was chosen in this range.' }),
     h('p', { class: 'muted small' }, 'Cost: what the requests cost as recorded, in all and per request. Predicted and Quality: the router\'s own estimates of cost per request and quality when it chose. ',
       r.quality_signals.length ? `Feedback: on the router's quality signals (${r.quality_signals.join(', ')}).` : 'Feedback: no quality signals are configured (router.quality_signals).'));
@@ -75,7 +70,7 @@ export async function routerPage(root: HTMLElement): Promise<void> {
   const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
   mount(root, h('h1', null, 'Router'), filters, body);
   try {
-    mount(body, ...render(await api.router(routerApiQuery(q))));
+    mount(body, ...render(await api.router(routerApiQuery(q)), q));
   } catch (e) {
     mount(body, errorBox(e));
   }
