@@ -37,7 +37,7 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
     card('Fallbacks', compact(r.fallbacks), `${pct(r.routed ? r.fallbacks / r.routed : null)} tried more than one target`),
     card('Explored', compact(r.explored), `${pct(r.routed ? r.explored / r.routed : null)} of routed requests`),
     card('Cache affinity', compact(r.affinity_chosen), `chosen of ${compact(r.affinity_known)} with a cached prefix`),
-    card('No route', compact(r.no_route), `${compact(r.errors)} routed requests failed in all`));
+    card('No route', compact(r.no_route), `${compact(r.errors)} routed requests ended in an error`));
   const notes: Array<HTMLElement | null> = [
     r.truncated ? h('p', { class: 'notice', role: 'status' }, `This window holds more decisions than one view reads: counted from ${dateTime(r.covered_from)} on.`) : null,
     r.routed === 0 ? h('p', { class: 'muted' }, 'No routed requests in this range (send requests with "model": "router").') : null,
