@@ -70,6 +70,7 @@ function calls(sampleId: string, now: number): Array<[string, string]> {
     ['request detail', `/requests/${sampleId}`],
     ['models (catalog)', '/models'],
     ['models/compare 30 d', `/models/compare?from=${from(30 * DAY)}`],
+    ['router overview 7 d (page default)', `/router?from=${from(7 * DAY)}`],
     ['usage export 1 d by key, CSV', `/usage/export?format=csv&bucket=hour&group=key&from=${from(DAY)}`],
   ];
 }
@@ -104,7 +105,7 @@ async function pageLoads(url: string, sampleId: string): Promise<Map<string, num
   const [name, value] = signIn.headers.get('set-cookie')!.split(';')[0]!.split('=') as [string, string];
   await b.context.addCookies([{ name, value, url }]);
   const out = new Map<string, number>();
-  for (const path of ['usage', 'requests', `requests/${sampleId}`, 'keys', 'models']) {
+  for (const path of ['usage', 'requests', `requests/${sampleId}`, 'keys', 'models', 'router']) {
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();

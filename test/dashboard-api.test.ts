@@ -84,6 +84,7 @@ describe('authorisation matrix', () => {
     ['GET', '/requests/export', undefined, [401, 200, 200, 200, 200]],
     ['GET', '/models', undefined, [401, 200, 200, 200, 200]],
     ['GET', '/models/compare', undefined, [401, 200, 200, 200, 200]],
+    ['GET', '/router', undefined, [401, 200, 200, 200, 200]],
     ['DELETE', `/keys/${bobKeyId}`, undefined, [401, 404, 404, 404, 403]].map((x, i) => (i === 3 ? [401, 200, 404, 409, 403] : x)) as [string, string, unknown, number[]],
   ];
   test('every route answers each caller as the matrix says', async () => {

@@ -39,7 +39,7 @@ before(async () => {
   oa = await startMockOpenAI();
   gw = await startTestGateway({
     providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
-    gateway: { auth: { enabled: true, admin_key: ADMIN_KEY }, storage: { log_bodies: 'full' } },
+    gateway: { auth: { enabled: true, admin_key: ADMIN_KEY }, storage: { log_bodies: 'full' }, router: { quality_signals: [{ metric: 'helpful' }] } },
   });
   const users = gw.services.dashboard!.users;
   await users.create({ email: 'admin@example.com', name: 'Ada Admin', role: 'admin', password: PW });
@@ -78,6 +78,34 @@ async function check(name: string): Promise<void> {
 type PageGlobal = { document: { body: { textContent: string | null } } };
 /** Waits until the page's text contains `text` (a function, not a string: the CSP forbids eval). */
 const bodyHas = (text: string) => page.waitForFunction((t) => (globalThis as unknown as PageGlobal).document.body.textContent?.includes(t) ?? false, text);
+
+/** Routed requests (records, decisions and feedback written as the gateway would) for the Router page. */
+async function routedTraffic(): Promise<void> {
+  const store = gw.services.store!;
+  const now = Date.now();
+  const models = ['mockai/test-model', 'mockai/test-model', 'mockai/second', 'mockai/test-model', 'mockai/second', XSS, 'mockai/test-model', null];
+  const ids = models.map((_, i) => uuidv7(now - (i + 2) * 60_000));
+  await store.insertInferences(models.map((m, i) => ({
+    id: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000).toISOString(), keyId: null, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: 'router',
+    servedModel: m, provider: m ? 'mockai' : null, attempts: [], status: m ? (i === 4 ? 502 : 200) : 400, errorCode: null, latencyMs: 400 + i * 50, ttftMs: null, stream: false,
+    inputTokens: 200, outputTokens: 80 + i * 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: m ? `0.0000${3 + i}` : '0', finishReason: 'stop',
+    metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null,
+  })));
+  await insertDecisions(store.sql, models.map((m, i) => ({
+    inferenceId: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000 + 500).toISOString(), keyId: null, servedModel: m, canonical: m, kind: 'chat',
+    features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
+    decision: {
+      w: 2, policy: null, state_version: i < 3 ? 7 : 6, kind: 'chat', explored: i === 2, affinity: i === 3 ? m : null, chosen: m,
+      chosen_quality: m ? 0.6 + i * 0.03 : null, chosen_cost_usd: m ? 0.00003 + i * 0.000004 : null, input_tokens: 200, token_method: 'exact', expected_output_tokens: 120,
+      plan: m ? [[m, null]] : [], candidates: 6, excluded_by: i === 7 ? { max_cost: 6 } : i % 2 ? { max_cost: 2, 'capability:tools': 1 } : { max_cost: 1 }, included: [], excluded: {},
+      attempts: Array.from({ length: i === 1 ? 2 : 1 }, () => ({ provider: 'mockai', model: 'test-model', status: 200, error: null, latencyMs: 300 })),
+    },
+  })));
+  await store.insertFeedback([0, 1, 3].map((i) => ({
+    id: uuidv7(), inferenceId: ids[i]!, keyId: null, metric: 'helpful', type: 'boolean' as const, value: i === 1 ? 'false' : 'true', reason: null, tags: {},
+    optimize: 'max' as const, createdAt: new Date(now).toISOString(),
+  })));
+}
 
 async function signIn(email: string): Promise<void> {
   await page.goto(`${gw.url}/dashboard`);
@@ -164,6 +192,25 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   assert.ok((await page.textContent('main'))?.includes(XSS), 'a candidate name is shown as text');
   await check('request-detail-routed');
 
+  // The Router page: a few more routed requests (models, a fallback, exploration, feedback), then the overview.
+  await routedTraffic();
+  await page.click('nav a[href="/dashboard/router"]');
+  await ready(page);
+  await page.selectOption('select[name=range]', '24h');
+  await page.waitForURL(/range=24h/);
+  await ready(page);
+  const overview = await page.textContent('main') ?? '';
+  for (const text of ['Routed requests', 'mockai/test-model', 'mockai/second', 'max_cost', 'capability:tools', 'helpful: 66.7% (n=3)', '3 state versions used']) {
+    assert.ok(overview.includes(text), `the router page shows ${text}`);
+  }
+  assert.ok(overview.includes(XSS), 'a model name is shown as text');
+  await check('router');
+  // A chosen model links to its routed requests on the Requests page.
+  await page.click('main a[href*="served=mockai%2Fsecond"]');
+  await page.waitForURL(/\/dashboard\/requests\?.*routed=true/);
+  await ready(page);
+  assert.equal((await page.$$('tr[data-id]')).length, 2, 'the two routed requests served by mockai/second');
+
   // Usage, filtered (the filters are in the URL) and grouped by key.
   await page.goto(`${gw.url}/dashboard/usage?group=key&model=mockai/test-model&range=24h`);
   await ready(page);
@@ -215,6 +262,12 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   await page.goto(`${gw.url}/dashboard/requests/${bobRequestId}`);
   await page.waitForSelector('.notice.error');
   assert.match(await page.textContent('.notice.error') ?? '', /no request/);
+  await page.goto(`${gw.url}/dashboard/router?range=24h`);
+  await ready(page);
+  const memberRouter = await page.textContent('main') ?? '';
+  assert.ok(memberRouter.includes('No routed requests in this range'), 'the routed requests were made without a key of hers');
+  assert.ok(!memberRouter.includes('mockai/second'));
+  await check('member-router');
   await page.goto(`${gw.url}/dashboard/users`);
   await ready(page);
   assert.match(await page.textContent('main') ?? '', /Not found/);

@@ -9,6 +9,7 @@ import { idAt, timeOfId } from '../src/dashboard/history.ts';
 import { csvCell } from '../src/http/admin-api/export.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { keyInput } from '../src/dashboard/ui/key-input.ts';
+import { feedbackText, requestsLink } from '../src/dashboard/ui/router-text.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
 
@@ -85,4 +86,12 @@ test('key form values: empty fields clear limits on edit and are left out on cre
     { name: 'k', expires_at: null, allowed_models: [], budget_usd: null, budget_period: null, rpm_limit: null, tpm_limit: null, owner_id: null });
   assert.deepEqual(keyInput({ name: 'k', budget_usd: '5', budget_period: 'week' }, false, true), { name: 'k', allowed_models: [], budget_usd: '5', budget_period: 'week' });
   assert.deepEqual(keyInput({ name: 'k', budget_usd: '5' }, false, false), { name: 'k' });
+});
+
+test('router page: feedback lines, links to the routed requests', () => {
+  assert.equal(feedbackText({ metric: 'good', type: 'boolean', count: 8, mean: 0.625, rate: 0.625 }), 'good: 62.5% (n=8)');
+  assert.equal(feedbackText({ metric: 'score', type: 'float', count: 5, mean: 3.2, rate: null }), 'score: 3.20 (n=5)');
+  assert.equal(feedbackText({ metric: 'note', type: 'comment', count: 2, mean: null, rate: null }), 'note: 2 comments');
+  assert.equal(requestsLink('p/m a', { range: '24h' }), '/dashboard/requests?range=24h&routed=true&served=p%2Fm+a');
+  assert.equal(requestsLink('p/m', {}), '/dashboard/requests?range=7d&routed=true&served=p%2Fm');
 });

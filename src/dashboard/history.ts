@@ -92,7 +92,7 @@ export async function historyPage(sql: SqlRunner, f: HistoryFilter, access: Acce
  * bitmap scans and sorts off for these statements (SET LOCAL, in a transaction of their own) keeps the
  * intended plan whatever the statistics say. SQLite walks the key by itself.
  */
-function walkingTheKey<T>(sql: SqlRunner, fn: (q: SqlRunner) => Promise<T>): Promise<T> {
+export function walkingTheKey<T>(sql: SqlRunner, fn: (q: SqlRunner) => Promise<T>): Promise<T> {
   if (sql.dialect !== 'postgres') return fn(sql);
   return sql.tx(async (q) => {
     await q.run('SET LOCAL enable_bitmapscan = off');

@@ -142,4 +142,48 @@ export type ModelPerformance = {
 
 export type ModelComparison = { from: string; to: string; metrics: string[]; models: ModelPerformance[] };
 
+/** Feedback on one of the router's quality signals (router.quality_signals) for a chosen model's routed requests. */
+export type RouterFeedbackStat = { metric: string; type: 'boolean' | 'float' | 'comment'; count: number; mean: number | null; rate: number | null };
+
+/** One model the router chose: its share of the routed requests and how those requests went. */
+export type RouterModelShare = {
+  model: string; requests: number; share: number | null;
+  /** What its requests cost (stored records), in total and per request. */
+  cost_usd: string; cost_per_request_usd: string | null;
+  /** The router's estimates when it chose the model, averaged: expected cost (USD) and quality. */
+  predicted_cost_usd: number | null; predicted_quality: number | null;
+  errors: number; fallbacks: number; explored: number;
+  feedback: RouterFeedbackStat[];
+};
+
+/** How often a constraint excluded candidates: decisions where it excluded at least one, and candidates excluded in all. */
+export type RouterConstraintCount = { constraint: string; decisions: number; share: number | null; candidates: number };
+
+/** A learned state version (router_state) and the decisions made with it. */
+export type RouterStateVersion = { version: number; decisions: number; first_at: string; last_at: string };
+
+/** GET /router: the router as a whole over a time window (the caller's keys only, for members). */
+export type RouterOverview = {
+  from: string; to: string;
+  /** Start of what was counted: `from`, or later when the window held more decisions than one call reads (`truncated`). */
+  covered_from: string; truncated: boolean;
+  /** Every request started in the covered window, routed or not, and the routed ones (a decision is recorded). */
+  requests: number; routed: number; routed_share: number | null;
+  /** Routed requests no candidate could serve (every one excluded). */
+  no_route: number;
+  /** Routed requests whose inference record is stored (cost and status come from it). */
+  recorded: number; errors: number; cost_usd: string; cost_per_request_usd: string | null;
+  /** Decisions with more than one attempt (the first target failed and the plan moved on). */
+  fallbacks: number;
+  /** Chosen by exploration; with a cached-prefix model known (affinity), and where that model was chosen. */
+  explored: number; affinity_known: number; affinity_chosen: number;
+  /** The most chosen models (top N); the rest summed in `other`. */
+  models: RouterModelShare[]; other: { models: number; requests: number; cost_usd: string } | null;
+  constraints: RouterConstraintCount[];
+  /** The newest state versions used (top N) and how many were used in all. */
+  state_versions: RouterStateVersion[]; state_version_count: number;
+  /** The feedback metrics the router learns from (router.quality_signals). */
+  quality_signals: string[];
+};
+
 export type ApiErrorBody = { error: { message: string; type: string; param: string | null; code: string } };

@@ -1,7 +1,7 @@
 // The dashboard's one typed client of the admin API (/admin/api/v1): every page reads through it. Changes
 // carry the session's CSRF token; errors become ApiError with the API's stable code.
 import type {
-  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, SessionView, UsageReport, UserView,
+  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, SessionView, UsageReport, UserView,
 } from './api-types.ts';
 
 export const API = '/admin/api/v1';
@@ -63,4 +63,5 @@ export const api = {
   request: (id: string) => call<RequestDetail>('GET', `/requests/${encodeURIComponent(id)}`),
   models: () => call<{ data: ModelInfo[] }>('GET', '/models'),
   compare: (query: string) => call<ModelComparison>('GET', `/models/compare${query}`),
+  router: (query: string) => call<RouterOverview>('GET', `/router${query}`),
 };

@@ -9,6 +9,7 @@ import { loginPage } from './pages/login.ts';
 import { modelsPage } from './pages/models.ts';
 import { requestDetailPage } from './pages/request-detail.ts';
 import { requestsPage } from './pages/requests.ts';
+import { routerPage } from './pages/router.ts';
 import { usagePage } from './pages/usage.ts';
 import { accountPage, usersPage } from './pages/users.ts';
 import { errorBox } from './widgets.ts';
@@ -19,7 +20,7 @@ let cleanups: Array<() => void> = [];
 
 const PAGES: Array<{ path: string; label: string; admin?: boolean }> = [
   { path: 'usage', label: 'Usage' }, { path: 'requests', label: 'Requests' }, { path: 'keys', label: 'Keys' },
-  { path: 'models', label: 'Models' }, { path: 'users', label: 'Users', admin: true }, { path: 'account', label: 'Account' },
+  { path: 'models', label: 'Models' }, { path: 'router', label: 'Router' }, { path: 'users', label: 'Users', admin: true }, { path: 'account', label: 'Account' },
 ];
 
 function shell(s: SessionView, current: string): HTMLElement {
@@ -60,6 +61,7 @@ async function route(): Promise<void> {
     else if (page === 'requests') await requestsPage(main, (f) => cleanups.push(f));
     else if (page === 'keys') await keysPage(main, s);
     else if (page === 'models') await modelsPage(main);
+    else if (page === 'router') await routerPage(main);
     else if (page === 'users' && s.user.role === 'admin') await usersPage(main, s);
     else if (page === 'account') accountPage(main, s);
     else mount(main, h('h1', null, 'Not found'), h('p', null, 'No such page.'));

@@ -11,6 +11,7 @@ import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } 
 import { keysApi } from './keys-routes.ts';
 import { modelsApi } from './models-routes.ts';
 import { requestsApi } from './requests-routes.ts';
+import { routerApi } from './router-routes.ts';
 import { sessionApi } from './session-routes.ts';
 import { usageApi } from './usage-routes.ts';
 import { usersApi } from './users-routes.ts';
@@ -30,7 +31,7 @@ export type ApiRoute = {
 export const API_PREFIX = '/admin/api/v1';
 
 export function apiRoutes(): ApiRoute[] {
-  return [...sessionApi(), ...usersApi(), ...keysApi(), ...usageApi(), ...requestsApi(), ...modelsApi()];
+  return [...sessionApi(), ...usersApi(), ...keysApi(), ...usageApi(), ...requestsApi(), ...modelsApi(), ...routerApi()];
 }
 
 /** The captured `:id` segments when `path` matches `pattern`, else null. */

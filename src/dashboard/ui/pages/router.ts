@@ -1,0 +1,77 @@
+// Router: the router as a whole over a time window, from one GET /router call: routed requests and their
+// share, the chosen models (share, real cost against the router's estimates, feedback on its quality
+// signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
+// the learned state versions used. The range lives in the URL.
+import { api, qs } from '../api.ts';
+import type { RouterModelShare, RouterOverview } from '../api-types.ts';
+import { barChart } from '../charts.ts';
+import { h, mount } from '../dom.ts';
+import { compact, dateTime, pct, usd } from '../format.ts';
+import { feedbackText, requestsLink } from '../router-text.ts';
+import { navigate, readQuery, withQuery } from '../url-state.ts';
+import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
+import { RANGES, rangeOf } from './usage.ts';
+
+/** The API query for the page's URL state. */
+export function routerApiQuery(q: Record<string, string>, now = Date.now()): string {
+  const r = q.from && q.to ? { from: q.from, to: q.to } : rangeOf(q.range ?? '7d', now);
+  return qs({ ...r, top: 10 });
+}
+
+const money = (x: number | null): string => (x === null ? '–' : usd(String(x)));
+const quality = (x: number | null): string => (x === null ? '–' : x.toFixed(3));
+
+function modelRow(m: RouterModelShare, q: Record<string, string>): Array<string | HTMLElement> {
+  return [
+    h('a', { href: requestsLink(m.model, q), title: `Routed requests served by ${m.model}` }, m.model),
+    `${compact(m.requests)} · ${pct(m.share)}`, usd(m.cost_usd), usd(m.cost_per_request_usd), money(m.predicted_cost_usd), quality(m.predicted_quality),
+    m.feedback.length ? h('span', null, ...m.feedback.map((f, i) => [i ? h('br') : null, feedbackText(f)])) : '–',
+    `${compact(m.fallbacks)} / ${compact(m.explored)}`,
+  ];
+}
+
+function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
+  const cards = h('div', { class: 'cards' },
+    card('Routed requests', compact(r.routed), `${pct(r.routed_share)} of ${compact(r.requests)} requests`),
+    card('Cost', usd(r.cost_usd), r.cost_per_request_usd ? `${usd(r.cost_per_request_usd)} per routed request` : undefined),
+    card('Fallbacks', compact(r.fallbacks), `${pct(r.routed ? r.fallbacks / r.routed : null)} tried more than one target`),
+    card('Explored', compact(r.explored), `${pct(r.routed ? r.explored / r.routed : null)} of routed requests`),
+    card('Cache affinity', compact(r.affinity_chosen), `chosen of ${compact(r.affinity_known)} with a cached prefix`),
+    card('No route', compact(r.no_route), `${compact(r.errors)} routed requests ended in an error`));
+  const notes: Array<HTMLElement | null> = [
+    r.truncated ? h('p', { class: 'notice', role: 'status' }, `This window holds more decisions than one view reads: counted from ${dateTime(r.covered_from)} on.`) : null,
+    r.routed === 0 ? h('p', { class: 'muted' }, 'No routed requests in this range (send requests with "model": "router").') : null,
+  ];
+  const bars = [...r.models.map((m) => ({ label: m.model, value: m.requests, text: `${compact(m.requests)} · ${pct(m.share)}` })),
+    ...(r.other ? [{ label: `${r.other.models} more`, value: r.other.requests, text: `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}` }] : [])];
+  const models = section('Chosen models',
+    bars.length ? chart(barChart({ title: 'Routed requests by chosen model', bars })) : null,
+    table(['Model', 'Requests', 'Cost', 'Per request', 'Predicted', 'Quality', 'Feedback', 'Fallbacks / explored'],
+      [...r.models.map((m) => modelRow(m, q)), ...(r.other ? [[`${r.other.models} more models`, `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}`, usd(r.other.cost_usd), '', '', '', '', '']] : [])],
+      { numeric: [1, 2, 3, 4, 5, 7], empty: 'No model was chosen in this range.' }),
+    h('p', { class: 'muted small' }, 'Cost: what the requests cost as recorded, in all and per request. Predicted and Quality: the router\'s own estimates of cost per request and quality when it chose. ',
+      r.quality_signals.length ? `Feedback: on the router's quality signals (${r.quality_signals.join(', ')}).` : 'Feedback: no quality signals are configured (router.quality_signals).'));
+  const constraints = section('Constraints',
+    r.constraints.length ? chart(barChart({ title: 'Decisions where each constraint excluded candidates', bars: r.constraints.map((c) => ({ label: c.constraint, value: c.decisions, text: `${compact(c.decisions)} · ${pct(c.share)}` })) })) : null,
+    table(['Constraint', 'Decisions', 'Share of routed', 'Candidates excluded'], r.constraints.map((c) => [c.constraint, compact(c.decisions), pct(c.share), compact(c.candidates)]),
+      { numeric: [1, 2, 3], empty: 'No constraint excluded a candidate in this range.' }));
+  const versions = section('Learned state',
+    h('p', null, `${compact(r.state_version_count)} state version${r.state_version_count === 1 ? '' : 's'} used${r.state_versions.length < r.state_version_count ? `; the newest ${r.state_versions.length}` : ''}.`),
+    table(['Version', 'Decisions', 'First used', 'Last used'], r.state_versions.map((s) => [String(s.version), compact(s.decisions), dateTime(s.first_at), dateTime(s.last_at)]),
+      { numeric: [1], empty: 'No decisions in this range.' }));
+  return [cards, ...notes.filter((x): x is HTMLElement => x !== null), models, constraints, versions];
+}
+
+export async function routerPage(root: HTMLElement): Promise<void> {
+  const q = readQuery();
+  const range = select('range', RANGES, q.range ?? '7d');
+  range.addEventListener('change', () => navigate(`/dashboard/router${withQuery(q, { range: range.value, from: null, to: null })}`));
+  const filters = h('form', { class: 'filters', 'aria-label': 'Router filters', onsubmit: (e: Event) => e.preventDefault() }, field('Range', range));
+  const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
+  mount(root, h('h1', null, 'Router'), filters, body);
+  try {
+    mount(body, ...render(await api.router(routerApiQuery(q)), q));
+  } catch (e) {
+    mount(body, errorBox(e));
+  }
+}
