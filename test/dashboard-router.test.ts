@@ -18,7 +18,7 @@ const PW = 'a long enough password';
 const MIN = 60_000;
 
 type Call = { status: number; body: any };
-type Fixture = { aliceKey: string; bobKey: string; ids: string[] };
+type Fixture = { aliceKey: string; bobKey: string; ids: string[]; at: string[] };
 
 const inference = (id: string, at: number, keyId: string | null, o: { model?: string | null; status?: number; cost?: string; requested?: string }): InferenceRecord => ({
   id, createdAt: new Date(at).toISOString(), keyId, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: o.requested ?? 'router',
@@ -48,7 +48,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const havePg = backend === 'sqlite' || await pgAvailable(); // throws under CI=true when PostgreSQL is down
     const schema = freshSchema('gw_router_overview');
     let oa: MockUpstream; let gw: TestGateway;
-    const fx: Fixture = { aliceKey: '', bobKey: '', ids: [] };
+    const fx: Fixture = { aliceKey: '', bobKey: '', ids: [], at: [] };
     const callers: Record<string, Record<string, string>> = { anonymous: {}, key: { authorization: `Bearer ${ADMIN_KEY}` } };
     const get = async (who: string, path: string): Promise<Call> => {
       const res = await fetch(`${gw.url}/admin/api/v1${path}`, { headers: callers[who]! });
@@ -91,6 +91,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const at = (i: number): number => now - 60 * MIN + i * MIN;
       const ids = Array.from({ length: 7 }, (_, i) => uuidv7(i === 6 ? now - 9 * 86_400_000 : at(i)));
       fx.ids = ids;
+      fx.at = ids.slice(0, 6).map((_, i) => new Date(at(i)).toISOString());
       const { aliceKey: a, bobKey: b } = fx;
       const store = gw.services.store!;
       await store.insertInferences([
@@ -205,7 +206,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const now = Date.now();
       const o = await routerOverview(gw.services.store!.sql, { from: now - 86_400_000, to: now, top: 10, qualitySignals: [], maxDecisions: 2 }, { role: 'admin', userId: null });
       assert.equal(o.truncated, true);
-      assert.deepEqual([o.routed, o.no_route, o.requests], [2, 1, 4], 'the newest two decisions, and the requests started since the decision before them');
+      // All requests come from the usage rollups' hour rows: from the hour the counted decisions start in.
+      const HOUR = 3_600_000;
+      const since = Math.floor(Date.parse(o.covered_from) / HOUR) * HOUR;
+      const requests = fx.ids.slice(0, 6).filter((_, i) => Math.floor(Date.parse(fx.at[i]!) / HOUR) * HOUR >= since).length;
+      assert.deepEqual([o.routed, o.no_route, o.requests], [2, 1, requests], 'the newest two decisions, and the requests of the hours since the decision before them');
       assert.ok(o.covered_from > o.from);
     });
   });

@@ -8,7 +8,9 @@ import { addDecimal, divDecimal, formatDecimal } from '../catalog/decimal.ts';
 import { decimal, iso, num, numOrNull, str, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList, keyScope, type Access } from './access.ts';
-import { idAt, walkingTheKey } from './history.ts';
+import { walkingTheKey } from './history.ts';
+import { grainFor, readRollup, segments } from './rollup-query.ts';
+import { foldBeforeRead } from '../store/rollup-fold.ts';
 import { chosenOf, decisionColumns, floatType, jsonEntries, moneySum, windowWhere, recordOf, withDecisions, type DecisionWindow } from './router-window.ts';
 import type { RouterFeedbackStat, RouterModelShare, RouterOverview } from './ui/api-types.ts';
 
@@ -85,11 +87,15 @@ async function feedback(sql: SqlRunner, w: DecisionWindow, metrics: readonly str
     GROUP BY ${chosenOf(sql)}, fb.metric, fb.type`, [...where.params, ...inMetrics.params, new Date(Date.parse(w.from) - FEEDBACK_SKEW_MS).toISOString()]);
 }
 
-/** Every request started in [from, to) within the keys: ids are UUIDv7, so the window is a primary-key range. */
+/**
+ * Every request in [from, to) within the keys, from the usage rollups (hour rows, as the Usage page
+ * counts them; what the record writer journaled is folded first): a window's records are never counted one by one.
+ */
 async function allRequests(sql: SqlRunner, from: number, to: number, keys: readonly string[] | null): Promise<number> {
-  const scope = keys ? inList('key_id', keys) : null;
-  const rows = await sql.all(`SELECT COUNT(*) AS n FROM inferences WHERE id >= ? AND id < ?${scope ? ` AND ${scope.sql}` : ''}`, [idAt(from), idAt(to), ...(scope?.params ?? [])]);
-  return num(rows[0]?.n ?? 0);
+  await foldBeforeRead(sql);
+  const filter = { keys };
+  const rows = await readRollup(sql, { table: 'usage_rollup', grain: grainFor(null, filter), segs: segments(from, to), filter, select: 'SUM(r.requests) AS requests', noBucket: true });
+  return num(rows[0]?.requests ?? 0);
 }
 
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
