@@ -35,12 +35,12 @@ class LoaderThread {
   constructor() {
     this.#worker = new Worker(new URL('../workers/config-load.ts', import.meta.url));
     this.#worker.unref();
-    this.#worker.on('message', (m: { id: number; json?: string; problems?: ConfigProblem[] | null; message?: string }) => {
+    this.#worker.on('message', (m: { id: number; json?: string; problems?: ConfigProblem[] | null; files?: string[]; message?: string }) => {
       const p = this.#pending.get(m.id);
       if (!p) return;
       this.#pending.delete(m.id);
       if (m.json !== undefined) p.ok(JSON.parse(m.json) as RawConfig);
-      else p.fail(m.problems ? new ConfigError(m.problems) : new Error(m.message ?? 'config load failed'));
+      else p.fail(m.problems ? new ConfigError(m.problems, m.files) : new Error(m.message ?? 'config load failed'));
     });
     const failAll = (e: Error): void => { for (const p of this.#pending.values()) p.fail(e); this.#pending.clear(); };
     this.#worker.on('error', failAll);
@@ -67,6 +67,8 @@ export class ConfigHolder {
   #watchers: FSWatcher[] = [];
   #watchedFiles = new Set<string>();
   #watchedDirs = '';
+  /** The files a refused reload named (ConfigError.files), watched too until a reload succeeds. */
+  #refusedFiles: string[] = [];
   #debounceMs = 200;
   #timer: NodeJS.Timeout | null = null;
   #loader: LoaderThread | null = null;
@@ -115,6 +117,9 @@ export class ConfigHolder {
       this.#loader ??= new LoaderThread();
       raw = await this.#loader.load(this.#file, this.#env);
     } catch (e) {
+      // The refused config's files are watched as well: the edit that fixes it may be to a file the
+      // running config never read (router.priors_file pointed at one not written yet, say).
+      this.#refusedFiles = e instanceof ConfigError ? e.files : [];
       return this.#finish(this.#failed(e));
     }
     // The JSON.parse of the loader's answer ran in this macrotask: compile in the next one, so the loop
@@ -157,7 +162,10 @@ export class ConfigHolder {
       // A listener must never stop the others, nor turn a reload into an unhandled rejection.
       try { l(result, this.#current); } catch (e) { console.error('config reload listener failed:', e); }
     }
-    if (result.ok && result.changed && this.#watchers.length > 0) this.#rewatch();
+    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the running config's.
+    const followedRefused = this.#refusedFiles.length > 0;
+    if (result.ok) this.#refusedFiles = [];
+    if ((result.ok ? result.changed || followedRefused : followedRefused) && this.#watchers.length > 0) this.#rewatch();
     return result;
   }
 
@@ -192,7 +200,7 @@ export class ConfigHolder {
 
   #rewatch(force = false): void {
     const cfg = this.#current;
-    const files = new Set([this.#file, ...cfg.files]);
+    const files = new Set([this.#file, ...cfg.files, ...this.#refusedFiles]);
     const dirs = new Set([...files].map((f) => dirname(f)).concat(cfg.providersDir));
     const key = [...dirs].sort().join('\n');
     this.#watchedFiles = files;
