@@ -1,6 +1,7 @@
 // What the router reads from a request before ranking: the prompt's parts (for token counts), the
 // quality model's features, the capabilities it needs, and the policy context (`request.*`, `key.*`).
 import type { CanonicalRequest } from '../formats/canonical.ts';
+import { reasoningAsk } from '../formats/reasoning.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { promptParts, type PromptParts } from '../tokens/index.ts';
 import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
@@ -43,7 +44,8 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     tools: (req.tools?.length ?? 0) > 0 || toolTurns,
     vision: parts.images > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
-    reasoning: req.thinking?.type === 'enabled' || req.reasoning_effort !== undefined,
+    // Thinking asked for (enabled or adaptive, or an effort other than none); disabled thinking and effort none need no reasoning model.
+    reasoning: ((ask) => ask !== null && ask.kind !== 'off')(reasoningAsk(req)),
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),
