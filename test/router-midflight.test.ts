@@ -166,6 +166,10 @@ test('key revoked while a routed stream runs: the stream completes and is billed
     const body = await next.json() as Rec;
     if (path === '/v1/messages') { assert.equal(body.type, 'error'); assert.equal(body.error.type, 'authentication_error'); }
     else { assert.equal(typeof body.error.message, 'string'); assert.equal(body.type, undefined); }
+    // The Responses route refuses it in its (OpenAI) envelope too.
+    const resp = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${k.key}` }, body: JSON.stringify({ model: 'router', input: 'hi' }) });
+    assert.equal(resp.status, 401);
+    assert.equal(typeof ((await resp.json()) as Rec).error.message, 'string');
   }
   const h = await fetch(`${gw.url}/health`);
   assert.equal(h.status, 200, 'the process is alive and well');
@@ -226,4 +230,34 @@ test('a fallback to a pricier target never takes a key past its budget (routed, 
     if (path === '/v1/messages') { assert.equal(body.type, 'error'); assert.match(body.error.message, /Budget exceeded/); }
     else { assert.equal(body.type, undefined); assert.match(body.error.message, /Budget exceeded/); }
   }
+});
+
+test('budget spent by a routed stream in flight: a concurrent request is 402 in its envelope, the stream completes within the budget, and once settled the key serves again', async (t) => {
+  const { gw, key } = await keyedGateway(t, { chunkDelayMs: 10 });
+  // small: worst case 200 output tokens x $0.000002 + the prompt, about $0.0004; the budget holds one such reservation, not two.
+  const k = await key({ name: 'one-at-a-time', budget_usd: '0.0006', budget_period: 'day' });
+  const r1 = await routed(gw, k.key, '/v1/chat/completions', { stream: true, models: ['small'] });
+  assert.equal(r1.status, 200);
+  const statuses: number[] = [];
+  const text = await readStream(r1, async () => {
+    for (const path of ['/v1/chat/completions', '/v1/messages'] as const) {
+      const r2 = await routed(gw, k.key, path, { models: ['small'] });
+      statuses.push(r2.status);
+      const body = await r2.json() as Rec;
+      if (path === '/v1/messages') assert.equal(body.type, 'error');
+      assert.match(body.error.message, /Budget exceeded/);
+    }
+  });
+  assert.deepEqual(statuses, [402, 402], 'refused while the stream holds the budget');
+  assert.match(text, /data: \[DONE\]/, 'the in-flight stream completes');
+  const rec = await recorded(gw, r1.headers.get('x-inference-id')!);
+  assert.ok(Number(rec.cost_usd) > 0 && Number(rec.cost_usd) <= 0.0006);
+  // Settled at its real cost (60 words): the reservation is given back and the key serves again.
+  let again = 0;
+  for (let i = 0; i < 20 && again !== 200; i++) {
+    const r3 = await routed(gw, k.key, '/v1/chat/completions', { models: ['small'] });
+    again = r3.status; await r3.text();
+    if (again !== 200) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(again, 200);
 });
