@@ -261,3 +261,25 @@ test('budget spent by a routed stream in flight: a concurrent request is 402 in 
   }
   assert.equal(again, 200);
 });
+
+test('the passthrough routes reserve for their costliest fallback as well (embeddings: a named model, a pricier configured fallback)', async (t) => {
+  const a = await startMockOpenAI();
+  const b = await startMockOpenAI();
+  const gw = await startTestGateway({
+    providers: [
+      { id: 'cheap', format: 'openai-chat', base_url: a.url, models: [{ name: 'emb', pricing: { prompt: '0.0000001', completion: '0' }, capabilities: caps }] },
+      { id: 'pricey', format: 'openai-chat', base_url: b.url, models: [{ name: 'emb', pricing: { prompt: '0.00001', completion: '0' }, capabilities: caps }] },
+    ],
+    gateway: { auth: { enabled: true, admin_key: ADMIN }, fallbacks: { 'cheap/emb': ['pricey/emb'] }, upstream: { max_attempts: 3, retry_budget_floor: 1000 } },
+  });
+  t.after(async () => { await gw.stop(); await a.close(); await b.close(); });
+  const r0 = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'emb', budget_usd: '0.0001', budget_period: 'day' }) });
+  const k = await r0.json() as { key: string };
+  const input = 'word '.repeat(200); // ~250 tokens by bytes: $0.000025 on cheap, $0.0025 on pricey
+  a.fault({ status: 503 });
+  const r = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${k.key}` }, body: JSON.stringify({ model: 'cheap/emb', input }) });
+  const text = await r.text();
+  const rec = await recorded(gw, r.headers.get('x-inference-id')!);
+  assert.ok(Number(rec.cost_usd) <= 0.0001, `status ${r.status}, spent $${rec.cost_usd} of $0.0001 (served by ${rec.served_model}): ${text.slice(0, 120)}`);
+  assert.equal(r.status, 402, text);
+});
