@@ -114,6 +114,9 @@ test('invalid router edits through the watcher: refused with file and path logge
   assert.equal(gw.services.holder.current.version, good);
   await refused('malformed priors file', () => writeFileSync(priorsPath, '{ "schema": 1, "models": { "house-a": '),
     /priors\.json/, /priors\.json at line \d+/);
+  // A priors file whose aliases expand too far ("billion laughs"): refused naming the file, as any other problem.
+  const bomb = 'a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n';
+  await refused('priors file with an alias bomb', () => writeFileSync(priorsPath, bomb), /priors\.json/, /priors\.json: Excessive alias count/);
   // The broken file fixed again: the same version again.
   unchanged = reloads(gw).unchanged;
   writeFileSync(priorsPath, priors({ 'house-a': 0.95, 'house-b': 0.6 }));

@@ -67,7 +67,12 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
       for (const e of doc.errors) problems.push({ file: shown, path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0]! });
       return null;
     }
-    const value = substituteDeep(doc.toJS(), env);
+    let value: unknown;
+    // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
+    try { value = substituteDeep(doc.toJS(), env); } catch (e) {
+      problems.push({ file: shown, path: '', message: (e as Error).message });
+      return null;
+    }
     const validate = validatorFor(schema);
     if (!validate(value)) {
       for (const e of validate.errors ?? []) {
