@@ -8,7 +8,7 @@
 //   never takes the key past its budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startMockOpenAI, startMockAnthropic, type MockUpstream } from './mocks/index.ts';
@@ -282,4 +282,36 @@ test('the passthrough routes reserve for their costliest fallback as well (embed
   const rec = await recorded(gw, r.headers.get('x-inference-id')!);
   assert.ok(Number(rec.cost_usd) <= 0.0001, `status ${r.status}, spent $${rec.cost_usd} of $0.0001 (served by ${rec.served_model}): ${text.slice(0, 120)}`);
   assert.equal(r.status, 402, text);
+});
+
+test('the chosen model\'s provider removed from the config while its routed stream runs: the stream completes and is billed; the next request routes to what is left', async (t) => {
+  const a = await startMockOpenAI({ chunkDelayMs: 15, reply: () => WORDS });
+  const b = await startMockOpenAI({ reply: () => WORDS });
+  const gw = await startTestGateway({
+    providers: [
+      { id: 'gone', format: 'openai-chat', base_url: a.url, models: [{ name: 'm', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 }] },
+      { id: 'stays', format: 'openai-chat', base_url: b.url, models: [{ name: 'm', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 }] },
+    ],
+    gateway: { router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } } },
+  });
+  t.after(async () => { await gw.stop(); await a.close(); await b.close(); });
+  const chat = () => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', stream: true, stream_options: { include_usage: true }, willingness_to_pay: 1e-9, messages: [{ role: 'user', content: 'count for me' }] }) });
+  const r1 = await chat();
+  assert.equal(r1.headers.get('x-router-model'), 'gone/m');
+  const text = await readStream(r1, async () => {
+    rmSync(join(gw.providersDir, 'gone.yaml'));
+    const res = await gw.services.holder.reload();
+    assert.ok(res.ok && res.changed, JSON.stringify(res));
+  });
+  assert.match(text, /data: \[DONE\]/, 'the in-flight stream completes');
+  assert.match(text, /w59/, 'in full');
+  const rec = await recorded(gw, r1.headers.get('x-inference-id')!);
+  assert.equal(rec.status, 200);
+  assert.equal(rec.served_model, 'gone/m');
+  assert.ok(Number(rec.cost_usd) > 0);
+  const r2 = await chat();
+  assert.equal(r2.status, 200);
+  assert.equal(r2.headers.get('x-router-model'), 'stays/m');
+  await r2.text();
 });
