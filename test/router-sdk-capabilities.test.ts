@@ -104,6 +104,27 @@ test('openai SDK, json_schema response_format: only structured-output models, an
   assert.deepEqual(called.filter((x) => INCAPABLE.includes(x)), [], `called: ${called.join(', ')}`);
 });
 
+test('openai SDK, Responses route: an image goes to a vision model, a json_schema text format to a structured one, parsed by responses.parse()', async () => {
+  const m = mark();
+  const img = await openai.responses.create({ model: 'router', input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is in this picture?' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' }] }],
+    models: EVERY, ...cheapFirst, store: false } as never) as OpenAI.Responses.Response;
+  assert.equal(img.model, 'oa/gpt-4o');
+  assert.match(img.output_text, /^Echo: what is in this picture/);
+  const parsed = await openai.responses.parse({ model: 'router', input: 'Give the weather in Paris as JSON',
+    text: { format: { type: 'json_schema', name: 'weather', schema: WEATHER_SCHEMA, strict: true } }, models: EVERY, ...cheapFirst, store: false } as never) as OpenAI.Responses.ParsedResponse<{ city: string; temperature_c: number }>;
+  assert.equal(parsed.model, 'oa/gpt-4o');
+  assert.deepEqual(parsed.output_parsed, { city: 'Paris', temperature_c: 21 });
+  const called = calledSince(m);
+  assert.deepEqual(called.filter((x) => INCAPABLE.includes(x)), [], `called: ${called.join(', ')}`);
+  // No capable candidate: the router's 400 in the Responses (OpenAI) envelope.
+  await assert.rejects(openai.responses.create({ model: 'router', input: 'hi', reasoning: { effort: 'low' }, models: INCAPABLE, store: false } as never), (e: unknown) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+    assert.equal(e.code, 'no_route');
+    assert.match(e.message, /capability:reasoning excluded 2/);
+    return true;
+  });
+});
+
 test('anthropic SDK, extended thinking: only reasoning models; the SDK reads the thinking and text blocks (streamed or not)', async () => {
   const m = mark();
   const body = { model: 'router', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Why is the sky blue?' }], models: EVERY, ...cheapFirst };
