@@ -109,8 +109,10 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     let catalogFile: string | null = null;
     if (doc.catalog !== undefined) {
       catalogFile = resolve(providersDir, doc.catalog);
-      if (!existsSync(catalogFile)) named.push(catalogFile), problems.push({ file: shown, path: '/catalog', message: `catalog file ${doc.catalog} does not exist` });
-      else {
+      if (!existsSync(catalogFile)) {
+        named.push(catalogFile);
+        problems.push({ file: shown, path: '/catalog', message: `catalog file ${doc.catalog} does not exist` });
+      } else {
         catalog = read(catalogFile, 'catalog') as RawCatalog | null;
         if (catalog && catalog.provider !== id) problems.push({ file: relative(process.cwd(), catalogFile), path: '/provider', message: `catalog is for "${catalog.provider}", included by "${id}"` });
       }

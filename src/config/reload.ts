@@ -165,7 +165,7 @@ export class ConfigHolder {
     // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the running config's.
     const followedRefused = this.#refusedFiles.length > 0;
     if (result.ok) this.#refusedFiles = [];
-    if ((result.ok ? result.changed || followedRefused : followedRefused) && this.#watchers.length > 0) this.#rewatch();
+    if (((result.ok && result.changed) || followedRefused) && this.#watchers.length > 0) this.#rewatch();
     return result;
   }
 

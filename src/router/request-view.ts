@@ -40,12 +40,13 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
       if (b.type === 'tool_use' || b.type === 'tool_result') toolTurns = true;
     }
   }
+  // Thinking asked for (enabled or adaptive, or an effort other than none) needs a model that reasons; disabled thinking needs none.
+  const ask = reasoningAsk(req);
   const needs: Needs = {
     tools: (req.tools?.length ?? 0) > 0 || toolTurns,
     vision: parts.images > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
-    // Thinking asked for (enabled or adaptive, or an effort other than none); disabled thinking and effort none need no reasoning model.
-    reasoning: ((ask) => ask !== null && ask.kind !== 'off')(reasoningAsk(req)),
+    reasoning: ask !== null && ask.kind !== 'off',
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),
