@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import dc from 'node:diagnostics_channel';
+import type { Worker } from 'node:worker_threads';
 import { parse, stringify } from 'yaml';
 import { startMockOpenAI } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
@@ -147,4 +149,31 @@ test('invalid router edits through the watcher: refused with file and path logge
   assert.deepEqual(wrong, []);
   assert.ok(seen.slice(-4).every((s) => s.model === 'p/house-b'), 'the valid edit is serving');
   rmSync(priorsPath, { force: true });
+});
+
+test('the config loader thread dying (out of memory, say) does not stop later reloads: the next one starts a new thread', async (t) => {
+  const oa = await startMockOpenAI();
+  const gw = await startTestGateway({
+    providers: [{ id: 'p', format: 'openai-chat', base_url: oa.url, models: [{ name: 'house-a', pricing: pricing('0.000001', '0.000002'), capabilities: caps }] }],
+    gateway: { reload: { watch: false }, router: { exploration: { share: 0 } } },
+  });
+  t.after(async () => { await gw.stop(); await oa.close(); });
+  // The loader thread is started by the first reload; the worker_threads channel hands it to the test.
+  const workers: Worker[] = [];
+  const onWorker = (m: unknown): void => { workers.push((m as { worker: Worker }).worker); };
+  dc.subscribe('worker_threads', onWorker);
+  t.after(() => { dc.unsubscribe('worker_threads', onWorker); });
+  edit(gw, (d) => { d.router.exploration.share = 0.01; });
+  assert.ok((await gw.services.holder.reload()).ok);
+  assert.equal(workers.length, 1, 'the loader thread');
+  await workers[0]!.terminate();
+  // A reload after its death answers (before: it waited on the dead thread forever, and every later one behind it).
+  edit(gw, (d) => { d.router.exploration.share = 0.02; });
+  const within = <T>(p: Promise<T>): Promise<T> => Promise.race([p, new Promise<T>((_, fail) => setTimeout(() => fail(new Error('reload hung')), 3000).unref())]);
+  const r = await within(gw.services.holder.reload());
+  assert.ok(r.ok && r.changed, JSON.stringify(r));
+  assert.equal(gw.services.holder.current.router.explorationShare, 0.02);
+  const routed = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(routed.status, 200);
+  await routed.text();
 });

@@ -31,6 +31,8 @@ class LoaderThread {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
   #next = 0;
+  /** The thread has exited (crashed, out of memory, terminated): a message to it would never be answered. */
+  dead = false;
 
   constructor() {
     this.#worker = new Worker(new URL('../workers/config-load.ts', import.meta.url));
@@ -44,7 +46,7 @@ class LoaderThread {
     });
     const failAll = (e: Error): void => { for (const p of this.#pending.values()) p.fail(e); this.#pending.clear(); };
     this.#worker.on('error', failAll);
-    this.#worker.on('exit', (code) => failAll(new Error(`config loader thread exited (${code})`)));
+    this.#worker.on('exit', (code) => { this.dead = true; failAll(new Error(`config loader thread exited (${code})`)); });
   }
 
   load(file: string, env: Env): Promise<RawConfig> {
@@ -114,6 +116,8 @@ export class ConfigHolder {
   async #reloadOnce(): Promise<ReloadResult> {
     let raw: RawConfig;
     try {
+      // A loader thread that died (out of memory, say) is replaced: waiting on it would hang this reload and every later one.
+      if (this.#loader?.dead) this.#loader = null;
       this.#loader ??= new LoaderThread();
       raw = await this.#loader.load(this.#file, this.#env);
     } catch (e) {
