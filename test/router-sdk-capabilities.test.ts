@@ -100,6 +100,20 @@ test('openai SDK, json_schema response_format: only structured-output models, an
   } as never) as OpenAI.Chat.Completions.ParsedChatCompletion<{ city: string; temperature_c: number }>;
   assert.equal(a.model, 'an/claude-sonnet-4-5');
   assert.deepEqual(a.choices[0]!.message.parsed, { city: 'Paris', temperature_c: 21 });
+  // Streamed, through the SDK's stream helper: parsed at the end the same way.
+  const streamed = await openai.chat.completions.stream({
+    model: 'router', messages: [{ role: 'user', content: 'Give the weather in Paris as JSON' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: WEATHER_SCHEMA, strict: true } },
+    models: EVERY, ...cheapFirst,
+  } as never).finalChatCompletion() as unknown as OpenAI.Chat.Completions.ParsedChatCompletion<{ city: string; temperature_c: number }>;
+  assert.equal(streamed.model, 'oa/gpt-4o');
+  assert.deepEqual(streamed.choices[0]!.message.parsed, { city: 'Paris', temperature_c: 21 });
+  // The Anthropic SDK's structured output (output_config.format) is the same need: an OpenAI target gets it as response_format.
+  const am = await anthropic.messages.create({ model: 'router', max_tokens: 256, messages: [{ role: 'user', content: 'Give the weather in Paris as JSON' }],
+    output_config: { format: { type: 'json_schema', schema: WEATHER_SCHEMA } }, models: EVERY, ...cheapFirst } as never) as Anthropic.Message;
+  assert.equal(am.model, 'oa/gpt-4o');
+  assert.deepEqual(JSON.parse((am.content[0] as Anthropic.TextBlock).text), { city: 'Paris', temperature_c: 21 });
+  assert.equal((oa.requests.at(-1)!.body as Rec).response_format.type, 'json_schema');
   const called = calledSince(m);
   assert.deepEqual(called.filter((x) => INCAPABLE.includes(x)), [], `called: ${called.join(', ')}`);
 });
