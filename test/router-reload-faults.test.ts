@@ -100,6 +100,8 @@ test('invalid router edits through the watcher: refused with file and path logge
     assert.match(logged, path, `${label}: the log names the path`);
     assert.equal(gw.services.holder.current.version, good, `${label}: the previous config keeps serving`);
     assert.match(String(gw.services.holder.lastError?.message), path);
+    const health = await (await fetch(`${gw.url}/health`)).json() as Rec;
+    assert.match(String(health.last_reload_error?.message), path, `${label}: /health shows the refused reload`);
     await settle();
   };
 
@@ -136,6 +138,7 @@ test('invalid router edits through the watcher: refused with file and path logge
     throw new Error(`${e.message}; watched: ${[...gw.services.holder.watchedFiles].join(', ')}`);
   });
   assert.notEqual(gw.services.holder.current.version, good);
+  assert.equal((await (await fetch(`${gw.url}/health`)).json() as Rec).last_reload_error, null, 'cleared by the good reload');
   await settle();
   await settle();
 
