@@ -6,7 +6,8 @@
 // the one that creates the missing priors file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import dc from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
@@ -179,4 +180,35 @@ test('the config loader thread dying (out of memory, say) does not stop later re
   const routed = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }] }) });
   assert.equal(routed.status, 200);
   await routed.text();
+});
+
+test('router.priors_file pointed at a file that blocks on read (a FIFO): the reload times out and is refused; the next valid edit reloads', async (t) => {
+  const oa = await startMockOpenAI();
+  const gw = await startTestGateway({
+    providers: [{ id: 'p', format: 'openai-chat', base_url: oa.url, models: [{ name: 'house-a', pricing: pricing('0.000001', '0.000002'), capabilities: caps }] }],
+    gateway: { reload: { watch: false }, router: { exploration: { share: 0 } } },
+  });
+  const fifo = join(gw.dir, 'priors-fifo.json');
+  execFileSync('mkfifo', [fifo]);
+  // Whatever happens, the thread stuck on the FIFO gets its end of file (a writer that opens and closes it).
+  const unblock = (): void => { try { closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)); } catch { /* no reader left */ } };
+  t.after(async () => { unblock(); await gw.stop(); await oa.close(); });
+  gw.services.holder.loadTimeoutMs = 500;
+  const before = gw.services.holder.current.version;
+  edit(gw, (d) => { d.router.priors_file = './priors-fifo.json'; });
+  const started = Date.now();
+  const r = await gw.services.holder.reload();
+  assert.equal(r.ok, false);
+  assert.match((r as { error: string }).error, /gateway\.yaml and the files it names did not finish within 500 ms/);
+  assert.ok(Date.now() - started < 3000, 'refused at the timeout');
+  assert.equal(gw.services.holder.current.version, before, 'the previous config keeps serving');
+  const routed = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(routed.status, 200);
+  await routed.text();
+  unblock();
+  // The next valid edit reloads (a new loader thread; before, every later reload waited behind the stuck one).
+  writeFileSync(join(gw.dir, 'priors.json'), priors({ 'house-a': 0.9 }));
+  edit(gw, (d) => { d.router.priors_file = './priors.json'; });
+  const ok = await gw.services.holder.reload();
+  assert.ok(ok.ok && ok.changed, JSON.stringify(ok));
 });

@@ -49,10 +49,23 @@ class LoaderThread {
     this.#worker.on('exit', (code) => { this.dead = true; failAll(new Error(`config loader thread exited (${code})`)); });
   }
 
-  load(file: string, env: Env): Promise<RawConfig> {
+  /**
+   * Reads and validates the files on the thread. A load that does not answer within `timeoutMs` (a
+   * file that blocks on read: a FIFO, a hung network mount) fails, and the thread, stuck in it, is
+   * given up (dead): reloads are serialised, so waiting on it would stop every later one.
+   */
+  load(file: string, env: Env, timeoutMs: number): Promise<RawConfig> {
     const id = this.#next++;
     return new Promise((ok, fail) => {
-      this.#pending.set(id, { ok, fail });
+      const timer = setTimeout(() => {
+        if (!this.#pending.delete(id)) return;
+        this.dead = true;
+        void this.#worker.terminate();
+        fail(new Error(`reading ${file} and the files it names did not finish within ${timeoutMs} ms (a file that blocks on read, such as a FIFO or a hung mount?); a new loader thread takes the next reload`));
+      }, timeoutMs);
+      timer.unref();
+      const done = <T>(f: (v: T) => void) => (v: T): void => { clearTimeout(timer); f(v); };
+      this.#pending.set(id, { ok: done(ok), fail: done(fail) });
       this.#worker.postMessage({ id, file, env: { ...env } });
     });
   }
@@ -74,6 +87,8 @@ export class ConfigHolder {
   #debounceMs = 200;
   #timer: NodeJS.Timeout | null = null;
   #loader: LoaderThread | null = null;
+  /** How long a reload waits for the loader thread to read and validate the files. */
+  loadTimeoutMs = 30_000;
   #reloading: Promise<ReloadResult> | null = null;
   #queued: Promise<ReloadResult> | null = null;
   lastError: { at: string; message: string } | null = null;
@@ -119,7 +134,7 @@ export class ConfigHolder {
       // A loader thread that died (out of memory, say) is replaced: waiting on it would hang this reload and every later one.
       if (this.#loader?.dead) this.#loader = null;
       this.#loader ??= new LoaderThread();
-      raw = await this.#loader.load(this.#file, this.#env);
+      raw = await this.#loader.load(this.#file, this.#env, this.loadTimeoutMs);
     } catch (e) {
       // The refused config's files are watched as well: the edit that fixes it may be to a file the
       // running config never read (router.priors_file pointed at one not written yet, say).
