@@ -18,10 +18,16 @@ export type ConfigProblem = { file: string; path: string; message: string };
 
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];
-  constructor(problems: ConfigProblem[]) {
+  /**
+   * Every file the refused config named (absolute paths, missing ones included): the reload watcher
+   * follows them, so the edit that fixes the config (creating a missing priors file, say) reloads.
+   */
+  readonly files: string[];
+  constructor(problems: ConfigProblem[], files: string[] = []) {
     super(problems.map((p) => `${p.file}${p.path ? ` at ${p.path}` : ''}: ${p.message}`).join('\n'));
     this.name = 'ConfigError';
     this.problems = problems;
+    this.files = files;
   }
 }
 
@@ -44,8 +50,11 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
+  /** Every file named, read or not (ConfigError.files). */
+  const named: string[] = [];
   const read = (f: string, schema: 'gateway' | 'provider' | 'catalog' | 'priors'): Record<string, unknown> | null => {
     const shown = relative(process.cwd(), f) || f;
+    named.push(f);
     let text: string;
     try { text = readFileSync(f, 'utf8'); } catch (e) {
       problems.push({ file: shown, path: '', message: `cannot read: ${(e as Error).message}` });
@@ -58,7 +67,12 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
       for (const e of doc.errors) problems.push({ file: shown, path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0]! });
       return null;
     }
-    const value = substituteDeep(doc.toJS(), env);
+    let value: unknown;
+    // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
+    try { value = substituteDeep(doc.toJS(), env); } catch (e) {
+      problems.push({ file: shown, path: '', message: (e as Error).message });
+      return null;
+    }
     const validate = validatorFor(schema);
     if (!validate(value)) {
       for (const e of validate.errors ?? []) {
@@ -95,8 +109,10 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     let catalogFile: string | null = null;
     if (doc.catalog !== undefined) {
       catalogFile = resolve(providersDir, doc.catalog);
-      if (!existsSync(catalogFile)) problems.push({ file: shown, path: '/catalog', message: `catalog file ${doc.catalog} does not exist` });
-      else {
+      if (!existsSync(catalogFile)) {
+        named.push(catalogFile);
+        problems.push({ file: shown, path: '/catalog', message: `catalog file ${doc.catalog} does not exist` });
+      } else {
         catalog = read(catalogFile, 'catalog') as RawCatalog | null;
         if (catalog && catalog.provider !== id) problems.push({ file: relative(process.cwd(), catalogFile), path: '/provider', message: `catalog is for "${catalog.provider}", included by "${id}"` });
       }
@@ -119,7 +135,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   }
   const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;
   if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems, named);
   return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors };
 }
 

@@ -31,26 +31,41 @@ class LoaderThread {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
   #next = 0;
+  /** The thread has exited (crashed, out of memory, terminated): a message to it would never be answered. */
+  dead = false;
 
   constructor() {
     this.#worker = new Worker(new URL('../workers/config-load.ts', import.meta.url));
     this.#worker.unref();
-    this.#worker.on('message', (m: { id: number; json?: string; problems?: ConfigProblem[] | null; message?: string }) => {
+    this.#worker.on('message', (m: { id: number; json?: string; problems?: ConfigProblem[] | null; files?: string[]; message?: string }) => {
       const p = this.#pending.get(m.id);
       if (!p) return;
       this.#pending.delete(m.id);
       if (m.json !== undefined) p.ok(JSON.parse(m.json) as RawConfig);
-      else p.fail(m.problems ? new ConfigError(m.problems) : new Error(m.message ?? 'config load failed'));
+      else p.fail(m.problems ? new ConfigError(m.problems, m.files) : new Error(m.message ?? 'config load failed'));
     });
     const failAll = (e: Error): void => { for (const p of this.#pending.values()) p.fail(e); this.#pending.clear(); };
     this.#worker.on('error', failAll);
-    this.#worker.on('exit', (code) => failAll(new Error(`config loader thread exited (${code})`)));
+    this.#worker.on('exit', (code) => { this.dead = true; failAll(new Error(`config loader thread exited (${code})`)); });
   }
 
-  load(file: string, env: Env): Promise<RawConfig> {
+  /**
+   * Reads and validates the files on the thread. A load that does not answer within `timeoutMs` (a
+   * file that blocks on read: a FIFO, a hung network mount) fails, and the thread, stuck in it, is
+   * given up (dead): reloads are serialised, so waiting on it would stop every later one.
+   */
+  load(file: string, env: Env, timeoutMs: number): Promise<RawConfig> {
     const id = this.#next++;
     return new Promise((ok, fail) => {
-      this.#pending.set(id, { ok, fail });
+      const timer = setTimeout(() => {
+        if (!this.#pending.delete(id)) return;
+        this.dead = true;
+        void this.#worker.terminate();
+        fail(new Error(`reading ${file} and the files it names did not finish within ${timeoutMs} ms (a file that blocks on read, such as a FIFO or a hung mount?); a new loader thread takes the next reload`));
+      }, timeoutMs);
+      timer.unref();
+      const done = <T>(f: (v: T) => void) => (v: T): void => { clearTimeout(timer); f(v); };
+      this.#pending.set(id, { ok: done(ok), fail: done(fail) });
       this.#worker.postMessage({ id, file, env: { ...env } });
     });
   }
@@ -67,9 +82,13 @@ export class ConfigHolder {
   #watchers: FSWatcher[] = [];
   #watchedFiles = new Set<string>();
   #watchedDirs = '';
+  /** The files a refused reload named (ConfigError.files), watched too until a reload succeeds. */
+  #refusedFiles: string[] = [];
   #debounceMs = 200;
   #timer: NodeJS.Timeout | null = null;
   #loader: LoaderThread | null = null;
+  /** How long a reload waits for the loader thread to read and validate the files. */
+  loadTimeoutMs = 30_000;
   #reloading: Promise<ReloadResult> | null = null;
   #queued: Promise<ReloadResult> | null = null;
   lastError: { at: string; message: string } | null = null;
@@ -112,9 +131,14 @@ export class ConfigHolder {
   async #reloadOnce(): Promise<ReloadResult> {
     let raw: RawConfig;
     try {
+      // A loader thread that died (out of memory, say) is replaced: waiting on it would hang this reload and every later one.
+      if (this.#loader?.dead) this.#loader = null;
       this.#loader ??= new LoaderThread();
-      raw = await this.#loader.load(this.#file, this.#env);
+      raw = await this.#loader.load(this.#file, this.#env, this.loadTimeoutMs);
     } catch (e) {
+      // The refused config's files are watched as well: the edit that fixes it may be to a file the
+      // running config never read (router.priors_file pointed at one not written yet, say).
+      this.#refusedFiles = e instanceof ConfigError ? e.files : [];
       return this.#finish(this.#failed(e));
     }
     // The JSON.parse of the loader's answer ran in this macrotask: compile in the next one, so the loop
@@ -157,7 +181,10 @@ export class ConfigHolder {
       // A listener must never stop the others, nor turn a reload into an unhandled rejection.
       try { l(result, this.#current); } catch (e) { console.error('config reload listener failed:', e); }
     }
-    if (result.ok && result.changed && this.#watchers.length > 0) this.#rewatch();
+    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the running config's.
+    const followedRefused = this.#refusedFiles.length > 0;
+    if (result.ok) this.#refusedFiles = [];
+    if (((result.ok && result.changed) || followedRefused) && this.#watchers.length > 0) this.#rewatch();
     return result;
   }
 
@@ -192,7 +219,7 @@ export class ConfigHolder {
 
   #rewatch(force = false): void {
     const cfg = this.#current;
-    const files = new Set([this.#file, ...cfg.files]);
+    const files = new Set([this.#file, ...cfg.files, ...this.#refusedFiles]);
     const dirs = new Set([...files].map((f) => dirname(f)).concat(cfg.providersDir));
     const key = [...dirs].sort().join('\n');
     this.#watchedFiles = files;

@@ -3,12 +3,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyRecord } from '../store/types.ts';
 import type { ClientFormat } from '../formats/codec.ts';
-import type { ModelEntry } from '../config/types.ts';
+import type { Config, ModelEntry } from '../config/types.ts';
 import { dispatch } from '../engine/dispatch.ts';
-import { resolveModel } from '../engine/plan.ts';
+import { resolveModel, type AttemptTarget } from '../engine/plan.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
+import { compareDecimal } from '../catalog/decimal.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
@@ -78,7 +79,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     } else entry = named;
     const limiter = svc.limiter;
     if (client.key && limiter) {
-      const est = estimate(entry, body, buf, client.key);
+      // Reserved for the plan's costliest attempt: a fallback to a pricier model must not pass the key's budget.
+      const est = estimate(routed ? routed.targets : fallbackChain(cfg, entry), body, buf, client.key);
       reservation = limiter.acquireSync ? limiter.acquireSync(client.key, est) : await limiter.acquire(client.key, est);
     }
   } catch (e) {
@@ -121,17 +123,36 @@ const queryOf = (url: string | undefined): string => {
   return q < 0 ? '' : url!.slice(q + 1);
 };
 
+/** A named model and its configured fallbacks (planAttempts' order aside): the attempts dispatch may make. */
+function fallbackChain(cfg: Config, primary: ModelEntry): AttemptTarget[] {
+  const chain: AttemptTarget[] = [{ entry: primary }];
+  for (const id of cfg.fallbacks.get(primary.id) ?? []) {
+    const e = cfg.models.get(id);
+    if (e && e !== primary) chain.push({ entry: e });
+  }
+  return chain;
+}
+
 /**
- * Upper bounds for the limiter: prompt tokens estimated from bytes (~4 per token), output at max_tokens.
- * The cost bound (exact decimal arithmetic) is only worked out for a key with a budget.
+ * Upper bounds for the limiter over the attempts the request may make (router mode's targets, or a
+ * named model and its fallbacks): prompt tokens estimated from bytes (~4 per token), output at
+ * max_tokens (or a target's own cap), the costliest attempt's worst case, since a fallback to a
+ * pricier model bills at its prices. The cost bound (exact decimal arithmetic) is only worked out for
+ * a key with a budget.
  */
-function estimate(entry: ModelEntry, body: Record<string, unknown>, raw: Buffer, key: KeyRecord): { tokens: number; costUsd: string } {
+function estimate(targets: readonly AttemptTarget[], body: Record<string, unknown>, raw: Buffer, key: KeyRecord): { tokens: number; costUsd: string } {
   const bytes = raw.length;
-  const maxOut = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? entry.model.max_completion_tokens) as number;
+  const asked = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens) as number | undefined;
   const input = Math.ceil(bytes / 4);
+  const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
+  const maxOut = Math.max(...targets.map(outOf));
   if (key.budgetUsd === null) return { tokens: input + maxOut, costUsd: '0' };
   // Cache writes cost more than plain input: assume them only when the body asks for caching.
   const cacheWrite = raw.includes('"cache_control"') ? 'any' : 'none';
-  return { tokens: input + maxOut, costUsd: estimateMaxCost(entry.model.pricing, input, maxOut, { cacheWrite }) };
+  let worst = '0';
+  for (const t of targets) {
+    const c = estimateMaxCost(t.entry.model.pricing, input, outOf(t), { cacheWrite });
+    if (compareDecimal(c, worst) > 0) worst = c;
+  }
+  return { tokens: input + maxOut, costUsd: worst };
 }
-

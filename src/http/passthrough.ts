@@ -17,6 +17,7 @@ import { codecFor } from '../formats/registry.ts';
 import type { AttemptRecord, KeyRecord } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { estimateMaxCost } from '../catalog/cost.ts';
+import { compareDecimal } from '../catalog/decimal.ts';
 import type { Usage } from '../formats/canonical.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
@@ -82,6 +83,7 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
   let primary: ModelEntry | null = null;
   let reservation: Reservation | null = null;
   let inputEstimate = 0;
+  let plan: ModelEntry[] = [];
   const sub = p.path.slice('/v1'.length);
   try {
     requireJsonContentType(req);
@@ -92,7 +94,9 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     primary = resolveModel(cfg, body.model, { budgeted: client.key?.budgetUsd != null });
     if (client.key) svc.keys?.checkModel(client.key, primary.id);
     inputEstimate = Math.ceil(buf.length / 4);
-    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, reserve(client.key, primary, inputEstimate, outputReserve(sub, body, primary)));
+    // Only OpenAI-compatible providers serve these routes: other fallbacks are left out of the plan.
+    plan = planAttempts(cfg, primary, svc.health).filter((e) => e === primary || e.provider.format === 'openai-chat');
+    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, reserve(client.key, plan, inputEstimate, (e) => outputReserve(sub, body, e)));
   } catch (e) {
     sendError(res, e, 'openai', { 'x-inference-id': id });
     svc.books.rejected({ id, route: p.path, format: 'openai-chat', requested: typeof body.model === 'string' ? body.model : '', resolved: primary?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText: null });
@@ -100,8 +104,6 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
   }
   const attempts: AttemptRecord[] = [];
   const s = cfg.upstream;
-  // Only OpenAI-compatible providers serve these routes: other fallbacks are left out of the plan.
-  const plan = planAttempts(cfg, primary, svc.health).filter((e) => e === primary || e.provider.format === 'openai-chat');
   svc.health.countRequest();
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(new Error('client disconnected')); });
@@ -209,9 +211,19 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
   });
 }
 
-/** The limiter's reservation: input from the body's size, output at the route's maximum; cost only for a budgeted key. */
-function reserve(key: KeyRecord, entry: ModelEntry, input: number, output: number): { tokens: number; costUsd: string } {
-  return { tokens: input + output, costUsd: key.budgetUsd === null ? '0' : estimateMaxCost(entry.model.pricing, input, output) };
+/**
+ * The limiter's reservation: input from the body's size, output at the route's maximum; cost only for
+ * a budgeted key, at the costliest attempt of the plan (a fallback to a pricier model bills at its prices).
+ */
+function reserve(key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): { tokens: number; costUsd: string } {
+  const output = Math.max(...plan.map(outputOf));
+  if (key.budgetUsd === null) return { tokens: input + output, costUsd: '0' };
+  let worst = '0';
+  for (const e of plan) {
+    const c = estimateMaxCost(e.model.pricing, input, outputOf(e));
+    if (compareDecimal(c, worst) > 0) worst = c;
+  }
+  return { tokens: input + output, costUsd: worst };
 }
 
 /** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */

@@ -1,6 +1,7 @@
 // What the router reads from a request before ranking: the prompt's parts (for token counts), the
 // quality model's features, the capabilities it needs, and the policy context (`request.*`, `key.*`).
 import type { CanonicalRequest } from '../formats/canonical.ts';
+import { reasoningAsk } from '../formats/reasoning.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { promptParts, type PromptParts } from '../tokens/index.ts';
 import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
@@ -39,11 +40,13 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
       if (b.type === 'tool_use' || b.type === 'tool_result') toolTurns = true;
     }
   }
+  // Thinking asked for (enabled or adaptive, or an effort other than none) needs a model that reasons; disabled thinking needs none.
+  const ask = reasoningAsk(req);
   const needs: Needs = {
     tools: (req.tools?.length ?? 0) > 0 || toolTurns,
     vision: parts.images > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
-    reasoning: req.thinking?.type === 'enabled' || req.reasoning_effort !== undefined,
+    reasoning: ask !== null && ask.kind !== 'off',
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),

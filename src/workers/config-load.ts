@@ -11,6 +11,6 @@ parentPort!.on('message', (m: { id: number; file: string; env: Env }) => {
     // graph (780 catalog models) on the main thread, costing more than JSON.parse does there.
     parentPort!.postMessage({ id: m.id, json: JSON.stringify(loadConfig(m.file, m.env)) });
   } catch (e) {
-    parentPort!.postMessage({ id: m.id, problems: e instanceof ConfigError ? e.problems : null, message: (e as Error).message });
+    parentPort!.postMessage({ id: m.id, problems: e instanceof ConfigError ? e.problems : null, files: e instanceof ConfigError ? e.files : [], message: (e as Error).message });
   }
 });

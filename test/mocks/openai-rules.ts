@@ -47,6 +47,13 @@ export function openaiRequestProblem(b: Json): string | null {
   } else if (b.reasoning_effort !== undefined && NON_REASONING.test(model)) {
     return "Unsupported parameter: 'reasoning_effort' is not supported with this model.";
   }
+  // gpt-3.5-turbo reads no images and has no structured outputs (the API's wording).
+  if (/^gpt-3\.5/.test(model)) {
+    if (messages.some((m) => Array.isArray(m.content) && m.content.some((c) => obj(c).type === 'image_url'))) {
+      return 'Invalid content type. image_url is only supported by certain models.';
+    }
+    if (obj(b.response_format).type === 'json_schema') return "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.";
+  }
   if (b.parallel_tool_calls !== undefined && !(Array.isArray(b.tools) && b.tools.length > 0)) {
     return "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
   }
