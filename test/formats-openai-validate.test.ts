@@ -49,6 +49,14 @@ for (const [name, patch, code, param, message] of cases) {
   });
 }
 
+test('every reasoning_effort the SDK types name passes, each decoded as sent', () => {
+  // openai's shared ReasoningEffort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max'.
+  for (const effort of ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] satisfies Array<NonNullable<import('openai').OpenAI.ReasoningEffort>>) {
+    const req = openaiChatCodec.client!.decodeRequest(validateChatRequest({ ...base(), reasoning_effort: effort }));
+    assert.equal(req.reasoning_effort, effort);
+  }
+});
+
 test('valid bodies pass, including unknown fields, router fields, n = 1 and nulls', () => {
   const body = { ...base(), n: 1, temperature: 0, top_p: null, some_new_sdk_field: { x: 1 }, models: ['a'], max_cost: 1, extra: { k: 'v' } };
   assert.equal(validateChatRequest(body), body);

@@ -145,7 +145,8 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   bool(b.parallel_tool_calls, 'parallel_tool_calls');
   obj(b.stream_options, 'stream_options');
   if (isRecord(b.stream_options)) bool(b.stream_options.include_usage, 'stream_options.include_usage');
-  oneOf(b.reasoning_effort, 'reasoning_effort', ['minimal', 'low', 'medium', 'high']);
+  // The SDK's ReasoningEffort (openai 6.x): none (GPT-5.1 and later), xhigh and max as well.
+  oneOf(b.reasoning_effort, 'reasoning_effort', ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
   oneOf(b.verbosity, 'verbosity', ['low', 'medium', 'high']);
   str(b.safety_identifier, 'safety_identifier');
   str(b.user, 'user');

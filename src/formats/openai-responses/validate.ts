@@ -143,7 +143,7 @@ export function validateResponsesRequest(body: unknown): Rec {
   for (const k of ['stream', 'store', 'parallel_tool_calls', 'background'] as const) bool(b[k], k);
   obj(b.reasoning, 'reasoning');
   if (isRecord(b.reasoning)) {
-    oneOf(b.reasoning.effort, 'reasoning.effort', ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+    oneOf(b.reasoning.effort, 'reasoning.effort', ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
     oneOf(b.reasoning.summary, 'reasoning.summary', ['auto', 'concise', 'detailed']);
   }
   str(b.previous_response_id, 'previous_response_id');
