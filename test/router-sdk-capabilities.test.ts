@@ -169,6 +169,17 @@ test('adaptive thinking needs a reasoning model as enabled thinking does; disabl
   assert.deepEqual(calledSince(m).sort(), ['claude-sonnet-4-6', 'gpt-3.5-turbo']);
 });
 
+// A one-page PDF, base64: a document a model without image input cannot read.
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 3 3]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n').toString('base64');
+const pdfTurn = [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }, { type: 'text', text: 'summarise it' }] }];
+
+test('a PDF document needs a model that reads images: the cheaper one without them is passed over', async () => {
+  const m = mark();
+  const res = await anthropic.messages.create({ model: 'router', max_tokens: 256, messages: pdfTurn, models: ['claude-3-5-haiku-20241022', 'claude-sonnet-4-5'], ...cheapFirst } as never) as Anthropic.Message;
+  assert.equal(res.model, 'an/claude-sonnet-4-5');
+  assert.deepEqual(calledSince(m), ['claude-sonnet-4-5']);
+});
+
 test('no candidate has the capability: a 400 in the route\'s envelope naming the constraint, and no upstream call', async () => {
   const m = mark();
   const image = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] }];
@@ -194,5 +205,6 @@ test('no candidate has the capability: a 400 in the route\'s envelope naming the
   });
   await anthropicNoRoute({ thinking: { type: 'enabled', budget_tokens: 1024 } }, 'capability:reasoning');
   await anthropicNoRoute({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }, { type: 'text', text: 'what is it' }] }] }, 'capability:vision');
+  await anthropicNoRoute({ messages: pdfTurn }, 'capability:vision');
   assert.deepEqual(calledSince(m), [], 'no upstream call');
 });

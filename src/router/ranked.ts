@@ -11,7 +11,7 @@ function reason(inp: DecideInput, code: number, r: Ranked, c: Candidate): string
   switch (code) {
     case C_KEY: return "the API key's allowed_models do not include it";
     case C_TOOLS: return 'the request uses tools; the model does not support them';
-    case C_VISION: return 'the request has images; the model does not accept them';
+    case C_VISION: return 'the request has images or a binary document (PDF); the model does not accept images';
     case C_JSON: return 'the request asks for JSON schema output; the model does not support it';
     case C_REASONING: return 'the request asks for reasoning/thinking; the model does not reason';
     case C_CONTEXT: return `the prompt (${r.inputTokens} tokens) does not fit the context window (${c.contextWindow})`;

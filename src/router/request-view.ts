@@ -44,7 +44,8 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
   const ask = reasoningAsk(req);
   const needs: Needs = {
     tools: (req.tools?.length ?? 0) > 0 || toolTurns,
-    vision: parts.images > 0,
+    // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
+    vision: parts.images > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
     reasoning: ask !== null && ask.kind !== 'off',
   };
