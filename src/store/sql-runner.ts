@@ -91,15 +91,20 @@ function pgQueries(c: PgQueryable): Pick<SqlRunner, 'all' | 'run'> {
 export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   let broken: Error | undefined;
+  // A connection that dies under the transaction fails it (as pool.query does for one statement): a
+  // query written to a socket that was just cut could otherwise wait forever for its answer.
+  let onError: (e: Error) => void = () => {};
+  const died = new Promise<never>((_, reject) => { onError = (e) => { broken = e; reject(e); }; });
+  died.catch(() => {});
+  c.on('error', onError);
   try {
-    await c.query('BEGIN');
-    const out = await fn(c);
-    await c.query('COMMIT');
+    const out = await Promise.race([(async () => { await c.query('BEGIN'); const r = await fn(c); await c.query('COMMIT'); return r; })(), died]);
     return out;
   } catch (err) {
-    await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
+    if (!broken) await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
     throw err;
   } finally {
+    c.removeListener('error', onError);
     c.release(broken);
   }
 }
