@@ -93,6 +93,7 @@ async function routedTraffic(): Promise<void> {
   })));
   await insertDecisions(store.sql, models.map((m, i) => ({
     inferenceId: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000 + 500).toISOString(), keyId: null, servedModel: m, canonical: m, kind: 'chat',
+    status: m ? (i === 4 ? 502 : 200) : 400, costUsd: m ? `0.0000${3 + i}` : '0',
     features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
     decision: {
       w: 2, policy: null, state_version: i < 3 ? 7 : 6, kind: 'chat', explored: i === 2, affinity: i === 3 ? m : null, chosen: m,
@@ -173,7 +174,7 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
     reasoningTokens: 0, costUsd: '0.000034', finishReason: null, metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null, partial: true,
   }]);
   await insertDecisions(gw.services.store!.sql, [{
-    inferenceId: cutId, createdAt: new Date().toISOString(), keyId: null, servedModel: 'mockai/test-model', canonical: 'test-model', kind: 'chat',
+    inferenceId: cutId, createdAt: new Date().toISOString(), keyId: null, servedModel: 'mockai/test-model', canonical: 'test-model', kind: 'chat', status: 200, costUsd: '0.000034',
     features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
     decision: {
       w: 2, policy: null, state_version: 1, kind: 'chat', explored: false, affinity: null, chosen: 'mockai/test-model', chosen_quality: 0.74, chosen_cost_usd: 0.00004,

@@ -47,7 +47,7 @@ before(async () => {
   oa = await startMockOpenAI();
   gw = await startTestGateway({ providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }], gateway: { auth: { enabled: true, admin_key: ADMIN_KEY } } });
   await gw.services.store!.insertInferences([cut, routed, plain]);
-  await insertDecisions(gw.services.store!.sql, [{ inferenceId: routed.id, createdAt: routed.createdAt, keyId: null, servedModel: routed.servedModel, canonical: 'test-model', kind: 'code', features: { schema: 1, kind: 'code', stats: {}, idx: [], val: [] } as never, decision: DECISION }]);
+  await insertDecisions(gw.services.store!.sql, [{ inferenceId: routed.id, createdAt: routed.createdAt, keyId: null, servedModel: routed.servedModel, canonical: 'test-model', kind: 'code', status: routed.status, costUsd: routed.costUsd, features: { schema: 1, kind: 'code', stats: {}, idx: [], val: [] } as never, decision: DECISION }]);
 });
 after(async () => { await gw.stop(); await oa.close(); });
 

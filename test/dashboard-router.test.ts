@@ -1,14 +1,23 @@
 // The router overview (GET /admin/api/v1/router) against a real gateway on SQLite and on PostgreSQL (a
 // fresh schema, dropped after; CI fails when PostgreSQL is down): the figures equal a hand-counted set of
 // decisions, records and feedback; a member sees only their keys' routed requests; an empty window;
-// bad parameters are 400 in the admin API's error shape; a window with more decisions than one call
-// reads is counted from its newest ones and says so.
+// bad parameters are 400 in the admin API's error shape. The router rollups the overview reads: a chunk
+// stored twice counts once, two chunks of one cell sum exactly, a request routed through the gateway
+// shows up, and migration 21 fills them from the decisions stored before it as the write path would.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { routerOverview } from '../src/dashboard/router-overview.ts';
 import { insertDecisions, type DecisionRow } from '../src/router/store.ts';
+import { MIGRATIONS, MIGRATIONS_TABLE_SQL } from '../src/store/migrations.ts';
+import { SqliteStore } from '../src/store/sqlite.ts';
+import { pruneRollups } from '../src/store/rollup-retention.ts';
+import { PostgresStore } from '../src/store/postgres.ts';
 import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
+import { addDecimal, compareDecimal } from '../src/catalog/decimal.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
@@ -16,9 +25,10 @@ import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
 const ADMIN_KEY = 'admin-key-for-the-router-overview-test-0123';
 const PW = 'a long enough password';
 const MIN = 60_000;
+const HOUR = 3_600_000;
 
 type Call = { status: number; body: any };
-type Fixture = { aliceKey: string; bobKey: string; ids: string[]; at: string[] };
+type Fixture = { aliceKey: string; aliceSecret: string; bobKey: string; ids: string[]; at: string[] };
 
 const inference = (id: string, at: number, keyId: string | null, o: { model?: string | null; status?: number; cost?: string; requested?: string }): InferenceRecord => ({
   id, createdAt: new Date(at).toISOString(), keyId, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: o.requested ?? 'router',
@@ -27,9 +37,10 @@ const inference = (id: string, at: number, keyId: string | null, o: { model?: st
   metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null,
 });
 
-type D = { chosen: string | null; q?: number; cost?: number; attempts?: number; explored?: boolean; affinity?: string | null; version: number; excluded?: Record<string, number> };
+type D = { status?: number; costUsd?: string; chosen: string | null; q?: number; cost?: number; attempts?: number; explored?: boolean; affinity?: string | null; version: number; excluded?: Record<string, number> };
 const decision = (id: string, at: number, keyId: string, d: D): DecisionRow => ({
   inferenceId: id, createdAt: new Date(at).toISOString(), keyId, servedModel: d.chosen, canonical: d.chosen?.split('/')[1] ?? null, kind: 'chat',
+  status: d.status ?? 200, costUsd: d.costUsd ?? '0',
   features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
   decision: {
     w: 1, policy: null, state_version: d.version, kind: 'chat', explored: d.explored ?? false, affinity: d.affinity ?? null, chosen: d.chosen,
@@ -48,7 +59,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const havePg = backend === 'sqlite' || await pgAvailable(); // throws under CI=true when PostgreSQL is down
     const schema = freshSchema('gw_router_overview');
     let oa: MockUpstream; let gw: TestGateway;
-    const fx: Fixture = { aliceKey: '', bobKey: '', ids: [], at: [] };
+    const fx: Fixture = { aliceKey: '', aliceSecret: '', bobKey: '', ids: [], at: [] };
     const callers: Record<string, Record<string, string>> = { anonymous: {}, key: { authorization: `Bearer ${ADMIN_KEY}` } };
     const get = async (who: string, path: string): Promise<Call> => {
       const res = await fetch(`${gw.url}/admin/api/v1${path}`, { headers: callers[who]! });
@@ -64,7 +75,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       if (!havePg) return;
       oa = await startMockOpenAI();
       gw = await startTestGateway({
-        providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
+        providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [
+          { name: 'gamma', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false }, context_window: 16000, max_completion_tokens: 4000 },
+        ] }],
         gateway: {
           auth: { enabled: true, admin_key: ADMIN_KEY }, router: { quality_signals: [{ metric: 'good' }, { metric: 'score' }] },
           ...(backend === 'postgres' ? { storage: { database_url: PG_URL } } : {}),
@@ -79,12 +92,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       callers.admin = await signIn('root@example.com');
       callers.alice = await signIn('alice@example.com');
       callers.carol = await signIn('carol@example.com');
-      const mk = async (name: string, owner: string): Promise<string> => {
+      const mk = async (name: string, owner: string): Promise<{ key: string; record: { id: string } }> => {
         const res = await fetch(`${gw.url}/admin/api/v1/keys`, { method: 'POST', headers: { ...callers.key, 'content-type': 'application/json' }, body: JSON.stringify({ name, owner_id: owner }) });
-        return ((await res.json()) as { record: { id: string } }).record.id;
+        return (await res.json()) as { key: string; record: { id: string } };
       };
-      fx.aliceKey = await mk('alice-key', alice.id);
-      fx.bobKey = await mk('bob-key', bob.id);
+      const ak = await mk('alice-key', alice.id);
+      fx.aliceKey = ak.record.id;
+      fx.aliceSecret = ak.key;
+      fx.bobKey = (await mk('bob-key', bob.id)).record.id;
 
       // Six requests in the last hour (four routed) and one routed request nine days ago.
       const now = Date.now();
@@ -104,12 +119,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         inference(ids[6]!, now - 9 * 86_400_000, a, { model: 'mockai/alpha', cost: '1' }),
       ]);
       await insertDecisions(store.sql, [
-        decision(ids[0]!, at(0) + 500, a, { chosen: 'mockai/alpha', q: 0.8, cost: 0.001, version: 3, excluded: { max_cost: 2 } }),
+        decision(ids[0]!, at(0) + 500, a, { costUsd: '0.0012', chosen: 'mockai/alpha', q: 0.8, cost: 0.001, version: 3, excluded: { max_cost: 2 } }),
         // Chosen alpha, which failed: the plan fell back to beta (two attempts); a cached prefix favoured alpha.
-        decision(ids[1]!, at(1) + 500, a, { chosen: 'mockai/alpha', q: 0.6, cost: 0.003, attempts: 2, affinity: 'mockai/alpha', version: 3, excluded: { max_cost: 1, 'capability:tools': 1 } }),
-        decision(ids[2]!, at(2) + 500, b, { chosen: 'mockai/beta', q: 0.7, cost: 0.002, explored: true, affinity: 'mockai/alpha', version: 4 }),
-        decision(ids[3]!, at(3) + 500, b, { chosen: null, version: 4, excluded: { max_cost: 3, 'capability:tools': 0 } }),
-        decision(ids[6]!, now - 9 * 86_400_000 + 500, a, { chosen: 'mockai/alpha', version: 1, excluded: { max_cost: 9 } }),
+        decision(ids[1]!, at(1) + 500, a, { costUsd: '0.002', chosen: 'mockai/alpha', q: 0.6, cost: 0.003, attempts: 2, affinity: 'mockai/alpha', version: 3, excluded: { max_cost: 1, 'capability:tools': 1 } }),
+        decision(ids[2]!, at(2) + 500, b, { status: 502, chosen: 'mockai/beta', q: 0.7, cost: 0.002, explored: true, affinity: 'mockai/alpha', version: 4 }),
+        decision(ids[3]!, at(3) + 500, b, { status: 400, chosen: null, version: 4, excluded: { max_cost: 3, 'capability:tools': 0 } }),
+        decision(ids[6]!, now - 9 * 86_400_000 + 500, a, { costUsd: '1', chosen: 'mockai/alpha', version: 1, excluded: { max_cost: 9 } }),
       ]);
       await store.insertFeedback([
         feedback(ids[0]!, 'good', 'boolean', 'true', at(10)), feedback(ids[1]!, 'good', 'boolean', 'false', at(10)),
@@ -128,9 +143,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const r = await get('admin', '/router');
       assert.equal(r.status, 200);
       const o = r.body;
-      assert.equal(o.truncated, false);
-      assert.equal(o.covered_from, o.from);
-      assert.deepEqual([o.requests, o.routed, o.no_route, o.recorded, o.errors], [6, 4, 1, 4, 2]);
+      assert.equal(o.truncated, undefined);
+      // The last 7 days rounded out to whole hours.
+      assert.deepEqual([Date.parse(o.from) % HOUR, Date.parse(o.to) % HOUR], [0, 0]);
+      assert.ok([7 * 86_400_000, 7 * 86_400_000 + HOUR].includes(Date.parse(o.to) - Date.parse(o.from)), `${o.from} ${o.to}`);
+      assert.deepEqual([o.requests, o.routed, o.no_route, o.errors], [6, 4, 1, 2]);
       assert.equal(o.routed_share, 4 / 6);
       assert.equal(o.cost_usd, '0.0032');
       assert.equal(o.cost_per_request_usd, '0.0008');
@@ -181,8 +198,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const r = await get('admin', '/router?from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z');
       assert.equal(r.status, 200);
       assert.deepEqual(r.body, {
-        from: '2020-01-01T00:00:00.000Z', to: '2020-01-02T00:00:00.000Z', covered_from: '2020-01-01T00:00:00.000Z', truncated: false,
-        requests: 0, routed: 0, routed_share: null, no_route: 0, recorded: 0, errors: 0, cost_usd: '0', cost_per_request_usd: null,
+        from: '2020-01-01T00:00:00.000Z', to: '2020-01-02T00:00:00.000Z',
+        requests: 0, routed: 0, routed_share: null, no_route: 0, errors: 0, cost_usd: '0', cost_per_request_usd: null,
         fallbacks: 0, explored: 0, affinity_known: 0, affinity_chosen: 0, models: [], other: null, constraints: [], state_versions: [],
         state_version_count: 0, quality_signals: ['good', 'score'],
       });
@@ -202,16 +219,147 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await fetch(`${gw.url}/admin/api/v1/router`, { method: 'POST', headers: callers.key })).status, 405);
     });
 
-    test('a window with more decisions than one call reads is counted from its newest', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
-      const now = Date.now();
-      const o = await routerOverview(gw.services.store!.sql, { from: now - 86_400_000, to: now, top: 10, qualitySignals: [], maxDecisions: 2 }, { role: 'admin', userId: null });
-      assert.equal(o.truncated, true);
-      // All requests come from the usage rollups' hour rows: from the hour the counted decisions start in.
-      const HOUR = 3_600_000;
-      const since = Math.floor(Date.parse(o.covered_from) / HOUR) * HOUR;
-      const requests = fx.ids.slice(0, 6).filter((_, i) => Math.floor(Date.parse(fx.at[i]!) / HOUR) * HOUR >= since).length;
-      assert.deepEqual([o.routed, o.no_route, o.requests], [2, 1, requests], 'the newest two decisions, and the requests of the hours since the decision before them');
-      assert.ok(o.covered_from > o.from);
+    const ADMIN = { role: 'admin' as const, userId: null };
+    // Hours of 2021, away from the fixture's window.
+    const past = (day: number, minute: number): number => Date.UTC(2021, 0, day, 10, minute);
+    const dayOf = (day: number): { from: number; to: number; top: number; qualitySignals: string[] } => ({ from: Date.UTC(2021, 0, day), to: Date.UTC(2021, 0, day + 1), top: 10, qualitySignals: [] });
+
+    test('a chunk stored twice (a retry after its rows landed) counts once', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
+      const sql = gw.services.store!.sql;
+      const rows = [0, 1, 2].map((i) => decision(uuidv7(past(3, i)), past(3, i), fx.aliceKey, { costUsd: '0.25', chosen: 'mockai/alpha', version: 7, attempts: 2, excluded: { max_cost: 2 } }));
+      await insertDecisions(sql, rows);
+      await insertDecisions(sql, rows);
+      // Partly stored: the new row alone is counted.
+      const extra = decision(uuidv7(past(3, 5)), past(3, 5), fx.aliceKey, { costUsd: '0.25', chosen: 'mockai/alpha', version: 7 });
+      await insertDecisions(sql, [rows[0]!, extra]);
+      const o = await routerOverview(sql, dayOf(3), ADMIN);
+      assert.deepEqual([o.routed, o.cost_usd, o.fallbacks, o.state_version_count], [4, '1', 3, 1]);
+      assert.deepEqual(o.state_versions, [{ version: 7, decisions: 4, first_at: rows[0]!.createdAt, last_at: extra.createdAt }]);
+      assert.deepEqual(o.constraints, [{ constraint: 'max_cost', decisions: 3, share: 0.75, candidates: 6 }]);
+    });
+
+    test('two chunks of one cell sum exactly (0.1 + 0.2 = 0.3) with first and last use kept', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
+      const sql = gw.services.store!.sql;
+      const one = decision(uuidv7(past(5, 30)), past(5, 30), fx.bobKey, { costUsd: '0.1', status: 503, chosen: 'mockai/beta', q: 0.5, cost: 0.25, version: 9, explored: true });
+      const two = decision(uuidv7(past(5, 10)), past(5, 10), fx.bobKey, { costUsd: '0.2', chosen: 'mockai/beta', q: 0.75, cost: 0.5, version: 9, affinity: 'mockai/beta' });
+      const tiny = decision(uuidv7(past(5, 20)), past(5, 20), fx.bobKey, { costUsd: '0.000000000000000000001', chosen: 'mockai/beta', q: 1, cost: 0.75, version: 9 });
+      await insertDecisions(sql, [one]);
+      await insertDecisions(sql, [two]);
+      await insertDecisions(sql, [tiny]);
+      const o = await routerOverview(sql, dayOf(5), ADMIN);
+      assert.equal(o.cost_usd, '0.300000000000000000001');
+      assert.deepEqual([o.routed, o.errors, o.explored, o.affinity_known, o.affinity_chosen], [3, 1, 1, 1, 1]);
+      const [beta] = o.models;
+      assert.deepEqual([beta!.model, beta!.requests, beta!.cost_usd, beta!.cost_per_request_usd, beta!.predicted_cost_usd, beta!.predicted_quality], ['mockai/beta', 3, '0.300000000000000000001', '0.1', 0.5, 0.75]);
+      assert.deepEqual(o.state_versions, [{ version: 9, decisions: 3, first_at: two.createdAt, last_at: one.createdAt }]);
+      // A member sees their own keys' cells only.
+      const alice = (await get('alice', `/router?from=${Date.UTC(2021, 0, 5)}&to=${Date.UTC(2021, 0, 6)}`)).body;
+      assert.deepEqual([alice.routed, alice.cost_usd, alice.state_versions], [0, '0', []]);
+    });
+
+    test('a request routed through the gateway shows up in the overview with its cost and status', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
+      const before = (await get('admin', '/router')).body;
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fx.aliceSecret}` },
+        body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'Hello there' }] }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const id = res.headers.get('x-inference-id')!;
+      await gw.services.router!.flush();
+      let rec: Record<string, unknown> | undefined;
+      for (let i = 0; i < 200 && !rec; i++) {
+        rec = (await gw.services.store!.sql.all('SELECT cost_usd FROM inferences WHERE id = ?', [id]))[0];
+        if (!rec) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.ok(rec, 'the inference record landed');
+      const after = (await get('admin', '/router')).body;
+      assert.equal(after.routed, before.routed + 1);
+      const gamma = after.models.find((m: { model: string }) => m.model === 'mockai/gamma');
+      assert.ok(gamma, JSON.stringify(after.models));
+      assert.equal(gamma.requests, 1);
+      assert.equal(gamma.errors, 0);
+      assert.ok(Number(gamma.cost_usd) > 0);
+      assert.equal(compareDecimal(gamma.cost_usd, String(rec!.cost_usd)), 0, 'the exact cost of its inference record');
+      const mine = (await get('alice', '/router')).body;
+      assert.equal(mine.models.find((m: { model: string }) => m.model === 'mockai/gamma')?.requests, 1);
+    });
+
+    test('the router rollups\' hour rows go with the dashboard\'s hour rollups (hour_rollups_days)', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
+      const sql = gw.services.store!.sql;
+      const count = async (): Promise<number[]> => Promise.all(['router_rollup', 'router_rollup_version', 'router_rollup_excl'].map(async (t) =>
+        Number((await sql.all(`SELECT COUNT(*) AS n FROM ${t} WHERE t < ?`, [new Date(Date.UTC(2022, 0, 1)).toISOString()]))[0]!.n)));
+      assert.ok((await count()).every((n) => n > 0), 'the 2021 rows of the tests above');
+      const month = (await get('admin', `/router?from=${Date.now() - 30 * 86_400_000}`)).body;
+      const pruned = await pruneRollups(sql, { hourRollupsDays: 90, dayRollupsDays: null });
+      assert.ok(pruned.hourRows >= 3);
+      assert.deepEqual(await count(), [0, 0, 0]);
+      assert.equal((await routerOverview(sql, dayOf(5), ADMIN)).routed, 0);
+      assert.deepEqual((await get('admin', `/router?from=${Date.now() - 30 * 86_400_000}`)).body, month, 'the last 90 days are kept');
+    });
+
+    test('migration 21 fills the rollups from the decisions stored before it, as the write path counts them', { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'router-m21-'));
+      const mkStore = (): SqliteStore | PostgresStore => (backend === 'sqlite' ? new SqliteStore({ path: join(dir, `${Math.random()}.db`) }) : new PostgresStore({ url: PG_URL, schema: freshSchema('gw_router_m21') }));
+      const old = mkStore(); const now = mkStore();
+      try {
+        for (const s of [old, now]) if (s instanceof PostgresStore) await s.sql.run(`CREATE SCHEMA IF NOT EXISTS "${s.schema}"`);
+        await old.sql.run(MIGRATIONS_TABLE_SQL);
+        // Every step but 21 (the stores' inserts need the later ones); migrate() then runs 21 alone.
+        for (const m of [...MIGRATIONS].sort((x, y) => x.version - y.version).filter((x) => x.version !== 21)) {
+          for (const st of m[old.kind]) await old.sql.run(st);
+          await old.sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, new Date().toISOString()]);
+        }
+        await now.migrate();
+        // Decisions over two days and three hours, two keys and none, with records (status, cost) but one.
+        const models = ['mockai/alpha', 'mockai/beta', null];
+        const recs: InferenceRecord[] = [];
+        const rows: DecisionRow[] = [];
+        for (let i = 0; i < 60; i++) {
+          const at = Date.UTC(2021, 1, 1 + (i % 2), 8 + (i % 3), i);
+          const id = uuidv7(at);
+          const key = i % 4 === 0 ? null : i % 2 ? 'k1' : 'k2';
+          const chosen = models[i % 3]!;
+          const status = i % 7 === 0 ? 502 : 200;
+          const costUsd = chosen ? `0.${(i % 9) + 1}` : '0';
+          if (i !== 5) recs.push(inference(id, at, key, { model: chosen, status, cost: costUsd }));
+          rows.push(decision(id, at + 200, key as string, {
+            status: i === 5 ? 0 : status, costUsd: i === 5 ? '0' : costUsd, chosen, q: (i % 5) / 4, cost: (i % 4) / 8, attempts: i % 6 === 0 ? 2 : undefined,
+            explored: i % 8 === 0, affinity: i % 3 === 0 ? 'mockai/alpha' : null, version: 1 + (i % 2), excluded: i % 2 ? { max_cost: i % 3, 'capability:tools': 1 } : {},
+          }));
+        }
+        for (const s of [old, now]) await s.insertInferences(recs);
+        // The old shape: rows alone, as migration 20's writer stored them.
+        for (const r of rows) {
+          await old.sql.run('INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, JSON.stringify(r.features), JSON.stringify(r.decision)]);
+        }
+        await old.migrate(); // 21
+        await insertDecisions(now.sql, rows.slice(0, 25));
+        await insertDecisions(now.sql, rows.slice(25));
+        const dump = async (s: SqliteStore | PostgresStore): Promise<unknown> => {
+          const out: Record<string, unknown[]> = {};
+          for (const [t, cols, order] of [
+            ['router_rollup', "key_id, chosen, n, errors, cost, predicted_sum, predicted_n, quality_sum, quality_n, fallbacks, explored, affinity_known, affinity_chosen", 'key_id, chosen'],
+            ['router_rollup_version', 'key_id, state_version, n, first_at, last_at', 'key_id, state_version'],
+            ['router_rollup_excl', 'key_id, constraint_name, decisions, candidates', 'key_id, constraint_name'],
+          ] as const) {
+            out[t] = (await s.sql.all(`SELECT t, ${cols} FROM ${t} ORDER BY t, ${order}`)).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) =>
+              [k, v instanceof Date ? v.toISOString() : k === 'cost' ? String(Number(v)) : typeof v === 'bigint' || (typeof v === 'string' && /^-?\d+$/.test(v)) ? Number(v) : typeof v === 'number' ? Number(v.toFixed(9)) : v])));
+          }
+          return out;
+        };
+        const got = await dump(old);
+        assert.deepEqual(got, await dump(now));
+        assert.ok((got as Record<string, unknown[]>).router_rollup!.length >= 6, "several cells");
+        const o = await routerOverview(old.sql, { from: Date.UTC(2021, 1, 1), to: Date.UTC(2021, 1, 3), top: 10, qualitySignals: [] }, ADMIN);
+        assert.equal(o.routed, 60);
+        assert.equal(compareDecimal(o.cost_usd, recs.reduce((a, r) => addDecimal(a, r.costUsd), '0')), 0);
+        assert.equal(o.errors, recs.filter((r) => r.status >= 400).length);
+      } finally {
+        await old.close(); await now.close();
+        for (const s of [old, now]) if (s instanceof PostgresStore) await dropSchema(s.schema);
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 }

@@ -44,7 +44,7 @@ for (const b of backends) {
       const features = extractPromptFeatures({ turns: ['Which is right?\nA) x\nB) y'] });
       const old = new Date(Date.now() - 60_000).toISOString();
       const ids = Array.from({ length: 6 }, () => uuidv7());
-      const rows = ids.map((id) => ({ inferenceId: id, createdAt: old, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: features.kind, features, decision: { chosen: 'p/m-a' } }));
+      const rows = ids.map((id) => ({ inferenceId: id, createdAt: old, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: features.kind, status: 200, costUsd: '0.001', features, decision: { chosen: 'p/m-a' } }));
       await insertDecisions(store.sql, rows);
       await insertDecisions(store.sql, rows.slice(0, 2)); // a retried batch: no error, no duplicate
       assert.deepEqual((await getDecision(store.sql, ids[0]!))?.decision, { chosen: 'p/m-a' });
@@ -90,7 +90,7 @@ const decision = {
 } as unknown as Decision;
 const chunkOf = (rows: Array<[string, string]>) => {
   const enc = new RowEncoder();
-  for (const [id, at] of rows) enc.add({ inferenceId: id, createdAt: at, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: 'chat' }, extractPromptFeatures({ turns: ['hello there'] }), decision, [], false);
+  for (const [id, at] of rows) enc.add({ inferenceId: id, createdAt: at, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: 'chat', status: 200, costUsd: '0' }, extractPromptFeatures({ turns: ['hello there'] }), decision, [], false);
   return enc.seal();
 };
 

@@ -88,7 +88,8 @@ export class Bookkeeper {
     }));
   }
 
-  completed(c: Common & { stream: boolean; outcome: InferenceOutcome; reservation: Reservation | null; cfg: Config }): void {
+  /** Books a finished request; returns its exact cost in USD (a decimal string, '0' when none). */
+  completed(c: Common & { stream: boolean; outcome: InferenceOutcome; reservation: Reservation | null; cfg: Config }): string {
     const o = c.outcome;
     const latency = performance.now() - c.startedAt;
     const served = o.served;
@@ -130,6 +131,7 @@ export class Bookkeeper {
     });
     if (o.partial) rec.partial = true;
     this.#sink?.enqueue(rec);
+    return cost;
   }
 
   #seriesSet(route: string, model: string, provider: string, status: number): SeriesSet {

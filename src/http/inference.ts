@@ -110,10 +110,10 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   // A body the pool prepared: its images were counted there (this thread holds only its parameters).
   if (prepared && prepared.images > 0) outcome.inputImages = prepared.images;
   if (outcome.error && !res.headersSent && !clientGone) sendError(res, outcome.error, envelope, { 'x-inference-id': id });
-  svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
+  const cost = svc.books.completed({ id, route, format, requested, key: client.key, ip: client.ip, startedAt, body, bodyText, stream, outcome, reservation, cfg });
   // Measured latency and error rate per provider come from every request's attempts, routed or not.
   svc.router?.observe(outcome);
-  if (routed) svc.router?.completed(id, routed, outcome);
+  if (routed) svc.router?.completed(id, routed, outcome, cost);
   ext?.finished(outcome, client, id);
 }
 

@@ -118,7 +118,7 @@ export class RowEncoder {
     for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
     for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
     this.#n = at;
-    const text = JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, meta, s, attempts]);
+    const text = JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, meta, s, attempts]);
     // A UTF-16 unit takes at most 3 bytes in UTF-8; +1 for the separator.
     const need = this.#len + text.length * 3 + 2;
     if (need > this.#json.length) {
@@ -142,10 +142,10 @@ export class RowEncoder {
 
 /** The rows of a chunk as stored: features back as arrays, decisions rebuilt and rounded. */
 export function decodeRows(c: RowChunk): DecisionRow[] {
-  const rows = JSON.parse(fromUtf8.decode(c.json)) as Array<[string, string, string | null, string | null, string | null, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
+  const rows = JSON.parse(fromUtf8.decode(c.json)) as Array<[string, string, string | null, string | null, string | null, string, number, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
   const out: DecisionRow[] = [];
   let ni = 0;
-  for (const [inferenceId, createdAt, keyId, servedModel, canonical, kind, meta, s, attempts] of rows) {
+  for (const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, meta, s, attempts] of rows) {
     const len = c.nums[ni++]!;
     const r: Reader = { s, si: 0, n: c.nums, ni };
     const decision = roundRecorded(unpackDecision(r, attempts));
@@ -154,7 +154,7 @@ export function decodeRows(c: RowChunk): DecisionRow[] {
     const idx = Array.from(c.nums.subarray(ni, ni + m));
     const val = Array.from(c.nums.subarray(ni + m, ni + 2 * m));
     ni += 2 * m;
-    out.push({ inferenceId, createdAt, keyId, servedModel, canonical, kind, features: { ...meta, idx, val } as PromptFeatures, decision });
+    out.push({ inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, features: { ...meta, idx, val } as PromptFeatures, decision });
   }
   return out;
 }

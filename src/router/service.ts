@@ -192,8 +192,11 @@ export class RouterService {
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */
   observe(outcome: InferenceOutcome): void { this.stats.observe(outcome.attempts); }
 
-  /** After a routed answer (or failure): record the decision, remember affinity (observe() measured it). */
-  completed(id: string, r: Routed, outcome: InferenceOutcome): void {
+  /**
+   * After a routed answer (or failure): record the decision with the answer's status and exact cost
+   * (the bookkeeper's decimal string, for the dashboard's router rollups), remember affinity (observe() measured it).
+   */
+  completed(id: string, r: Routed, outcome: InferenceOutcome, costUsd: string): void {
     const served = outcome.served;
     const servedCand = served ? r.decision.plan.find((t) => t.candidate.entry === served)?.candidate ?? null : null;
     if (servedCand && outcome.status === 200 && r.decision.chosen && servedCand.caps.prompt_caching) {
@@ -203,7 +206,7 @@ export class RouterService {
     }
     this.#writer?.enqueue({
       inferenceId: id, createdAt: new Date().toISOString(), keyId: r.keyId, servedModel: served?.id ?? null,
-      canonical: servedCand?.canonical ?? null, kind: r.view.features.kind,
+      canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
     }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
   }
 

@@ -2,12 +2,15 @@
 // the versioned learned state, and the training join of feedback and answers to decisions.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { Row } from '../store/rows.ts';
+import { addRouterCells, routerCells } from '../store/router-rollup.ts';
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
   kind: string; features: PromptFeatures; decision: unknown;
+  /** The answer's HTTP status and exact cost in USD (decimal string): counted in the router rollups, not stored in the row. */
+  status: number; costUsd: string;
 };
 
 /** Position in a time-ordered table: (created_at, id) of the last row folded in. */
@@ -22,12 +25,22 @@ export type StoredState = {
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
 const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
 
+/**
+ * Stores a chunk of decisions and adds them to the router rollups (src/store/router-rollup.ts) in one
+ * transaction. A retried chunk may meet rows already stored: the first copy is kept, and only the rows
+ * this INSERT really inserted (RETURNING) are counted, so a chunk is never counted twice.
+ */
 export async function insertDecisions(sql: SqlRunner, rows: readonly DecisionRow[]): Promise<void> {
   if (rows.length === 0) return;
   const one = '(?, ?, ?, ?, ?, ?, ?, ?)';
-  // A retried batch may meet rows already stored: keep the first copy.
-  const stmt = `INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES ${rows.map(() => one).join(', ')} ON CONFLICT (inference_id) DO NOTHING`;
-  await sql.run(stmt, rows.flatMap((r) => [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, JSON.stringify(r.features), JSON.stringify(r.decision)]));
+  const stmt = `INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES ${rows.map(() => one).join(', ')} ON CONFLICT (inference_id) DO NOTHING RETURNING inference_id`;
+  const params = rows.flatMap((r) => [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, JSON.stringify(r.features), JSON.stringify(r.decision)]);
+  await sql.tx(async (q) => {
+    const inserted = new Set((await q.all(stmt, params)).map((r) => String(r.inference_id)));
+    // The first row of each id inserted (a chunk holding an id twice stored its first copy).
+    const landed = rows.filter((r) => inserted.delete(r.inferenceId));
+    await addRouterCells(q, routerCells(landed));
+  });
 }
 
 export async function getDecision(sql: SqlRunner, inferenceId: string): Promise<{ decision: unknown; features: PromptFeatures } | null> {

@@ -1,11 +1,12 @@
-// Retention of the dashboard's rollups: hour rows older than `hourDays` and day rows older than `dayDays`
-// are deleted by the dashboard's hourly maintenance (never on the request path), a whole UTC day of one
+// Retention of the dashboard's rollups: hour rows older than `hourDays` (the router's rollups too, which
+// have hour rows only) and day rows older than `dayDays` are deleted by the dashboard's hourly maintenance (never on the request path), a whole UTC day of one
 // grain per statement. So for every grain the hour rows that remain are all those from some UTC day on,
 // and a read takes the range before that day from the day rows (readsFromDayRows), whatever the settings
 // were when the rows were pruned and whether a pass is running.
 import { GRAIN_DIM } from './rollup-schema.ts';
 import type { Grain } from './rollup-cells.ts';
 import { iso } from './rows.ts';
+import { ROUTER_ROLLUP_TABLES } from './router-rollup.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 const HOUR = 3_600_000;
@@ -62,6 +63,19 @@ export async function pruneRollups(sql: SqlRunner, r: RollupRetention, now = Dat
           const until = Math.min(floorDay(oldest) + DAY, bound);
           const n = await sql.run(`DELETE FROM ${table} WHERE span = ? AND grain = ? AND t < ?`, [span, grain, new Date(until).toISOString()]);
           if (span === 'h') out.hourRows += n; else out.dayRows += n;
+          await new Promise((res) => setImmediate(res));
+        }
+      }
+    }
+    // The router's rollups (src/store/router-rollup.ts) have hour rows only, kept as long as the others' hour rows.
+    if (span === 'h') {
+      for (const table of ROUTER_ROLLUP_TABLES) {
+        for (let i = 0; i < maxDays; i++) {
+          const t = (await sql.all(`SELECT t FROM ${table} ORDER BY t LIMIT 1`))[0]?.t;
+          const oldest = t === null || t === undefined ? null : Date.parse(iso(t));
+          if (oldest === null || oldest >= bound) break;
+          const until = Math.min(floorDay(oldest) + DAY, bound);
+          out.hourRows += await sql.run(`DELETE FROM ${table} WHERE t < ?`, [new Date(until).toISOString()]);
           await new Promise((res) => setImmediate(res));
         }
       }

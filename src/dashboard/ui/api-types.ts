@@ -164,15 +164,14 @@ export type RouterStateVersion = { version: number; decisions: number; first_at:
 
 /** GET /router: the router as a whole over a time window (the caller's keys only, for members). */
 export type RouterOverview = {
+  /** The window asked for, rounded out to whole UTC hours (the rollups' rows). */
   from: string; to: string;
-  /** Start of what was counted: `from`, or later when the window held more decisions than one call reads (`truncated`). */
-  covered_from: string; truncated: boolean;
-  /** Every request started in the covered window, routed or not, and the routed ones (a decision is recorded). */
+  /** Every request started in the window, routed or not, and the routed ones (a decision is recorded). */
   requests: number; routed: number; routed_share: number | null;
   /** Routed requests no candidate could serve (every one excluded). */
   no_route: number;
-  /** Routed requests whose inference record is stored (cost and status come from it). */
-  recorded: number; errors: number; cost_usd: string; cost_per_request_usd: string | null;
+  /** Routed requests that ended in an error (status >= 400), and what the routed requests cost (exact, in all and per routed request). */
+  errors: number; cost_usd: string; cost_per_request_usd: string | null;
   /** Decisions with more than one attempt (the first target failed and the plan moved on). */
   fallbacks: number;
   /** Chosen by exploration; with a cached-prefix model known (affinity), and where that model was chosen. */

@@ -39,7 +39,6 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
     card('Cache affinity', compact(r.affinity_chosen), `chosen of ${compact(r.affinity_known)} with a cached prefix`),
     card('No route', compact(r.no_route), `${compact(r.errors)} routed requests ended in an error`));
   const notes: Array<HTMLElement | null> = [
-    r.truncated ? h('p', { class: 'notice', role: 'status' }, `This window holds more decisions than one view reads: counted from ${dateTime(r.covered_from)} on.`) : null,
     r.routed === 0 ? h('p', { class: 'muted' }, 'No routed requests in this range (send requests with "model": "router").') : null,
   ];
   const bars = [...r.models.map((m) => ({ label: m.model, value: m.requests, text: `${compact(m.requests)} · ${pct(m.share)}` })),

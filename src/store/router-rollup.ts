@@ -1,0 +1,221 @@
+// The router's rollups (migration 21), read by the dashboard's Router page instead of the recorded
+// decisions: per UTC hour, key ('' for none) and chosen model ('' for no route) the decisions, errors
+// (status >= 400), exact cost, the router's own estimates, fallbacks, exploration and cache affinity; per
+// hour, key and learned state version the decisions and when they were made; per hour, key and
+// constraint the decisions where it excluded a candidate and the candidates it excluded. Hour rows only.
+// They are maintained by insertDecisions (src/router/store.ts) in the transaction that inserts the
+// decisions, from the rows it really inserted, and pruned with the dashboard's hour rollups
+// (dashboard.retention.hour_rollups_days, src/store/rollup-retention.ts).
+import { addDecimal } from '../catalog/decimal.ts';
+import type { Dialect } from './migrations.ts';
+import type { SqlRunner } from './sql-runner.ts';
+
+export function routerRollupDdl(d: Dialect): string[] {
+  const ts = d === 'postgres' ? 'TIMESTAMPTZ' : 'TEXT';
+  const money = d === 'postgres' ? 'NUMERIC' : 'TEXT';
+  const float = d === 'postgres' ? 'DOUBLE PRECISION' : 'REAL';
+  const big = d === 'postgres' ? 'BIGINT' : 'INTEGER';
+  return [
+    `CREATE TABLE router_rollup (
+      t ${ts} NOT NULL,
+      key_id TEXT NOT NULL,
+      chosen TEXT NOT NULL,
+      n ${big} NOT NULL,
+      errors ${big} NOT NULL,
+      cost ${money} NOT NULL,
+      predicted_sum ${float} NOT NULL,
+      predicted_n ${big} NOT NULL,
+      quality_sum ${float} NOT NULL,
+      quality_n ${big} NOT NULL,
+      fallbacks ${big} NOT NULL,
+      explored ${big} NOT NULL,
+      affinity_known ${big} NOT NULL,
+      affinity_chosen ${big} NOT NULL,
+      PRIMARY KEY (t, key_id, chosen)
+    )`,
+    `CREATE TABLE router_rollup_version (
+      t ${ts} NOT NULL,
+      key_id TEXT NOT NULL,
+      state_version ${big} NOT NULL,
+      n ${big} NOT NULL,
+      first_at ${ts} NOT NULL,
+      last_at ${ts} NOT NULL,
+      PRIMARY KEY (t, key_id, state_version)
+    )`,
+    `CREATE TABLE router_rollup_excl (
+      t ${ts} NOT NULL,
+      key_id TEXT NOT NULL,
+      constraint_name TEXT NOT NULL,
+      decisions ${big} NOT NULL,
+      candidates ${big} NOT NULL,
+      PRIMARY KEY (t, key_id, constraint_name)
+    )`,
+    ...backfill(d),
+  ];
+}
+
+/** The UTC hour of `col` (an ISO text on SQLite, as the writer stores it; a timestamptz in PostgreSQL, whatever the session's zone). */
+const hourOf = (d: Dialect, col: string): string => (d === 'postgres'
+  ? `to_timestamp(floor(extract(epoch FROM ${col}) / 3600) * 3600)`
+  : `substr(${col}, 1, 13) || ':00:00.000Z'`);
+
+/**
+ * A subquery of the stored decisions, one row each, with the fields the rollups count read out of the
+ * decision JSON (src/router/explain.ts recordedDecision): id, at, key_id, chosen, quality, predicted,
+ * explored (1/0), affinity, attempts (count), version and ex (the excluded_by object). Each decision is
+ * parsed once: PostgreSQL reads the fields with one json_to_record, SQLite's json_extract reuses its parse
+ * within a row.
+ */
+export function decisionFieldsSql(d: Dialect): string {
+  if (d === 'postgres') {
+    return `SELECT d.inference_id AS id, d.created_at AS at, d.key_id AS key_id, r.chosen AS chosen, r.chosen_quality AS quality, r.chosen_cost_usd AS predicted,
+        CASE WHEN r.explored THEN 1 ELSE 0 END AS explored, r.affinity AS affinity,
+        CASE WHEN json_typeof(r.attempts) = 'array' THEN json_array_length(r.attempts) ELSE 0 END AS attempts, r.state_version AS version,
+        CASE WHEN json_typeof(r.excluded_by) = 'object' THEN r.excluded_by ELSE '{}'::json END AS ex
+      FROM router_decisions d CROSS JOIN LATERAL json_to_record(d.decision::json) AS r(chosen TEXT, chosen_quality DOUBLE PRECISION,
+        chosen_cost_usd DOUBLE PRECISION, explored BOOLEAN, affinity TEXT, state_version DOUBLE PRECISION, attempts JSON, excluded_by JSON)`;
+  }
+  const get = (k: string): string => `json_extract(d.decision, '$.${k}')`;
+  return `SELECT d.inference_id AS id, d.created_at AS at, d.key_id AS key_id, ${get('chosen')} AS chosen, ${get('chosen_quality')} AS quality, ${get('chosen_cost_usd')} AS predicted,
+      CASE WHEN ${get('explored')} = 1 THEN 1 ELSE 0 END AS explored, ${get('affinity')} AS affinity,
+      COALESCE(json_array_length(d.decision, '$.attempts'), 0) AS attempts, ${get('state_version')} AS version,
+      CASE WHEN json_type(d.decision, '$.excluded_by') = 'object' THEN ${get('excluded_by')} ELSE '{}' END AS ex
+    FROM router_decisions d`;
+}
+
+/**
+ * Migration 21 fills the rollups from the decisions already stored, with their inference records' status
+ * and cost (a decision whose record is gone counts with neither). SQLite: MATERIALIZED so each decision's
+ * JSON is read once, not once per reference.
+ */
+function backfill(d: Dialect): string[] {
+  const pg = d === 'postgres';
+  const b = `WITH b AS ${pg ? '' : 'MATERIALIZED '}(${decisionFieldsSql(d)})`;
+  const t = hourOf(d, 'b.at');
+  const key = "COALESCE(b.key_id, '')";
+  const cost = pg ? 'COALESCE(SUM(i.cost_usd), 0)' : 'dec_sum(i.cost_usd)';
+  const n = `CAST(e.value AS ${pg ? 'DOUBLE PRECISION' : 'REAL'})`;
+  const entries = pg ? 'b CROSS JOIN LATERAL json_each_text(b.ex) e' : 'b, json_each(b.ex) e';
+  return [
+    `${b} INSERT INTO router_rollup (t, key_id, chosen, n, errors, cost, predicted_sum, predicted_n, quality_sum, quality_n, fallbacks, explored, affinity_known, affinity_chosen)
+     SELECT ${t}, ${key}, COALESCE(b.chosen, ''), COUNT(*), SUM(CASE WHEN i.status >= 400 THEN 1 ELSE 0 END), ${cost},
+       COALESCE(SUM(b.predicted), 0), COUNT(b.predicted), COALESCE(SUM(b.quality), 0), COUNT(b.quality),
+       SUM(CASE WHEN b.attempts > 1 THEN 1 ELSE 0 END), SUM(b.explored),
+       SUM(CASE WHEN b.affinity IS NOT NULL THEN 1 ELSE 0 END), SUM(CASE WHEN b.affinity = b.chosen THEN 1 ELSE 0 END)
+     FROM b LEFT JOIN inferences i ON i.id = b.id GROUP BY ${t}, ${key}, COALESCE(b.chosen, '')`,
+    `${b} INSERT INTO router_rollup_version (t, key_id, state_version, n, first_at, last_at)
+     SELECT ${t}, ${key}, CAST(b.version AS ${pg ? 'BIGINT' : 'INTEGER'}), COUNT(*), MIN(b.at), MAX(b.at)
+     FROM b WHERE b.version IS NOT NULL GROUP BY ${t}, ${key}, CAST(b.version AS ${pg ? 'BIGINT' : 'INTEGER'})`,
+    `${b} INSERT INTO router_rollup_excl (t, key_id, constraint_name, decisions, candidates)
+     SELECT ${t}, ${key}, e.key, COUNT(*), CAST(SUM(${n}) AS ${pg ? 'BIGINT' : 'INTEGER'})
+     FROM ${entries} WHERE ${n} > 0 GROUP BY ${t}, ${key}, e.key`,
+  ];
+}
+
+/** What insertDecisions needs of a row: its time, key, answer and the recorded decision's fields. */
+export type RollupSource = { createdAt: string; keyId: string | null; status: number; costUsd: string; decision: unknown };
+
+type Fields = {
+  chosen?: string | null; chosen_quality?: number | null; chosen_cost_usd?: number | null; explored?: boolean; affinity?: string | null;
+  attempts?: unknown; state_version?: number | null; excluded_by?: Record<string, number> | null;
+};
+
+export type ModelCell = {
+  t: string; keyId: string; chosen: string; n: number; errors: number; cost: string; predictedSum: number; predictedN: number;
+  qualitySum: number; qualityN: number; fallbacks: number; explored: number; affinityKnown: number; affinityChosen: number;
+};
+export type VersionCell = { t: string; keyId: string; version: number; n: number; firstAt: string; lastAt: string };
+export type ExclCell = { t: string; keyId: string; constraint: string; decisions: number; candidates: number };
+export type RouterCells = { models: ModelCell[]; versions: VersionCell[]; excl: ExclCell[] };
+
+const HOUR = 3_600_000;
+/** The hour holding an ISO time: a slice for the canonical form the writer produces, else through Date. */
+const hourIsoOf = (iso: string): string => (iso.length === 24 && iso[10] === 'T' && iso[23] === 'Z'
+  ? `${iso.slice(0, 13)}:00:00.000Z` : new Date(Math.floor(Date.parse(iso) / HOUR) * HOUR).toISOString());
+const canonicalIso = (iso: string): string => (iso.length === 24 && iso[23] === 'Z' ? iso : new Date(iso).toISOString());
+
+const byKey = <T>(m: Map<string, T>): T[] => [...m].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, v]) => v);
+
+/** The rollup cells a set of inserted decisions adds up to: one per cell, in key order (so concurrent writers lock rows in one order). */
+export function routerCells(rows: readonly RollupSource[]): RouterCells {
+  const models = new Map<string, ModelCell>();
+  const versions = new Map<string, VersionCell>();
+  const excl = new Map<string, ExclCell>();
+  for (const r of rows) {
+    const t = hourIsoOf(r.createdAt);
+    const keyId = r.keyId ?? '';
+    const d = (r.decision ?? {}) as Fields;
+    const chosen = d.chosen ?? '';
+    const mk = `${t}\u0000${keyId}\u0000${chosen}`;
+    let c = models.get(mk);
+    if (!c) {
+      c = { t, keyId, chosen, n: 0, errors: 0, cost: '0', predictedSum: 0, predictedN: 0, qualitySum: 0, qualityN: 0, fallbacks: 0, explored: 0, affinityKnown: 0, affinityChosen: 0 };
+      models.set(mk, c);
+    }
+    c.n++;
+    if (r.status >= 400) c.errors++;
+    if (r.costUsd !== '0') c.cost = addDecimal(c.cost, r.costUsd);
+    if (typeof d.chosen_cost_usd === 'number') { c.predictedSum += d.chosen_cost_usd; c.predictedN++; }
+    if (typeof d.chosen_quality === 'number') { c.qualitySum += d.chosen_quality; c.qualityN++; }
+    if (Array.isArray(d.attempts) && d.attempts.length > 1) c.fallbacks++;
+    if (d.explored === true) c.explored++;
+    if (d.affinity !== null && d.affinity !== undefined) { c.affinityKnown++; if (d.affinity === d.chosen) c.affinityChosen++; }
+    if (typeof d.state_version === 'number') {
+      const version = Math.trunc(d.state_version);
+      const at = canonicalIso(r.createdAt);
+      const vk = `${t}\u0000${keyId}\u0000${version}`;
+      const v = versions.get(vk);
+      if (!v) versions.set(vk, { t, keyId, version, n: 1, firstAt: at, lastAt: at });
+      else { v.n++; if (at < v.firstAt) v.firstAt = at; if (at > v.lastAt) v.lastAt = at; }
+    }
+    const by = d.excluded_by;
+    if (by && typeof by === 'object') {
+      for (const [constraint, k] of Object.entries(by)) {
+        if (!(typeof k === 'number' && k > 0)) continue;
+        const ek = `${t}\u0000${keyId}\u0000${constraint}`;
+        const e = excl.get(ek);
+        if (!e) excl.set(ek, { t, keyId, constraint, decisions: 1, candidates: k });
+        else { e.decisions++; e.candidates += k; }
+      }
+    }
+  }
+  return { models: byKey(models), versions: byKey(versions), excl: byKey(excl) };
+}
+
+/** Rows per upsert statement (PostgreSQL takes at most 65 535 parameters; 14 per row). */
+const UPSERT_ROWS = 500;
+
+async function upsert(q: SqlRunner, head: string, width: number, rows: readonly unknown[][], conflict: string): Promise<void> {
+  const one = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS) {
+    const part = rows.slice(i, i + UPSERT_ROWS);
+    await q.run(`${head} VALUES ${part.map(() => one).join(', ')} ${conflict}`, part.flat());
+  }
+}
+
+/** Adds the cells to the stored rollups (run inside the transaction that inserted their decisions). */
+export async function addRouterCells(q: SqlRunner, c: RouterCells): Promise<void> {
+  const pg = q.dialect === 'postgres';
+  const plus = (t: string, col: string): string => `${col} = ${t}.${col} + excluded.${col}`;
+  if (c.models.length > 0) {
+    const sums = ['n', 'errors', 'predicted_sum', 'predicted_n', 'quality_sum', 'quality_n', 'fallbacks', 'explored', 'affinity_known', 'affinity_chosen'];
+    await upsert(q, 'INSERT INTO router_rollup (t, key_id, chosen, n, errors, cost, predicted_sum, predicted_n, quality_sum, quality_n, fallbacks, explored, affinity_known, affinity_chosen)', 14,
+      c.models.map((m) => [m.t, m.keyId, m.chosen, m.n, m.errors, m.cost, m.predictedSum, m.predictedN, m.qualitySum, m.qualityN, m.fallbacks, m.explored, m.affinityKnown, m.affinityChosen]),
+      `ON CONFLICT (t, key_id, chosen) DO UPDATE SET ${sums.map((s) => plus('router_rollup', s)).join(', ')},
+        cost = ${pg ? 'router_rollup.cost + excluded.cost' : 'dec_add(router_rollup.cost, excluded.cost)'}`);
+  }
+  if (c.versions.length > 0) {
+    await upsert(q, 'INSERT INTO router_rollup_version (t, key_id, state_version, n, first_at, last_at)', 6,
+      c.versions.map((v) => [v.t, v.keyId, v.version, v.n, v.firstAt, v.lastAt]),
+      `ON CONFLICT (t, key_id, state_version) DO UPDATE SET ${plus('router_rollup_version', 'n')},
+        first_at = ${pg ? 'LEAST' : 'MIN'}(router_rollup_version.first_at, excluded.first_at),
+        last_at = ${pg ? 'GREATEST' : 'MAX'}(router_rollup_version.last_at, excluded.last_at)`);
+  }
+  if (c.excl.length > 0) {
+    await upsert(q, 'INSERT INTO router_rollup_excl (t, key_id, constraint_name, decisions, candidates)', 5,
+      c.excl.map((e) => [e.t, e.keyId, e.constraint, e.decisions, e.candidates]),
+      `ON CONFLICT (t, key_id, constraint_name) DO UPDATE SET ${plus('router_rollup_excl', 'decisions')}, ${plus('router_rollup_excl', 'candidates')}`);
+  }
+}
+
+export const ROUTER_ROLLUP_TABLES = ['router_rollup', 'router_rollup_version', 'router_rollup_excl'] as const;
