@@ -205,6 +205,9 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
     assert.ok(overview.includes(text), `the router page shows ${text}`);
   }
   assert.ok(overview.includes(XSS), 'a model name is shown as text');
+  // Every bar label fits inside its chart (a 30-character label ran past the left edge).
+  const labelLeft = await page.$$eval('svg.chart.bars text.barlabel', (els) => els.map((e) => (e as unknown as { getBBox(): { x: number } }).getBBox().x));
+  assert.ok(labelLeft.length >= 3 && labelLeft.every((x) => x >= 0), `bar labels start inside the chart: ${labelLeft.map((x) => x.toFixed(1)).join(', ')}`);
   await check('router');
   // A chosen model links to its routed requests on the Requests page.
   await page.click('main a[href*="served=mockai%2Fsecond"]');

@@ -2,7 +2,7 @@
 // intervals, time-zone buckets across DST, UUIDv7 time bounds and CSV cells.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { barChart, lineChart, niceTicks } from '../src/dashboard/ui/charts.ts';
+import { barChart, barLabel, lineChart, niceTicks } from '../src/dashboard/ui/charts.ts';
 import type { VNode } from '../src/dashboard/ui/vnode.ts';
 import { bucketIndex, bucketStarts, confidence, quantile } from '../src/dashboard/rollup-math.ts';
 import { idAt, timeOfId } from '../src/dashboard/history.ts';
@@ -34,6 +34,13 @@ test('barChart scales bars to the largest and keeps label text as text', () => {
   const rects = all(b, 'rect');
   assert.ok(Number(rects[0]!.attrs.width) > Number(rects[1]!.attrs.width) * 1.9);
   assert.ok(all(b, 'text').some((t) => t.children[0] === '<b>x</b>'));
+});
+
+test('a long bar label keeps its end (a provider/model id keeps the model name)', () => {
+  assert.equal(barLabel('openai/gpt-5.6-sol'), 'openai/gpt-5.6-sol');
+  const long = barLabel('fireworks/accounts/fireworks/models/deepseek-v4-pro');
+  assert.ok(long.startsWith('…') && long.endsWith('/models/deepseek-v4-pro') && long.length === 26, long);
+  assert.equal(barLabel('x'.repeat(40)).length, 26);
 });
 
 test('quantile interpolates within the histogram bucket', () => {

@@ -66,6 +66,13 @@ export function lineChart(o: LineChartOptions): VNode {
 export type Bar = { label: string; value: number; text?: string };
 
 /** Horizontal bars (top-N tables, latency waterfalls use `offsets`). */
+/**
+ * A bar's label as it fits the label column (about 26 characters of the 12px font in 192 units): a
+ * longer one keeps its end, where a `provider/model` id has the model's name (30 characters ran past
+ * the chart's left edge).
+ */
+export const barLabel = (s: string): string => (s.length <= 26 ? s : `…${s.slice(-25)}`);
+
 export function barChart(o: { title: string; bars: Bar[]; width?: number; format?: (n: number) => string; offsets?: number[] }): VNode {
   const W = o.width ?? 640, row = 26, labelW = 200;
   const H = Math.max(row, o.bars.length * row) + 8;
@@ -78,7 +85,7 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
       const off = scale(o.offsets?.[i] ?? 0);
       const w = Math.max(1, scale(b.value));
       return v('g', { class: `series-${i % PALETTE_SIZE}` },
-        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, b.label.length > 30 ? `${b.label.slice(0, 29)}…` : b.label),
+        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label)),
         v('rect', { x: labelW + off, y: i * row + 5, width: w.toFixed(1), height: row - 10, rx: 3, class: 'bar' }, v('title', {}, `${b.label}: ${b.text ?? fmt(b.value)}`)),
         v('text', { x: labelW + off + w + 6, y: i * row + 17, class: 'barvalue' }, b.text ?? fmt(b.value)));
     }));
