@@ -140,6 +140,19 @@ export function estimateMaxCost(sheet: Pricing, inputTokens: number, maxOutputTo
 }
 
 /**
+ * The dearest estimateMaxCost over the attempts a request may make (each with its own prices and
+ * output bound): what a budget must cover, since a fallback to a pricier model bills at its prices.
+ */
+export function estimateWorstCost(attempts: Iterable<{ pricing: Pricing; maxOutputTokens: number }>, inputTokens: number, opts: MaxCostOptions = {}): string {
+  let worst = '0';
+  for (const a of attempts) {
+    const c = estimateMaxCost(a.pricing, inputTokens, a.maxOutputTokens, opts);
+    if (compareDecimal(c, worst) > 0) worst = c;
+  }
+  return worst;
+}
+
+/**
  * The largest max_tokens that keeps estimateMaxCost within budget (USD decimal string), or null
  * when the input alone already exceeds it. Infinity when output is free. Used to enforce max_cost.
  */

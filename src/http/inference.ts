@@ -3,13 +3,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyRecord } from '../store/types.ts';
 import type { ClientFormat } from '../formats/codec.ts';
-import type { Config, ModelEntry } from '../config/types.ts';
+import type { ModelEntry } from '../config/types.ts';
 import { dispatch } from '../engine/dispatch.ts';
-import { resolveModel, type AttemptTarget } from '../engine/plan.ts';
+import { planAttempts, resolveModel, type AttemptTarget } from '../engine/plan.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
-import { estimateMaxCost } from '../catalog/cost.ts';
-import { compareDecimal } from '../catalog/decimal.ts';
+import { estimateWorstCost } from '../catalog/cost.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
@@ -80,7 +79,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     const limiter = svc.limiter;
     if (client.key && limiter) {
       // Reserved for the plan's costliest attempt: a fallback to a pricier model must not pass the key's budget.
-      const est = estimate(routed ? routed.targets : fallbackChain(cfg, entry), body, buf, client.key);
+      const est = estimate(routed ? routed.targets : planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), body, buf, client.key);
       reservation = limiter.acquireSync ? limiter.acquireSync(client.key, est) : await limiter.acquire(client.key, est);
     }
   } catch (e) {
@@ -123,16 +122,6 @@ const queryOf = (url: string | undefined): string => {
   return q < 0 ? '' : url!.slice(q + 1);
 };
 
-/** A named model and its configured fallbacks (planAttempts' order aside): the attempts dispatch may make. */
-function fallbackChain(cfg: Config, primary: ModelEntry): AttemptTarget[] {
-  const chain: AttemptTarget[] = [{ entry: primary }];
-  for (const id of cfg.fallbacks.get(primary.id) ?? []) {
-    const e = cfg.models.get(id);
-    if (e && e !== primary) chain.push({ entry: e });
-  }
-  return chain;
-}
-
 /**
  * Upper bounds for the limiter over the attempts the request may make (router mode's targets, or a
  * named model and its fallbacks): prompt tokens estimated from bytes (~4 per token), output at
@@ -149,10 +138,5 @@ function estimate(targets: readonly AttemptTarget[], body: Record<string, unknow
   if (key.budgetUsd === null) return { tokens: input + maxOut, costUsd: '0' };
   // Cache writes cost more than plain input: assume them only when the body asks for caching.
   const cacheWrite = raw.includes('"cache_control"') ? 'any' : 'none';
-  let worst = '0';
-  for (const t of targets) {
-    const c = estimateMaxCost(t.entry.model.pricing, input, outOf(t), { cacheWrite });
-    if (compareDecimal(c, worst) > 0) worst = c;
-  }
-  return { tokens: input + maxOut, costUsd: worst };
+  return { tokens: input + maxOut, costUsd: estimateWorstCost(targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t) })), input, { cacheWrite }) };
 }

@@ -16,8 +16,7 @@ import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { codecFor } from '../formats/registry.ts';
 import type { AttemptRecord, KeyRecord } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
-import { estimateMaxCost } from '../catalog/cost.ts';
-import { compareDecimal } from '../catalog/decimal.ts';
+import { estimateWorstCost } from '../catalog/cost.ts';
 import type { Usage } from '../formats/canonical.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
@@ -218,12 +217,7 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
 function reserve(key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): { tokens: number; costUsd: string } {
   const output = Math.max(...plan.map(outputOf));
   if (key.budgetUsd === null) return { tokens: input + output, costUsd: '0' };
-  let worst = '0';
-  for (const e of plan) {
-    const c = estimateMaxCost(e.model.pricing, input, outputOf(e));
-    if (compareDecimal(c, worst) > 0) worst = c;
-  }
-  return { tokens: input + output, costUsd: worst };
+  return { tokens: input + output, costUsd: estimateWorstCost(plan.map((e) => ({ pricing: e.model.pricing, maxOutputTokens: outputOf(e) })), input) };
 }
 
 /** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */
