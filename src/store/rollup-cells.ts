@@ -92,7 +92,7 @@ const keyOf = (a: string, b: string, c: string, d: string, e: string, f: string,
   `${a.length}:${b.length}:${c.length}:${d.length}:${e.length}:${f.length}:${g.length}:${a}${b}${c}${d}${e}${f}${g}`;
 
 /** The hour holding an ISO time: a slice for the canonical form the writer produces, else through Date. */
-const hourIsoOf = (iso: string): string => (iso.length === 24 && iso[10] === 'T' && iso[23] === 'Z'
+export const hourIsoOf = (iso: string): string => (iso.length === 24 && iso[10] === 'T' && iso[23] === 'Z'
   ? `${iso.slice(0, 13)}:00:00.000Z` : new Date(Math.floor(Date.parse(iso) / HOUR) * HOUR).toISOString());
 
 function cellIn(map: Map<string, UsageCell>, span: Span, grain: Grain, t: string, k: string, m: string, p: string, r: string): UsageCell {

@@ -8,6 +8,7 @@
 // (dashboard.retention.hour_rollups_days, src/store/rollup-retention.ts).
 import { addDecimal } from '../catalog/decimal.ts';
 import type { Dialect } from './migrations.ts';
+import { hourIsoOf } from './rollup-cells.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 export function routerRollupDdl(d: Dialect): string[] {
@@ -128,10 +129,6 @@ export type VersionCell = { t: string; keyId: string; version: number; n: number
 export type ExclCell = { t: string; keyId: string; constraint: string; decisions: number; candidates: number };
 export type RouterCells = { models: ModelCell[]; versions: VersionCell[]; excl: ExclCell[] };
 
-const HOUR = 3_600_000;
-/** The hour holding an ISO time: a slice for the canonical form the writer produces, else through Date. */
-const hourIsoOf = (iso: string): string => (iso.length === 24 && iso[10] === 'T' && iso[23] === 'Z'
-  ? `${iso.slice(0, 13)}:00:00.000Z` : new Date(Math.floor(Date.parse(iso) / HOUR) * HOUR).toISOString());
 const canonicalIso = (iso: string): string => (iso.length === 24 && iso[23] === 'Z' ? iso : new Date(iso).toISOString());
 
 const byKey = <T>(m: Map<string, T>): T[] => [...m].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, v]) => v);
