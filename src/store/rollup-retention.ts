@@ -55,45 +55,51 @@ export async function pruneRollups(sql: SqlRunner, r: RollupRetention, now = Dat
   for (const [span, days] of [['h', r.hourRollupsDays], ['d', r.dayRollupsDays]] as const) {
     const bound = keptFrom(days, now);
     if (bound === null) continue;
+    let n = 0;
     for (const table of Object.keys(GRAINS) as RollupTable[]) {
       for (const grain of GRAINS[table]) {
-        for (let i = 0; i < maxDays; i++) {
-          const oldest = await oldestT(sql, table, span, grain);
-          if (oldest === null || oldest >= bound) break;
-          const until = Math.min(floorDay(oldest) + DAY, bound);
-          const n = await sql.run(`DELETE FROM ${table} WHERE span = ? AND grain = ? AND t < ?`, [span, grain, new Date(until).toISOString()]);
-          if (span === 'h') out.hourRows += n; else out.dayRows += n;
-          await new Promise((res) => setImmediate(res));
-        }
+        n += await pruneByDay(bound, maxDays, () => oldestOfGrain(sql, table, span, grain),
+          (until) => sql.run(`DELETE FROM ${table} WHERE span = ? AND grain = ? AND t < ?`, [span, grain, until]));
       }
     }
     // The router's rollups (src/store/router-rollup.ts) have hour rows only, kept as long as the others' hour rows.
     if (span === 'h') {
       for (const table of ROUTER_ROLLUP_TABLES) {
-        for (let i = 0; i < maxDays; i++) {
-          const t = (await sql.all(`SELECT t FROM ${table} ORDER BY t LIMIT 1`))[0]?.t;
-          const oldest = t === null || t === undefined ? null : Date.parse(iso(t));
-          if (oldest === null || oldest >= bound) break;
-          const until = Math.min(floorDay(oldest) + DAY, bound);
-          out.hourRows += await sql.run(`DELETE FROM ${table} WHERE t < ?`, [new Date(until).toISOString()]);
-          await new Promise((res) => setImmediate(res));
-        }
+        n += await pruneByDay(bound, maxDays, () => oldestT(sql, `${table} ORDER BY t`, []), (until) => sql.run(`DELETE FROM ${table} WHERE t < ?`, [until]));
       }
     }
+    if (span === 'h') out.hourRows += n; else out.dayRows += n;
   }
   return out;
 }
 
+/** Deletes one table's rows before `bound` a UTC day per statement, oldest first, yielding between statements, at most `maxDays` days; the rows deleted. */
+async function pruneByDay(bound: number, maxDays: number, oldest: () => Promise<number | null>, before: (until: string) => Promise<number>): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < maxDays; i++) {
+    const t = await oldest();
+    if (t === null || t >= bound) break;
+    n += await before(new Date(Math.min(floorDay(t) + DAY, bound)).toISOString());
+    await new Promise((res) => setImmediate(res));
+  }
+  return n;
+}
+
 /**
- * The oldest row's time of one span and grain, or null when there is none: the first entry of the primary
- * key's range. Written as ORDER BY ... LIMIT 1 because PostgreSQL planned MIN(t) on a freshly filled table
- * (no statistics yet) as a scan of a whole span and grain through another index: 17 ms for 20 000 rows,
- * against 0.07 ms for this form (0.8 ms per call with the round trip, SELECT 1 taking 0.14; SQLite 0.003).
+ * The oldest row's time in `from` (a table, its conditions and the order of its primary key), or null
+ * when there is none: the first entry of the key's range. Written as ORDER BY ... LIMIT 1 because
+ * PostgreSQL planned MIN(t) on a freshly filled table (no statistics yet) as a scan of a whole span and
+ * grain through another index: 17 ms for 20 000 rows, against 0.07 ms for this form (0.8 ms per call with
+ * the round trip, SELECT 1 taking 0.14; SQLite 0.003).
  */
-async function oldestT(sql: SqlRunner, table: RollupTable, span: 'h' | 'd', grain: Grain): Promise<number | null> {
-  const t = (await sql.all(`SELECT t FROM ${table} WHERE span = ? AND grain = ? ORDER BY span, grain, t LIMIT 1`, [span, grain]))[0]?.t;
+async function oldestT(sql: SqlRunner, from: string, params: unknown[]): Promise<number | null> {
+  const t = (await sql.all(`SELECT t FROM ${from} LIMIT 1`, params))[0]?.t;
   return t === null || t === undefined ? null : Date.parse(iso(t));
 }
+
+/** The oldest `t` of one span and grain of a dashboard rollup table. */
+const oldestOfGrain = (sql: SqlRunner, table: RollupTable, span: 'h' | 'd', grain: Grain): Promise<number | null> =>
+  oldestT(sql, `${table} WHERE span = ? AND grain = ? ORDER BY span, grain, t`, [span, grain]);
 
 /**
  * The UTC midnight before which a read of `grain` must use day rows: the day of the oldest hour row left
@@ -101,7 +107,7 @@ async function oldestT(sql: SqlRunner, table: RollupTable, span: 'h' | 'd', grai
  * hour rows at all (nothing to read from them; any history is in the day rows).
  */
 export async function dayRowsBefore(sql: SqlRunner, table: RollupTable, grain: Grain): Promise<number> {
-  const oldest = await oldestT(sql, table, 'h', grain);
+  const oldest = await oldestOfGrain(sql, table, 'h', grain);
   return oldest === null ? Infinity : floorDay(oldest);
 }
 
