@@ -11,10 +11,10 @@ import type { Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList } from './access.ts';
 
-const HOUR = 3_600_000;
+export const HOUR = 3_600_000;
 const DAY = 86_400_000;
-const floorTo = (ms: number, unit: number): number => Math.floor(ms / unit) * unit;
-const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
+export const floorTo = (ms: number, unit: number): number => Math.floor(ms / unit) * unit;
+export const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
 
 /** Rows of one span in [lo, hi) that count in bucket b. */
 export type Segment = { span: 'h' | 'd'; lo: number; hi: number; b: number };

@@ -9,7 +9,7 @@ import { addDecimal, divDecimal, formatDecimal } from '../catalog/decimal.ts';
 import { decimal, iso, num, numOrNull, str, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList, keyScope, type Access } from './access.ts';
-import { grainFor, readRollup, segments } from './rollup-query.ts';
+import { ceilTo, floorTo, grainFor, HOUR, readRollup, segments } from './rollup-query.ts';
 import { foldBeforeRead } from '../store/rollup-fold.ts';
 import { chosenOf, floatType, windowWhere, type DecisionWindow } from './router-window.ts';
 import type { RouterFeedbackStat, RouterModelShare, RouterOverview } from './ui/api-types.ts';
@@ -18,18 +18,12 @@ export type RouterOverviewQuery = { from: number; to: number; top: number; quali
 
 /** Feedback older than the window's start by more than this cannot be on one of its decisions. */
 const FEEDBACK_SKEW_MS = 3_600_000;
-const HOUR = 3_600_000;
 
 const share = (n: number, of: number): number | null => (of > 0 ? n / of : null);
 const perRequest = (cost: string, n: number): string | null => (n > 0 ? formatDecimal(divDecimal(cost, String(n), 12)) : null);
 
 /** The hour rows of [from, to) within the keys: `r`'s conditions and their parameters. */
-function hoursWhere(w: DecisionWindow): { sql: string; params: unknown[] } {
-  const out = ['r.t >= ?', 'r.t < ?'];
-  const params: unknown[] = [w.from, w.to];
-  if (w.keys) { const l = inList('r.key_id', w.keys); out.push(l.sql); params.push(...l.params); }
-  return { sql: out.join(' AND '), params };
-}
+const hoursWhere = (w: DecisionWindow): { sql: string; params: unknown[] } => windowWhere(w, 'r.t', 'r.key_id');
 
 /** Per chosen model ('' for no route): the decisions, their answers' errors and exact cost, and the router's estimates. */
 async function modelRows(sql: SqlRunner, w: DecisionWindow): Promise<Row[]> {
@@ -121,8 +115,8 @@ const EMPTY: Cell = { n: 0, errors: 0, cost: '0', predicted: 0, predictedN: 0, q
 export async function routerOverview(sql: SqlRunner, q: RouterOverviewQuery, access: Access): Promise<RouterOverview> {
   const keys = keyScope(access);
   // Whole UTC hours: the rollups' rows.
-  const lo = Math.floor(q.from / HOUR) * HOUR;
-  const hi = Math.ceil(q.to / HOUR) * HOUR;
+  const lo = floorTo(q.from, HOUR);
+  const hi = ceilTo(q.to, HOUR);
   const w: DecisionWindow = { from: new Date(lo).toISOString(), to: new Date(hi).toISOString(), keys };
   // Independent reads: on PostgreSQL they run at once on the pool's connections.
   const [cells, versionList, excl, fbRows, requests] = await Promise.all([

@@ -7,11 +7,14 @@ import { inList } from './access.ts';
 /** A window [from, to) of decisions (ISO times, as stored) within the caller's keys (null: every key). */
 export type DecisionWindow = { from: string; to: string; keys: readonly string[] | null };
 
-/** `d`'s conditions for the window and the scope, with their parameters. */
-export function windowWhere(w: DecisionWindow): { sql: string; params: unknown[] } {
-  const out = ['d.created_at >= ?', 'd.created_at < ?'];
+/**
+ * The conditions for the window and the scope on a table's time and key columns (the decisions `d` by
+ * default; the router rollups' `r.t` and `r.key_id`), with their parameters.
+ */
+export function windowWhere(w: DecisionWindow, time = 'd.created_at', key = 'd.key_id'): { sql: string; params: unknown[] } {
+  const out = [`${time} >= ?`, `${time} < ?`];
   const params: unknown[] = [w.from, w.to];
-  if (w.keys) { const l = inList('d.key_id', w.keys); out.push(l.sql); params.push(...l.params); }
+  if (w.keys) { const l = inList(key, w.keys); out.push(l.sql); params.push(...l.params); }
   return { sql: out.join(' AND '), params };
 }
 
