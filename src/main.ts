@@ -41,6 +41,9 @@ async function main(argv: string[]): Promise<number> {
         const { checkCatalog, formatProblems } = await import('./catalog/check.ts');
         const problems = checkCatalog(cfg);
         for (const n of cfg.catalog.notes) console.log(`note: ${n}`);
+        const { defaultsWarning } = await import('./router/defaults-check.ts');
+        const unroutable = defaultsWarning(cfg);
+        if (unroutable !== null) console.error(unroutable);
         // Reported, not fatal: the config is valid and the models are served (`catalog check` exits 1 on them).
         if (problems.length > 0) {
           console.error(`catalog: ${problems.length} invariant problem${problems.length === 1 ? '' : 's'} (the models are served; fix them or override them in model_overrides):`);

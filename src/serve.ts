@@ -26,6 +26,7 @@ import { createGatewayServer } from './http/server.ts';
 import { CatalogRefresher } from './catalog/refresher.ts';
 import type { Services } from './http/services.ts';
 import { RouterService } from './router/service.ts';
+import { defaultsWarning } from './router/defaults-check.ts';
 import { HealthShare } from './router/health-share.ts';
 import { createDashboardServices } from './dashboard/services.ts';
 import { loadGraceHashes } from './dashboard/keys-data.ts';
@@ -207,7 +208,10 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   });
   await router.start();
   services.router = router;
-  holder.listeners.add((r, next) => { if (r.ok && r.changed) router.reconfigure(next.router); });
+  // A default model list naming what nothing routes is named at start and on every reload (catalog refreshes included).
+  const warnDefaults = (c: Config): void => { const w = defaultsWarning(c); if (w !== null) console.error(w); };
+  warnDefaults(cfg);
+  holder.listeners.add((r, next) => { if (r.ok && r.changed) { router.reconfigure(next.router); warnDefaults(next); } });
   // With Redis, provider ejections are shared by every replica (GATEWAY_REDIS_PREFIX separates deployments).
   const share = cfg.storage.redisUrl ? new HealthShare(cfg.storage.redisUrl, services.health, {
     prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:',

@@ -9,7 +9,9 @@ import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { spawnSync } from 'node:child_process';
 import { loadConfig } from '../src/config/load.ts';
+import { unroutableDefaults } from '../src/router/defaults-check.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
@@ -97,4 +99,32 @@ test('bad defaults fail the config at load, naming the file and the path', () =>
     write({ defaults: { temperature: 0.2 } });
     assert.throws(() => loadConfig(join(dir, 'gateway.yaml'), {}), /temperature|additional/);
   } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('a default model nothing routes is named when a config is loaded: at start, on reload and in `check`', async () => {
+  // This gateway's config has one at start: key_defaults["gone-*"] names a model the catalog lacks.
+  assert.deepEqual(unroutableDefaults(gw.services.holder.current).map((l) => l.replace(/:.*/, '')), ['router.key_defaults["gone-*"].models[0]']);
+  // A reload that removes the provider of agent keys' default model: both lists named, with the reason.
+  const logged: string[] = [];
+  const original = console.error;
+  console.error = (...a: unknown[]) => { logged.push(a.join(' ')); };
+  try {
+    rmSync(join(gw.providersDir, 'pricey.yaml'));
+    const r = await gw.services.holder.reload();
+    assert.equal(r.ok, true);
+  } finally {
+    console.error = original;
+    gw.writeProvider({ id: 'pricey', format: 'openai-chat', base_url: up.url, models: [{ name: 'big-1', pricing: { prompt: '0.00001', completion: '0.00005' }, capabilities: caps, context_window: 32000, max_completion_tokens: 8000 }] });
+  }
+  const warning = logged.find((l) => l.includes('router default model'));
+  assert.ok(warning, `no warning in ${JSON.stringify(logged)}`);
+  assert.match(warning, /2 router default models cannot be routed/);
+  assert.match(warning, /router\.key_defaults\["agent-\*"\]\.models\[0\]: unknown model "big-1"/);
+  assert.match(warning, /router\.key_defaults\["gone-\*"\]\.models\[0\]: unknown model "retired-9"/);
+  assert.equal((await gw.services.holder.reload()).ok, true);
+  assert.deepEqual(unroutableDefaults(gw.services.holder.current).length, 1, 'big-1 routes again once its provider is back');
+  // `gateway check` prints the same warning (and still passes: the catalog may come back).
+  const check = spawnSync(process.execPath, ['src/main.ts', 'check', '--config', gw.configFile], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stderr);
+  assert.match(check.stderr, /router\.key_defaults\["gone-\*"\]\.models\[0\]: unknown model "retired-9"/);
 });
