@@ -90,6 +90,7 @@ export class ConfigHolder {
   /** How long a reload waits for the loader thread to read and validate the files. */
   loadTimeoutMs = 30_000;
   #reloading: Promise<ReloadResult> | null = null;
+  #closed = false;
   #queued: Promise<ReloadResult> | null = null;
   lastError: { at: string; message: string } | null = null;
   /** Restart-only settings changed in the files since start (names only); empty when none. */
@@ -122,6 +123,7 @@ export class ConfigHolder {
    * during a reload are coalesced into one more reload after it (a file may change meanwhile).
    */
   reload(): Promise<ReloadResult> {
+    if (this.#closed) return Promise.resolve(this.#failed(new Error('the gateway is stopping')));
     // A call during a reload gets the next one: the running one may have read the files before the change the caller made.
     if (this.#reloading) return (this.#queued ??= this.#reloading.then(() => { this.#queued = null; return this.reload(); }));
     this.#reloading = this.#reloadOnce().finally(() => { this.#reloading = null; });
@@ -136,6 +138,8 @@ export class ConfigHolder {
       this.#loader ??= new LoaderThread();
       raw = await this.#loader.load(this.#file, this.#env, this.loadTimeoutMs);
     } catch (e) {
+      // Stopping: the loader thread was terminated under this load; nothing was refused, so nothing is reported.
+      if (this.#closed) return this.#failed(new Error('the gateway is stopping'));
       // The refused config's files are watched as well: the edit that fixes it may be to a file the
       // running config never read (router.priors_file pointed at one not written yet, say).
       this.#refusedFiles = e instanceof ConfigError ? e.files : [];
@@ -257,6 +261,7 @@ export class ConfigHolder {
   get watching(): boolean { return this.#watchers.length > 0; }
 
   close(): void {
+    this.#closed = true;
     this.#unwatch();
     if (this.#timer) clearTimeout(this.#timer);
     void this.#loader?.close();
