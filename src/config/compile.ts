@@ -1,5 +1,6 @@
 // Turns the validated raw documents into the compiled Config: providers with their mapping closures,
 // the model index, fallbacks and server settings. Runs once per load; never on the request path.
+import { FORMAT_TOOL_IDS, type ToolIdRule } from '../formats/tool-ids.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { compileCatalog, type ProviderModels } from '../catalog/compile-catalog.ts';
 import { configVersion, type CatalogOverlay } from '../catalog/overlay.ts';
@@ -174,6 +175,7 @@ function compileProvider(doc: RawProvider, file: string, env: Env): Provider {
     forwardQuery: compileForwardQuery(doc.forward_query, doc.query, auth),
     mapping: compileMapping(doc.mappings ?? []),
     mappingRows: doc.mappings ?? [],
+    toolCallIds: (doc.tool_call_ids as ToolIdRule | undefined) ?? FORMAT_TOOL_IDS[format],
     file,
     credentialed: canAuthenticate(auth, doc.api_key ?? '', env),
   };

@@ -1,4 +1,5 @@
 // The compiled configuration: plain objects and closures built once per load; the request path reads only these.
+import type { ToolIdRule } from '../formats/tool-ids.ts';
 import type { ModelIndex, Offer } from '../catalog/model-index.ts';
 import type { CatalogSettings } from '../catalog/settings.ts';
 import type { ClientFormat, WireFormat } from '../formats/codec.ts';
@@ -57,6 +58,8 @@ export type Provider = {
   mapping: CompiledMapping;
   /** The declared rows `mapping` was compiled from: plain data, so a worker thread can compile them too. */
   mappingRows: readonly MappingRow[];
+  /** The tool call ids its API accepts (provider file's `tool_call_ids`, else its format's own limits: src/formats/tool-ids.ts). */
+  toolCallIds: ToolIdRule | null;
   file: string;
   /**
    * Whether its requests can authenticate, as far as config tells (src/config/credentials.ts): no auth,

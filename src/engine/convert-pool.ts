@@ -58,7 +58,7 @@ export function targetOf(e: ModelEntry): TargetSpec {
   if (!s) {
     s = {
       id: e.id, provider: e.provider.id, format: e.provider.format, native: e.provider.native, upstream: e.upstream, modelInBody: e.provider.modelInBody,
-      chatPath: e.provider.paths.chat, mappingRows: e.provider.mappingRows,
+      chatPath: e.provider.paths.chat, mappingRows: e.provider.mappingRows, toolIds: e.provider.toolCallIds,
       model: { max_completion_tokens: e.model.max_completion_tokens, context_window: e.model.context_window, capabilities: e.model.capabilities },
     };
     specs.set(e, s);

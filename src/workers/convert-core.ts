@@ -9,6 +9,7 @@ import { validateMessagesRequest } from '../formats/anthropic-messages/validate.
 import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
 import { parseJsonObject } from '../util/parse-json.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
+import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../formats/tool-ids.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -26,6 +27,8 @@ export type TargetSpec = {
   /** The model's catalog limits and capabilities, which the target's encoder checks. */
   model?: TargetModel;
   mappingRows: readonly MappingRow[];
+  /** The tool call ids the provider accepts (Provider.toolCallIds); others are replaced on the way up. */
+  toolIds: ToolIdRule | null;
 };
 
 /** The upstream request for one target, before auth and forwarded headers are added. */
@@ -55,13 +58,19 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
   if (relay) {
     codecAdjustments = [];
     out = relay.prepareRequest(maxOutputTokens === undefined ? body : capClientBody(body, maxOutputTokens, clientFormat), { upstreamModel: t.upstream, modelInBody: t.modelInBody, adjustments: codecAdjustments });
+    // A body in the provider's own format (not a Responses body relayed to a provider that serves it natively).
+    const ids = clientFormat === t.format ? fitRelayedToolIds(out, t.format, t.toolIds) : null;
+    if (ids !== null) codecAdjustments.push(ids);
     path = t.native[clientFormat] ?? t.chatPath ?? '/messages';
   } else {
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
-    const enc = codec.upstream.encodeRequest({ ...(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens)), model: t.upstream }, {
+    // The decoded request is shared by every attempt: ids are fitted on a copy for this target.
+    const ids = fitCanonicalToolIds(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens), t.toolIds);
+    const enc = codec.upstream.encodeRequest({ ...ids.req, model: t.upstream }, {
       upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
-    codecAdjustments = canonical.value.decode_adjustments ? [...canonical.value.decode_adjustments, ...(enc.adjustments ?? [])] : enc.adjustments;
+    const before = ids.adjustment ? [...(canonical.value.decode_adjustments ?? []), ids.adjustment] : canonical.value.decode_adjustments;
+    codecAdjustments = before ? [...before, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;
     if (!t.modelInBody) delete out.model;
     path = t.chatPath ?? enc.path;

@@ -96,6 +96,12 @@ function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: stri
       const missing = calls.filter((id) => !answered.has(id));
       if (missing.length > 0) return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
     }
+    // Tool call ids: letters, digits, '_' and '-' (ids made elsewhere, "functions.get_weather:0", are refused).
+    for (const [j, c] of content.entries()) {
+      if ((c.type === 'tool_use' && !/^[a-zA-Z0-9_-]+$/.test(String(c.id))) || (c.type === 'tool_result' && !/^[a-zA-Z0-9_-]+$/.test(String(c.tool_use_id)))) {
+        return `messages.${i}.content.${j}.${String(c.type)}.${c.type === 'tool_use' ? 'id' : 'tool_use_id'}: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+      }
+    }
     if (m.role === 'user') {
       const before = messages[i - 1];
       const offered = new Set(before?.role === 'assistant' ? blocks(before.content).filter((c) => c.type === 'tool_use').map((c) => String(c.id)) : []);

@@ -25,6 +25,13 @@ function turnProblems(messages: Json[], hasToolConfig: boolean): string | null {
     if (!hasToolConfig && content.some((c) => c.toolUse !== undefined || c.toolResult !== undefined)) {
       return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
     }
+    for (const [j, c] of content.entries()) {
+      const block = c.toolUse !== undefined ? 'toolUse' : c.toolResult !== undefined ? 'toolResult' : null;
+      const id = block === null ? '' : String(obj(c[block]).toolUseId);
+      if (block !== null && !/^[a-zA-Z0-9_-]{1,64}$/.test(id)) {
+        return `1 validation error detected: Value '${id}' at 'messages.${i + 1}.member.content.${j + 1}.member.${block}.toolUseId' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+`;
+      }
+    }
     const results = content.filter((c) => c.toolResult !== undefined).map((c) => String(obj(c.toolResult).toolUseId));
     if (results.length > 0) {
       const calls = new Set(list(messages[i - 1]?.content).filter((c) => c.toolUse !== undefined).map((c) => String(obj(c.toolUse).toolUseId)));

@@ -44,7 +44,7 @@
 //
 // Base URLs: OpenAI `http://127.0.0.1:PORT/v1`, Anthropic `http://127.0.0.1:PORT/v1` (the
 // Anthropic SDK wants the bare origin), Gemini `http://127.0.0.1:PORT/v1beta`, Bedrock the origin.
-export { startMockOpenAI, startMockAzureOpenAI, OPENAI_MODELS } from './openai.ts';
+export { startMockOpenAI, startMockAzureOpenAI, startMockMistral, OPENAI_MODELS } from './openai.ts';
 export { startMockAnthropic } from './anthropic.ts';
 export { startMockGemini, GEMINI_MODELS } from './gemini.ts';
 export { startMockBedrock } from './bedrock.ts';

@@ -36,7 +36,13 @@ export function openaiRequestProblem(b: Json): string | null {
     if (open.size > 0) {
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
     }
-    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) for (const c of m.tool_calls) open.add(String(obj(c).id));
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      for (const [k, c] of m.tool_calls.entries()) {
+        const id = String(obj(c).id);
+        if (id.length > 40) return `Invalid 'messages[${i}].tool_calls[${k}].id': string too long. Expected a string with maximum length 40, but got a string with length ${id.length} instead.`;
+        open.add(id);
+      }
+    }
     if (i === messages.length - 1 && open.size > 0) {
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
     }
@@ -56,6 +62,18 @@ export function openaiRequestProblem(b: Json): string | null {
   }
   if (b.parallel_tool_calls !== undefined && !(Array.isArray(b.tools) && b.tools.length > 0)) {
     return "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
+  }
+  return null;
+}
+
+/**
+ * Mistral's chat completions take OpenAI's shape but refuse tool call ids that are not 9 letters or
+ * digits, in calls and in the tool messages that answer them (its own ids are such).
+ */
+export function mistralToolIdProblem(b: Json): string | null {
+  for (const m of (b.messages as unknown[]).map(obj)) {
+    const ids = m.role === 'tool' ? [m.tool_call_id] : Array.isArray(m.tool_calls) ? m.tool_calls.map((c) => obj(c).id) : [];
+    for (const id of ids) if (typeof id !== 'string' || !/^[a-zA-Z0-9]{9}$/.test(id)) return `Tool call id was ${String(id)} but must be a-z, A-Z, 0-9, with a length of 9.`;
   }
   return null;
 }

@@ -7,7 +7,7 @@ import { PrefixCache } from './cache.ts';
 import { OPENAI_MODELS, serveEmbeddings, serveModels } from './openai-embeddings.ts';
 import { sse, startMock } from './server.ts';
 import type { MockOptions, MockUpstream, ProviderSpec, RecordedRequest, Reply } from './server.ts';
-import { openaiRequestProblem } from './openai-rules.ts';
+import { mistralToolIdProblem, openaiRequestProblem } from './openai-rules.ts';
 import { newResponsesState, serveCompact, serveResponses } from './openai-responses.ts';
 import { planReply } from './plan.ts';
 import { IdSource, canonicalJson, estimateTokens, splitJson, splitText } from './text.ts';
@@ -53,7 +53,7 @@ const MISSING_KEY = "You didn't provide an API key. You need to provide your API
 const AZURE_DENIED = 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.';
 
 /** 'azure' serves /openai/deployments/{d}/... with an `api-key` header and `api-version` query. */
-type Flavor = 'openai' | 'azure';
+type Flavor = 'openai' | 'azure' | 'mistral';
 
 function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
   const ids = new IdSource();
@@ -67,7 +67,7 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
     if (!Array.isArray(b.messages) || b.messages.length === 0) {
       return reply.error(400, "Invalid 'messages': empty array. Expected an array with minimum length 1.");
     }
-    const problem = openaiRequestProblem(b);
+    const problem = flavor === 'mistral' ? mistralToolIdProblem(b) ?? openaiRequestProblem(b) : openaiRequestProblem(b);
     if (problem !== null) return reply.error(400, problem);
     const messages = b.messages.map(obj);
     const tools = Array.isArray(b.tools) ? b.tools.map(obj) : [];
@@ -90,7 +90,8 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       thinking: false,
       reply: opts.reply,
     });
-    const calls: Call[] = plan.calls.map((c) => ({ id: ids.next('call_', 24), name: c.name, arguments: c.json }));
+    // Mistral's call ids are 9 letters or digits.
+    const calls: Call[] = plan.calls.map((c) => ({ id: flavor === 'mistral' ? ids.next('', 9) : ids.next('call_', 24), name: c.name, arguments: c.json }));
     const gen = plan.gen;
     const finishReason = calls.length > 0 ? 'tool_calls' : gen.finish === 'length' ? 'length' : 'stop';
     const reasoning = typeof b.reasoning_effort === 'string' ? REASONING_TOKENS[b.reasoning_effort] ?? 64 : 0;
@@ -150,6 +151,8 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
     }),
     errorBody: (status, message) => {
       if (flavor === 'azure' && status === 401) return { body: { error: { code: '401', message } } };
+      // Mistral's 400s are flat: {object: "error", message, type, param, code} (as quoted in its users' reports).
+      if (flavor === 'mistral' && status === 400) return { body: { object: 'error', message, type: 'invalid_request_error', param: null, code: null } };
       const { type, code } = errorType(status);
       return { body: { error: { message, type, param: null, code } } };
     },
@@ -225,6 +228,14 @@ export function startMockOpenAI(opts: MockOptions = {}): Promise<MockUpstream> {
  */
 export function startMockAzureOpenAI(opts: MockOptions = {}): Promise<MockUpstream> {
   return startMock(openaiSpec(opts, 'azure'), opts);
+}
+
+/**
+ * Starts a Mistral flavour (La Plateforme's OpenAI-like chat completions): OpenAI's shape, except
+ * that tool call ids must be 9 letters or digits (its own are), and errors are flat objects.
+ */
+export function startMockMistral(opts: MockOptions = {}): Promise<MockUpstream> {
+  return startMock(openaiSpec(opts, 'mistral'), opts);
 }
 
 export { OPENAI_MODELS };
