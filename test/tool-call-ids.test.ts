@@ -200,3 +200,29 @@ test('router mode: Anthropic down, the conversation falls back to Mistral with i
   assert.equal(response.headers.get('x-router-model'), 'anthropic/claude-test', 'the router chose Anthropic first');
   assert.match(upstreamIds(mistral).calls[0]!, /^[a-zA-Z0-9]{9}$/);
 });
+
+test('a body above the pool threshold: the worker that converts it fits the ids the same way', async () => {
+  const pooled = await startTestGateway({
+    providers: [{ id: 'mistral', format: 'openai-chat', base_url: mistral.url, tool_call_ids: { alphabet: 'alnum', length: 9 },
+      models: [{ name: 'devstral-test', pricing: TEST_PRICING, capabilities: caps, context_window: 200000, max_completion_tokens: 4000 }] }],
+    gateway: { workers: { threads: 1, convert_threshold_bytes: 1024 } },
+  });
+  try {
+    const client = new Anthropic({ baseURL: pooled.url, apiKey: 'unused', maxRetries: 0 });
+    const id = 'toolu_01A09q90qw90lq917835lq9';
+    const { data: msg, response } = await client.messages.create({
+      model: 'mistral/devstral-test', max_tokens: 200,
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      messages: [
+        { role: 'user', content: `Weather in Paris? ${'Some context about the trip. '.repeat(200)}` },
+        { role: 'assistant', content: [{ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: '18 C' }] },
+      ],
+    }).withResponse();
+    assert.equal(msg.type, 'message');
+    assert.match(response.headers.get('x-gateway-adjustments') ?? '', /tool_call_ids=replaced\(1\)/);
+    const ids = upstreamIds(mistral);
+    assert.equal(ids.calls[0], replacementId(id, MISTRAL), 'the same replacement as inline');
+    assert.deepEqual(ids.results, ids.calls);
+  } finally { await pooled.stop(); }
+});
