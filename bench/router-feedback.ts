@@ -18,11 +18,11 @@ import { codecFor } from '../src/formats/registry.ts';
 const dir = mkdtempSync(join(tmpdir(), 'gw-rfb-'));
 mkdirSync(join(dir, 'providers'));
 const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
-writeFileSync(join(dir, 'providers', 'p.yaml'), stringify({ id: 'p', name: 'P', format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', auth: { type: 'bearer' }, models: [
+writeFileSync(join(dir, 'providers', 'p.yaml'), stringify({ id: 'p', name: 'P', format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-bench', auth: { type: 'bearer' }, models: [
   { name: 'model-x', pricing: { prompt: '0.000003', completion: '0.000015' }, capabilities: caps, context_window: 128000, max_completion_tokens: 4096 },
   { name: 'model-y', pricing: { prompt: '0.000003', completion: '0.000015' }, capabilities: caps, context_window: 128000, max_completion_tokens: 4096 },
 ] }));
-writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router: { exploration: { share: 0 }, quality_signals: [{ metric: 'correct', optimize: 'max' }] } }));
+writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router: { exploration: { share: 0 }, quality_signals: [{ metric: 'correct', optimize: 'max' }], learning: { feedback_settle_ms: 0 } } }));
 const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});
 
 let prompts: string[] = [];

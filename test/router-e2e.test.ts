@@ -43,7 +43,7 @@ before(async () => {
       router: {
         exploration: { share: 0 },
         quality_signals: [{ metric: 'good', optimize: 'max' }],
-        learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
+        learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000, feedback_settle_ms: 0 },
         policies: {
           no_pricey: [{ exclude: { '==': [{ var: 'candidate.provider' }, 'pricey'] } }],
           tools_only: [{ require: { '==': [{ var: 'candidate.capabilities.tools' }, true] } }],

@@ -12,7 +12,7 @@ before(async () => {
   oa = await startMockOpenAI();
   gw = await startTestGateway({
     providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [{ name: 'only', pricing: { prompt: '0.000001', completion: '0.000002' } }] }],
-    gateway: { router: { exploration: { share: 0 }, quality_signals: [{ metric: 'good', optimize: 'max' }, { metric: 'stars', optimize: 'max', min: 1, max: 5 }], learning: { train_interval_ms: 200, state_poll_ms: 200 } } },
+    gateway: { router: { exploration: { share: 0 }, quality_signals: [{ metric: 'good', optimize: 'max' }, { metric: 'stars', optimize: 'max', min: 1, max: 5 }], learning: { train_interval_ms: 200, state_poll_ms: 200, feedback_settle_ms: 0 } } },
   });
 });
 after(async () => { await gw.stop(); await oa.close(); });

@@ -38,7 +38,7 @@ before(async () => {
     upstream: { max_attempts: 2, retry_budget_floor: 1000, ejection: { consecutive_failures: 1, base_ms: 5000, max_ms: 5000 } },
     ...(redisDown ? {} : { storage: { redis_url: REDIS_URL, ...(db ? { sqlite_path: db } : {}) } }),
     ...(redisDown && db ? { storage: { sqlite_path: db } } : {}),
-    router: { exploration: { share: 0 }, quality_signals: [{ metric: 'ok', optimize: 'max' }], learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } },
+    router: { exploration: { share: 0 }, quality_signals: [{ metric: 'ok', optimize: 'max' }], learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000, feedback_settle_ms: 0 } },
   });
   gwA = await startTestGateway({ providers, gateway: gateway(), env: { GATEWAY_REDIS_PREFIX: prefix } });
   gwB = await startTestGateway({ providers, gateway: gateway(join(gwA.dir, 'gateway.db')), env: { GATEWAY_REDIS_PREFIX: prefix } });

@@ -26,7 +26,7 @@ before(async () => {
     gateway: {
       storage: { database_url: proxy.url(), writer: { batch_size: 1000, flush_ms: 20, max_queue: 10000 } },
       workers: { threads: 1 },
-      router: { exploration: { share: 0 }, quality_signals: [{ metric: 'good', optimize: 'max' }], learning: { train_interval_ms: 300, state_poll_ms: 300 } },
+      router: { exploration: { share: 0 }, quality_signals: [{ metric: 'good', optimize: 'max' }], learning: { train_interval_ms: 300, state_poll_ms: 300, feedback_settle_ms: 0 } },
     },
     env: { GATEWAY_PG_SCHEMA: schema },
   });

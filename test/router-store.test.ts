@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { insertDecisions, getDecision, saveState, loadState, latestVersion } from '../src/router/store.ts';
+import { insertDecisions, getDecision, saveState, loadState, latestVersion, feedbackSince, START } from '../src/router/store.ts';
 import { RouterLearning, emptyStored } from '../src/router/learning.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from '../src/router/backend.ts';
 import { RowEncoder } from '../src/router/decision-row.ts';
@@ -26,7 +26,7 @@ const pgDb = await pgTestDb('gw_router');
 const backends: Array<{ name: string; opts: OpenStoreOptions; open: () => Promise<Store> }> = [{ name: 'sqlite', opts: { sqlitePath: join(tmp, 'r.db') }, open: () => openStore({ sqlitePath: join(tmp, 'r.db') }) }];
 if (pgDb) backends.push({ name: 'postgres', opts: pgDb.storeOptions(), open: () => openStore(pgDb.storeOptions()) });
 
-const settings = compileRouterSettings({ quality_signals: [{ metric: 'good', optimize: 'max' }] });
+const settings = compileRouterSettings({ quality_signals: [{ metric: 'good', optimize: 'max' }], learning: { feedback_settle_ms: 0 } });
 const inference = (id: string, outputTokens: number, at: string): InferenceRecord => ({
   id, createdAt: at, keyId: 'k1', route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: 'router',
   servedModel: 'p/m-a', provider: 'p', attempts: [], status: 200, errorCode: null, latencyMs: 10, ttftMs: 5, stream: false,
@@ -61,6 +61,7 @@ for (const b of backends) {
       // Nothing new: no new version; new feedback: the next version folds only it.
       assert.equal(await learning.trainOnce(), false);
       await store.insertFeedback([feedback(ids[4]!, 'true', new Date().toISOString())]);
+      await new Promise((r) => setTimeout(r, 5)); // settled (the window is 0 here) by the next pass
       assert.equal(await learning.trainOnce(), true);
       assert.equal(learning.state.version, 2);
       assert.equal(learning.state.outcomes, 5);
@@ -69,6 +70,7 @@ for (const b of backends) {
       const t = Date.now();
       await store.insertFeedback([feedback(ids[0]!, 'false', new Date(t).toISOString()), feedback(ids[0]!, 'false', new Date(t + 1).toISOString()),
         feedback(ids[5]!, 'true', new Date(t + 2).toISOString()), feedback(ids[5]!, 'false', new Date(t + 3).toISOString())]);
+      await new Promise((r) => setTimeout(r, 10)); // settled (the window is 0 here) by the next pass
       assert.equal(await learning.trainOnce(), true);
       assert.equal(learning.state.outcomes, 6);
       // A second replica loads the newest version; a version already taken is refused.
@@ -79,6 +81,36 @@ for (const b of backends) {
       assert.equal(await latestVersion(store.sql), 3);
       assert.equal((await loadState(store.sql))!.outcomes, 6);
       await learning.close(); await other.close();
+    } finally { await store.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: feedback is learned once settled, with the value it has then (a verdict corrected in the window counts as corrected)`, async () => {
+    const store = await b.open();
+    try {
+      const features = extractPromptFeatures({ turns: ['Is this right?'] });
+      const ids = Array.from({ length: 3 }, () => uuidv7());
+      const t = Date.now();
+      const at = (ago: number): string => new Date(t - ago).toISOString();
+      await insertDecisions(store.sql, ids.map((id) => ({ inferenceId: id, createdAt: at(120_000), keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: features.kind, status: 200, costUsd: '0', features, decision: {} })));
+      await store.insertInferences(ids.map((id) => inference(id, 10, at(120_000))));
+      await store.insertFeedback([
+        feedback(ids[0]!, 'false', at(50_000)), feedback(ids[0]!, 'true', at(45_000)), // a mis-click undone 5 s later
+        feedback(ids[1]!, 'true', at(40_000)),
+        feedback(ids[2]!, 'false', at(10_000)), // still in its window
+      ]);
+      const settled = at(30_000);
+      const mine = async (c: typeof START, before: string) => (await feedbackSince(store.sql, ['good'], c, 100, before)).filter((f) => got0.has(f.id));
+      const got0 = new Set((await store.sql.all(`SELECT id FROM feedback WHERE inference_id IN (?, ?, ?)`, ids)).map((r) => String(r.id)));
+      const got = await mine(START, settled);
+      assert.deepEqual(got.map((f) => [f.id !== '', f.value]), [[true, 'true'], [true, 'true']], 'the corrected verdict, once per answer; the unsettled one waits');
+      // Folded from the cursor on: a change after folding is stored, not learned again.
+      const cursor = { at: got.at(-1)!.at, id: got.at(-1)!.id };
+      await store.insertFeedback([feedback(ids[1]!, 'false', at(5_000))]);
+      assert.deepEqual(await mine(cursor, settled), []);
+      // Later, the third answer's window has passed: it comes with its value.
+      assert.deepEqual((await mine(cursor, new Date(t).toISOString())).map((f) => f.value), ['false']);
     } finally { await store.close(); }
   });
 }
@@ -128,7 +160,7 @@ for (const b of backends) {
       const left = await store.sql.all('SELECT version FROM router_state ORDER BY version');
       assert.deepEqual(left.map((x) => Number(x.version)), [newest - 1, newest]);
       // Those states' cursors are at the start: the worker folds the earlier test's feedback into the next version.
-      const learned = await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null });
+      const learned = await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null, feedbackSettleMs: 0 });
       assert.equal(learned.stored, true);
       assert.equal(learned.state?.version, newest + 1, 'trained on the newest stored state, not on what the caller passed');
       // The state comes back packed (stored prompts left in the worker, their index transferred) and
@@ -141,7 +173,7 @@ for (const b of backends) {
       assert.deepEqual(predict(learned.state!.quality, f, ['m-a'], { priors: null }), predict(stored.quality, f, ['m-a'], { priors: null }));
       await assert.rejects(saveState(store.sql, { ...learned.state!, version: newest + 9 }), /packed/);
       assert.equal(isPacked((await worker.load(newest))!.quality), true, 'a loaded state is packed too');
-      assert.equal((await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null })).stored, false, 'nothing new since');
+      assert.equal((await worker.learn(emptyStored(), { qualitySignals: settings.qualitySignals, halfLifeDays: null, feedbackSettleMs: 0 })).stored, false, 'nothing new since');
     } finally { await worker.close(); await store.close(); }
   });
 }

@@ -80,7 +80,7 @@ export class RouterLearning {
       await this.refresh();
       const s = this.#o.settings();
       const base = this.#state;
-      const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays });
+      const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays, feedbackSettleMs: s.feedbackSettleMs });
       // After a lost race the winner's state comes back: adopted, but not counted as trained here.
       this.#adopt(r.state);
       return r.stored;

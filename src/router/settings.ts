@@ -20,6 +20,8 @@ export type RouterSettings = {
   trainIntervalMs: number;
   statePollMs: number;
   halfLifeDays: number | null;
+  /** Feedback is learned once its first value is this old, with the value standing then. */
+  feedbackSettleMs: number;
   affinity: { enabled: boolean; ttlMs: number; maxEntries: number; bonus: number };
   /** Store every candidate of a decision with the inference (else the first 10 per group and the counts). */
   recordAllCandidates: boolean;
@@ -86,6 +88,7 @@ export function compileRouterSettings(raw: unknown, priors: PriorTable | null = 
     trainIntervalMs: pick(learn, 'train_interval_ms', 30_000),
     statePollMs: pick(learn, 'state_poll_ms', 5_000),
     halfLifeDays: pick<number | null>(learn, 'half_life_days', null),
+    feedbackSettleMs: pick(learn, 'feedback_settle_ms', 30_000),
     affinity: {
       enabled: pick(aff, 'enabled', true), ttlMs: pick(aff, 'ttl_ms', 300_000),
       maxEntries: pick(aff, 'max_entries', 10_000), bonus: pick(aff, 'quality_bonus', 0.02),

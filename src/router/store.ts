@@ -80,24 +80,30 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
 export type FeedbackJoin = { id: string; at: string; metric: string; value: string; canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number };
 
 /**
- * Feedback on quality-signal metrics for routed inferences, after `c`, oldest first: the first value
- * per inference and metric only. A later value on the same answer (repeated or changed) is stored and
- * shown but trains nothing: otherwise one client could post the same verdict 100 times and move
- * every request's routing with a single answer (5 negatives flip a kind, docs/router.md Learning).
+ * Feedback on quality-signal metrics for routed inferences, after `c`, oldest first: one outcome per
+ * inference and metric, once its first value was posted before `settledBefore` (the settle window,
+ * router.learning.feedback_settle_ms), with the value it has then: a verdict corrected within the
+ * window (a mis-click undone) is learned as corrected. Values after that are stored and shown but
+ * train nothing, and repeats never count twice: otherwise one client could post the same verdict 100
+ * times and move every request's routing with a single answer (5 negatives flip a kind,
+ * docs/router.md Learning). The window also covers feedback rows the batched writer lands late.
  */
-export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number): Promise<FeedbackJoin[]> {
+export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string): Promise<FeedbackJoin[]> {
   if (metrics.length === 0) return [];
   const rows: Row[] = await sql.all(
-    `SELECT f.id AS id, f.created_at AS at, f.metric AS metric, f.value AS value, d.canonical AS canonical, d.features AS features,
+    `SELECT f.id AS id, f.created_at AS at, f.metric AS metric,
+            (SELECT l.value FROM feedback l WHERE l.inference_id = f.inference_id AND l.metric = f.metric
+             ORDER BY l.created_at DESC, l.id DESC LIMIT 1) AS value,
+            d.canonical AS canonical, d.features AS features,
             i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
      FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
      LEFT JOIN inferences i ON i.id = f.inference_id
      WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
-       AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))
+       AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?
        AND NOT EXISTS (SELECT 1 FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric
          AND (e.created_at < f.created_at OR (e.created_at = f.created_at AND e.id < f.id)))
      ORDER BY f.created_at, f.id LIMIT ?`,
-    [...metrics, c.at, c.at, c.id, limit],
+    [...metrics, c.at, c.at, c.id, settledBefore, limit],
   );
   return rows.map((r) => ({
     id: String(r.id), at: iso(r.at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),

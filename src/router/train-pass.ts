@@ -11,7 +11,7 @@ const BATCH = 5000;
 /** Answers are read this long after they happened, so their inference records have been written. */
 const ANSWER_LAG_MS = 5000;
 
-export type TrainSettings = { qualitySignals: QualitySignal[]; halfLifeDays: number | null };
+export type TrainSettings = { qualitySignals: QualitySignal[]; halfLifeDays: number | null; feedbackSettleMs: number };
 
 export const emptyStored = (): StoredState => ({
   version: 0, createdAt: new Date(0).toISOString(), quality: emptyState(), output: {}, feedbackCursor: START, decisionCursor: START, outcomes: 0,
@@ -37,7 +37,7 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
  */
 export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean }> {
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH);
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString());
   const answers = await answersSince(sql, base.decisionCursor, BATCH, new Date(Date.now() - ANSWER_LAG_MS).toISOString());
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
   const outcomes: Outcome[] = [];
