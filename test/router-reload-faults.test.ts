@@ -207,6 +207,8 @@ test('router.priors_file pointed at a file that blocks on read (a FIFO): the rel
   await routed.text();
   unblock();
   // The next valid edit reloads (a new loader thread; before, every later reload waited behind the stuck one).
+  // A new thread loads its modules and compiles the schemas first: more than 500 ms on a busy machine.
+  gw.services.holder.loadTimeoutMs = 30_000;
   writeFileSync(join(gw.dir, 'priors.json'), priors({ 'house-a': 0.9 }));
   edit(gw, (d) => { d.router.priors_file = './priors.json'; });
   const ok = await gw.services.holder.reload();
