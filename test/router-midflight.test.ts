@@ -5,7 +5,7 @@
 // - the API key is revoked, or its budget spent, while a routed stream runs and between the decision
 //   and a fallback attempt: no crash, the in-flight answer completes as a named-model one does, and
 //   the next request gets the 401/402 in the route's own envelope; a fallback to a pricier target
-//   never takes the key past its budget.
+//   never takes the key past its budget (a key that cannot afford it is served without it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -196,8 +196,8 @@ test('key revoked between the decision and the fallback: the fallback answers as
   assert.equal(typeof ((await next.json()) as Rec).error.message, 'string');
 });
 
-test('a fallback to a pricier target never takes a key past its budget (routed, and a named model\'s configured fallback); out of budget is 402 in the route\'s envelope', async (t) => {
-  const { gw, cheap, key } = await keyedGateway(t, { fallbacks: { 'cheap/small': ['pricey/big'] } });
+test('a fallback to a pricier target never takes a key past its budget (routed, and a named model\'s configured fallback): the plan keeps the targets it can afford; out of budget is 402 in the route\'s envelope', async (t) => {
+  const { gw, cheap, pricey, key } = await keyedGateway(t, { fallbacks: { 'cheap/small': ['pricey/big'] } });
   // The cheap target's worst case ($0.0004 for 200 output tokens) fits the budget; the pricey one's ($0.02) does not.
   const budget = 0.005;
   const k = await key({ name: 'budgeted', budget_usd: String(budget), budget_period: 'day' });
@@ -208,9 +208,11 @@ test('a fallback to a pricier target never takes a key past its budget (routed, 
     const rec = await recorded(gw, r.headers.get('x-inference-id')!);
     const spent = Number(rec.cost_usd);
     assert.ok(spent <= budget, `${JSON.stringify(body)}: a request with status ${r.status} spent $${spent} of a $${budget} budget (served by ${rec.served_model}): ${text.slice(0, 200)}`);
-    // Refused up front, naming the costliest attempt's worst case (the reservation covers every attempt the plan may make).
-    assert.equal(r.status, 402, text);
-    assert.match((JSON.parse(text) as Rec).error.message, /Budget exceeded: .* this request may cost up to \$0\.02/);
+    // The pricier target is left out of the plan (src/limits/affordable.ts): the cheap one, retried in place, serves.
+    assert.equal(r.status, 200, text);
+    assert.equal(r.headers.get('x-gateway-budget-dropped'), 'pricey/big');
+    assert.equal(rec.served_model, 'cheap/small');
+    assert.equal(pricey.requests.length, 0, 'never called');
     cheap.reset();
   }
   // A budget that covers the pricey worst case: the fallback serves, within it.
@@ -262,7 +264,7 @@ test('budget spent by a routed stream in flight: a concurrent request is 402 in 
   assert.equal(again, 200);
 });
 
-test('the passthrough routes reserve for their costliest fallback as well (embeddings: a named model, a pricier configured fallback)', async (t) => {
+test('the passthrough routes reserve for their costliest fallback as well, or leave it out of the plan (embeddings: a named model, a pricier configured fallback)', async (t) => {
   const a = await startMockOpenAI();
   const b = await startMockOpenAI();
   const gw = await startTestGateway({
@@ -281,7 +283,11 @@ test('the passthrough routes reserve for their costliest fallback as well (embed
   const text = await r.text();
   const rec = await recorded(gw, r.headers.get('x-inference-id')!);
   assert.ok(Number(rec.cost_usd) <= 0.0001, `status ${r.status}, spent $${rec.cost_usd} of $0.0001 (served by ${rec.served_model}): ${text.slice(0, 120)}`);
-  assert.equal(r.status, 402, text);
+  // Left out of the plan: the cheap model, retried in place, serves.
+  assert.equal(r.status, 200, text.slice(0, 200));
+  assert.equal(r.headers.get('x-gateway-budget-dropped'), 'pricey/emb');
+  assert.equal(rec.served_model, 'cheap/emb');
+  assert.equal(b.requests.length, 0, 'never called');
 });
 
 test('the chosen model\'s provider removed from the config while its routed stream runs: the stream completes and is billed; the next request routes to what is left', async (t) => {

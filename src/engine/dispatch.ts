@@ -21,11 +21,12 @@ export function budgetExhausted(last: GatewayError): GatewayError {
 }
 
 /**
- * `targets` (router mode) replaces the configured plan: tried in order, each with its output cap; after a
- * provider-level failure (no answer, timeout, 5xx) later targets of the same provider are skipped, so a
- * provider that is down costs a request at most one attempt.
+ * `targets` replaces the configured plan: tried in order, each with its output cap. Router mode's
+ * (`routed`): after a provider-level failure (no answer, timeout, 5xx) later targets of the same
+ * provider are skipped, so a provider that is down costs a request at most one attempt. Not routed: a
+ * named model's plan that the key's budget reduced (src/limits/affordable.ts), tried as planAttempts' would be.
  */
-export async function dispatch(r: InferenceRequest, primary: ModelEntry, health: UpstreamHealth, hooks: DispatchHooks = {}, targets?: readonly AttemptTarget[]): Promise<InferenceOutcome> {
+export async function dispatch(r: InferenceRequest, primary: ModelEntry, health: UpstreamHealth, hooks: DispatchHooks = {}, targets?: readonly AttemptTarget[], routed = targets !== undefined): Promise<InferenceOutcome> {
   const s = r.cfg.upstream;
   const plan = targets ? targets.map((t) => t.entry) : planAttempts(r.cfg, primary, health);
   const attempts: AttemptRecord[] = [];
@@ -69,7 +70,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     last = out.error;
     hooks.onUpstreamError?.(entry.provider.id, out.error.code);
     health.failure(entry.provider.id, s.ejection);
-    if (targets && (out.status === null || out.status >= 500)) {
+    if (routed && (out.status === null || out.status >= 500)) {
       while (i + 1 < plan.length && plan[i + 1]!.provider.id === entry.provider.id) i++;
     }
     if (i + 1 < plan.length) {

@@ -12,6 +12,7 @@ import { estimateWorstCost } from '../catalog/cost.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
+import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -50,6 +51,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   let prepared: PreparedRequest | null = null;
   let inputEstimate = 0;
   let routed: Routed | null = null;
+  // A named model's plan when the key's budget left targets out of it (else dispatch plans it).
+  let reduced: readonly AttemptTarget[] | undefined;
   try {
     requireJsonContentType(req);
     let buf = await readBody(req, cfg.server.bodyLimitBytes);
@@ -78,9 +81,17 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     } else entry = named;
     const limiter = svc.limiter;
     if (client.key && limiter) {
-      // Reserved for the plan's costliest attempt: a fallback to a pricier model must not pass the key's budget.
-      const est = estimate(routed ? routed.targets : planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), body, buf, client.key);
-      reservation = limiter.acquireSync ? limiter.acquireSync(client.key, est) : await limiter.acquire(client.key, est);
+      // Reserved for the plan's costliest attempt: a fallback to a pricier model must not pass the key's
+      // budget. A budget that cannot cover it serves the plan without the targets it cannot afford.
+      const key = client.key;
+      const targets = routed ? routed.targets : planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e }));
+      const got = acquireAffordable(limiter, key, targets, (ts) => estimate(ts, body, buf, key));
+      const a = got instanceof Promise ? await got : got;
+      reservation = a.reservation;
+      if (a.dropped.length > 0) {
+        res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((t) => t.entry.id).join(', '));
+        if (routed) routed.targets = [...a.kept]; else reduced = a.kept;
+      }
     }
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
@@ -100,7 +111,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   let outcome;
   const total = setTimeout(() => abort.abort(new DOMException('total timeout', 'TimeoutError')), cfg.upstream.totalTimeoutMs);
   try {
-    outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks, routed?.targets);
+    outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks, routed ? routed.targets : reduced, routed !== null);
   } catch (e) {
     sendError(res, e, envelope, { 'x-inference-id': id });
     outcome = { status: 500, error: e instanceof GatewayError ? e : new GatewayError('internal_error', 'internal error'), served: null, attempts: [], usage: null, finishReason: null, ttftMs: null, adjustments: [] };

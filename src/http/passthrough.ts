@@ -19,6 +19,7 @@ import { uuidv7 } from '../util/uuid.ts';
 import { estimateWorstCost } from '../catalog/cost.ts';
 import type { Usage } from '../formats/canonical.ts';
 import type { Reservation } from '../limits/limiter.ts';
+import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -95,7 +96,16 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     inputEstimate = Math.ceil(buf.length / 4);
     // Only OpenAI-compatible providers serve these routes: other fallbacks are left out of the plan.
     plan = planAttempts(cfg, primary, svc.health).filter((e) => e === primary || e.provider.format === 'openai-chat');
-    if (client.key && svc.limiter) reservation = await svc.limiter.acquire(client.key, reserve(client.key, plan, inputEstimate, (e) => outputReserve(sub, body, e)));
+    if (client.key && svc.limiter) {
+      // A budget that cannot cover the costliest fallback serves the plan without the targets it cannot afford.
+      const key = client.key;
+      const a = await acquireAffordable(svc.limiter, key, plan, (ps) => reserve(key, ps, inputEstimate, (e) => outputReserve(sub, body, e)));
+      reservation = a.reservation;
+      if (a.dropped.length > 0) {
+        plan = [...a.kept];
+        res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((e) => e.id).join(', '));
+      }
+    }
   } catch (e) {
     sendError(res, e, 'openai', { 'x-inference-id': id });
     svc.books.rejected({ id, route: p.path, format: 'openai-chat', requested: typeof body.model === 'string' ? body.model : '', resolved: primary?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText: null });
