@@ -106,6 +106,18 @@ export type RollupRead = {
   noBucket?: boolean;
 };
 
+/**
+ * Per-bucket rows of a rollup that has hour rows only (the router's, src/store/router-rollup.ts): the
+ * same segment join as readRollup, each segment (day segments included) an index range over the hour
+ * rows `t`. `select` and `where` are over alias r; `b` (the segment's bucket) is always selected.
+ */
+export async function readHourRollup(sql: SqlRunner, q: { table: string; segs: readonly Segment[]; select: string; where?: string; whereParams?: readonly unknown[] }): Promise<Row[]> {
+  if (q.segs.length === 0) return [];
+  const v = segmentValues(sql, q.segs);
+  return sql.all(`${v.sql} SELECT seg.b AS b, ${q.select}
+    FROM seg JOIN ${q.table} r ON r.t >= seg.lo AND r.t < seg.hi${q.where ? ` WHERE ${q.where}` : ''} GROUP BY seg.b`, [...v.params, ...(q.whereParams ?? [])]);
+}
+
 /** Rows of a rollup read: one per bucket (and group), summed in the database. */
 export async function readRollup(sql: SqlRunner, q: RollupRead): Promise<Row[]> {
   if (q.segs.length === 0) return [];

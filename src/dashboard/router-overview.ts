@@ -1,7 +1,8 @@
 // The router as a whole over a time window (GET /router): how many requests it routed and their share of
 // all requests, which models it chose (share, real cost, its own estimates, feedback on its quality
 // signals), how often each constraint excluded candidates, fallbacks, exploration and cache affinity, and
-// the learned state versions it used. Read from the router's hour rollups (src/store/router-rollup.ts),
+// the learned state versions it used; routed requests, errors and cost over time, and per prompt kind
+// (src/dashboard/router-breakdown.ts). Read from the router's hour rollups (src/store/router-rollup.ts),
 // maintained when the decisions are written, over the window rounded out to whole UTC hours (as the Usage
 // page counts): no decision is read, whatever the window holds. Feedback per chosen model is read from
 // the feedback side (only decisions with such feedback are looked at). Every list is a top N.
@@ -12,9 +13,12 @@ import { inList, keyScope, type Access } from './access.ts';
 import { ceilTo, floorTo, grainFor, HOUR, readRollup, segments } from './rollup-query.ts';
 import { foldBeforeRead } from '../store/rollup-fold.ts';
 import { chosenOf, floatType, windowWhere, type DecisionWindow } from './router-window.ts';
-import type { RouterFeedbackStat, RouterModelShare, RouterOverview } from './ui/api-types.ts';
+import type { Bucket, RouterFeedbackStat, RouterModelShare, RouterOverview } from './ui/api-types.ts';
+import { autoBucket, bucketStarts } from './rollup-math.ts';
+import { routerKinds, routerSeries } from './router-breakdown.ts';
 
-export type RouterOverviewQuery = { from: number; to: number; top: number; qualitySignals: readonly string[] };
+/** `bucket` and `tz` shape the time series (default: the finest readable bucket for the range, UTC). */
+export type RouterOverviewQuery = { from: number; to: number; top: number; qualitySignals: readonly string[]; bucket?: Bucket; tz?: string };
 
 /** Feedback older than the window's start by more than this cannot be on one of its decisions. */
 const FEEDBACK_SKEW_MS = 3_600_000;
@@ -118,9 +122,14 @@ export async function routerOverview(sql: SqlRunner, q: RouterOverviewQuery, acc
   const lo = floorTo(q.from, HOUR);
   const hi = ceilTo(q.to, HOUR);
   const w: DecisionWindow = { from: new Date(lo).toISOString(), to: new Date(hi).toISOString(), keys };
+  const bucket = q.bucket ?? autoBucket(hi - lo);
+  const tz = q.tz ?? 'UTC';
+  const starts = bucketStarts(bucket, tz, lo, hi);
+  if (starts === null) throw new RangeError('too many buckets');
   // Independent reads: on PostgreSQL they run at once on the pool's connections.
-  const [cells, versionList, excl, fbRows, requests] = await Promise.all([
+  const [cells, versionList, excl, fbRows, requests, series, kinds] = await Promise.all([
     modelRows(sql, w), versionRows(sql, w), constraintRows(sql, w, q.top), feedback(sql, w, q.qualitySignals), allRequests(sql, lo, hi, keys),
+    routerSeries(sql, w, starts), routerKinds(sql, w),
   ]);
   let total = EMPTY;
   let noRoute = 0;
@@ -153,5 +162,6 @@ export async function routerOverview(sql: SqlRunner, q: RouterOverviewQuery, acc
     state_versions: versions.slice(0, q.top),
     state_version_count: versions.length,
     quality_signals: [...q.qualitySignals],
+    bucket, tz, buckets: starts.map((t) => new Date(t).toISOString()), series, kinds,
   };
 }
