@@ -43,7 +43,9 @@ export function lineChart(o: LineChartOptions): VNode {
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
     v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
-  const xLabels = o.labels.map((l, i) => (i % every === 0 ? v('text', { x: x(i), y: H - 8, 'text-anchor': 'middle', class: 'xlabel' }, l) : null));
+  // A label centred near the right edge would run past it ("28 Nov, 12:00" is about 80 units wide): it ends at its point instead.
+  const anchor = (i: number): string => (x(i) > W - M.right - 48 ? 'end' : 'middle');
+  const xLabels = o.labels.map((l, i) => (i % every === 0 ? v('text', { x: x(i), y: H - 8, 'text-anchor': anchor(i), class: 'xlabel' }, l) : null));
   const shapes = o.series.map((s, si) => {
     const cls = `series-${si % PALETTE_SIZE}`;
     if (o.stacked) {
