@@ -359,6 +359,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           models: [{ model: 'mockai/alpha', requests: 1, share: 1 }], other: null },
       ]);
       assert.equal(three.routed, 9);
+      // Hours only (no whole UTC day), and hours around a whole day (day rows for it): the same decisions counted once.
+      const counts = (o: { kinds: Array<{ kind: string; requests: number }> }): Array<[string, number]> => o.kinds.map((k) => [k.kind, k.requests]);
+      for (const [from, to] of [[at(10, 10, 30), at(11, 9, 15)], [at(9, 12, 0), at(11, 9, 30)]] as const) {
+        assert.deepEqual(counts(await routerOverview(sql, q(from, to), ADMIN)), [['code', 6], ['chat', 1], ['math', 1]], `${new Date(from).toISOString()} ${new Date(to).toISOString()}`);
+      }
 
       // A member (through the API): her keys' rows only, in both parts.
       const mine = (await get('alice', `/router?from=${at(10, 0, 0)}&to=${at(13, 0, 0)}`)).body;
@@ -389,7 +394,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         ['router_rollup_version', 'key_id, state_version, n, first_at, last_at', 'key_id, state_version'],
         ['router_rollup_excl', 'key_id, constraint_name, decisions, candidates', 'key_id, constraint_name'],
       ],
-      22: [['router_rollup_kind', 'key_id, kind, chosen, n, errors, cost', 'key_id, kind, chosen']],
+      22: [['router_rollup_kind', 'grain, span, key_id, kind, chosen, n, errors, cost', 'grain, span, key_id, kind, chosen']],
     };
     for (const version of [21, 22] as const) test(`migration ${version} fills its rollups from the decisions stored before it, as the write path counts them`, { skip: !havePg && 'PostgreSQL unreachable' }, async () => {
       const dir = mkdtempSync(join(tmpdir(), `router-m${version}-`));

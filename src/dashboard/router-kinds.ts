@@ -1,14 +1,12 @@
-// The Router page's routed traffic over time and its breakdown by prompt kind, from the router's hour
-// rollups (src/store/router-rollup.ts): the series from router_rollup, bucketed as the Usage page buckets
-// (rollup-query's segments over the viewer's zone's bucket starts), the kinds from router_rollup_kind.
-// Both read rows per hour and cell in the window, never a decision; members see their keys' rows only.
+// The Router page's breakdown by prompt kind, from router_rollup_kind (src/store/router-rollup.ts): its day
+// rows for the window's whole UTC days, its hour rows for the hours at the edges; its rows of all keys for
+// admins, of their keys for members. No decision is read.
 import { addDecimal, divDecimal, formatDecimal } from '../catalog/decimal.ts';
 import { decimal, num, str } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { inList } from './access.ts';
-import { readHourRollup, segments } from './rollup-query.ts';
-import { windowWhere, type DecisionWindow } from './router-window.ts';
-import type { RouterKind, RouterPoint } from './ui/api-types.ts';
+import { readRouterRollup, segments } from './rollup-query.ts';
+import { keysWhere, type DecisionWindow } from './router-window.ts';
+import type { RouterKind } from './ui/api-types.ts';
 
 /** Models listed per kind; the rest are summed. */
 export const KIND_MODELS = 3;
@@ -17,24 +15,6 @@ const costSum = (sql: SqlRunner): string => (sql.dialect === 'postgres' ? 'COALE
 const share = (n: number, of: number): number | null => (of > 0 ? n / of : null);
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Per bucket of `starts` (bucket starts in ms, as bucketStarts gives them) over the window: routed requests, errors and exact cost. */
-export async function routerSeries(sql: SqlRunner, w: DecisionWindow, starts: readonly number[]): Promise<RouterPoint[]> {
-  // The segments bound the window; the key scope is the only condition.
-  const scope = w.keys ? inList('r.key_id', w.keys) : null;
-  const keyOnly = scope ? { where: scope.sql, whereParams: scope.params } : {};
-  const rows = await readHourRollup(sql, {
-    table: 'router_rollup', segs: segments(Date.parse(w.from), Date.parse(w.to), starts),
-    select: `SUM(r.n) AS n, SUM(r.errors) AS errors, ${costSum(sql)} AS cost_usd`, ...keyOnly,
-  });
-  const out: RouterPoint[] = starts.map(() => ({ requests: 0, errors: 0, cost_usd: '0' }));
-  for (const r of rows) {
-    const p = out[num(r.b)]!;
-    p.requests += num(r.n); p.errors += num(r.errors);
-    p.cost_usd = formatDecimal(addDecimal(p.cost_usd, decimal(r.cost_usd)));
-  }
-  return out;
-}
-
 type KindSum = { n: number; errors: number; cost: string; noRoute: number; models: Map<string, number> };
 
 /**
@@ -42,9 +22,14 @@ type KindSum = { n: number; errors: number; cost: string; noRoute: number; model
  * and the top models chosen for it. A kind's share is of the kinds' total (every decision has one kind).
  */
 export async function routerKinds(sql: SqlRunner, w: DecisionWindow): Promise<RouterKind[]> {
-  const where = windowWhere(w, 'r.t', 'r.key_id');
-  const rows = await sql.all(`SELECT r.kind AS kind, r.chosen AS chosen, SUM(r.n) AS n, SUM(r.errors) AS errors, ${costSum(sql)} AS cost_usd
-    FROM router_rollup_kind r WHERE ${where.sql} GROUP BY r.kind, r.chosen`, where.params);
+  // Whole UTC days from day rows, the hours at the window's edges from hour rows; all keys' rows (grain
+  // 'total') for a caller who sees every key, else the caller's keys' rows.
+  const keys = keysWhere(w);
+  const grain = w.keys ? { where: `r.grain = 'key' AND ${keys.where!}`, whereParams: keys.whereParams } : { where: "r.grain = 'total'" };
+  const rows = await readRouterRollup(sql, {
+    table: 'router_rollup_kind', spans: true, segs: segments(Date.parse(w.from), Date.parse(w.to)), ...grain, groupBy: ['r.kind', 'r.chosen'],
+    select: `r.kind AS kind, r.chosen AS chosen, SUM(r.n) AS n, SUM(r.errors) AS errors, ${costSum(sql)} AS cost_usd`,
+  });
   const kinds = new Map<string, KindSum>();
   for (const r of rows) {
     const kind = str(r.kind);
