@@ -27,9 +27,13 @@ test('lineChart: one point per value, null breaks a line, titles for screen read
   assert.equal(all(c, 'polyline').length, 1, 'the lone first point makes no segment; c-d does');
   const stacked = lineChart({ title: 'x', labels: ['a', 'b'], stacked: true, series: [{ name: 'a', values: [1, 1] }, { name: 'b', values: [2, 2] }] });
   assert.equal(all(stacked, 'polygon').length, 2);
-  // The last x label ends at its point (centred, it ran past the chart's right edge); the others are centred.
-  const anchors = all(c, 'text').filter((t) => t.attrs.class === 'xlabel').map((t) => t.attrs['text-anchor']);
-  assert.deepEqual(anchors, ['middle', 'middle', 'middle', 'end']);
+  // An x label that would run past the right edge centred ends at its point, or is left out when it would
+  // then run into the one before it; the others are centred.
+  const xlabels = (ch: ReturnType<typeof lineChart>): Array<[unknown, unknown]> => all(ch, 'text').filter((t) => t.attrs.class === 'xlabel').map((t) => [t.children[0], t.attrs['text-anchor']]);
+  const day = (n: number): string[] => Array.from({ length: n }, (_, i) => `28 Nov, ${String(i).padStart(2, '0')}:00`);
+  assert.deepEqual(xlabels(lineChart({ title: 't', labels: day(4), series: [] })), [['28 Nov, 00:00', 'middle'], ['28 Nov, 01:00', 'middle'], ['28 Nov, 02:00', 'middle'], ['28 Nov, 03:00', 'end']]);
+  assert.deepEqual(xlabels(lineChart({ title: 't', labels: day(25), series: [] })).map(([l]) => l), ['28 Nov, 00:00', '28 Nov, 04:00', '28 Nov, 08:00', '28 Nov, 12:00', '28 Nov, 16:00', '28 Nov, 20:00'],
+    'the label at 24:00 would run into 20:00');
 });
 
 test('barChart scales bars to the largest and keeps label text as text', () => {
