@@ -84,6 +84,7 @@ async function routedTraffic(): Promise<void> {
   const store = gw.services.store!;
   const now = Date.now();
   const models = ['mockai/test-model', 'mockai/test-model', 'mockai/second', 'mockai/test-model', 'mockai/second', XSS, 'mockai/test-model', null];
+  const kinds = ['code', 'code', 'math', 'chat', 'code', XSS, 'math', 'chat'];
   const ids = models.map((_, i) => uuidv7(now - (i + 2) * 60_000));
   await store.insertInferences(models.map((m, i) => ({
     id: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000).toISOString(), keyId: null, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: 'router',
@@ -92,11 +93,11 @@ async function routedTraffic(): Promise<void> {
     metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null,
   })));
   await insertDecisions(store.sql, models.map((m, i) => ({
-    inferenceId: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000 + 500).toISOString(), keyId: null, servedModel: m, canonical: m, kind: 'chat',
+    inferenceId: ids[i]!, createdAt: new Date(now - (i + 2) * 60_000 + 500).toISOString(), keyId: null, servedModel: m, canonical: m, kind: kinds[i]!,
     status: m ? (i === 4 ? 502 : 200) : 400, costUsd: m ? `0.0000${3 + i}` : '0',
-    features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
+    features: { schema: 1, kind: kinds[i]!, stats: {}, idx: [], val: [] } as never,
     decision: {
-      w: 2, policy: null, state_version: i < 3 ? 7 : 6, kind: 'chat', explored: i === 2, affinity: i === 3 ? m : null, chosen: m,
+      w: 2, policy: null, state_version: i < 3 ? 7 : 6, kind: kinds[i]!, explored: i === 2, affinity: i === 3 ? m : null, chosen: m,
       chosen_quality: m ? 0.6 + i * 0.03 : null, chosen_cost_usd: m ? 0.00003 + i * 0.000004 : null, input_tokens: 200, token_method: 'exact', expected_output_tokens: 120,
       plan: m ? [[m, null]] : [], candidates: 6, excluded_by: i === 7 ? { max_cost: 6 } : i % 2 ? { max_cost: 2, 'capability:tools': 1 } : { max_cost: 1 }, included: [], excluded: {},
       attempts: Array.from({ length: i === 1 ? 2 : 1 }, () => ({ provider: 'mockai', model: 'test-model', status: 200, error: null, latencyMs: 300 })),
@@ -205,6 +206,16 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
     assert.ok(overview.includes(text), `the router page shows ${text}`);
   }
   assert.ok(overview.includes(XSS), 'a model name is shown as text');
+  // Routed traffic over time: the chart of the range's hours with a point per hour.
+  const series = await page.$$eval('section[aria-label="Routed traffic over time"] svg.chart', (els) => els.map((e) => e.getAttribute('aria-label')));
+  assert.deepEqual(series, ['Routed requests and errors per hour', 'Cost of routed requests per hour (USD)']);
+  assert.ok(await page.$('section[aria-label="Routed traffic over time"] svg.chart circle.dot'), 'the series has points');
+  // By prompt kind: one row per kind, most requests first; a kind (and a model) with markup is text.
+  const kindRows = await page.$$eval('section[aria-label="By prompt kind"] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+  // (chat: two of these and the routed request cut short above; ties go by name.)
+  assert.deepEqual(kindRows.map((r) => r[0]), ['chat', 'code', 'math', XSS]);
+  assert.deepEqual(kindRows.map((r) => r[6]), ['mockai/test-model 66.7%', 'mockai/test-model 66.7% · mockai/second 33.3%', 'mockai/second 50.0% · mockai/test-model 50.0%', `${XSS} 100.0%`]);
+  assert.deepEqual(kindRows.map((r) => r[5]), ['1', '0', '0', '0'], 'the no-route request counts in its kind');
   // Every bar label fits inside its chart (a 30-character label ran past the left edge).
   const labelLeft = await page.$$eval('svg.chart.bars text.barlabel', (els) => els.map((e) => (e as unknown as { getBBox(): { x: number } }).getBBox().x));
   assert.ok(labelLeft.length >= 3 && labelLeft.every((x) => x >= 0), `bar labels start inside the chart: ${labelLeft.map((x) => x.toFixed(1)).join(', ')}`);

@@ -9,7 +9,7 @@ import { idAt, timeOfId } from '../src/dashboard/history.ts';
 import { csvCell } from '../src/http/admin-api/export.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { keyInput } from '../src/dashboard/ui/key-input.ts';
-import { feedbackText, requestsLink } from '../src/dashboard/ui/router-text.ts';
+import { feedbackText, kindModelsText, requestsLink } from '../src/dashboard/ui/router-text.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
 
@@ -27,6 +27,13 @@ test('lineChart: one point per value, null breaks a line, titles for screen read
   assert.equal(all(c, 'polyline').length, 1, 'the lone first point makes no segment; c-d does');
   const stacked = lineChart({ title: 'x', labels: ['a', 'b'], stacked: true, series: [{ name: 'a', values: [1, 1] }, { name: 'b', values: [2, 2] }] });
   assert.equal(all(stacked, 'polygon').length, 2);
+  // An x label that would run past the right edge centred ends at its point, or is left out when it would
+  // then run into the one before it; the others are centred.
+  const xlabels = (ch: ReturnType<typeof lineChart>): Array<[unknown, unknown]> => all(ch, 'text').filter((t) => t.attrs.class === 'xlabel').map((t) => [t.children[0], t.attrs['text-anchor']]);
+  const day = (n: number): string[] => Array.from({ length: n }, (_, i) => `28 Nov, ${String(i).padStart(2, '0')}:00`);
+  assert.deepEqual(xlabels(lineChart({ title: 't', labels: day(4), series: [] })), [['28 Nov, 00:00', 'middle'], ['28 Nov, 01:00', 'middle'], ['28 Nov, 02:00', 'middle'], ['28 Nov, 03:00', 'end']]);
+  assert.deepEqual(xlabels(lineChart({ title: 't', labels: day(25), series: [] })).map(([l]) => l), ['28 Nov, 00:00', '28 Nov, 04:00', '28 Nov, 08:00', '28 Nov, 12:00', '28 Nov, 16:00', '28 Nov, 20:00'],
+    'the label at 24:00 would run into 20:00');
 });
 
 test('barChart scales bars to the largest and keeps label text as text', () => {
@@ -101,4 +108,7 @@ test('router page: feedback lines, links to the routed requests', () => {
   assert.equal(feedbackText({ metric: 'note', type: 'comment', count: 2, mean: null, rate: null }), 'note: 2 comments');
   assert.equal(requestsLink('p/m a', { range: '24h' }), '/dashboard/requests?range=24h&routed=true&served=p%2Fm+a');
   assert.equal(requestsLink('p/m', {}), '/dashboard/requests?range=7d&routed=true&served=p%2Fm');
+  assert.equal(kindModelsText({ models: [{ model: 'p/a', requests: 3, share: 0.5 }, { model: 'p/b', requests: 1, share: 1 / 6 }], other: { models: 2, requests: 2, share: 1 / 3 } }),
+    'p/a 50.0% · p/b 16.7% · 2 more 33.3%');
+  assert.equal(kindModelsText({ models: [], other: null }), '–');
 });

@@ -150,6 +150,12 @@ function nextBucket(bucket: Bucket, tz: string, start: number): number {
   }
 }
 
+/** The finest bucket that keeps a chart readable for a range of `ms`. */
+export function autoBucket(ms: number): Bucket {
+  const DAY = 86_400_000;
+  return ms <= 2 * DAY ? 'hour' : ms <= 92 * DAY ? 'day' : ms <= 400 * DAY ? 'week' : 'month';
+}
+
 /** Bucket starts covering [from, to); at most `max` of them (else null: the caller asks for a larger bucket). */
 export function bucketStarts(bucket: Bucket, tz: string, from: number, to: number, max = 2000): number[] | null {
   const out: number[] = [];

@@ -106,6 +106,22 @@ export type RollupRead = {
   noBucket?: boolean;
 };
 
+/**
+ * Per-bucket rows of a router rollup (src/store/router-rollup.ts; no grains): the same segment join as
+ * readRollup. Without `spans` the table has hour rows only and every segment, day segments included, is a
+ * range of its hour rows; with `spans` it has a span column and day segments read its day rows. `select`,
+ * `where` and `groupBy` are over alias r; `b` (the segment's bucket) is always selected.
+ */
+export async function readRouterRollup(sql: SqlRunner, q: {
+  table: string; segs: readonly Segment[]; select: string; spans?: boolean; where?: string; whereParams?: readonly unknown[]; groupBy?: readonly string[];
+}): Promise<Row[]> {
+  if (q.segs.length === 0) return [];
+  const v = segmentValues(sql, q.segs);
+  return sql.all(`${v.sql} SELECT seg.b AS b, ${q.select}
+    FROM seg JOIN ${q.table} r ON ${q.spans ? 'r.span = seg.sp AND ' : ''}r.t >= seg.lo AND r.t < seg.hi${q.where ? ` WHERE ${q.where}` : ''}
+    GROUP BY ${['seg.b', ...(q.groupBy ?? [])].join(', ')}`, [...v.params, ...(q.whereParams ?? [])]);
+}
+
 /** Rows of a rollup read: one per bucket (and group), summed in the database. */
 export async function readRollup(sql: SqlRunner, q: RollupRead): Promise<Row[]> {
   if (q.segs.length === 0) return [];

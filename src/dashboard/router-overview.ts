@@ -1,7 +1,9 @@
 // The router as a whole over a time window (GET /router): how many requests it routed and their share of
 // all requests, which models it chose (share, real cost, its own estimates, feedback on its quality
 // signals), how often each constraint excluded candidates, fallbacks, exploration and cache affinity, and
-// the learned state versions it used. Read from the router's hour rollups (src/store/router-rollup.ts),
+// the learned state versions it used; routed requests, errors and cost per time bucket in the viewer's
+// zone (from the same read as the per-model figures), and per prompt kind (src/dashboard/router-kinds.ts).
+// Read from the router's hour rollups (src/store/router-rollup.ts),
 // maintained when the decisions are written, over the window rounded out to whole UTC hours (as the Usage
 // page counts): no decision is read, whatever the window holds. Feedback per chosen model is read from
 // the feedback side (only decisions with such feedback are looked at). Every list is a top N.
@@ -9,12 +11,15 @@ import { addDecimal, divDecimal, formatDecimal } from '../catalog/decimal.ts';
 import { decimal, iso, num, numOrNull, str, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList, keyScope, type Access } from './access.ts';
-import { ceilTo, floorTo, grainFor, HOUR, readRollup, segments } from './rollup-query.ts';
+import { ceilTo, floorTo, grainFor, HOUR, readRollup, readRouterRollup, segments } from './rollup-query.ts';
 import { foldBeforeRead } from '../store/rollup-fold.ts';
-import { chosenOf, floatType, windowWhere, type DecisionWindow } from './router-window.ts';
-import type { RouterFeedbackStat, RouterModelShare, RouterOverview } from './ui/api-types.ts';
+import { chosenOf, floatType, keysWhere, windowWhere, type DecisionWindow } from './router-window.ts';
+import type { Bucket, RouterFeedbackStat, RouterModelShare, RouterOverview, RouterPoint } from './ui/api-types.ts';
+import { autoBucket, bucketStarts } from './rollup-math.ts';
+import { routerKinds } from './router-kinds.ts';
 
-export type RouterOverviewQuery = { from: number; to: number; top: number; qualitySignals: readonly string[] };
+/** `bucket` and `tz` shape the time series (default: the finest readable bucket for the range, UTC). */
+export type RouterOverviewQuery = { from: number; to: number; top: number; qualitySignals: readonly string[]; bucket?: Bucket; tz?: string };
 
 /** Feedback older than the window's start by more than this cannot be on one of its decisions. */
 const FEEDBACK_SKEW_MS = 3_600_000;
@@ -25,14 +30,19 @@ const perRequest = (cost: string, n: number): string | null => (n > 0 ? formatDe
 /** The hour rows of [from, to) within the keys: `r`'s conditions and their parameters. */
 const hoursWhere = (w: DecisionWindow): { sql: string; params: unknown[] } => windowWhere(w, 'r.t', 'r.key_id');
 
-/** Per chosen model ('' for no route): the decisions, their answers' errors and exact cost, and the router's estimates. */
-async function modelRows(sql: SqlRunner, w: DecisionWindow): Promise<Row[]> {
-  const where = hoursWhere(w);
+/**
+ * Per time bucket and chosen model ('' for no route): the decisions, their answers' errors and exact cost,
+ * and the router's estimates. One read serves the per-model figures (summed over the buckets) and the time
+ * series (summed over the models); its rows are buckets times models, whatever the hours in the range.
+ */
+async function modelRows(sql: SqlRunner, w: DecisionWindow, starts: readonly number[]): Promise<Row[]> {
   const cost = sql.dialect === 'postgres' ? 'COALESCE(SUM(r.cost), 0)::text' : 'dec_sum(r.cost)';
-  return sql.all(`SELECT r.chosen AS model, SUM(r.n) AS n, SUM(r.errors) AS errors, ${cost} AS cost_usd,
+  return readRouterRollup(sql, {
+    table: 'router_rollup', segs: segments(Date.parse(w.from), Date.parse(w.to), starts), ...keysWhere(w), groupBy: ['r.chosen'],
+    select: `r.chosen AS model, SUM(r.n) AS n, SUM(r.errors) AS errors, ${cost} AS cost_usd,
       SUM(r.predicted_sum) AS predicted_sum, SUM(r.predicted_n) AS predicted_n, SUM(r.quality_sum) AS quality_sum, SUM(r.quality_n) AS quality_n,
-      SUM(r.fallbacks) AS fallbacks, SUM(r.explored) AS explored, SUM(r.affinity_known) AS affinity_known, SUM(r.affinity_chosen) AS affinity_chosen
-    FROM router_rollup r WHERE ${where.sql} GROUP BY r.chosen`, where.params);
+      SUM(r.fallbacks) AS fallbacks, SUM(r.explored) AS explored, SUM(r.affinity_known) AS affinity_known, SUM(r.affinity_chosen) AS affinity_chosen`,
+  });
 }
 
 /** Per learned state version: the decisions made with it and the first and last of them. */
@@ -118,19 +128,28 @@ export async function routerOverview(sql: SqlRunner, q: RouterOverviewQuery, acc
   const lo = floorTo(q.from, HOUR);
   const hi = ceilTo(q.to, HOUR);
   const w: DecisionWindow = { from: new Date(lo).toISOString(), to: new Date(hi).toISOString(), keys };
+  const bucket = q.bucket ?? autoBucket(hi - lo);
+  const tz = q.tz ?? 'UTC';
+  const starts = bucketStarts(bucket, tz, lo, hi);
+  if (starts === null) throw new RangeError('too many buckets');
   // Independent reads: on PostgreSQL they run at once on the pool's connections.
-  const [cells, versionList, excl, fbRows, requests] = await Promise.all([
-    modelRows(sql, w), versionRows(sql, w), constraintRows(sql, w, q.top), feedback(sql, w, q.qualitySignals), allRequests(sql, lo, hi, keys),
+  const [cells, versionList, excl, fbRows, requests, kinds] = await Promise.all([
+    modelRows(sql, w, starts), versionRows(sql, w), constraintRows(sql, w, q.top), feedback(sql, w, q.qualitySignals), allRequests(sql, lo, hi, keys),
+    routerKinds(sql, w),
   ]);
   let total = EMPTY;
   let noRoute = 0;
   const byModel = new Map<string, Cell>();
+  const series: RouterPoint[] = starts.map(() => ({ requests: 0, errors: 0, cost_usd: '0' }));
   for (const r of cells) {
     const c = cellOf(r);
     total = addCell(total, c);
+    const p = series[num(r.b)]!;
+    p.requests += c.n; p.errors += c.errors; p.cost_usd = addDecimal(p.cost_usd, c.cost);
     if (str(r.model) === '') noRoute += c.n;
-    else byModel.set(str(r.model), c);
+    else byModel.set(str(r.model), addCell(byModel.get(str(r.model)) ?? EMPTY, c));
   }
+  for (const p of series) p.cost_usd = formatDecimal(p.cost_usd);
   const routed = total.n;
   const fb = feedbackStats(fbRows);
   const ranked = [...byModel].sort((a, b) => b[1].n - a[1].n || byCodePoint(a[0], b[0]));
@@ -153,5 +172,6 @@ export async function routerOverview(sql: SqlRunner, q: RouterOverviewQuery, acc
     state_versions: versions.slice(0, q.top),
     state_version_count: versions.length,
     quality_signals: [...q.qualitySignals],
+    bucket, tz, buckets: starts.map((t) => new Date(t).toISOString()), series, kinds,
   };
 }

@@ -18,6 +18,13 @@ export function windowWhere(w: DecisionWindow, time = 'd.created_at', key = 'd.k
   return { sql: out.join(' AND '), params };
 }
 
+/** The caller's keys as a condition on a router rollup's r.key_id, for reads whose segments bound the window (rollup-query's readRouterRollup). */
+export function keysWhere(w: DecisionWindow): { where?: string; whereParams?: readonly unknown[] } {
+  if (!w.keys) return {};
+  const l = inList('r.key_id', w.keys);
+  return { where: l.sql, whereParams: l.params };
+}
+
 /** The chosen model of decision `d` (one field; for queries that read few decisions). */
 export const chosenOf = (sql: SqlRunner): string =>
   (sql.dialect === 'postgres' ? "(d.decision::json->>'chosen')" : "json_extract(d.decision, '$.chosen')");

@@ -3,7 +3,7 @@
 import { dashboardAccountsDdl, dashboardRollupsDdl } from './dashboard-schema.ts';
 import { loginFailuresDdl, rollupsInWriterDdl } from './rollup-schema.ts';
 import { routerDdl } from './router-schema.ts';
-import { routerRollupDdl } from './router-rollup.ts';
+import { routerKindRollupDdl, routerRollupDdl } from './router-rollup.ts';
 import { catalogDdl } from './catalog-schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -150,6 +150,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, name: 'catalog refresh overlays and runs', sqlite: catalogDdl('sqlite'), postgres: catalogDdl('postgres') },
   { version: 20, name: 'router decisions and versioned learned state', sqlite: routerDdl('sqlite'), postgres: routerDdl('postgres') },
   { version: 21, name: 'router rollups per hour, key and chosen model, state version and constraint, written with the decisions (backfilled from them)', sqlite: routerRollupDdl('sqlite'), postgres: routerRollupDdl('postgres') },
+  { version: 22, name: 'router rollup per hour, key, prompt kind and chosen model, written with the decisions (backfilled from them)', sqlite: routerKindRollupDdl('sqlite'), postgres: routerKindRollupDdl('postgres') },
   { version: 30, name: 'stored responses (POST /v1/responses with store)', sqlite: STORED_RESPONSES_DDL, postgres: STORED_RESPONSES_DDL },
   { version: 40, name: 'dashboard users, sessions, key owners and rotation grace', sqlite: dashboardAccountsDdl('sqlite'), postgres: dashboardAccountsDdl('postgres') },
   { version: 41, name: 'dashboard hourly rollups maintained by insert triggers', sqlite: dashboardRollupsDdl('sqlite'), postgres: dashboardRollupsDdl('postgres') },

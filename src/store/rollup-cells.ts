@@ -80,7 +80,8 @@ export type UsageCell = {
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-const dayOf = (iso: string): string => new Date(Math.floor(Date.parse(iso) / DAY) * DAY).toISOString();
+/** The UTC midnight starting the day of an ISO time. */
+export const dayOf = (iso: string): string => new Date(Math.floor(Date.parse(iso) / DAY) * DAY).toISOString();
 
 /** Text as the store keeps it (PostgreSQL cannot hold NUL: the stores write U+FFFD, so the rollups do too). */
 export type TextOf = (s: string) => string;

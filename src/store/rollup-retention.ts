@@ -1,12 +1,12 @@
-// Retention of the dashboard's rollups: hour rows older than `hourDays` (the router's rollups too, which
-// have hour rows only) and day rows older than `dayDays` are deleted by the dashboard's hourly maintenance (never on the request path), a whole UTC day of one
+// Retention of the dashboard's rollups: hour rows older than `hourDays` (and every row of the router's
+// rollups, day rows included) and day rows older than `dayDays` are deleted by the dashboard's hourly maintenance (never on the request path), a whole UTC day of one
 // grain per statement. So for every grain the hour rows that remain are all those from some UTC day on,
 // and a read takes the range before that day from the day rows (readsFromDayRows), whatever the settings
 // were when the rows were pruned and whether a pass is running.
 import { GRAIN_DIM } from './rollup-schema.ts';
 import type { Grain } from './rollup-cells.ts';
 import { iso } from './rows.ts';
-import { ROUTER_ROLLUP_TABLES } from './router-rollup.ts';
+import { ROUTER_ROLLUP_PARTS, ROUTER_ROLLUP_TABLES } from './router-rollup.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 const HOUR = 3_600_000;
@@ -62,10 +62,16 @@ export async function pruneRollups(sql: SqlRunner, r: RollupRetention, now = Dat
           (until) => sql.run(`DELETE FROM ${table} WHERE span = ? AND grain = ? AND t < ?`, [span, grain, until]));
       }
     }
-    // The router's rollups (src/store/router-rollup.ts) have hour rows only, kept as long as the others' hour rows.
+    // The router's rollups (src/store/router-rollup.ts): kept as long as the others' hour rows, their day rows too (a
+    // span at a time, in its primary key's order), so the Router page's figures all reach back as far.
     if (span === 'h') {
       for (const table of ROUTER_ROLLUP_TABLES) {
-        n += await pruneByDay(bound, maxDays, () => oldestT(sql, `${table} ORDER BY t`, []), (until) => sql.run(`DELETE FROM ${table} WHERE t < ?`, [until]));
+        for (const part of ROUTER_ROLLUP_PARTS[table] ?? [null]) {
+          const where = part ? 'grain = ? AND span = ? AND ' : '';
+          const p = part ? [...part] : [];
+          n += await pruneByDay(bound, maxDays, () => oldestT(sql, `${table} ${part ? 'WHERE grain = ? AND span = ? ORDER BY grain, span, t' : 'ORDER BY t'}`, p),
+            (until) => sql.run(`DELETE FROM ${table} WHERE ${where}t < ?`, [...p, until]));
+        }
       }
     }
     if (span === 'h') out.hourRows += n; else out.dayRows += n;

@@ -2,13 +2,15 @@
 // decisions: per UTC hour, key ('' for none) and chosen model ('' for no route) the decisions, errors
 // (status >= 400), exact cost, the router's own estimates, fallbacks, exploration and cache affinity; per
 // hour, key and learned state version the decisions and when they were made; per hour, key and
-// constraint the decisions where it excluded a candidate and the candidates it excluded. Hour rows only.
+// constraint the decisions where it excluded a candidate and the candidates it excluded: hour rows only.
+// Per hour and per UTC day (span 'h' / 'd'), key, prompt kind and chosen model (migration 22) the
+// decisions, errors and exact cost.
 // They are maintained by insertDecisions (src/router/store.ts) in the transaction that inserts the
 // decisions, from the rows it really inserted, and pruned with the dashboard's hour rollups
 // (dashboard.retention.hour_rollups_days, src/store/rollup-retention.ts).
 import { addDecimal } from '../catalog/decimal.ts';
 import type { Dialect } from './migrations.ts';
-import { hourIsoOf } from './rollup-cells.ts';
+import { dayOf, hourIsoOf } from './rollup-cells.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 export function routerRollupDdl(d: Dialect): string[] {
@@ -55,10 +57,63 @@ export function routerRollupDdl(d: Dialect): string[] {
   ];
 }
 
+/**
+ * Migration 22: router_rollup_kind per (grain, span, t, key, the prompt's detected kind, chosen model) with
+ * the decisions, errors and exact cost, the Router page's breakdown by kind. A table of its own rather than
+ * `kind` in router_rollup's key: router_rollup keeps its rows (the overview's other figures read no more
+ * cells than before) and no released table is rebuilt. Kinds times models times keys makes many cells an
+ * hour (336 at 7 keys, 8 kinds, 6 models), so, as usage_rollup does: hour rows and UTC day rows (span 'h' /
+ * 'd'; a range reads its whole days from day rows and only the hours at its edges from hour rows), and
+ * rows per key (grain 'key', for members) beside rows of all keys (grain 'total', key_id '', for admins:
+ * kinds times models an hour, whatever the number of keys). Backfilled from the stored decisions (the kind
+ * column, the chosen model from the JSON) joined to their records, as migration 21 filled router_rollup.
+ */
+export function routerKindRollupDdl(d: Dialect): string[] {
+  const pg = d === 'postgres';
+  const ts = pg ? 'TIMESTAMPTZ' : 'TEXT';
+  const money = pg ? 'NUMERIC' : 'TEXT';
+  const big = pg ? 'BIGINT' : 'INTEGER';
+  const key = "COALESCE(d.key_id, '')";
+  const chosen = pg ? "COALESCE(d.decision::json->>'chosen', '')" : "COALESCE(json_extract(d.decision, '$.chosen'), '')";
+  const t = hourOf(d, 'd.created_at');
+  const day = dayOfSql(d, 'r.t');
+  const sum = pg ? 'SUM(r.cost)' : 'dec_sum(r.cost)';
+  const cols = 'grain, span, t, key_id, kind, chosen, n, errors, cost';
+  return [
+    `CREATE TABLE router_rollup_kind (
+      grain TEXT NOT NULL,
+      span TEXT NOT NULL,
+      t ${ts} NOT NULL,
+      key_id TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      chosen TEXT NOT NULL,
+      n ${big} NOT NULL,
+      errors ${big} NOT NULL,
+      cost ${money} NOT NULL,
+      PRIMARY KEY (grain, span, t, key_id, kind, chosen)
+    )`,
+    `INSERT INTO router_rollup_kind (${cols})
+     SELECT 'key', 'h', ${t}, ${key}, d.kind, ${chosen}, COUNT(*), SUM(CASE WHEN i.status >= 400 THEN 1 ELSE 0 END), ${pg ? 'COALESCE(SUM(i.cost_usd), 0)' : 'dec_sum(i.cost_usd)'}
+     FROM router_decisions d LEFT JOIN inferences i ON i.id = d.inference_id GROUP BY ${t}, ${key}, d.kind, ${chosen}`,
+    // The other rows from those just written: all keys' hours, then both grains' days.
+    `INSERT INTO router_rollup_kind (${cols})
+     SELECT 'total', 'h', r.t, '', r.kind, r.chosen, SUM(r.n), SUM(r.errors), ${sum}
+     FROM router_rollup_kind r WHERE r.grain = 'key' AND r.span = 'h' GROUP BY r.t, r.kind, r.chosen`,
+    `INSERT INTO router_rollup_kind (${cols})
+     SELECT r.grain, 'd', ${day}, r.key_id, r.kind, r.chosen, SUM(r.n), SUM(r.errors), ${sum}
+     FROM router_rollup_kind r WHERE r.span = 'h' GROUP BY r.grain, ${day}, r.key_id, r.kind, r.chosen`,
+  ];
+}
+
 /** The UTC hour of `col` (an ISO text on SQLite, as the writer stores it; a timestamptz in PostgreSQL, whatever the session's zone). */
 const hourOf = (d: Dialect, col: string): string => (d === 'postgres'
   ? `to_timestamp(floor(extract(epoch FROM ${col}) / 3600) * 3600)`
   : `substr(${col}, 1, 13) || ':00:00.000Z'`);
+
+/** The UTC day of `col`, as hourOf. */
+const dayOfSql = (d: Dialect, col: string): string => (d === 'postgres'
+  ? `to_timestamp(floor(extract(epoch FROM ${col}) / 86400) * 86400)`
+  : `substr(${col}, 1, 10) || 'T00:00:00.000Z'`);
 
 /**
  * A subquery of the stored decisions, one row each, with the fields the rollups count read out of the
@@ -114,7 +169,7 @@ function backfill(d: Dialect): string[] {
 }
 
 /** What insertDecisions needs of a row: its time, key, answer and the recorded decision's fields. */
-export type RollupSource = { createdAt: string; keyId: string | null; status: number; costUsd: string; decision: unknown };
+export type RollupSource = { createdAt: string; keyId: string | null; kind: string; status: number; costUsd: string; decision: unknown };
 
 type Fields = {
   chosen?: string | null; chosen_quality?: number | null; chosen_cost_usd?: number | null; explored?: boolean; affinity?: string | null;
@@ -127,7 +182,8 @@ export type ModelCell = {
 };
 export type VersionCell = { t: string; keyId: string; version: number; n: number; firstAt: string; lastAt: string };
 export type ExclCell = { t: string; keyId: string; constraint: string; decisions: number; candidates: number };
-export type RouterCells = { models: ModelCell[]; versions: VersionCell[]; excl: ExclCell[] };
+export type KindCell = { grain: 'key' | 'total'; span: 'h' | 'd'; t: string; keyId: string; kind: string; chosen: string; n: number; errors: number; cost: string };
+export type RouterCells = { models: ModelCell[]; versions: VersionCell[]; excl: ExclCell[]; kinds: KindCell[] };
 
 const canonicalIso = (iso: string): string => (iso.length === 24 && iso[23] === 'Z' ? iso : new Date(iso).toISOString());
 
@@ -138,6 +194,7 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
   const models = new Map<string, ModelCell>();
   const versions = new Map<string, VersionCell>();
   const excl = new Map<string, ExclCell>();
+  const kinds = new Map<string, KindCell>();
   for (const r of rows) {
     const t = hourIsoOf(r.createdAt);
     const keyId = r.keyId ?? '';
@@ -152,6 +209,16 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
     c.n++;
     if (r.status >= 400) c.errors++;
     if (r.costUsd !== '0') c.cost = addDecimal(c.cost, r.costUsd);
+    for (const [grain, key] of [['key', keyId], ['total', '']] as const) {
+      for (const [span, at] of [['h', t], ['d', dayOf(t)]] as const) {
+        const kk = `${grain}\u0000${span}\u0000${at}\u0000${key}\u0000${r.kind}\u0000${chosen}`;
+        let k = kinds.get(kk);
+        if (!k) { k = { grain, span, t: at, keyId: key, kind: r.kind, chosen, n: 0, errors: 0, cost: '0' }; kinds.set(kk, k); }
+        k.n++;
+        if (r.status >= 400) k.errors++;
+        if (r.costUsd !== '0') k.cost = addDecimal(k.cost, r.costUsd);
+      }
+    }
     if (typeof d.chosen_cost_usd === 'number') { c.predictedSum += d.chosen_cost_usd; c.predictedN++; }
     if (typeof d.chosen_quality === 'number') { c.qualitySum += d.chosen_quality; c.qualityN++; }
     if (Array.isArray(d.attempts) && d.attempts.length > 1) c.fallbacks++;
@@ -176,10 +243,10 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
       }
     }
   }
-  return { models: byKey(models), versions: byKey(versions), excl: byKey(excl) };
+  return { models: byKey(models), versions: byKey(versions), excl: byKey(excl), kinds: byKey(kinds) };
 }
 
-/** Rows per upsert statement (PostgreSQL takes at most 65 535 parameters; 14 per row). */
+/** Rows per upsert statement (PostgreSQL takes at most 65 535 parameters; at most 14 per row). */
 const UPSERT_ROWS = 500;
 
 async function upsert(q: SqlRunner, head: string, width: number, rows: readonly unknown[][], conflict: string): Promise<void> {
@@ -213,6 +280,17 @@ export async function addRouterCells(q: SqlRunner, c: RouterCells): Promise<void
       c.excl.map((e) => [e.t, e.keyId, e.constraint, e.decisions, e.candidates]),
       `ON CONFLICT (t, key_id, constraint_name) DO UPDATE SET ${plus('router_rollup_excl', 'decisions')}, ${plus('router_rollup_excl', 'candidates')}`);
   }
+  if (c.kinds.length > 0) {
+    await upsert(q, 'INSERT INTO router_rollup_kind (grain, span, t, key_id, kind, chosen, n, errors, cost)', 9,
+      c.kinds.map((k) => [k.grain, k.span, k.t, k.keyId, k.kind, k.chosen, k.n, k.errors, k.cost]),
+      `ON CONFLICT (grain, span, t, key_id, kind, chosen) DO UPDATE SET ${plus('router_rollup_kind', 'n')}, ${plus('router_rollup_kind', 'errors')},
+        cost = ${pg ? 'router_rollup_kind.cost + excluded.cost' : 'dec_add(router_rollup_kind.cost, excluded.cost)'}`);
+  }
 }
 
-export const ROUTER_ROLLUP_TABLES = ['router_rollup', 'router_rollup_version', 'router_rollup_excl'] as const;
+/** The router's rollups, all pruned with the dashboard's hour rows (router_rollup_kind's day rows too: the Router page's history is one length). */
+export const ROUTER_ROLLUP_TABLES = ['router_rollup', 'router_rollup_version', 'router_rollup_excl', 'router_rollup_kind'] as const;
+/** The (grain, span) parts of those that have them, each pruned in its primary key's order. */
+export const ROUTER_ROLLUP_PARTS: Readonly<Record<string, ReadonlyArray<readonly [string, string]>>> = {
+  router_rollup_kind: [['key', 'h'], ['key', 'd'], ['total', 'h'], ['total', 'd']],
+};

@@ -162,6 +162,24 @@ export type RouterConstraintCount = { constraint: string; decisions: number; sha
 /** A learned state version (router_state) and the decisions made with it. */
 export type RouterStateVersion = { version: number; decisions: number; first_at: string; last_at: string };
 
+/** Routed requests in one time bucket: decisions, those whose answer was an error (status >= 400), their exact cost. */
+export type RouterPoint = { requests: number; errors: number; cost_usd: string };
+
+/** A model the router chose for a prompt kind, and its share of that kind's routed requests. */
+export type RouterKindModel = { model: string; requests: number; share: number | null };
+
+/** Routed requests of one detected prompt kind (code, math, chat...): how many, how they went, which models the router chose. */
+export type RouterKind = {
+  kind: string; requests: number;
+  /** Of all routed requests in the range. */
+  share: number | null;
+  errors: number; error_rate: number | null; cost_usd: string; cost_per_request_usd: string | null;
+  /** Requests of the kind no candidate could serve. */
+  no_route: number;
+  /** The most chosen models for the kind (top 3); the rest summed in `other`. */
+  models: RouterKindModel[]; other: { models: number; requests: number; share: number | null } | null;
+};
+
 /** GET /router: the router as a whole over a time window (the caller's keys only, for members). */
 export type RouterOverview = {
   /** The window asked for, rounded out to whole UTC hours (the rollups' rows). */
@@ -183,6 +201,10 @@ export type RouterOverview = {
   state_versions: RouterStateVersion[]; state_version_count: number;
   /** The feedback metrics the router learns from (router.quality_signals). */
   quality_signals: string[];
+  /** The time series: bucket starts (in `tz`, as GET /usage) and per bucket the routed requests, errors and cost. */
+  bucket: Bucket; tz: string; buckets: string[]; series: RouterPoint[];
+  /** Every prompt kind with routed requests in the range, most requests first. */
+  kinds: RouterKind[];
 };
 
 export type ApiErrorBody = { error: { message: string; type: string; param: string | null; code: string } };

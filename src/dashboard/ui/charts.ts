@@ -43,7 +43,16 @@ export function lineChart(o: LineChartOptions): VNode {
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
     v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
-  const xLabels = o.labels.map((l, i) => (i % every === 0 ? v('text', { x: x(i), y: H - 8, 'text-anchor': 'middle', class: 'xlabel' }, l) : null));
+  // A label centred near the right edge would run past it: it ends at its point instead, or, when that
+  // would run into the label before it, is left out. Widths are estimated (11-unit text, ~6 units a character).
+  const width = (l: string): number => l.length * 6;
+  const xLabels = o.labels.map((l, i) => {
+    if (i % every !== 0) return null;
+    if (x(i) + width(l) / 2 <= W) return v('text', { x: x(i), y: H - 8, 'text-anchor': 'middle', class: 'xlabel' }, l);
+    const prev = i - every;
+    if (prev >= 0 && x(i) - width(l) < x(prev) + width(o.labels[prev]!) / 2 + 6) return null;
+    return v('text', { x: x(i), y: H - 8, 'text-anchor': 'end', class: 'xlabel' }, l);
+  });
   const shapes = o.series.map((s, si) => {
     const cls = `series-${si % PALETTE_SIZE}`;
     if (o.stacked) {

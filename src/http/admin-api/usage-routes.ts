@@ -1,6 +1,6 @@
 // GET /usage (the usage page's one call) and GET /usage/export (the same view as CSV or JSONL, every group).
 import { invalidParam } from '../../gateway-error.ts';
-import { isTimeZone } from '../../dashboard/rollup-math.ts';
+import { autoBucket, isTimeZone } from '../../dashboard/rollup-math.ts';
 import { BUCKETS, USAGE_GROUPS, type Bucket, type UsageGroup } from '../../dashboard/ui/api-types.ts';
 import { usageExport, usageReport, type UsageContext, type UsageQuery } from '../../dashboard/usage.ts';
 import { sendApiJson } from './context.ts';
@@ -10,17 +10,17 @@ import type { ApiCall, ApiRoute } from './router.ts';
 
 const DAY = 86_400_000;
 
-/** The finest bucket that keeps the chart readable for a range. */
-export function autoBucket(ms: number): Bucket {
-  return ms <= 2 * DAY ? 'hour' : ms <= 92 * DAY ? 'day' : ms <= 400 * DAY ? 'week' : 'month';
+/** A time series' `tz` (an IANA zone, UTC by default) and `bucket` (the finest readable one for the range by default). */
+export function seriesParams(q: URLSearchParams, from: number, to: number): { tz: string; bucket: Bucket } {
+  const tz = q.get('tz') || 'UTC';
+  if (!isTimeZone(tz)) throw invalidParam('tz', 'tz must be an IANA time zone, like Europe/Berlin');
+  return { tz, bucket: oneOf<Bucket>(q, 'bucket', BUCKETS, autoBucket(to - from)) };
 }
 
 export function usageQuery(q: URLSearchParams): UsageQuery {
   const { from, to } = range(q, 7 * DAY);
-  const tz = q.get('tz') || 'UTC';
-  if (!isTimeZone(tz)) throw invalidParam('tz', 'tz must be an IANA time zone, like Europe/Berlin');
   return {
-    from, to, tz, bucket: oneOf<Bucket>(q, 'bucket', BUCKETS, autoBucket(to - from)), group: oneOf<UsageGroup>(q, 'group', USAGE_GROUPS, 'none'),
+    from, to, ...seriesParams(q, from, to), group: oneOf<UsageGroup>(q, 'group', USAGE_GROUPS, 'none'),
     top: int(q, 'top', 1, 50, 8),
     filter: { keys: list(q, 'key'), models: list(q, 'model'), providers: list(q, 'provider'), routes: list(q, 'route'), users: list(q, 'user') },
   };

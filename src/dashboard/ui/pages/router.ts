@@ -1,13 +1,14 @@
 // Router: the router as a whole over a time window, from one GET /router call: routed requests and their
 // share, the chosen models (share, real cost against the router's estimates, feedback on its quality
 // signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
-// the learned state versions used. The range lives in the URL.
+// the learned state versions used; routed requests, errors and cost over time, and per prompt kind the
+// requests, errors, cost and the models chosen for it. The range lives in the URL.
 import { api, qs } from '../api.ts';
-import type { RouterModelShare, RouterOverview } from '../api-types.ts';
-import { barChart } from '../charts.ts';
+import type { RouterKind, RouterModelShare, RouterOverview } from '../api-types.ts';
+import { barChart, lineChart } from '../charts.ts';
 import { h, mount } from '../dom.ts';
-import { compact, dateTime, pct, usd } from '../format.ts';
-import { feedbackText, requestsLink } from '../router-text.ts';
+import { bucketLabel, compact, dateTime, pct, timeZone, usd } from '../format.ts';
+import { feedbackText, kindModelsText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
@@ -15,7 +16,7 @@ import { RANGES, rangeOf } from './usage.ts';
 /** The API query for the page's URL state. */
 export function routerApiQuery(q: Record<string, string>, now = Date.now()): string {
   const r = q.from && q.to ? { from: q.from, to: q.to } : rangeOf(q.range ?? '7d', now);
-  return qs({ ...r, top: 10 });
+  return qs({ ...r, tz: timeZone(), top: 10 });
 }
 
 const money = (x: number | null): string => (x === null ? '–' : usd(String(x)));
@@ -28,6 +29,33 @@ function modelRow(m: RouterModelShare, q: Record<string, string>): Array<string 
     m.feedback.length ? h('span', null, ...m.feedback.map((f, i) => [i ? h('br') : null, feedbackText(f)])) : '–',
     `${compact(m.fallbacks)} / ${compact(m.explored)}`,
   ];
+}
+
+const legend = (names: string[]): HTMLElement =>
+  h('ul', { class: 'legend', 'aria-label': 'Series' }, ...names.map((n, i) => h('li', { class: `series-${i}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), n)));
+
+/** Routed requests and errors, and their cost, per bucket (the Usage page's line charts). */
+function overTime(r: RouterOverview): HTMLElement {
+  const labels = r.buckets.map((b) => bucketLabel(b, r.bucket, r.tz));
+  return section('Routed traffic over time',
+    chart(lineChart({ title: `Routed requests and errors per ${r.bucket}`, labels, format: compact, series: [
+      { name: 'routed requests', values: r.series.map((p) => p.requests) }, { name: 'errors', values: r.series.map((p) => p.errors) }] })),
+    legend(['routed requests', 'errors']),
+    chart(lineChart({ title: `Cost of routed requests per ${r.bucket} (USD)`, labels, height: 160, format: (n) => usd(String(n)), series: [
+      { name: 'cost', values: r.series.map((p) => Number(p.cost_usd)) }] })));
+}
+
+function kindRow(k: RouterKind): string[] {
+  return [k.kind, `${compact(k.requests)} · ${pct(k.share)}`, `${compact(k.errors)} · ${pct(k.error_rate)}`, usd(k.cost_usd), usd(k.cost_per_request_usd),
+    compact(k.no_route), kindModelsText(k)];
+}
+
+function byKind(r: RouterOverview): HTMLElement {
+  return section('By prompt kind',
+    r.kinds.length ? chart(barChart({ title: 'Routed requests by prompt kind', bars: r.kinds.map((k) => ({ label: k.kind, value: k.requests, text: `${compact(k.requests)} · ${pct(k.share)}` })) })) : null,
+    table(['Kind', 'Requests', 'Errors', 'Cost', 'Per request', 'No route', 'Chosen models'], r.kinds.map(kindRow),
+      { numeric: [1, 2, 3, 4, 5], empty: 'No routed requests in this range.' }),
+    h('p', { class: 'muted small' }, 'Kind: the task the router detected in the prompt. Chosen models: the three it chose most for the kind, with their share of its requests.'));
 }
 
 function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
@@ -58,7 +86,7 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
     h('p', null, `${compact(r.state_version_count)} state version${r.state_version_count === 1 ? '' : 's'} used${r.state_versions.length < r.state_version_count ? `; the newest ${r.state_versions.length}` : ''}.`),
     table(['Version', 'Decisions', 'First used', 'Last used'], r.state_versions.map((s) => [String(s.version), compact(s.decisions), dateTime(s.first_at), dateTime(s.last_at)]),
       { numeric: [1], empty: 'No decisions in this range.' }));
-  return [cards, ...notes.filter((x): x is HTMLElement => x !== null), models, constraints, versions];
+  return [cards, ...notes.filter((x): x is HTMLElement => x !== null), overTime(r), models, byKind(r), constraints, versions];
 }
 
 export async function routerPage(root: HTMLElement): Promise<void> {
