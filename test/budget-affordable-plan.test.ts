@@ -142,13 +142,19 @@ for (const backend of ['memory', 'redis'] as const) describe(`a budget serves th
     });
   }
 
-  test('router mode: the decision\'s first target is never dropped (a pricier first choice the key cannot afford is 402, with the decision headers)', async () => {
+  test('router mode: a first choice the key cannot afford is dropped too, and the next target it ranked serves (the decision headers name the first)', async () => {
     reset();
     const near = await key(NEAR);
     // A high willingness to pay ranks the pricier model first.
     const r = await chat(near.key, { model: 'router', models: ['small', 'big'], willingness_to_pay: 1000 });
-    assert.equal(r.headers.get('x-router-model'), 'pricey/big');
-    await refusedAsBefore(r, '0.02');
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(r.headers.get('x-router-model'), 'pricey/big', 'the decision');
+    assert.equal(r.headers.get(DROPPED), 'pricey/big');
+    assert.equal(((await r.json()) as { model: string }).model, 'cheap/small', 'served by what the key can afford');
+    assert.equal(pricey.requests.length, 0);
+    // Only the pricier model allowed: nothing affordable is left, the 402 as before.
+    const only = await chat(near.key, { model: 'router', models: ['big'], willingness_to_pay: 1000 });
+    await refusedAsBefore(only, '0.02');
     // The same key is served when the cheap model is the decision (402 before this change).
     const ok = await chat(near.key, { model: 'router', models: ['small', 'big'], willingness_to_pay: 1e-9 });
     assert.equal(ok.status, 200, await ok.text());
@@ -241,6 +247,14 @@ test('acquireAffordable: one acquire when the plan fits; else drops the dearest 
   tries.length = 0;
   assert.throws(() => acquireAffordable(limiter, budgeted('0.01'), ['b', 'a'], (p) => { tries.push([...p]); return estimateOf(p); }), /Budget exceeded/);
   assert.deepEqual(tries.filter((p) => p.length === 2), [['b', 'a']]);
+  // Router mode (keepFirst false): the first target goes too when it is dearer than what the key can afford.
+  const routed = acquireAffordable(limiter, budgeted('0.0009'), plan, estimateOf, false);
+  assert.ok(!(routed instanceof Promise));
+  assert.deepEqual([routed.kept, routed.dropped], [['e'], ['a', 'b', 'c', 'd']]);
+  const routedFirst = acquireAffordable(limiter, budgeted('0.01'), ['b', 'a'], estimateOf, false);
+  assert.ok(!(routedFirst instanceof Promise));
+  assert.deepEqual(routedFirst.kept, ['a']);
+  assert.throws(() => acquireAffordable(limiter, budgeted('0.0001'), plan, estimateOf, false), /may cost up to \$0\.05\b/, 'nothing affordable: the first refusal');
 });
 
 test('acquireAffordable: an rpm or tpm refusal is not retried', async () => {

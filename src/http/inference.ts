@@ -85,7 +85,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       // budget. A budget that cannot cover it serves the plan without the targets it cannot afford.
       const key = client.key;
       const targets = routed ? routed.targets : planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e }));
-      const got = acquireAffordable(limiter, key, targets, (ts) => estimate(ts, body, buf, key));
+      // Router mode may drop its first choice too (the next target it ranked is what the key can afford).
+      const got = acquireAffordable(limiter, key, targets, (ts) => estimate(ts, body, buf, key), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
       if (a.dropped.length > 0) {
