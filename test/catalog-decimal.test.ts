@@ -76,4 +76,12 @@ test('DecimalSum adds exactly across scales and renders in normal form', async (
   assert.equal(s.toString(), sumDecimals(parts));
   assert.equal(s.toString(), '17.6400001000000000001');
   assert.throws(() => s.add('1e-3'), /not a decimal string/);
+  // One amount added to several sums, interleaved with others (the sums share a parse of the last amount).
+  const a = new DecimalSum(); const b = new DecimalSum(); const seen: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const amount = `0.${String((i * 7919) % 100000).padStart(5, '0')}${i % 3 === 0 ? '7' : ''}`;
+    a.add(amount); b.add(amount); b.add('0.5'); seen.push(amount);
+  }
+  assert.equal(a.toString(), sumDecimals(seen));
+  assert.equal(b.toString(), sumDecimals([...seen, ...seen.map(() => '0.5')]));
 });

@@ -66,6 +66,9 @@ export function subDecimal(a: string, b: string): string {
   return render({ int: x - y, scale });
 }
 
+let lastAmount = '0';
+let lastParsed: Fixed = { int: 0n, scale: 0 };
+
 /**
  * A running exact sum kept as mantissa and scale: adding parses only the addend (no render of the
  * total per addition), for counters that add on every request and are read rarely.
@@ -74,7 +77,9 @@ export class DecimalSum {
   #int = 0n;
   #scale = 0;
   add(amount: string): void {
-    const a = parse(amount);
+    // One amount is often added to several sums in a row (a cost to each rollup cell it belongs to).
+    if (amount !== lastAmount) { lastAmount = amount; lastParsed = parse(amount); }
+    const a = lastParsed;
     if (a.scale > this.#scale) { this.#int = this.#int * pow10(a.scale - this.#scale) + a.int; this.#scale = a.scale; }
     else this.#int += a.int * pow10(this.#scale - a.scale);
   }

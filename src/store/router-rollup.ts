@@ -8,7 +8,7 @@
 // They are maintained by insertDecisions (src/router/store.ts) in the transaction that inserts the
 // decisions, from the rows it really inserted, and pruned with the dashboard's hour rollups
 // (dashboard.retention.hour_rollups_days, src/store/rollup-retention.ts).
-import { addDecimal } from '../catalog/decimal.ts';
+import { DecimalSum } from '../catalog/decimal.ts';
 import type { Dialect } from './migrations.ts';
 import { dayOf, hourIsoOf } from './rollup-cells.ts';
 import type { SqlRunner } from './sql-runner.ts';
@@ -195,8 +195,27 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
   const versions = new Map<string, VersionCell>();
   const excl = new Map<string, ExclCell>();
   const kinds = new Map<string, KindCell>();
+  // Costs are summed exactly but rendered once per cell, not once per row and cell.
+  const sums = new Map<ModelCell | KindCell, DecimalSum>();
+  const addCost = (cell: ModelCell | KindCell, usd: string): void => {
+    let s = sums.get(cell);
+    if (!s) { s = new DecimalSum(); sums.set(cell, s); }
+    s.add(usd);
+  };
+  const kindCell = (grain: KindCell['grain'], span: KindCell['span'], at: string, key: string, r: RollupSource, chosen: string): void => {
+    const kk = `${grain}\u0000${span}\u0000${at}\u0000${key}\u0000${r.kind}\u0000${chosen}`;
+    let k = kinds.get(kk);
+    if (!k) { k = { grain, span, t: at, keyId: key, kind: r.kind, chosen, n: 0, errors: 0, cost: '0' }; kinds.set(kk, k); }
+    k.n++;
+    if (r.status >= 400) k.errors++;
+    if (r.costUsd !== '0') addCost(k, r.costUsd);
+  };
+  let lastHour = '';
+  let day = '';
   for (const r of rows) {
     const t = hourIsoOf(r.createdAt);
+    // The day is worked out when the hour changes, not per row (a chunk is mostly one hour).
+    if (t !== lastHour) { lastHour = t; day = dayOf(t); }
     const keyId = r.keyId ?? '';
     const d = (r.decision ?? {}) as Fields;
     const chosen = d.chosen ?? '';
@@ -208,17 +227,11 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
     }
     c.n++;
     if (r.status >= 400) c.errors++;
-    if (r.costUsd !== '0') c.cost = addDecimal(c.cost, r.costUsd);
-    for (const [grain, key] of [['key', keyId], ['total', '']] as const) {
-      for (const [span, at] of [['h', t], ['d', dayOf(t)]] as const) {
-        const kk = `${grain}\u0000${span}\u0000${at}\u0000${key}\u0000${r.kind}\u0000${chosen}`;
-        let k = kinds.get(kk);
-        if (!k) { k = { grain, span, t: at, keyId: key, kind: r.kind, chosen, n: 0, errors: 0, cost: '0' }; kinds.set(kk, k); }
-        k.n++;
-        if (r.status >= 400) k.errors++;
-        if (r.costUsd !== '0') k.cost = addDecimal(k.cost, r.costUsd);
-      }
-    }
+    if (r.costUsd !== '0') addCost(c, r.costUsd);
+    kindCell('key', 'h', t, keyId, r, chosen);
+    kindCell('key', 'd', day, keyId, r, chosen);
+    kindCell('total', 'h', t, '', r, chosen);
+    kindCell('total', 'd', day, '', r, chosen);
     if (typeof d.chosen_cost_usd === 'number') { c.predictedSum += d.chosen_cost_usd; c.predictedN++; }
     if (typeof d.chosen_quality === 'number') { c.qualitySum += d.chosen_quality; c.qualityN++; }
     if (Array.isArray(d.attempts) && d.attempts.length > 1) c.fallbacks++;
@@ -243,6 +256,7 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
       }
     }
   }
+  for (const [cell, sum] of sums) cell.cost = sum.toString();
   return { models: byKey(models), versions: byKey(versions), excl: byKey(excl), kinds: byKey(kinds) };
 }
 
