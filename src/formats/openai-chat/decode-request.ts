@@ -5,6 +5,7 @@ import type {
 } from '../canonical.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
+import { qualifySignature } from '../signatures.ts';
 
 type Rec = Record<string, unknown>;
 const unsupported = (param: string, message: string): GatewayError =>
@@ -51,8 +52,19 @@ function userBlocks(content: unknown, param: string): Block[] {
   });
 }
 
+/**
+ * A Gemini thought signature rides on a tool call as Google's OpenAI-compatible endpoint puts it
+ * (`extra_content.google.thought_signature`); it becomes the empty thinking block before the call
+ * that the Gemini codec reattaches to the function call (src/formats/signatures.ts).
+ */
+function callSignature(c: Rec): Block[] {
+  const google = isRecord(c.extra_content) && isRecord(c.extra_content.google) ? c.extra_content.google : {};
+  const sig = google.thought_signature;
+  return typeof sig === 'string' && sig !== '' ? [{ type: 'thinking', thinking: '', signature: qualifySignature(sig, 'gemini') }] : [];
+}
+
 function toolUses(calls: Rec[], param: string): Block[] {
-  return calls.map((c: Rec, i) => {
+  return calls.flatMap((c: Rec, i): Block[] => {
     const fn = c.function as Rec;
     let input: unknown;
     try {
@@ -60,7 +72,7 @@ function toolUses(calls: Rec[], param: string): Block[] {
     } catch {
       throw invalidParam(`${param}[${i}].function.arguments`, 'tool call arguments are not valid JSON');
     }
-    return { type: 'tool_use', id: String(c.id), name: String(fn.name), input };
+    return [...callSignature(c), { type: 'tool_use', id: String(c.id), name: String(fn.name), input }];
   });
 }
 

@@ -3,6 +3,7 @@
 import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.ts';
 import { emptyUsage } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
+import { readSignature } from '../signatures.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -59,6 +60,16 @@ export function canonicalUsage(raw: unknown, serviceTier?: unknown): Usage {
 }
 
 /**
+ * What a tool call carries of the signature just before it: a Gemini thought signature rides along
+ * as Google's OpenAI-compatible endpoint sends it, `extra_content.google.thought_signature` (marked
+ * with its model, src/formats/signatures.ts), so the client's next turn can give it back. Other
+ * signatures (Claude's thinking) have no place in a chat completion.
+ */
+export function callExtra(signature: string): { extra_content?: Rec } {
+  return signature !== '' && readSignature(signature).signer?.family === 'gemini' ? { extra_content: { google: { thought_signature: signature } } } : {};
+}
+
+/**
  * Canonical response -> chat.completion. Thinking text is exposed as `message.reasoning_content`
  * (the field DeepSeek and several OpenAI-compatible servers use) so it is never silently lost;
  * redacted thinking is encrypted and has no readable form, so it is omitted.
@@ -66,9 +77,14 @@ export function canonicalUsage(raw: unknown, serviceTier?: unknown): Usage {
 export function encodeChatResponse(res: CanonicalResponse, created = Math.floor(Date.now() / 1000)): Rec {
   const text = res.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const reasoning = res.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : [])).join('');
-  const calls = res.content.flatMap((b) => (b.type === 'tool_use'
-    ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
-    : []));
+  const calls: Rec[] = [];
+  let signature = '';
+  for (const b of res.content) {
+    if (b.type === 'thinking') signature = b.signature;
+    if (b.type !== 'tool_use') continue;
+    calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) }, ...callExtra(signature) });
+    signature = '';
+  }
   const message: Rec = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (calls.length > 0) message.tool_calls = calls;
