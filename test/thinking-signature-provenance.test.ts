@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMockAnthropic, startMockBedrock, startMockGemini, type MockUpstream } from './mocks/index.ts';
+import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { signatureFor, signatureIssuer } from './mocks/text.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
 
@@ -22,23 +22,26 @@ const GEMINI_A = 'gemini-3-pro-preview';
 const GEMINI_B = 'gemini-3.5-flash';
 const DUMMY = 'skip_thought_signature_validator';
 
-let anthropic: MockUpstream; let gemini: MockUpstream; let bedrock: MockUpstream; let gw: TestGateway; let openai: OpenAI; let claude: Anthropic;
+let anthropic: MockUpstream; let gemini: MockUpstream; let bedrock: MockUpstream; let chat: MockUpstream; let gw: TestGateway; let openai: OpenAI; let claude: Anthropic;
 
 before(async () => {
   anthropic = await startMockAnthropic();
   gemini = await startMockGemini();
   bedrock = await startMockBedrock();
+  chat = await startMockOpenAI();
   gw = await startTestGateway({
     providers: [
       { id: 'anthropic', format: 'anthropic-messages', base_url: anthropic.url, models: [model('claude-opus-4-8')] },
       { id: 'google', format: 'gemini', base_url: gemini.url, models: [model(GEMINI_A), model(GEMINI_B)] },
+      // A Chat Completions provider: relays an OpenAI client's body as it is.
+      { id: 'chat', format: 'openai-chat', base_url: chat.url, models: [model('gpt-5.1')] },
       { id: 'bedrock', format: 'bedrock-converse', base_url: bedrock.url, models: [{ ...model('claude-opus-4-8'), upstream: 'anthropic.claude-opus-4-8-v1:0' }] },
     ],
   });
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   claude = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
 });
-after(async () => { await gw?.stop(); await anthropic?.close(); await gemini?.close(); await bedrock?.close(); });
+after(async () => { await gw?.stop(); await anthropic?.close(); await gemini?.close(); await bedrock?.close(); await chat?.close(); });
 
 const weatherSchema = { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] };
 const anthropicTools = [{ name: 'get_weather', description: 'Weather for a city', input_schema: weatherSchema }];
@@ -99,6 +102,26 @@ describe('(a) the official openai SDK tool loop on a Gemini 3 model', () => {
     assert.match(text, /The tool returned: .*18 degrees/);
     assert.match(calls[0]!.extra_content?.google?.thought_signature ?? '', /^gwsig1:gemini:gemini-3-pro-preview:/);
     assert.equal(signatureIssuer(firstCall(geminiSent()[0]!).thoughtSignature), `gemini:${GEMINI_A}`);
+  });
+
+  test('continued on a Chat Completions provider (a relayed body): the marked signature is not relayed', async () => {
+    const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: ASK }];
+    const first = await openai.chat.completions.create({ model: `google/${GEMINI_A}`, messages: history, tools: chatTools });
+    const msg = first.choices[0]!.message;
+    history.push(msg, { role: 'tool', tool_call_id: msg.tool_calls![0]!.id, content: '18 degrees' });
+    chat.reset();
+    const r = await post('/v1/chat/completions', { model: 'chat/gpt-5.1', messages: history, tools: chatTools });
+    assert.equal(r.status, 200, r.text);
+    const sent = chat.requests.at(-1)!.body as Rec;
+    assert.equal(JSON.stringify(sent).includes('gwsig1'), false, 'the gateway\'s mark stays with the gateway');
+    assert.equal(sent.messages[1].tool_calls[0].extra_content, undefined);
+    assert.match(r.adjustments, /thinking=dropped\(1 block signed by another model\)/);
+    // A raw signature (the provider's own, as Google's OpenAI-compatible endpoint gives it) is relayed as it is.
+    const raw = structuredClone(history) as Rec[];
+    raw[1]!.tool_calls[0].extra_content = { google: { thought_signature: 'cmF3' } };
+    const again = await post('/v1/chat/completions', { model: 'chat/gpt-5.1', messages: raw, tools: chatTools });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual((chat.requests.at(-1)!.body as Rec).messages, raw);
   });
 
   test('a client that drops the signature (or a hand-built history): Google\'s dummy, reported', async () => {

@@ -11,7 +11,8 @@
 // - Reasoning: Claude models get `thinking` (and top_k) in additionalModelRequestFields in the
 //   Anthropic shape, Nova models `reasoningConfig`; see reasoning() below. metadata becomes
 //   requestMetadata (invocation logs). Mid-conversation system turns join `system`; context edits
-//   are applied by the gateway.
+//   are applied by the gateway. Only Claude's signatures go back (src/formats/signatures.ts):
+//   reasoning another model signed is left out, reported.
 // - Images and documents by URL cannot be sent: 400. Frequency/presence penalties, seed,
 //   logit_bias, verbosity and a container have no Converse equivalent: dropped, each reported.
 import type { Block, CanonicalRequest, DocumentBlock, ImageBlock, Message } from '../canonical.ts';

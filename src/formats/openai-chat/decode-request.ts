@@ -5,7 +5,7 @@ import type {
 } from '../canonical.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
-import { qualifySignature } from '../signatures.ts';
+import { callSignature } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 const unsupported = (param: string, message: string): GatewayError =>
@@ -50,17 +50,6 @@ function userBlocks(content: unknown, param: string): Block[] {
     }
     throw unsupported(`${at}.type`, `content part type '${String(p.type)}' is not supported by this gateway`);
   });
-}
-
-/**
- * A Gemini thought signature rides on a tool call as Google's OpenAI-compatible endpoint puts it
- * (`extra_content.google.thought_signature`); it becomes the empty thinking block before the call
- * that the Gemini codec reattaches to the function call (src/formats/signatures.ts).
- */
-function callSignature(c: Rec): Block[] {
-  const google = isRecord(c.extra_content) && isRecord(c.extra_content.google) ? c.extra_content.google : {};
-  const sig = google.thought_signature;
-  return typeof sig === 'string' && sig !== '' ? [{ type: 'thinking', thinking: '', signature: qualifySignature(sig, 'gemini') }] : [];
 }
 
 function toolUses(calls: Rec[], param: string): Block[] {

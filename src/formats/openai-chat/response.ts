@@ -3,7 +3,7 @@
 import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.ts';
 import { emptyUsage } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
-import { readSignature } from '../signatures.ts';
+import { callExtra } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -57,16 +57,6 @@ export function canonicalUsage(raw: unknown, serviceTier?: unknown): Usage {
   if (audioOut > 0) u.audio_output_tokens = audioOut;
   if (typeof serviceTier === 'string') u.service_tier = serviceTier;
   return u;
-}
-
-/**
- * What a tool call carries of the signature just before it: a Gemini thought signature rides along
- * as Google's OpenAI-compatible endpoint sends it, `extra_content.google.thought_signature` (marked
- * with its model, src/formats/signatures.ts), so the client's next turn can give it back. Other
- * signatures (Claude's thinking) have no place in a chat completion.
- */
-export function callExtra(signature: string): { extra_content?: Rec } {
-  return signature !== '' && readSignature(signature).signer?.family === 'gemini' ? { extra_content: { google: { thought_signature: signature } } } : {};
 }
 
 /**

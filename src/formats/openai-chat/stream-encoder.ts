@@ -3,7 +3,8 @@ import type { StopReason, StreamEvent, Usage } from '../canonical.ts';
 import type { StreamEncoder } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
 import { OPENAI_ERROR_TYPES } from './errors.ts';
-import { callExtra, finishReasonOf, openaiUsage } from './response.ts';
+import { finishReasonOf, openaiUsage } from './response.ts';
+import { callExtra } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 
