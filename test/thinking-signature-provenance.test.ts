@@ -249,6 +249,25 @@ describe('(d) a Responses client moving between providers and models', () => {
     assert.equal(signatureIssuer(firstCall(geminiSent()[0]!).thoughtSignature), `gemini:${GEMINI_A}`);
   });
 
+  test('streamed turn 1 on Gemini: the reasoning item carries the signature marked; turn 2 on another model', async () => {
+    const input: Rec[] = [{ role: 'user', content: ASK }];
+    const r = await post('/v1/responses', { model: `google/${GEMINI_A}`, input, tools: [{ type: 'function', name: 'get_weather', parameters: weatherSchema }], reasoning: { effort: 'low' }, store: false, stream: true });
+    assert.equal(r.status, 200, r.text);
+    const done = r.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Rec).find((e) => e.type === 'response.completed')!;
+    const output = done.response.output as Rec[];
+    const reasoning = output.filter((o) => o.type === 'reasoning');
+    assert.ok(reasoning.length > 0);
+    for (const item of reasoning) {
+      const packed = JSON.parse(Buffer.from(String(item.encrypted_content).slice('gwr1.'.length), 'base64url').toString('utf8')) as Rec;
+      assert.match(packed.s, /^gwsig1:gemini:gemini-3-pro-preview:/);
+    }
+    const call = output.find((o) => o.type === 'function_call')!;
+    gemini.reset();
+    const next = await responses(`google/${GEMINI_B}`, [...input, ...output, { type: 'function_call_output', call_id: call.call_id, output: '18 degrees' }]);
+    assert.equal(next.status, 200, next.text);
+    assert.equal(firstCall(geminiSent()[0]!).thoughtSignature, DUMMY);
+  });
+
   test('turn 1 on Gemini, turn 2 on Anthropic (thinking on): Gemini\'s reasoning dropped', async () => {
     const input = await responsesTurn1(`google/${GEMINI_A}`);
     anthropic.reset();
