@@ -81,13 +81,17 @@ test('upstream encode: refuses temperature above 1, defaults max_tokens', () => 
   assert.equal(anthropicMessagesCodec.upstream.encodeRequest(req, target).path, '/messages');
 });
 
-test('upstream encode drops unsigned thinking (another provider\'s reasoning) but keeps signed thinking', () => {
+test('upstream encode drops unsigned thinking (another provider\'s reasoning) and thinking another model signed, keeps Claude\'s', () => {
   const req = anthropicMessagesCodec.client!.decodeRequest(validateMessagesRequest(base()));
   req.messages.push({ role: 'assistant', content: [
-    { type: 'thinking', thinking: 'from deepseek', signature: '' }, { type: 'thinking', thinking: 'from claude', signature: 'EqQ' }, { type: 'text', text: 'answer' },
+    { type: 'thinking', thinking: 'from deepseek', signature: '' }, { type: 'thinking', thinking: 'from gemini', signature: 'gwsig1:gemini:gemini-3-pro-preview:R2Vt' },
+    { type: 'thinking', thinking: 'from an unknown signer', signature: 'EqQ' },
+    { type: 'thinking', thinking: 'from claude', signature: 'gwsig1:anthropic::EqQ' }, { type: 'text', text: 'answer' },
   ] });
-  const body = anthropicMessagesCodec.upstream.encodeRequest(req, { upstreamModel: 'c', provider: 'anthropic' }).body as { messages: Array<{ content: unknown[] }> };
+  const enc = anthropicMessagesCodec.upstream.encodeRequest(req, { upstreamModel: 'c', provider: 'anthropic' });
+  const body = enc.body as { messages: Array<{ content: unknown[] }> };
   assert.deepEqual(body.messages[1]!.content, [{ type: 'thinking', thinking: 'from claude', signature: 'EqQ' }, { type: 'text', text: 'answer' }]);
+  assert.ok(enc.adjustments?.includes('thinking=dropped(2 blocks signed by another model)'), String(enc.adjustments));
 });
 
 test('decodeError: Anthropic types win over status; non-JSON bodies fall back to status', () => {

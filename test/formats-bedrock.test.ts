@@ -12,6 +12,7 @@ import type { Pricing } from '../src/catalog/types.ts';
 import type { StreamDecoder } from '../src/formats/codec.ts';
 import { GatewayError } from '../src/gateway-error.ts';
 import { isUuid } from '../src/util/uuid.ts';
+import { markResponse, signerOf } from '../src/formats/signatures.ts';
 
 const codec = bedrockCodec.upstream;
 const dir = new URL('./fixtures/formats/bedrock/', import.meta.url);
@@ -112,6 +113,7 @@ test('a decoded Converse message replays to the same content blocks (tool ids, r
     { toolUse: { toolUseId: 'tooluse_Q1', name: 'f', input: { a: [1, 2] } } },
   ];
   const res = codec.decodeResponse({ output: { message: { role: 'assistant', content } }, stopReason: 'tool_use', usage: {} });
+  markResponse(res, signerOf('bedrock-converse', 'm'), 'openai-responses'); // as a client of another format gives it back
   const req: CanonicalRequest = {
     model: 'm', system: [], stream: false,
     messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: res.content }],

@@ -8,6 +8,7 @@ import { geminiStopReason } from '../src/formats/gemini/decode.ts';
 import type { CanonicalRequest, StreamEvent } from '../src/formats/canonical.ts';
 import type { StreamDecoder } from '../src/formats/codec.ts';
 import { GatewayError } from '../src/gateway-error.ts';
+import { markResponse, signerOf } from '../src/formats/signatures.ts';
 
 const codec = geminiCodec.upstream;
 const dir = new URL('./fixtures/formats/gemini/', import.meta.url);
@@ -57,6 +58,7 @@ test('a decoded response replays to the same Gemini parts, signatures on the sam
     { text: '', thoughtSignature: 'S3' },
   ];
   const res = codec.decodeResponse({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP' }], responseId: 'r' });
+  markResponse(res, signerOf('gemini', 'm'), 'openai-responses'); // as a client of another format gives it back
   const req: CanonicalRequest = {
     model: 'm', system: [], stream: false,
     messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: res.content }],

@@ -68,7 +68,7 @@ function userBlocks(r: R, f: Fmt, pendingTools: string[]): Block[] {
 
 function assistantBlocks(r: R, f: Fmt, toolIds: string[]): Block[] {
   const out: Block[] = [];
-  if (f === 'anthropic' && r.maybe(0.4)) out.push({ type: 'thinking', thinking: r.text(), signature: `sig${r.int(0, 999)}` });
+  if (f === 'anthropic' && r.maybe(0.4)) out.push({ type: 'thinking', thinking: r.text(), signature: `gwsig1:anthropic::sig${r.int(0, 999)}` }); // as the client decoder qualifies Claude's own
   if (f === 'anthropic' && r.maybe(0.2)) out.push({ type: 'redacted_thinking', data: `enc${r.int(0, 999)}` });
   const withTools = r.maybe(0.5);
   if (!withTools || r.maybe()) out.push({ type: 'text', text: r.text() });

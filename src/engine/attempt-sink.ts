@@ -8,6 +8,7 @@ import type { ModelEntry } from '../config/types.ts';
 import { isRecord } from '../formats/errors.ts';
 import type { Codec, Observed } from '../formats/codec.ts';
 import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
+import { markResponse } from '../formats/signatures.ts';
 import { SseLimitError } from '../formats/sse.ts';
 import { sendJson } from '../util/send-json.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -15,7 +16,7 @@ import type { AttemptResult } from './attempt.ts';
 import type { InferenceRequest } from './context.ts';
 import { responseEvents } from './collect.ts';
 import { redactorFor, type Redact } from './redact.ts';
-import { collectRelay, passthroughRelay, translateRelay, type Relay } from './relay.ts';
+import { answerSigner, collectRelay, passthroughRelay, translateRelay, type Relay } from './relay.ts';
 import type { Flow, ResponseHeaders, ResponseSink } from './transport.ts';
 import { retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Verdict } from './upstream-error.ts';
 import { consumedUsage, inputTokensOf, normalizeUsage } from './usage.ts';
@@ -348,6 +349,7 @@ export class AttemptSink implements ResponseSink {
       try { res = codec.upstream.decodeResponse(json); } catch { return this.#unusable('a response the gateway cannot read'); }
       res.id = r.id;
       res.model = entry.id;
+      markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
     }
     const usageOf = (u: Observed['usage'], outputChars: number) => (u ? normalizeUsage(u) : consumedUsage(null, () => this.#inputTokens(), outputChars));
     if (res && r.stream) {

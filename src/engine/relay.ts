@@ -5,7 +5,8 @@
 import type { ModelEntry } from '../config/types.ts';
 import { mergeUsage, type StreamEvent, type Usage } from '../formats/canonical.ts';
 import { newProgress, type Codec, type Observed, type PassthroughCodec, type StreamProgress } from '../formats/codec.ts';
-import { clientCodecFor } from '../formats/registry.ts';
+import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
+import { markResponse, signerOf, streamMarker, type Signer } from '../formats/signatures.ts';
 import { createSseParser } from '../formats/sse.ts';
 import type { InferenceRequest } from './context.ts';
 import { createCollector } from './collect.ts';
@@ -59,16 +60,25 @@ export function track(ev: StreamEvent, p: StreamProgress, redact: Redact): void 
   }
 }
 
+/**
+ * Who signed the reasoning of a translated answer (its signatures reach the client marked with it,
+ * src/formats/signatures.ts); null for an answer in the client's own format, relayed as it is.
+ */
+export const answerSigner = (codec: Codec, r: InferenceRequest, entry: ModelEntry): Signer | null =>
+  (relayCodecFor(entry.provider, r.clientFormat) ? null : signerOf(codec.format, entry.upstream));
+
 /** Different formats: upstream bytes -> canonical events -> the client's stream. */
 export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry, redact: Redact): Relay {
   const decoder = codec.upstream.newStreamDecoder();
   const encoder = clientCodecFor(r.clientFormat).newStreamEncoder({ includeUsage: r.includeUsage, request: r.body });
+  const mark = streamMarker(answerSigner(codec, r, entry), r.clientFormat);
   const progress = newProgress();
   let usage: Usage | null = null;
   let finish: string | null = null;
   const run = (events: StreamEvent[]): string => {
     let out = '';
     for (const ev of events) {
+      mark?.(ev);
       if (ev.type === 'message_start') { ev.id = r.id; ev.model = entry.id; usage = mergeUsage(usage, ev.usage); }
       else if (ev.type === 'message_delta') { usage = mergeUsage(usage, ev.usage); if (ev.stop_reason) finish = ev.stop_reason; }
       track(ev, progress, redact);
@@ -104,6 +114,7 @@ export function collectRelay(codec: Codec, r: InferenceRequest, entry: ModelEntr
       const res = collector.response();
       res.id = r.id;
       res.model = entry.id;
+      markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
       return clientCodecFor(r.clientFormat).encodeResponse(res, r.body);
     },
   };

@@ -2,7 +2,7 @@
 // parameters, misplaced roles, unanswered or orphaned tool calls, the thinking rules (budget,
 // sampling, forced tool use, the final assistant turn of a tool loop), model limits and
 // structured-output schemas. Messages follow the API's own wording where it is documented.
-import { signatureFor } from './text.ts';
+import { signatureFor, signatureIssuer } from './text.ts';
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
@@ -85,8 +85,9 @@ function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: stri
     prev = String(m.role);
     const content = blocks(m.content);
     for (const [j, c] of content.entries()) {
-      // An omitted-display block comes back without its text; its signature still has to be there.
-      const signed = c.thinking === '' ? typeof c.signature === 'string' && c.signature !== '' : c.signature === signatureFor(String(c.thinking ?? ''));
+      // An omitted-display block comes back without its text; its signature still has to be Claude's.
+      const sig = typeof c.signature === 'string' ? c.signature : '';
+      const signed = c.thinking === '' ? signatureIssuer(sig) === 'anthropic' : sig === signatureFor(String(c.thinking ?? ''), 'anthropic');
       if (c.type === 'thinking' && !signed) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
     }
     const calls = content.filter((c) => c.type === 'tool_use').map((c) => String(c.id));

@@ -1,8 +1,9 @@
 // What Bedrock Converse refuses, checked by the mock before it answers: turn order, tool blocks
 // without toolConfig or without their calls, model-specific request fields on the wrong model
-// family, and Claude's thinking rules as Bedrock relays them ("The model returned the following
+// family, Claude's thinking rules and signatures as Bedrock relays them ("The model returned the following
 // errors: ..."). Answered as ValidationException.
 import { anthropicModel } from './anthropic-rules.ts';
+import { signatureIssuer } from './text.ts';
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
@@ -81,6 +82,13 @@ export function bedrockRequestProblem(b: Json, modelId: string): string | null {
     if (!ok) return model(`Malformed input request: extraneous key [${k}] is not permitted, please reformat your input and try again.`);
   }
   if (isClaude(modelId)) {
+    // Claude's signatures (Anthropic's and Bedrock's are one family) and no one else's.
+    for (const [i, m] of messages.entries()) {
+      for (const [j, c] of list(m.content).entries()) {
+        const sig = obj(obj(c.reasoningContent).reasoningText).signature;
+        if (sig !== undefined && signatureIssuer(String(sig)) !== 'anthropic') return model(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+    }
     const max = obj(b.inferenceConfig).maxTokens;
     const limit = anthropicModel(modelId).maxOutput;
     if (typeof max === 'number' && max > limit) return model(`max_tokens: ${max} > ${limit}, which is the maximum allowed number of output tokens for ${modelId}`);

@@ -2,7 +2,7 @@
 // a JSON array), function calls, thought parts, implicit caching; errors as {error:{code,...}}.
 // Requests the real API refuses are refused (gemini-rules.ts).
 import { PrefixCache } from './cache.ts';
-import { geminiRequestProblem } from './gemini-rules.ts';
+import { geminiRequestProblem, signsCalls } from './gemini-rules.ts';
 import { planReply } from './plan.ts';
 import type { Plan } from './plan.ts';
 import { sse, startMock } from './server.ts';
@@ -82,7 +82,11 @@ function geminiSpec(opts: MockOptions): ProviderSpec {
       promptTokensDetails: [{ modality: 'TEXT', tokenCount: promptTokens }],
       ...(cached > 0 ? { cacheTokensDetails: [{ modality: 'TEXT', tokenCount: cached }] } : {}),
     };
-    const signature = plan.thinking !== undefined ? signatureFor(plan.thinking) : undefined;
+    // Signatures are this model's own (gemini-rules.ts refuses any other). Gemini 3 and later think on
+    // every call and sign the first function call even when thoughts are not included.
+    const issuer = `gemini:${model}`;
+    const signature = plan.thinking !== undefined ? signatureFor(plan.thinking, issuer)
+      : signsCalls(model) && plan.calls.length > 0 ? signatureFor(`call:${plan.calls[0]!.name}`, issuer) : undefined;
     const thought: Json[] = plan.thinking !== undefined ? [{ text: plan.thinking, thought: true, thoughtSignature: signature }] : [];
     // With thinking on, the first function call carries the signature too, as Gemini requires it back.
     const calls: Json[] = plan.calls.map((c, i) => ({

@@ -28,9 +28,22 @@ export function thinkingText(lastUser: string): string {
   return `Let me think about "${lastUser.slice(0, 40)}" step by step before answering.`;
 }
 
-/** A stable signature for a thinking block: base64 of SHA-256 over its text. */
-export function signatureFor(text: string): string {
-  return createHash('sha256').update(`sig:${text}`).digest('base64');
+/**
+ * A stable signature for a thinking block, specific to its issuer as real signatures are (Claude's,
+ * on Anthropic and Bedrock alike: `anthropic`; Gemini's per model: `gemini:<model>`): base64 of the
+ * issuer, a NUL, and SHA-256 over issuer and text.
+ */
+export function signatureFor(text: string, issuer = 'anthropic'): string {
+  const digest = createHash('sha256').update(`sig:${issuer}:${text}`).digest();
+  return Buffer.concat([Buffer.from(`${issuer}\0`), digest]).toString('base64');
+}
+
+/** Who issued a signature made by signatureFor, or null for anything else (a foreign or corrupted one). */
+export function signatureIssuer(sig: string): string | null {
+  const bytes = Buffer.from(sig, 'base64');
+  const nul = bytes.indexOf(0);
+  if (nul <= 0 || bytes.length !== nul + 33 || bytes.toString('base64') !== sig) return null;
+  return bytes.subarray(0, nul).toString('utf8');
 }
 
 /** True when the user asks for a tool: the words "weather" or "tool" (any case). */

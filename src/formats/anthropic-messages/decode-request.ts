@@ -2,6 +2,7 @@
 import type { CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { parseContextEdits } from '../context-edits.ts';
+import { qualifyHistory } from '../signatures.ts';
 import { decodeBlocks, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
@@ -65,6 +66,8 @@ function decodeMessages(raw: Rec[]): Message[] {
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
 export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   const messages = decodeMessages(body.messages as Rec[]);
+  // Raw signatures are Anthropic's; ones the gateway marked on a converted answer keep their signer.
+  qualifyHistory(messages, 'anthropic-messages');
   const req: CanonicalRequest = {
     model: String(body.model), system: decodeSystem(body.system), messages, stream: body.stream === true,
   };

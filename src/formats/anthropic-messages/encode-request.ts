@@ -5,6 +5,7 @@ import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { formatInstruction } from '../fallbacks.ts';
 import { claudeSampling, claudeThinkingConflict, FALLBACK_MAX_TOKENS, planClaudeThinking } from '../reasoning.ts';
+import { reportDropped, sendableThinking, signerOf } from '../signatures.ts';
 import { encodeBlock, encodeTool } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
@@ -14,12 +15,23 @@ export const DEFAULT_MAX_TOKENS = FALLBACK_MAX_TOKENS;
 
 const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
 
+const CLAUDE = signerOf('anthropic-messages', '')!;
+
 /**
- * Thinking without a signature came from another provider's reasoning (OpenAI-compatible
- * `reasoning_content`); Anthropic rejects unsigned thinking, so such blocks are not sent back.
+ * Thinking goes back only with a signature Claude issued, unwrapped (src/formats/signatures.ts):
+ * Anthropic rejects unsigned thinking (another provider's `reasoning_content`) and thinking another
+ * model signed, so such blocks are not sent back; `dropped` counts the signed ones.
  */
-const isSendable = (b: Block): boolean => b.type !== 'thinking' || b.signature !== '';
-const sendable = (m: Message): Block[] => m.content.filter(isSendable);
+function sendable(m: Message, dropped?: { n: number }): Block[] {
+  const out: Block[] = [];
+  for (const b of m.content) {
+    if (b.type === 'thinking' && b.signature === '') continue;
+    const sent = sendableThinking(b, CLAUDE);
+    if (sent !== null) out.push(sent);
+    else if (dropped) dropped.n++;
+  }
+  return out;
+}
 
 function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefined): Rec | undefined {
   const out: Rec | undefined = tc ? { ...tc } : undefined;
@@ -33,14 +45,16 @@ function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefi
  */
 function turns(req: CanonicalRequest, system: TextBlock[], adjustments: string[]): Rec[] {
   const out: Rec[] = [];
+  const dropped = { n: 0 };
   req.messages.forEach((m, i) => {
     if (m.role === 'system') {
       for (const b of m.content) if (b.type === 'text') system.push({ type: 'text', text: b.text });
       adjustments.push(`messages[${i}].role=system->system`);
       return;
     }
-    out.push({ role: m.role, content: sendable(m).map(encodeBlock) });
+    out.push({ role: m.role, content: sendable(m, dropped).map(encodeBlock) });
   });
+  reportDropped(dropped.n, adjustments);
   return out;
 }
 

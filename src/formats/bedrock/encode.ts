@@ -11,7 +11,8 @@
 // - Reasoning: Claude models get `thinking` (and top_k) in additionalModelRequestFields in the
 //   Anthropic shape, Nova models `reasoningConfig`; see reasoning() below. metadata becomes
 //   requestMetadata (invocation logs). Mid-conversation system turns join `system`; context edits
-//   are applied by the gateway.
+//   are applied by the gateway. Only Claude's signatures go back (src/formats/signatures.ts):
+//   reasoning another model signed is left out, reported.
 // - Images and documents by URL cannot be sent: 400. Frequency/presence penalties, seed,
 //   logit_bias, verbosity and a container have no Converse equivalent: dropped, each reported.
 import type { Block, CanonicalRequest, DocumentBlock, ImageBlock, Message } from '../canonical.ts';
@@ -20,6 +21,7 @@ import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { formatInstruction, hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, claudeSampling, claudeThinkingConflict, effortForBudget, modelReasons, planClaudeThinking, reasoningAsk } from '../reasoning.ts';
+import { reportDropped, sendableThinking, signerOf } from '../signatures.ts';
 
 type Json = Record<string, unknown>;
 
@@ -167,12 +169,32 @@ function reasoning(req: CanonicalRequest, target: TargetInfo, messages: readonly
   if (sampling.top_k !== undefined) extra.top_k = sampling.top_k;
 }
 
+const CLAUDE = signerOf('bedrock-converse', '')!;
+
+/**
+ * The history with signatures unwrapped for Claude (src/formats/signatures.ts): thinking signed by
+ * another model is left out (Claude refuses it), reported; unsigned reasoning text stays.
+ */
+function ownSigned(list: Message[], adjustments: string[]): Message[] {
+  let dropped = 0;
+  const out = list.map((m) => ({
+    ...m,
+    content: m.content.flatMap((b) => {
+      const sent = sendableThinking(b, CLAUDE);
+      if (sent === null) dropped++;
+      return sent === null ? [] : [sent];
+    }),
+  }));
+  reportDropped(dropped, adjustments);
+  return out;
+}
+
 /** Builds the Converse (or ConverseStream) request; the model id is URL-encoded into the path. */
 export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
   const edited = applyContextEdits(req);
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);
-  const hoisted = hoistSystemTurns(edited.messages, adjustments, 'system');
+  const hoisted = hoistSystemTurns(ownSigned(edited.messages, adjustments), adjustments, 'system');
   const body: Json = { messages: messages(hoisted.messages) };
   const systemBlocks = [...req.system, ...hoisted.system];
   if (req.response_format?.type === 'json_object') {

@@ -4,6 +4,9 @@
 //   usageMetadata.cachedContentTokenCount, which decodes to cache_read_input_tokens.
 // - A thinking block with text becomes a thought part; a thinking block with an empty text and a
 //   signature carries the signature Gemini put on the *next* part (decode.ts emits it that way).
+//   Signatures go back only to the model that signed them (src/formats/signatures.ts): thinking
+//   signed elsewhere is dropped, and on Gemini 3 and later the first function call of a model turn
+//   left without a signature gets Google's dummy; both reported.
 // - redacted_thinking (Anthropic's opaque blob) means nothing to Gemini and is not sent.
 // - parallel_tool_calls / disable_parallel_tool_use: Gemini has no switch; the field is ignored.
 // - Mid-conversation system turns join systemInstruction; context edits are applied by the gateway.
@@ -15,6 +18,7 @@ import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, fitBudget, reasoningAskFor, type Effort } from '../reasoning.ts';
+import { reportDropped, sendableThinking, signerOf, type Signer } from '../signatures.ts';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest, GeminiThinkingConfig } from './types.ts';
 import { isRecord } from './types.ts';
 
@@ -53,7 +57,30 @@ function mediaPart(source: ImageSource | DocumentBlock['source']): GeminiPart {
 
 const callId = (id: string): { id?: string } => (id.startsWith(GENERATED_CALL_ID_PREFIX) ? {} : { id });
 
-function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPart[] {
+/**
+ * Google's documented value for a function call whose signature is missing (a history begun on
+ * another model, or built by hand): Gemini 3 and later then skip validating it (ai.google.dev,
+ * thought signatures).
+ */
+export const DUMMY_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
+/** Gemini 3 and later refuse a current-turn function call without a signature; 1.x and 2.x do not. */
+const needsCallSignature = (model: string): boolean => !/(^|\/)gemini-[12][.-]/.test(model);
+
+type SignatureCount = { dropped: number; dummies: number };
+
+/**
+ * The first function call of a model turn carries the turn's signature; one without (none came
+ * with it, or its signer was another model) gets Google's dummy on the models that require it.
+ */
+function signFirstCall(parts: GeminiPart[], count: SignatureCount): void {
+  const first = parts.find((p) => p.functionCall !== undefined);
+  if (first === undefined || first.thoughtSignature !== undefined) return;
+  first.thoughtSignature = DUMMY_THOUGHT_SIGNATURE;
+  count.dummies++;
+}
+
+function encodeParts(blocks: Block[], toolNames: Map<string, string>, signer: Signer, count: SignatureCount): GeminiPart[] {
   const parts: GeminiPart[] = [];
   let pendingSignature: string | undefined;
   const push = (p: GeminiPart): void => {
@@ -81,13 +108,18 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
         for (const c of b.content) if (c.type === 'image') push(mediaPart(c.source));
         break;
       }
-      case 'thinking':
-        if (b.thinking !== '') {
-          parts.push({ text: b.thinking, thought: true, ...(b.signature !== '' ? { thoughtSignature: b.signature } : {}) });
-        } else if (b.signature !== '') {
-          pendingSignature = b.signature;
+      case 'thinking': {
+        // Thinking signed by another model (or provider) means nothing here and is left out.
+        const t = sendableThinking(b, signer);
+        if (t === null) { count.dropped++; break; }
+        if (t.type !== 'thinking') break;
+        if (t.thinking !== '') {
+          parts.push({ text: t.thinking, thought: true, ...(t.signature !== '' ? { thoughtSignature: t.signature } : {}) });
+        } else if (t.signature !== '') {
+          pendingSignature = t.signature;
         }
         break;
+      }
       case 'redacted_thinking': break;
     }
   }
@@ -166,10 +198,16 @@ export function encodeGeminiRequest(req: CanonicalRequest, target: TargetInfo): 
   for (const m of hoisted.messages) for (const b of m.content) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
 
   const contents: GeminiContent[] = [];
+  const signer = signerOf('gemini', target.upstreamModel)!;
+  const count: SignatureCount = { dropped: 0, dummies: 0 };
+  const dummies = needsCallSignature(target.upstreamModel);
   for (const m of hoisted.messages) {
-    const parts = encodeParts(m.content, toolNames);
+    const parts = encodeParts(m.content, toolNames, signer, count);
+    if (m.role === 'assistant' && dummies) signFirstCall(parts, count);
     if (parts.length > 0) contents.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
   }
+  reportDropped(count.dropped, adjustments);
+  if (count.dummies > 0) adjustments.push(`thoughtSignature=${DUMMY_THOUGHT_SIGNATURE}(${count.dummies} function call turn${count.dummies === 1 ? '' : 's'} without a signature of this model)`);
   const body: GeminiRequest = { contents };
   const system = [...req.system, ...hoisted.system];
   if (system.length > 0) body.systemInstruction = { parts: system.map((s) => ({ text: s.text })) };

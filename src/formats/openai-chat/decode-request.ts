@@ -5,6 +5,7 @@ import type {
 } from '../canonical.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
+import { callSignature } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 const unsupported = (param: string, message: string): GatewayError =>
@@ -52,7 +53,7 @@ function userBlocks(content: unknown, param: string): Block[] {
 }
 
 function toolUses(calls: Rec[], param: string): Block[] {
-  return calls.map((c: Rec, i) => {
+  return calls.flatMap((c: Rec, i): Block[] => {
     const fn = c.function as Rec;
     let input: unknown;
     try {
@@ -60,7 +61,7 @@ function toolUses(calls: Rec[], param: string): Block[] {
     } catch {
       throw invalidParam(`${param}[${i}].function.arguments`, 'tool call arguments are not valid JSON');
     }
-    return { type: 'tool_use', id: String(c.id), name: String(fn.name), input };
+    return [...callSignature(c), { type: 'tool_use', id: String(c.id), name: String(fn.name), input }];
   });
 }
 

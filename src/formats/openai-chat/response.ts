@@ -3,6 +3,7 @@
 import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.ts';
 import { emptyUsage } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
+import { callExtra } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -66,9 +67,14 @@ export function canonicalUsage(raw: unknown, serviceTier?: unknown): Usage {
 export function encodeChatResponse(res: CanonicalResponse, created = Math.floor(Date.now() / 1000)): Rec {
   const text = res.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const reasoning = res.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : [])).join('');
-  const calls = res.content.flatMap((b) => (b.type === 'tool_use'
-    ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
-    : []));
+  const calls: Rec[] = [];
+  let signature = '';
+  for (const b of res.content) {
+    if (b.type === 'thinking') signature = b.signature;
+    if (b.type !== 'tool_use') continue;
+    calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) }, ...callExtra(signature) });
+    signature = '';
+  }
   const message: Rec = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (calls.length > 0) message.tool_calls = calls;

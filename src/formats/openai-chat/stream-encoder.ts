@@ -4,12 +4,14 @@ import type { StreamEncoder } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
 import { OPENAI_ERROR_TYPES } from './errors.ts';
 import { finishReasonOf, openaiUsage } from './response.ts';
+import { callExtra } from './thought-signatures.ts';
 
 type Rec = Record<string, unknown>;
 
 /**
  * One encoder per response. Tool calls are numbered among tool blocks only (OpenAI's
- * `tool_calls[].index`), thinking deltas go out as `delta.reasoning_content`, and when the
+ * `tool_calls[].index`), thinking deltas go out as `delta.reasoning_content`, a Gemini thought
+ * signature rides on the tool call after it (callExtra), and when the
  * client asked for usage every chunk carries `usage: null` except the final usage chunk, as
  * OpenAI does.
  */
@@ -21,6 +23,8 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
   let stop: StopReason | null = null;
   let finished = false;
   const toolIndex = new Map<number, number>();
+  /** The signature of the latest thinking block, for the next tool call. */
+  let signature = '';
 
   // Every chunk is {id, object, created, model, choices: [{index, delta, logprobs, finish_reason}]
   // (, usage: null)}: the text around `delta` is fixed once id and model are known, so only the delta
@@ -51,10 +55,13 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
           return chunk({ role: 'assistant', content: '', refusal: null });
         case 'block_start': {
           const b = ev.block;
+          if (b.type === 'thinking') signature = b.signature;
           if (b.type !== 'tool_use') return b.type === 'text' && b.text !== '' ? chunk({ content: b.text }) : '';
           const index = toolIndex.size;
           toolIndex.set(ev.index, index);
-          return chunk({ tool_calls: [{ index, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] });
+          const extra = callExtra(signature);
+          signature = '';
+          return chunk({ tool_calls: [{ index, id: b.id, type: 'function', function: { name: b.name, arguments: '' }, ...extra }] });
         }
         case 'block_delta': {
           const d = ev.delta;
@@ -64,7 +71,9 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
             const index = toolIndex.get(ev.index);
             return index === undefined ? '' : chunk({ tool_calls: [{ index, function: { arguments: d.partial_json } }] });
           }
-          return ''; // signatures have no OpenAI counterpart
+          // A signature goes out on the tool call that follows it (callExtra), or nowhere.
+          if (d.type === 'signature_delta') signature += d.signature;
+          return '';
         }
         case 'message_delta':
           stop = ev.stop_reason;

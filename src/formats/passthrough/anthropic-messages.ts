@@ -2,6 +2,7 @@
 // usage observed from message_start and message_delta; every other event passes through unchanged.
 import { mergeUsage } from '../canonical.ts';
 import { claudeThinkingConflict } from '../reasoning.ts';
+import { readSignature, reportDropped, signatureFor, signerOf } from '../signatures.ts';
 import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
 import { isRecord } from '../errors.ts';
@@ -44,11 +45,36 @@ function thinkingConflict(body: Rec): string | null {
   return claudeThinkingConflict(isRecord(body.tool_choice) ? body.tool_choice : undefined, body.messages as Rec[]);
 }
 
+const CLAUDE = signerOf('anthropic-messages', '')!;
+const marked = (b: unknown): boolean => isRecord(b) && b.type === 'thinking' && typeof b.signature === 'string' && readSignature(b.signature).signer !== null;
+
+/**
+ * The history with the thinking blocks the gateway marked on converted answers (another model's
+ * answer in this conversation, src/formats/signatures.ts): Claude's own unwrapped, others' left out
+ * (Anthropic refuses a signature it did not issue), reported. Messages without one are untouched.
+ */
+function ownThinking(messages: unknown[], adjustments?: string[]): unknown[] {
+  let dropped = 0;
+  const out = messages.map((m) => {
+    if (!isRecord(m) || !Array.isArray(m.content) || !m.content.some(marked)) return m;
+    const content = m.content.flatMap((b) => {
+      if (!marked(b)) return [b];
+      const raw = signatureFor((b as Rec).signature as string, CLAUDE);
+      if (raw === null) dropped++;
+      return raw === null ? [] : [{ ...(b as Rec), signature: raw }];
+    });
+    return { ...m, content };
+  });
+  reportDropped(dropped, adjustments ?? []);
+  return out;
+}
+
 export const anthropicMessagesPassthrough: PassthroughCodec = {
   prepareRequest(body, { upstreamModel, modelInBody, adjustments }) {
     const out: Rec = { ...body };
     for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
     if (modelInBody) out.model = upstreamModel; else delete out.model;
+    if (Array.isArray(out.messages)) out.messages = ownThinking(out.messages, adjustments);
     const conflict = thinkingConflict(out);
     if (conflict !== null) {
       delete out.thinking;

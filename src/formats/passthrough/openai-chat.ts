@@ -6,6 +6,7 @@ import { sseFrame } from '../sse.ts';
 import { isRecord, kindFromStatus } from '../errors.ts';
 import { canonicalUsage } from '../openai-chat/response.ts';
 import { createChatStreamEncoder } from '../openai-chat/stream-encoder.ts';
+import { relayCallSignatures } from '../openai-chat/thought-signatures.ts';
 import { isJsonObject, readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '../stream-frames.ts';
 
 type Rec = Record<string, unknown>;
@@ -64,10 +65,12 @@ function find(s: string, [head, tail]: Marker): number {
 export const GATEWAY_ONLY_FIELDS = ['extra', 'models', 'max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay'] as const;
 
 export const openaiChatPassthrough: PassthroughCodec = {
-  prepareRequest(body, { upstreamModel, modelInBody }) {
+  prepareRequest(body, { upstreamModel, modelInBody, adjustments }) {
     const out: Rec = { ...body };
     for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
     if (modelInBody) out.model = upstreamModel; else delete out.model;
+    // Signatures the gateway marked on a translated answer's tool calls go back raw to their model only.
+    if (Array.isArray(out.messages)) out.messages = relayCallSignatures(out.messages, upstreamModel, adjustments);
     if (out.stream === true) out.stream_options = { ...(out.stream_options as Rec | undefined), include_usage: true };
     return out;
   },
