@@ -3,8 +3,11 @@
 // the router sends to another provider. Every ordered pair of five providers (OpenAI, Anthropic,
 // Gemini, Bedrock-Claude, Mistral), from the official openai (Chat Completions) and @anthropic-ai/sdk
 // clients, plain and with parallel calls, each turn routed with `models` naming the provider that
-// must serve it. The mocks refuse what the real APIs refuse (tool call ids, call/result pairing,
-// role order), so any history one provider made that another would refuse fails here.
+// must serve it, and with thinking on (each provider's signatures go back only to their signer; Gemini
+// 3 wants a signature on function calls). The mocks refuse what the real APIs refuse (tool call ids,
+// call/result pairing, role order, thought signatures), so any history one provider made that another
+// would refuse fails here: on the code before this session's fixes, every variant fails (the pairs into
+// Mistral on tool call ids, into Gemini 3 on missing or foreign signatures).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -12,12 +15,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockMistral, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
 
-const caps = { tools: true, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
+const caps = { tools: true, vision: false, reasoning: true, structured_output: false, prompt_caching: false };
 type P = { id: string; format: TestProvider['format']; start: () => Promise<MockUpstream>; model: string; upstream?: string; extra?: Partial<TestProvider> };
 const PROVIDERS: P[] = [
-  { id: 'openai', format: 'openai-chat', start: startMockOpenAI, model: 'gpt-4o-mini' },
+  { id: 'openai', format: 'openai-chat', start: startMockOpenAI, model: 'gpt-5-mini' },
   { id: 'anthropic', format: 'anthropic-messages', start: startMockAnthropic, model: 'claude-test' },
-  { id: 'gemini', format: 'gemini', start: startMockGemini, model: 'gemini-2.5-flash' },
+  // Gemini 3: its function calls carry thought signatures it wants back, and it refuses other models'.
+  { id: 'gemini', format: 'gemini', start: startMockGemini, model: 'gemini-3-flash-preview' },
   { id: 'bedrock', format: 'bedrock-converse', start: startMockBedrock, model: 'claude-test', upstream: 'anthropic.claude-test-v1:0' },
   { id: 'mistral', format: 'openai-chat', start: startMockMistral, model: 'devstral-test', extra: { tool_call_ids: { alphabet: 'alnum', length: 9 } } },
 ];
@@ -44,17 +48,22 @@ describe('anthropic SDK: tool calls made by one provider, answered on another', 
     { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
     { name: 'get_time', description: 'Local time in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
   ];
-  for (const both of [false, true]) {
-    test(`every ordered pair of providers${both ? ', two parallel calls' : ''}`, async () => {
+  for (const [both, thinking] of [[false, false], [true, false], [false, true]] as const) {
+    test(`every ordered pair of providers${both ? ', two parallel calls' : ''}${thinking ? ', thinking on (signed by whoever thought)' : ''}`, async () => {
+      const think = thinking ? { thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2048 } : { max_tokens: 300 };
       for (const [a, b] of PAIRS) {
         const ask = `What is the weather in Paris?${both ? ' Use both tools.' : ''}`;
         const messages: Anthropic.MessageParam[] = [{ role: 'user', content: ask }];
-        const first = await client().messages.create({ model: 'router', models: [target(a)], max_tokens: 300, tools, tool_choice: { type: 'any' }, messages } as Anthropic.MessageCreateParamsNonStreaming);
+        // A forced tool choice and thinking do not go together (Claude refuses it): thinking turns call on "weather".
+        const first = await client().messages.create({ model: 'router', models: [target(a)], ...think, tools, ...(thinking ? {} : { tool_choice: { type: 'any' } }), messages } as Anthropic.MessageCreateParamsNonStreaming)
+          .catch((e: Error) => { throw new Error(`${a.id} (turn 1): ${e.message}`); });
         assert.equal(first.model, target(a));
         const calls = first.content.filter((c): c is Anthropic.ToolUseBlock => c.type === 'tool_use');
         assert.equal(calls.length, both ? 2 : 1, `${a.id} made the calls`);
+        // Signed thinking comes back from the providers that sign it: the history then carries their signature.
+        if (thinking && ['anthropic', 'bedrock', 'gemini'].includes(a.id)) assert.ok(first.content.some((c) => c.type === 'thinking' && c.signature !== ''), `${a.id}: signed thinking`);
         messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: calls.map((c) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: `18 C (${c.name})` })) });
-        const stream = client().messages.stream({ model: 'router', models: [target(b)], max_tokens: 300, tools, messages } as Anthropic.MessageStreamParams);
+        const stream = client().messages.stream({ model: 'router', models: [target(b)], ...think, tools, messages } as Anthropic.MessageStreamParams);
         const second = await stream.finalMessage().catch((e: Error) => { throw new Error(`${a.id} -> ${b.id}: ${e.message}`); });
         assert.equal(second.model, target(b), `${a.id} -> ${b.id}`);
         assert.match(second.content.map((c) => (c.type === 'text' ? c.text : '')).join(''), /18 C/, `${a.id} -> ${b.id}: the answer reads the results`);
