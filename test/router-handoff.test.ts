@@ -50,12 +50,12 @@ describe('anthropic SDK: tool calls made by one provider, answered on another', 
   ];
   for (const [both, thinking] of [[false, false], [true, false], [false, true]] as const) {
     test(`every ordered pair of providers${both ? ', two parallel calls' : ''}${thinking ? ', thinking on (signed by whoever thought)' : ''}`, async () => {
-      const think = thinking ? { thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2048 } : { max_tokens: 300 };
+      const think = thinking ? { thinking: { type: 'enabled' as const, budget_tokens: 1024 }, max_tokens: 2048 } : { max_tokens: 300 };
       for (const [a, b] of PAIRS) {
         const ask = `What is the weather in Paris?${both ? ' Use both tools.' : ''}`;
         const messages: Anthropic.MessageParam[] = [{ role: 'user', content: ask }];
         // A forced tool choice and thinking do not go together (Claude refuses it): thinking turns call on "weather".
-        const first = await client().messages.create({ model: 'router', models: [target(a)], ...think, tools, ...(thinking ? {} : { tool_choice: { type: 'any' } }), messages } as Anthropic.MessageCreateParamsNonStreaming)
+        const first = await client().messages.create({ model: 'router', models: [target(a)], ...think, tools, ...(thinking ? {} : { tool_choice: { type: 'any' } }), messages } as unknown as Anthropic.MessageCreateParamsNonStreaming)
           .catch((e: Error) => { throw new Error(`${a.id} (turn 1): ${e.message}`); });
         assert.equal(first.model, target(a));
         const calls = first.content.filter((c): c is Anthropic.ToolUseBlock => c.type === 'tool_use');
@@ -63,7 +63,7 @@ describe('anthropic SDK: tool calls made by one provider, answered on another', 
         // Signed thinking comes back from the providers that sign it: the history then carries their signature.
         if (thinking && ['anthropic', 'bedrock', 'gemini'].includes(a.id)) assert.ok(first.content.some((c) => c.type === 'thinking' && c.signature !== ''), `${a.id}: signed thinking`);
         messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: calls.map((c) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: `18 C (${c.name})` })) });
-        const stream = client().messages.stream({ model: 'router', models: [target(b)], ...think, tools, messages } as Anthropic.MessageStreamParams);
+        const stream = client().messages.stream({ model: 'router', models: [target(b)], ...think, tools, messages } as unknown as Anthropic.MessageStreamParams);
         const second = await stream.finalMessage().catch((e: Error) => { throw new Error(`${a.id} -> ${b.id}: ${e.message}`); });
         assert.equal(second.model, target(b), `${a.id} -> ${b.id}`);
         assert.match(second.content.map((c) => (c.type === 'text' ? c.text : '')).join(''), /18 C/, `${a.id} -> ${b.id}: the answer reads the results`);
