@@ -60,3 +60,36 @@ test('a key compacts its own conversation; another key cannot reach it; models a
     assert.ok(Number(rows[0]!.status) >= 400);
   }
 });
+
+test('a budget that cannot cover a pricier configured fallback: compaction keeps the model it can afford and never falls back past the budget', async () => {
+  const [up, dear] = await Promise.all([startMockAnthropic(), startMockAnthropic()]);
+  const caps = { tools: true, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
+  const g = await startTestGateway({
+    providers: [
+      { id: 'cheap', format: 'anthropic-messages', base_url: up.url, models: [{ name: 'small', pricing: { prompt: '0.000001', completion: '0.000001' }, capabilities: caps, context_window: 32000, max_completion_tokens: 1000 }] },
+      { id: 'pricey', format: 'anthropic-messages', base_url: dear.url, models: [{ name: 'big', pricing: { prompt: '0.0001', completion: '0.0001' }, capabilities: caps, context_window: 32000, max_completion_tokens: 1000 }] },
+    ],
+    gateway: { auth: { enabled: true }, fallbacks: { 'cheap/small': ['pricey/big'] } },
+  });
+  const compactAs = (key: string) => fetch(`${g.url}/v1/responses/compact`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'cheap/small', input: 'a long conversation' }),
+  });
+  try {
+    // The cheap model's worst case (~$0.001) fits $0.01; the pricey one's (~$0.1) does not.
+    const key = (await g.services.admin!.createKey({ name: 'near', budget_usd: '0.01', budget_period: 'day' })).key;
+    up.fault(Array.from({ length: 5 }, () => ({ status: 503 })));
+    const res = await compactAs(key);
+    const j = await res.json() as Rec;
+    assert.ok(res.status >= 500, `the cheap model's failure is the answer (${res.status} ${JSON.stringify(j)})`);
+    assert.equal(res.headers.get('x-gateway-budget-dropped'), 'pricey/big');
+    assert.equal(dear.requests.length, 0, 'never sent to the dropped model');
+    // With room for both, the fallback serves.
+    const rich = (await g.services.admin!.createKey({ name: 'rich', budget_usd: '10', budget_period: 'day' })).key;
+    up.reset();
+    up.fault(Array.from({ length: 5 }, () => ({ status: 503 })));
+    const ok = await compactAs(rich);
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(ok.headers.get('x-gateway-budget-dropped'), null);
+    assert.equal(dear.requests.length, 1, 'the fallback served');
+  } finally { await g.stop(); await up.close(); await dear.close(); }
+});

@@ -7,11 +7,11 @@
 // (src/formats/openai-responses/items.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelEntry } from '../config/types.ts';
-import { estimateMaxCost } from '../catalog/cost.ts';
+import { estimateWorstCost } from '../catalog/cost.ts';
 import { dispatch } from '../engine/dispatch.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { AttemptRecord } from '../store/types.ts';
-import { resolveModel } from '../engine/plan.ts';
+import { planAttempts, resolveModel, type AttemptTarget } from '../engine/plan.ts';
 import { redactorFor } from '../engine/redact.ts';
 import { exchangeJson } from '../engine/json-exchange.ts';
 import { transportVerdict, upstreamFailure } from '../engine/upstream-error.ts';
@@ -22,6 +22,7 @@ import { responsesUsage } from '../formats/passthrough/usage.ts';
 import { nativeInput } from '../formats/openai-responses/passthrough.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { Reservation } from '../limits/limiter.ts';
+import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError, sendJson } from './envelope.ts';
 import { prependHistory } from './responses-route.ts';
@@ -47,6 +48,8 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
   let entry: ModelEntry | null = null;
   let reservation: Reservation | null = null;
   let bytes = 0;
+  // The engine's plan when the key's budget left fallbacks out of it (else dispatch plans it).
+  let reduced: readonly AttemptTarget[] | undefined;
   try {
     requireJsonContentType(req);
     const buf = await readBody(req, cfg.server.bodyLimitBytes);
@@ -59,10 +62,18 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
     body.input ??= [];
     await prependHistory(svc, body, client);
     if (client.key && svc.limiter) {
-      const maxOut = entry.model.max_completion_tokens;
+      // Reserved for the plan's costliest attempt (the summary may fall back to a pricier configured
+      // model), or for the targets the budget can afford (src/limits/affordable.ts), as on the other routes.
+      const key = client.key;
       const input = Math.ceil(bytes / 4);
-      const est = { tokens: input + maxOut, costUsd: client.key.budgetUsd === null ? '0' : estimateMaxCost(entry.model.pricing, input, maxOut, { cacheWrite: 'none' }) };
-      reservation = svc.limiter.acquireSync ? svc.limiter.acquireSync(client.key, est) : await svc.limiter.acquire(client.key, est);
+      const estimateOf = (ts: readonly AttemptTarget[]) => ({
+        tokens: input + Math.max(...ts.map((t) => t.entry.model.max_completion_tokens)),
+        costUsd: key.budgetUsd === null ? '0' : estimateWorstCost(ts.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: t.entry.model.max_completion_tokens })), input, { cacheWrite: 'none' }),
+      });
+      const got = acquireAffordable(svc.limiter, key, planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), estimateOf);
+      const a = got instanceof Promise ? await got : got;
+      reservation = a.reservation;
+      if (a.dropped.length > 0) { res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((t) => t.entry.id).join(', ')); reduced = a.kept; }
     }
   } catch (e) {
     sendError(res, e, 'openai', { 'x-inference-id': id });
@@ -74,7 +85,7 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
   try {
     const relayed = entry.provider.native['openai-responses'] !== undefined ? await relayCompact(svc, entry, body, req, res, id, abort.signal) : { fallback: [] };
     if ('fallback' in relayed) {
-      outcome = await summarise(svc, entry, body, req, res, id, abort.signal, () => clientGone, startedAt, bytes);
+      outcome = await summarise(svc, entry, body, req, res, id, abort.signal, () => clientGone, startedAt, bytes, reduced);
       outcome.attempts = [...relayed.fallback, ...outcome.attempts];
     } else outcome = relayed;
   } catch (e) {
@@ -136,14 +147,14 @@ async function relayCompact(svc: Services, entry: ModelEntry, body: Rec, req: In
  * usage and cost as on every route) asking the model to summarise a transcript of the conversation.
  * The engine writes its answer to a discarded response; the client gets the compacted list.
  */
-async function summarise(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, res: ServerResponse, id: string, signal: AbortSignal, clientGone: () => boolean, startedAt: number, bytes: number): Promise<InferenceOutcome> {
+async function summarise(svc: Services, entry: ModelEntry, body: Rec, req: IncomingMessage, res: ServerResponse, id: string, signal: AbortSignal, clientGone: () => boolean, startedAt: number, bytes: number, targets?: readonly AttemptTarget[]): Promise<InferenceOutcome> {
   const cfg = svc.holder.current;
   const ask = summaryRequest(body, entry.id);
   const r: InferenceRequest = {
     id, cfg, res: discardedResponse(), startedAt, clientFormat: 'openai-responses', body: ask, stream: false, clientHeaders: req.headers, clientQuery: '',
     includeUsage: false, signal, clientGone, canonical: null, prepared: null, inputEstimate: Math.ceil(bytes / 4),
   };
-  const outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks);
+  const outcome = await dispatch(r, entry, svc.health, svc.books.dispatchHooks, targets, false);
   if (outcome.error) return outcome;
   const result = isRecord(outcome.result) ? outcome.result : null;
   const summary = result && Array.isArray(result.output)
