@@ -155,6 +155,9 @@ for (const backend of ['memory', 'redis'] as const) describe(`a budget serves th
     // Only the pricier model allowed: nothing affordable is left, the 402 as before.
     const only = await chat(near.key, { model: 'router', models: ['big'], willingness_to_pay: 1000 });
     await refusedAsBefore(only, '0.02');
+    // Operators see the trimmed requests by mode.
+    const m = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.ok(Number(/gateway_budget_trimmed_total\{mode="router"\} (\d+)/.exec(m)?.[1] ?? 0) >= 1, m.split('\n').filter((l) => l.includes('budget_trimmed')).join('\n'));
     // The same key is served when the cheap model is the decision (402 before this change).
     const ok = await chat(near.key, { model: 'router', models: ['small', 'big'], willingness_to_pay: 1e-9 });
     assert.equal(ok.status, 200, await ok.text());

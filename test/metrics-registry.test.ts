@@ -76,6 +76,7 @@ test('the gateway metric set renders every metric and reads writer stats at rend
   m.fallbacksTotal.inc({ from_provider: 'anthropic' });
   m.configReloadsTotal.inc({ result: 'ok' });
   m.rateLimitedTotal.inc({ reason: 'rpm' });
+  m.budgetTrimmedTotal.inc({ mode: 'router' });
   m.limiterErrorsTotal.inc();
   const before = m.registry.render();
   assert.match(before, /^# TYPE gateway_writer_queue_depth gauge$/m);
@@ -95,6 +96,7 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_fallbacks_total{from_provider="anthropic"} 1',
     'gateway_config_reloads_total{result="ok"} 1',
     'gateway_rate_limited_total{reason="rpm"} 1',
+    'gateway_budget_trimmed_total{mode="router"} 1',
     'gateway_limiter_errors_total 1',
     'gateway_writer_queue_depth 7',
     'gateway_writer_dropped_total 1',
@@ -102,7 +104,7 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_writer_failures_total 2',
   ]) assert.ok(text.split('\n').includes(line), `missing: ${line}`);
   const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]} ${x[2]}`);
-  assert.equal(types.length, 19);
+  assert.equal(types.length, 20);
   for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter']) assert.ok(types.includes(t), t);
   assert.ok(types.includes('gateway_cost_usd_total counter'));
   assert.ok(types.includes('gateway_request_duration_seconds histogram'));

@@ -12,7 +12,8 @@ import { estimateWorstCost } from '../catalog/cost.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
-import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
+import { acquireAffordable } from '../limits/affordable.ts';
+import { reportTrimmed } from './budget-trim.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -90,7 +91,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
       if (a.dropped.length > 0) {
-        res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((t) => t.entry.id).join(', '));
+        reportTrimmed(svc, res, routed ? 'router' : 'named', a.dropped.map((t) => t.entry.id));
         if (routed) routed.targets = [...a.kept]; else reduced = a.kept;
       }
     }

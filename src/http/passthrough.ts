@@ -19,7 +19,8 @@ import { uuidv7 } from '../util/uuid.ts';
 import { estimateWorstCost } from '../catalog/cost.ts';
 import type { Usage } from '../formats/canonical.ts';
 import type { Reservation } from '../limits/limiter.ts';
-import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
+import { acquireAffordable } from '../limits/affordable.ts';
+import { reportTrimmed } from './budget-trim.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -103,7 +104,7 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
       reservation = a.reservation;
       if (a.dropped.length > 0) {
         plan = [...a.kept];
-        res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((e) => e.id).join(', '));
+        reportTrimmed(svc, res, 'named', a.dropped.map((e) => e.id));
       }
     }
   } catch (e) {

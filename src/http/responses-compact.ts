@@ -22,7 +22,8 @@ import { responsesUsage } from '../formats/passthrough/usage.ts';
 import { nativeInput } from '../formats/openai-responses/passthrough.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { Reservation } from '../limits/limiter.ts';
-import { acquireAffordable, BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
+import { acquireAffordable } from '../limits/affordable.ts';
+import { reportTrimmed } from './budget-trim.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { sendError, sendJson } from './envelope.ts';
 import { prependHistory } from './responses-route.ts';
@@ -73,7 +74,7 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
       const got = acquireAffordable(svc.limiter, key, planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), estimateOf);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
-      if (a.dropped.length > 0) { res.setHeader(BUDGET_DROPPED_HEADER, a.dropped.map((t) => t.entry.id).join(', ')); reduced = a.kept; }
+      if (a.dropped.length > 0) { reportTrimmed(svc, res, 'named', a.dropped.map((t) => t.entry.id)); reduced = a.kept; }
     }
   } catch (e) {
     sendError(res, e, 'openai', { 'x-inference-id': id });

@@ -29,6 +29,7 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     limiterBreakerState: registry.gauge('gateway_limiter_breaker_state', 'The Redis limiter\'s circuit breaker: 1 for its current state (closed, open, half-open), 0 for the others.', ['state']),
     limiterBreakerOpenedTotal: registry.counter('gateway_limiter_breaker_opened_total', 'Times the Redis limiter\'s circuit breaker opened (Redis failed, hung or dropped the connection).', []),
     rateLimitedTotal: registry.counter('gateway_rate_limited_total', 'Requests refused by a key limit, by reason (rpm, tpm, budget).', ['reason']),
+    budgetTrimmedTotal: registry.counter('gateway_budget_trimmed_total', 'Requests served without some targets of their plan because the key\'s remaining budget could not cover them (router: router mode; named: a named model\'s fallbacks).', ['mode']),
     /** Every HTTP request by route pattern (never the raw path: bounded) and status: feedback, model listing, admin and ops routes included. */
     httpRequestsTotal: registry.counter('gateway_http_requests_total', 'HTTP requests answered, by route pattern (_unmatched for no route) and status.', ['route', 'status']),
     dependencyUp: registry.gauge('gateway_dependency_up', 'Last readiness probe per dependency (database, redis, writer, auth, draining): 1 ok, 0 failing.', ['dependency']),
