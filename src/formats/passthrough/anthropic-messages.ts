@@ -54,6 +54,9 @@ const marked = (b: unknown): boolean => isRecord(b) && b.type === 'thinking' && 
  * (Anthropic refuses a signature it did not issue), reported. Messages without one are untouched.
  */
 function ownThinking(messages: unknown[], adjustments?: string[]): unknown[] {
+  const hasMarked = (m: unknown): boolean => isRecord(m) && Array.isArray(m.content) && m.content.some(marked);
+  // Nearly every relayed conversation has none (Claude's own signatures are raw): no copy then.
+  if (!messages.some(hasMarked)) return messages;
   let dropped = 0;
   const out = messages.map((m) => {
     if (!isRecord(m) || !Array.isArray(m.content) || !m.content.some(marked)) return m;
