@@ -93,6 +93,25 @@ export function streamMarker(signer: Signer | null, client: ClientFormat): ((ev:
   };
 }
 
+/**
+ * A history as `target` takes it (the encoders' one step for signatures): each signed thinking block
+ * unwrapped for its signer or left out when another model signed it, the drops reported once.
+ * Unsigned thinking passes as it is; each target decides about it.
+ */
+export function ownThinking(messages: Message[], target: Signer, adjustments: string[]): Message[] {
+  let dropped = 0;
+  const out = messages.map((m) => (m.content.some((b) => b.type === 'thinking' && b.signature !== '') ? {
+    ...m,
+    content: m.content.flatMap((b) => {
+      const sent = sendableThinking(b, target);
+      if (sent === null) dropped++;
+      return sent === null ? [] : [sent];
+    }),
+  } : m));
+  reportDropped(dropped, adjustments);
+  return out;
+}
+
 /** A thinking block's signature as `target` takes it: the raw value, or null (drop the block). Unsigned thinking passes as it is. */
 export function sendableThinking(b: Block, target: Signer): Block | null {
   if (b.type !== 'thinking' || b.signature === '') return b;

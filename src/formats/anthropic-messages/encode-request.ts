@@ -5,7 +5,7 @@ import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { formatInstruction } from '../fallbacks.ts';
 import { claudeSampling, claudeThinkingConflict, FALLBACK_MAX_TOKENS, planClaudeThinking } from '../reasoning.ts';
-import { reportDropped, sendableThinking, signerOf } from '../signatures.ts';
+import { ownThinking, signerOf } from '../signatures.ts';
 import { encodeBlock, encodeTool } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
@@ -18,20 +18,10 @@ const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
 const CLAUDE = signerOf('anthropic-messages', '')!;
 
 /**
- * Thinking goes back only with a signature Claude issued, unwrapped (src/formats/signatures.ts):
- * Anthropic rejects unsigned thinking (another provider's `reasoning_content`) and thinking another
- * model signed, so such blocks are not sent back; `dropped` counts the signed ones.
+ * Anthropic rejects unsigned thinking (another provider's `reasoning_content`): not sent back. Signed
+ * thinking goes back only with a signature Claude issued, unwrapped (ownThinking, src/formats/signatures.ts).
  */
-function sendable(m: Message, dropped?: { n: number }): Block[] {
-  const out: Block[] = [];
-  for (const b of m.content) {
-    if (b.type === 'thinking' && b.signature === '') continue;
-    const sent = sendableThinking(b, CLAUDE);
-    if (sent !== null) out.push(sent);
-    else if (dropped) dropped.n++;
-  }
-  return out;
-}
+const sendable = (m: Message): Block[] => m.content.filter((b) => b.type !== 'thinking' || b.signature !== '');
 
 function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefined): Rec | undefined {
   const out: Rec | undefined = tc ? { ...tc } : undefined;
@@ -43,18 +33,16 @@ function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefi
  * Mid-conversation system turns go into the top-level system prompt: only the newest Claude
  * models take `role: "system"` messages, and the catalog does not say which.
  */
-function turns(req: CanonicalRequest, system: TextBlock[], adjustments: string[]): Rec[] {
+function turns(messages: readonly Message[], system: TextBlock[], adjustments: string[]): Rec[] {
   const out: Rec[] = [];
-  const dropped = { n: 0 };
-  req.messages.forEach((m, i) => {
+  messages.forEach((m, i) => {
     if (m.role === 'system') {
       for (const b of m.content) if (b.type === 'text') system.push({ type: 'text', text: b.text });
       adjustments.push(`messages[${i}].role=system->system`);
       return;
     }
-    out.push({ role: m.role, content: sendable(m, dropped).map(encodeBlock) });
+    out.push({ role: m.role, content: sendable(m).map(encodeBlock) });
   });
-  reportDropped(dropped.n, adjustments);
   return out;
 }
 
@@ -87,8 +75,11 @@ export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo)
   }
   const adjustments: string[] = [];
   const system: TextBlock[] = [...req.system];
-  const messages = turns(req, system, adjustments);
-  const history = req.messages.some((m) => m.role === 'system') ? req.messages.filter((m) => m.role !== 'system') : req.messages;
+  // Claude's own signatures unwrapped, thinking another model signed left out: what is sent, and what
+  // the thinking rule below reads.
+  const own = ownThinking(req.messages, CLAUDE, adjustments);
+  const messages = turns(own, system, adjustments);
+  const history = own.some((m) => m.role === 'system') ? own.filter((m) => m.role !== 'system') : own;
   const plan = planClaudeThinking(req, target, claudeThinkingConflict(req.tool_choice, history, sendable));
   adjustments.push(...plan.adjustments);
   const format = structuredOutput(req, target, system, adjustments);

@@ -21,7 +21,7 @@ import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { formatInstruction, hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, claudeSampling, claudeThinkingConflict, effortForBudget, modelReasons, planClaudeThinking, reasoningAsk } from '../reasoning.ts';
-import { reportDropped, sendableThinking, signerOf } from '../signatures.ts';
+import { ownThinking, signerOf } from '../signatures.ts';
 
 type Json = Record<string, unknown>;
 
@@ -171,30 +171,12 @@ function reasoning(req: CanonicalRequest, target: TargetInfo, messages: readonly
 
 const CLAUDE = signerOf('bedrock-converse', '')!;
 
-/**
- * The history with signatures unwrapped for Claude (src/formats/signatures.ts): thinking signed by
- * another model is left out (Claude refuses it), reported; unsigned reasoning text stays.
- */
-function ownSigned(list: Message[], adjustments: string[]): Message[] {
-  let dropped = 0;
-  const out = list.map((m) => ({
-    ...m,
-    content: m.content.flatMap((b) => {
-      const sent = sendableThinking(b, CLAUDE);
-      if (sent === null) dropped++;
-      return sent === null ? [] : [sent];
-    }),
-  }));
-  reportDropped(dropped, adjustments);
-  return out;
-}
-
 /** Builds the Converse (or ConverseStream) request; the model id is URL-encoded into the path. */
 export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
   const edited = applyContextEdits(req);
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);
-  const hoisted = hoistSystemTurns(ownSigned(edited.messages, adjustments), adjustments, 'system');
+  const hoisted = hoistSystemTurns(ownThinking(edited.messages, CLAUDE, adjustments), adjustments, 'system');
   const body: Json = { messages: messages(hoisted.messages) };
   const systemBlocks = [...req.system, ...hoisted.system];
   if (req.response_format?.type === 'json_object') {

@@ -18,7 +18,7 @@ import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, fitBudget, reasoningAskFor, type Effort } from '../reasoning.ts';
-import { reportDropped, sendableThinking, signerOf, type Signer } from '../signatures.ts';
+import { ownThinking, signerOf } from '../signatures.ts';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest, GeminiThinkingConfig } from './types.ts';
 import { isRecord } from './types.ts';
 
@@ -67,20 +67,19 @@ export const DUMMY_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 /** Gemini 3 and later refuse a current-turn function call without a signature; 1.x and 2.x do not. */
 const needsCallSignature = (model: string): boolean => !/(^|\/)gemini-[12][.-]/.test(model);
 
-type SignatureCount = { dropped: number; dummies: number };
 
 /**
  * The first function call of a model turn carries the turn's signature; one without (none came
  * with it, or its signer was another model) gets Google's dummy on the models that require it.
  */
-function signFirstCall(parts: GeminiPart[], count: SignatureCount): void {
+function signFirstCall(parts: GeminiPart[]): boolean {
   const first = parts.find((p) => p.functionCall !== undefined);
-  if (first === undefined || first.thoughtSignature !== undefined) return;
+  if (first === undefined || first.thoughtSignature !== undefined) return false;
   first.thoughtSignature = DUMMY_THOUGHT_SIGNATURE;
-  count.dummies++;
+  return true;
 }
 
-function encodeParts(blocks: Block[], toolNames: Map<string, string>, signer: Signer, count: SignatureCount): GeminiPart[] {
+function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPart[] {
   const parts: GeminiPart[] = [];
   let pendingSignature: string | undefined;
   const push = (p: GeminiPart): void => {
@@ -108,18 +107,14 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>, signer: Si
         for (const c of b.content) if (c.type === 'image') push(mediaPart(c.source));
         break;
       }
-      case 'thinking': {
-        // Thinking signed by another model (or provider) means nothing here and is left out.
-        const t = sendableThinking(b, signer);
-        if (t === null) { count.dropped++; break; }
-        if (t.type !== 'thinking') break;
-        if (t.thinking !== '') {
-          parts.push({ text: t.thinking, thought: true, ...(t.signature !== '' ? { thoughtSignature: t.signature } : {}) });
-        } else if (t.signature !== '') {
-          pendingSignature = t.signature;
+      // Signatures are this model's own, unwrapped (ownThinking left out the ones another model signed).
+      case 'thinking':
+        if (b.thinking !== '') {
+          parts.push({ text: b.thinking, thought: true, ...(b.signature !== '' ? { thoughtSignature: b.signature } : {}) });
+        } else if (b.signature !== '') {
+          pendingSignature = b.signature;
         }
         break;
-      }
       case 'redacted_thinking': break;
     }
   }
@@ -193,21 +188,19 @@ export function encodeGeminiRequest(req: CanonicalRequest, target: TargetInfo): 
   const edited = applyContextEdits(req);
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);
-  const hoisted = hoistSystemTurns(edited.messages, adjustments, 'systemInstruction');
+  const hoisted = hoistSystemTurns(ownThinking(edited.messages, signerOf('gemini', target.upstreamModel)!, adjustments), adjustments, 'systemInstruction');
   const toolNames = new Map<string, string>();
   for (const m of hoisted.messages) for (const b of m.content) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
 
   const contents: GeminiContent[] = [];
-  const signer = signerOf('gemini', target.upstreamModel)!;
-  const count: SignatureCount = { dropped: 0, dummies: 0 };
-  const dummies = needsCallSignature(target.upstreamModel);
+  const needsDummies = needsCallSignature(target.upstreamModel);
+  let dummies = 0;
   for (const m of hoisted.messages) {
-    const parts = encodeParts(m.content, toolNames, signer, count);
-    if (m.role === 'assistant' && dummies) signFirstCall(parts, count);
+    const parts = encodeParts(m.content, toolNames);
+    if (m.role === 'assistant' && needsDummies && signFirstCall(parts)) dummies++;
     if (parts.length > 0) contents.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
   }
-  reportDropped(count.dropped, adjustments);
-  if (count.dummies > 0) adjustments.push(`thoughtSignature=${DUMMY_THOUGHT_SIGNATURE}(${count.dummies} function call turn${count.dummies === 1 ? '' : 's'} without a signature of this model)`);
+  if (dummies > 0) adjustments.push(`thoughtSignature=${DUMMY_THOUGHT_SIGNATURE}(${dummies} function call turn${dummies === 1 ? '' : 's'} without a signature of this model)`);
   const body: GeminiRequest = { contents };
   const system = [...req.system, ...hoisted.system];
   if (system.length > 0) body.systemInstruction = { parts: system.map((s) => ({ text: s.text })) };

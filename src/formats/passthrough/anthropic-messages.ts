@@ -53,7 +53,7 @@ const marked = (b: unknown): boolean => isRecord(b) && b.type === 'thinking' && 
  * answer in this conversation, src/formats/signatures.ts): Claude's own unwrapped, others' left out
  * (Anthropic refuses a signature it did not issue), reported. Messages without one are untouched.
  */
-function ownThinking(messages: unknown[], adjustments?: string[]): unknown[] {
+function claudeOwnThinking(messages: unknown[], adjustments?: string[]): unknown[] {
   const hasMarked = (m: unknown): boolean => isRecord(m) && Array.isArray(m.content) && m.content.some(marked);
   // Nearly every relayed conversation has none (Claude's own signatures are raw): no copy then.
   if (!messages.some(hasMarked)) return messages;
@@ -77,7 +77,7 @@ export const anthropicMessagesPassthrough: PassthroughCodec = {
     const out: Rec = { ...body };
     for (const f of GATEWAY_ONLY_FIELDS) delete out[f];
     if (modelInBody) out.model = upstreamModel; else delete out.model;
-    if (Array.isArray(out.messages)) out.messages = ownThinking(out.messages, adjustments);
+    if (Array.isArray(out.messages)) out.messages = claudeOwnThinking(out.messages, adjustments);
     const conflict = thinkingConflict(out);
     if (conflict !== null) {
       delete out.thinking;
