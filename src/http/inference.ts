@@ -8,10 +8,9 @@ import { dispatch } from '../engine/dispatch.ts';
 import { planAttempts, resolveModel, type AttemptTarget } from '../engine/plan.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
-import { estimateWorstCost } from '../catalog/cost.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
-import type { Reservation } from '../limits/limiter.ts';
+import { worstUsage, type Reservation, type Usage } from '../limits/limiter.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
 import { readBody, requireJsonContentType } from './body.ts';
@@ -138,18 +137,11 @@ const queryOf = (url: string | undefined): string => {
 /**
  * Upper bounds for the limiter over the attempts the request may make (router mode's targets, or a
  * named model and its fallbacks): prompt tokens estimated from bytes (~4 per token), output at
- * max_tokens (or a target's own cap), the costliest attempt's worst case, since a fallback to a
- * pricier model bills at its prices. The cost bound (exact decimal arithmetic) is only worked out for
- * a key with a budget.
+ * max_tokens (or a target's own cap); cache writes assumed only when the body asks for caching.
  */
-function estimate(targets: readonly AttemptTarget[], body: Record<string, unknown>, raw: Buffer, key: KeyRecord): { tokens: number; costUsd: string } {
-  const bytes = raw.length;
+function estimate(targets: readonly AttemptTarget[], body: Record<string, unknown>, raw: Buffer, key: KeyRecord): Usage {
   const asked = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens) as number | undefined;
-  const input = Math.ceil(bytes / 4);
   const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
-  const maxOut = Math.max(...targets.map(outOf));
-  if (key.budgetUsd === null) return { tokens: input + maxOut, costUsd: '0' };
-  // Cache writes cost more than plain input: assume them only when the body asks for caching.
-  const cacheWrite = raw.includes('"cache_control"') ? 'any' : 'none';
-  return { tokens: input + maxOut, costUsd: estimateWorstCost(targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t) })), input, { cacheWrite }) };
+  return worstUsage(key, targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t) })), Math.ceil(raw.length / 4),
+    { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none' });
 }

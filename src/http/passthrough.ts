@@ -16,9 +16,8 @@ import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { codecFor } from '../formats/registry.ts';
 import type { AttemptRecord, KeyRecord } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid.ts';
-import { estimateWorstCost } from '../catalog/cost.ts';
 import type { Usage } from '../formats/canonical.ts';
-import type { Reservation } from '../limits/limiter.ts';
+import { worstUsage, type Reservation, type Usage as LimitUsage } from '../limits/limiter.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
@@ -221,15 +220,9 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
   });
 }
 
-/**
- * The limiter's reservation: input from the body's size, output at the route's maximum; cost only for
- * a budgeted key, at the costliest attempt of the plan (a fallback to a pricier model bills at its prices).
- */
-function reserve(key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): { tokens: number; costUsd: string } {
-  const output = Math.max(...plan.map(outputOf));
-  if (key.budgetUsd === null) return { tokens: input + output, costUsd: '0' };
-  return { tokens: input + output, costUsd: estimateWorstCost(plan.map((e) => ({ pricing: e.model.pricing, maxOutputTokens: outputOf(e) })), input) };
-}
+/** The limiter's reservation: input from the body's size, output at the route's maximum per target (worstUsage). */
+const reserve = (key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): LimitUsage =>
+  worstUsage(key, plan.map((e) => ({ pricing: e.model.pricing, maxOutputTokens: outputOf(e) })), input);
 
 /** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */
 async function drain(up: IncomingMessage): Promise<string> {

@@ -7,7 +7,6 @@
 // (src/formats/openai-responses/items.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelEntry } from '../config/types.ts';
-import { estimateWorstCost } from '../catalog/cost.ts';
 import { dispatch } from '../engine/dispatch.ts';
 import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { AttemptRecord } from '../store/types.ts';
@@ -21,7 +20,7 @@ import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { responsesUsage } from '../formats/passthrough/usage.ts';
 import { nativeInput } from '../formats/openai-responses/passthrough.ts';
 import { GatewayError } from '../gateway-error.ts';
-import type { Reservation } from '../limits/limiter.ts';
+import { worstUsage, type Reservation } from '../limits/limiter.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
@@ -67,10 +66,8 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
       // model), or for the targets the budget can afford (src/limits/affordable.ts), as on the other routes.
       const key = client.key;
       const input = Math.ceil(bytes / 4);
-      const estimateOf = (ts: readonly AttemptTarget[]) => ({
-        tokens: input + Math.max(...ts.map((t) => t.entry.model.max_completion_tokens)),
-        costUsd: key.budgetUsd === null ? '0' : estimateWorstCost(ts.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: t.entry.model.max_completion_tokens })), input, { cacheWrite: 'none' }),
-      });
+      const estimateOf = (ts: readonly AttemptTarget[]) =>
+        worstUsage(key, ts.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: t.entry.model.max_completion_tokens })), input, { cacheWrite: 'none' });
       const got = acquireAffordable(svc.limiter, key, planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), estimateOf);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;

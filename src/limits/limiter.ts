@@ -1,11 +1,23 @@
 // The per-key limits contract shared by the in-process and Redis limiters: requests and tokens per
 // fixed UTC minute, and spend per budget period, reserved at the start of a request and settled after.
 import { shiftDecimal } from '../catalog/decimal.ts';
+import { estimateWorstCost, type MaxCostOptions } from '../catalog/cost.ts';
+import type { Pricing } from '../catalog/types.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 
 /** What a request may use: tokens (input + max output) and the maximum cost as an exact decimal. */
 export type Usage = { tokens: number; costUsd: string };
+
+/**
+ * The reservation for the attempts a request may make (each with its prices and output bound): input
+ * plus the largest output, and the costliest attempt's worst case, since a fallback to a pricier model
+ * bills at its prices. The cost (exact decimal arithmetic) is only worked out for a key with a budget.
+ */
+export function worstUsage(key: KeyRecord, attempts: ReadonlyArray<{ pricing: Pricing; maxOutputTokens: number }>, inputTokens: number, opts: MaxCostOptions = {}): Usage {
+  const tokens = inputTokens + Math.max(...attempts.map((a) => a.maxOutputTokens));
+  return { tokens, costUsd: key.budgetUsd === null ? '0' : estimateWorstCost(attempts, inputTokens, opts) };
+}
 
 /**
  * A granted request. Exactly one of settle/release should follow; later calls are ignored. Neither
