@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { CanonicalRequest, Message } from './canonical.ts';
 import type { WireFormat } from './codec.ts';
+import { isRecord } from './errors.ts';
 
 /**
  * What a target accepts: `any` character, `word` (letters, digits, '_', '-') or `alnum` (letters and
@@ -91,7 +92,6 @@ export function fitCanonicalToolIds(req: CanonicalRequest, rule: ToolIdRule | nu
 }
 
 type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The same on a relayed client body, on the copy the relay made (the `messages` array and each message
@@ -106,7 +106,7 @@ export function fitRelayedToolIds(body: Rec, format: WireFormat, rule: ToolIdRul
   let copied: unknown[] | null = null;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
-    if (!isRec(m)) continue;
+    if (!isRecord(m)) continue;
     const next = format === 'openai-chat' ? fitChatMessage(m, map) : fitBlocks(m, map);
     if (next !== m) { copied ??= messages.slice(); copied[i] = next; }
   }
@@ -125,7 +125,7 @@ function fitChatMessage(m: Rec, map: IdMap): Rec {
   let calls: unknown[] | null = null;
   for (let k = 0; k < m.tool_calls.length; k++) {
     const c: unknown = m.tool_calls[k];
-    if (!isRec(c) || typeof c.id !== 'string') continue;
+    if (!isRecord(c) || typeof c.id !== 'string') continue;
     const to = map.of(c.id);
     if (to !== c.id) { calls ??= m.tool_calls.slice(); calls[k] = { ...c, id: to }; }
   }
@@ -138,7 +138,7 @@ function fitBlocks(m: Rec, map: IdMap): Rec {
   let blocks: unknown[] | null = null;
   for (let k = 0; k < m.content.length; k++) {
     const b: unknown = m.content[k];
-    if (!isRec(b)) continue;
+    if (!isRecord(b)) continue;
     const type = b.type;
     if (type === 'tool_use') {
       const id = b.id;

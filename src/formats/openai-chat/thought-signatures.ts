@@ -35,10 +35,13 @@ export function callSignature(call: Rec): Block[] {
  */
 export function relayCallSignatures(messages: unknown[], upstreamModel: string, adjustments?: string[]): unknown[] {
   const marked = (c: unknown): boolean => isRecord(c) && typeof signatureOf(c) === 'string' && readSignature(signatureOf(c) as string).signer !== null;
+  const hasMarked = (m: unknown): boolean => isRecord(m) && Array.isArray(m.tool_calls) && m.tool_calls.some(marked);
+  // Every plain Chat Completions relay passes here: a body without marked signatures is not copied.
+  if (!messages.some(hasMarked)) return messages;
   let dropped = 0;
   const out = messages.map((m) => {
-    if (!isRecord(m) || !Array.isArray(m.tool_calls) || !m.tool_calls.some(marked)) return m;
-    const tool_calls = m.tool_calls.map((c: unknown) => {
+    if (!isRecord(m) || !hasMarked(m)) return m;
+    const tool_calls = (m.tool_calls as unknown[]).map((c) => {
       if (!marked(c)) return c;
       const call = c as Rec;
       const raw = signatureFor(signatureOf(call) as string, { family: 'gemini', model: upstreamModel });
