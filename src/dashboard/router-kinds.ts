@@ -5,15 +5,12 @@ import { addDecimal, divDecimal, formatDecimal } from '../catalog/decimal.ts';
 import { decimal, num, str } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { readRouterRollup, segments } from './rollup-query.ts';
-import { keysWhere, type DecisionWindow } from './router-window.ts';
+import { byCodePoint, costSum, keysWhere, share, type DecisionWindow } from './router-window.ts';
 import type { RouterKind } from './ui/api-types.ts';
 
 /** Models listed per kind; the rest are summed. */
 export const KIND_MODELS = 3;
 
-const costSum = (sql: SqlRunner): string => (sql.dialect === 'postgres' ? 'COALESCE(SUM(r.cost), 0)::text' : 'dec_sum(r.cost)');
-const share = (n: number, of: number): number | null => (of > 0 ? n / of : null);
-const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 type KindSum = { n: number; errors: number; cost: string; noRoute: number; models: Map<string, number> };
 

@@ -13,7 +13,7 @@ import type { SqlRunner } from '../store/sql-runner.ts';
 import { inList, keyScope, type Access } from './access.ts';
 import { ceilTo, floorTo, grainFor, HOUR, readRollup, readRouterRollup, segments } from './rollup-query.ts';
 import { foldBeforeRead } from '../store/rollup-fold.ts';
-import { chosenOf, floatType, keysWhere, windowWhere, type DecisionWindow } from './router-window.ts';
+import { byCodePoint, chosenOf, costSum, floatType, keysWhere, share, windowWhere, type DecisionWindow } from './router-window.ts';
 import type { Bucket, RouterFeedbackStat, RouterModelShare, RouterOverview, RouterPoint } from './ui/api-types.ts';
 import { autoBucket, bucketStarts } from './rollup-math.ts';
 import { routerKinds } from './router-kinds.ts';
@@ -24,7 +24,6 @@ export type RouterOverviewQuery = { from: number; to: number; top: number; quali
 /** Feedback older than the window's start by more than this cannot be on one of its decisions. */
 const FEEDBACK_SKEW_MS = 3_600_000;
 
-const share = (n: number, of: number): number | null => (of > 0 ? n / of : null);
 const perRequest = (cost: string, n: number): string | null => (n > 0 ? formatDecimal(divDecimal(cost, String(n), 12)) : null);
 
 /** The hour rows of [from, to) within the keys: `r`'s conditions and their parameters. */
@@ -36,10 +35,9 @@ const hoursWhere = (w: DecisionWindow): { sql: string; params: unknown[] } => wi
  * series (summed over the models); its rows are buckets times models, whatever the hours in the range.
  */
 async function modelRows(sql: SqlRunner, w: DecisionWindow, starts: readonly number[]): Promise<Row[]> {
-  const cost = sql.dialect === 'postgres' ? 'COALESCE(SUM(r.cost), 0)::text' : 'dec_sum(r.cost)';
   return readRouterRollup(sql, {
     table: 'router_rollup', segs: segments(Date.parse(w.from), Date.parse(w.to), starts), ...keysWhere(w), groupBy: ['r.chosen'],
-    select: `r.chosen AS model, SUM(r.n) AS n, SUM(r.errors) AS errors, ${cost} AS cost_usd,
+    select: `r.chosen AS model, SUM(r.n) AS n, SUM(r.errors) AS errors, ${costSum(sql)} AS cost_usd,
       SUM(r.predicted_sum) AS predicted_sum, SUM(r.predicted_n) AS predicted_n, SUM(r.quality_sum) AS quality_sum, SUM(r.quality_n) AS quality_n,
       SUM(r.fallbacks) AS fallbacks, SUM(r.explored) AS explored, SUM(r.affinity_known) AS affinity_known, SUM(r.affinity_chosen) AS affinity_chosen`,
   });
@@ -90,7 +88,6 @@ async function allRequests(sql: SqlRunner, from: number, to: number, keys: reado
   return num(rows[0]?.requests ?? 0);
 }
 
-const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function feedbackStats(rows: readonly Row[]): Map<string, RouterFeedbackStat[]> {
   const out = new Map<string, RouterFeedbackStat[]>();

@@ -31,3 +31,10 @@ export const chosenOf = (sql: SqlRunner): string =>
 
 /** The float type for CAST in this dialect. */
 export const floatType = (sql: SqlRunner): string => (sql.dialect === 'postgres' ? 'DOUBLE PRECISION' : 'REAL');
+
+/** The exact sum of a rollup's decimal `cost` column (alias r) as text, in either dialect. */
+export const costSum = (sql: SqlRunner): string => (sql.dialect === 'postgres' ? 'COALESCE(SUM(r.cost), 0)::text' : 'dec_sum(r.cost)');
+/** n as a share of `of`, null when there is nothing to share. */
+export const share = (n: number, of: number): number | null => (of > 0 ? n / of : null);
+/** Code-point order: the same on both stores' strings and in every locale. */
+export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
