@@ -12,6 +12,7 @@ import { fitCanonicalToolIds, fitRelayedToolIds, fitsRule, replacementId, FORMAT
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
 import { startMockAnthropic, startMockBedrock, startMockMistral, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
+import { upstreamToolIds } from './helpers/wires.ts';
 
 type Rec = Record<string, any>;
 const MISTRAL = { alphabet: 'alnum', length: 9 } as const;
@@ -98,17 +99,11 @@ const chatHistory = (id: string): OpenAI.ChatCompletionMessageParam[] => [
   { role: 'tool', tool_call_id: id, content: '18 C and sunny' },
 ];
 
-/** The ids of calls and results in the last body an upstream received (Chat Completions or Messages). */
+/** The ids of calls and results in the last body an upstream received, read in its wire format (helpers/wires.ts). */
 function upstreamIds(up: MockUpstream): { calls: string[]; results: string[] } {
-  const b = up.requests.at(-1)!.body as Rec;
-  if (Array.isArray(b.messages) && b.messages.some((m: Rec) => m.role === 'tool' || Array.isArray(m.tool_calls))) {
-    return { calls: b.messages.flatMap((m: Rec) => (m.tool_calls ?? []).map((c: Rec) => c.id)), results: b.messages.filter((m: Rec) => m.role === 'tool').map((m: Rec) => m.tool_call_id) };
-  }
-  const blocks = b.messages.flatMap((m: Rec) => (Array.isArray(m.content) ? m.content : []));
-  if (!blocks.some((x: Rec) => x.toolUse)) {
-    return { calls: blocks.filter((x: Rec) => x.type === 'tool_use').map((x: Rec) => x.id), results: blocks.filter((x: Rec) => x.type === 'tool_result').map((x: Rec) => x.tool_use_id) };
-  }
-  return { calls: blocks.filter((x: Rec) => x.toolUse).map((x: Rec) => x.toolUse.toolUseId), results: blocks.filter((x: Rec) => x.toolResult).map((x: Rec) => x.toolResult.toolUseId) };
+  const format = up === anthropic ? 'anthropic-messages' : up === bedrock ? 'bedrock-converse' : 'openai-chat';
+  const { callIds, resultIds } = upstreamToolIds({ id: '', format, mock: up });
+  return { calls: callIds, results: resultIds };
 }
 
 test('openai SDK -> Mistral (relayed): an OpenAI-made call id is replaced, streamed and not', async () => {
