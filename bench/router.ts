@@ -9,7 +9,7 @@
 // Run: npx node bench/router.ts [--decisions N] [--duration S] [--rounds N] [--connections C] [--baseline DIR] [--skip-load]
 //      [--skip-decisions] [--agent-kb KB]: every request a coding agent's conversation of about KB kilobytes (the same
 //      conversation resent, as an agent resends its earlier turns), for pass-through and router alike.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
@@ -50,13 +50,24 @@ function agentMessages(kb: number): { messages: Array<Record<string, unknown>>; 
 
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]!; };
 
-/** CPU time of the process's main thread (its event loop: the thread whose id is the pid), in ms. */
-function mainCpuMs(child: ChildProcess): number {
+/**
+ * CPU time of the process's threads in ms, grouped: the main thread (its event loop: the thread whose
+ * id is the pid), the gateway's named workers (src/workers/thread-name.ts: gw-router, gw-store,
+ * gw-convert, ...), V8's helpers (node-V8Worker: parallel scavenges, concurrent marking), the rest.
+ */
+function threadCpuMs(child: ChildProcess): Map<string, number> {
+  const out = new Map<string, number>();
   try {
-    const stat = readFileSync(`/proc/${child.pid}/task/${child.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch { return Number.NaN; }
+    for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+      let stat: string;
+      try { stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8'); } catch { continue; } // a thread that just ended
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const group = tid === String(child.pid) ? 'main' : name.startsWith('gw-') ? name : name === 'node-V8Worker' ? 'gc+jit helpers' : 'other';
+      out.set(group, (out.get(group) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+    }
+  } catch { /* the process is gone: nothing to read */ }
+  return out;
 }
 
 type Route = (cfg: unknown, body: Record<string, unknown>, format: string, key: null, route: string, id: string) => unknown;
@@ -130,7 +141,8 @@ async function decisions(): Promise<void> {
   for (const r of routers) await r.close();
 }
 
-type Cpu = { main: number[]; all: number[] };
+/** CPU per request (us) by thread group, one entry per round. */
+type Cpu = Map<string, number[]>;
 type Side = { tree: Tree; gw: Gateway; plain: LoadTarget; routed: LoadTarget; named: LoadTarget; cpu: Record<'plain' | 'router' | 'named', Cpu>; ratios: number[] };
 
 async function throughput(): Promise<void> {
@@ -152,7 +164,7 @@ async function throughput(): Promise<void> {
         tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg, ...extra }), routed: t({ model: 'router', messages: msg, ...extra }),
         // The common client shape: a few models named, bare names (every OpenAI offer of each).
         named: t({ model: 'router', models: ['gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4o'], messages: msg, ...extra }),
-        cpu: { plain: { main: [], all: [] }, router: { main: [], all: [] }, named: { main: [], all: [] } }, ratios: [],
+        cpu: { plain: new Map(), router: new Map(), named: new Map() }, ratios: [],
       });
       const probe = await fetch(gw.origin + '/v1/chat/completions', { method: 'POST', headers, body: sides.at(-1)!.routed.body });
       console.log(`${tree.name}: router-mode probe: HTTP ${probe.status}, chose ${probe.headers.get('x-router-model')} among ${probe.headers.get('x-router-candidates')} candidates`);
@@ -170,25 +182,31 @@ async function throughput(): Promise<void> {
     }
     for (const s of sides) console.log(`${s.tree.name}: router-mode throughput / pass-through: median ${median(s.ratios).toFixed(3)}x over ${s.ratios.length} rounds`);
     // Gateway CPU per request, each target alone in turn: steadier than rps on a shared machine. The
-    // main thread's (the event loop, which bounds throughput) and the whole process's (worker threads:
-    // the store writer, the router's worker; GC helpers) are read separately.
+    // main thread's (the event loop, which bounds throughput), the whole process's, and each thread
+    // group's (the store writer, the router's worker, GC helpers) are read separately.
     for (let r = 0; r < Number(f.rounds); r++) {
       for (const s of sides) {
         for (const [name, t] of [['plain', s.plain], ['router', s.routed], ['named', s.named]] as const) {
-          const c0 = cpuMs(s.gw.child); const m0 = mainCpuMs(s.gw.child);
+          const c0 = cpuMs(s.gw.child); const t0 = threadCpuMs(s.gw.child);
           const res = await load.closed({ ...t, connections: Number(f.connections), durationMs: Number(f.duration) * 1000 });
-          s.cpu[name].all.push(((cpuMs(s.gw.child) - c0) * 1000) / Math.max(1, res.ok));
-          s.cpu[name].main.push(((mainCpuMs(s.gw.child) - m0) * 1000) / Math.max(1, res.ok));
+          const perRequest = (ms: number): number => (ms * 1000) / Math.max(1, res.ok);
+          const push = (group: string, us: number): void => { const l = s.cpu[name].get(group); if (l) l.push(us); else s.cpu[name].set(group, [us]); };
+          push('all', perRequest(cpuMs(s.gw.child) - c0));
+          for (const [group, ms] of threadCpuMs(s.gw.child)) push(group, perRequest(ms - (t0.get(group) ?? 0)));
         }
       }
     }
     for (const s of sides) {
       const errTail = s.gw.stderrTail().trim();
       if (errTail) console.log(`${s.tree.name} gateway stderr (last lines):\n${errTail.split('\n').slice(-5).join('\n')}`);
+      const med = (c: Cpu, k: string): number => median(c.get(k) ?? [0]);
       for (const k of ['main', 'all'] as const) {
-        const p = median(s.cpu.plain[k]); const q = median(s.cpu.router[k]); const m = median(s.cpu.named[k]);
+        const p = med(s.cpu.plain, k); const q = med(s.cpu.router, k); const m = med(s.cpu.named, k);
         console.log(`${s.tree.name}: gateway CPU per request (${k === 'main' ? 'main thread' : 'all threads'}): pass-through ${p.toFixed(0)} us, router over the catalog ${q.toFixed(0)} us (+${(q - p).toFixed(0)} us, CPU-bound throughput ratio ${(p / q).toFixed(3)}x), router over 3 named models ${m.toFixed(0)} us (+${(m - p).toFixed(0)} us, ratio ${(p / m).toFixed(3)}x)`);
       }
+      // Where the difference goes, by thread: on a 2-core machine a worker's CPU is the gateway's too.
+      const groups = [...new Set([...s.cpu.plain.keys(), ...s.cpu.router.keys()])].filter((g) => g !== 'all' && g !== 'main').sort();
+      console.log(`${s.tree.name}: by thread, us per request (pass-through / router over the catalog / 3 named): ${groups.map((g) => `${g} ${med(s.cpu.plain, g).toFixed(1)} / ${med(s.cpu.router, g).toFixed(1)} / ${med(s.cpu.named, g).toFixed(1)}`).join(', ')}`);
     }
   } finally {
     load.close();

@@ -7,6 +7,9 @@ import { compileConfig } from '../config/compile.ts';
 import type { Env } from '../config/env.ts';
 import type { StoredOverlay } from './overlay-store.ts';
 import { computeRefresh } from './refresh.ts';
+import { nameThread } from '../workers/thread-name.ts';
+
+nameThread('gw-catalog');
 
 type Input = { file: string; env: Env; previous: StoredOverlay | null };
 

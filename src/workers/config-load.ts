@@ -4,6 +4,9 @@
 import { parentPort } from 'node:worker_threads';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Env } from '../config/env.ts';
+import { nameThread } from './thread-name.ts';
+
+nameThread('gw-config');
 
 parentPort!.on('message', (m: { id: number; file: string; env: Env }) => {
   try {

@@ -7,6 +7,9 @@ import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
 import { countInputImages } from '../engine/usage.ts';
+import { nameThread } from './thread-name.ts';
+
+nameThread('gw-convert');
 
 type Rec = Record<string, unknown>;
 

@@ -3,6 +3,9 @@
 import { flattenBatchBytes, type BatchResult } from '../feedback/batch.ts';
 import type { FeedbackLimits } from '../feedback/limits.ts';
 import { packEvents } from '../feedback/packed.ts';
+import { nameThread } from './thread-name.ts';
+
+nameThread('gw-feedback');
 
 export type FlattenTask = { bytes: ArrayBuffer; limits: FeedbackLimits };
 

@@ -12,6 +12,9 @@ import { insertDecisions, pruneDecisions, pruneStates, type StoredState } from '
 import { emptyStored, newerState, trainPass, type TrainSettings } from '../router/train-pass.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
+import { nameThread } from './thread-name.ts';
+
+nameThread('gw-router');
 
 export type TrainTask = {
   quality: QualityState | null;

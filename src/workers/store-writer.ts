@@ -9,6 +9,9 @@ import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { FeedbackRow } from '../store/types.ts';
 import type { WriteMessage } from '../store/write-thread.ts';
 import { insertStoredResponse, type StoredResponseRow } from '../responses/rows.ts';
+import { nameThread } from './thread-name.ts';
+
+nameThread('gw-store');
 
 const port = parentPort!;
 const store = await openStore(workerData as OpenStoreOptions).catch((e: unknown) => {
