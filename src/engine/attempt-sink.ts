@@ -21,6 +21,7 @@ import type { Flow, ResponseHeaders, ResponseSink } from './transport.ts';
 import { retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Verdict } from './upstream-error.ts';
 import { consumedUsage, inputTokensOf, normalizeUsage } from './usage.ts';
 import { UPSTREAM_LIMITS } from './limits.ts';
+import { restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
 
 const flushSink = (sink: AttemptSink): void => sink.flush();
 
@@ -49,6 +50,8 @@ export class AttemptSink implements ResponseSink {
   readonly #entry: ModelEntry;
   readonly #codec: Codec;
   readonly #adjustments: string[];
+  /** Tool names this attempt sent replaced (src/formats/tool-names.ts): the answer's calls get the client's back. */
+  readonly #toolNames: ToolNameMap | null;
   readonly #resolve: (a: AttemptResult) => void;
   #settled = false;
   #status = 0;
@@ -67,8 +70,8 @@ export class AttemptSink implements ResponseSink {
   #timer: NodeJS.Timeout | null = null;
   #flushQueued = false;
 
-  constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, adjustments: string[], resolve: (a: AttemptResult) => void) {
-    this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = adjustments; this.#resolve = resolve;
+  constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, enc: { adjustments: string[]; toolNames?: ToolNameMap }, resolve: (a: AttemptResult) => void) {
+    this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = enc.adjustments; this.#toolNames = enc.toolNames ?? null; this.#resolve = resolve;
   }
 
   /**
@@ -106,9 +109,9 @@ export class AttemptSink implements ResponseSink {
       this.#mode = 'stream';
       const r = this.#r;
       const entry = this.#entry;
-      this.#relay = !r.stream ? collectRelay(this.#codec, r, entry, this.#redact)
+      this.#relay = !r.stream ? collectRelay(this.#codec, r, entry, this.#redact, this.#toolNames)
         : relayCodecFor(entry.provider, r.clientFormat) ? passthroughRelay(relayCodecFor(entry.provider, r.clientFormat)!, r, entry, this.#redact)
-          : translateRelay(this.#codec, r, entry, this.#redact);
+          : translateRelay(this.#codec, r, entry, this.#redact, this.#toolNames);
       this.#timer = setTimeout(() => this.#timedOutBeforeFirstByte(), r.cfg.upstream.firstByteTimeoutMs);
     } catch (e) { this.#broken(e); }
   }
@@ -350,6 +353,7 @@ export class AttemptSink implements ResponseSink {
       res.id = r.id;
       res.model = entry.id;
       markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
+      restoreResponseNames(res, this.#toolNames);
     }
     const usageOf = (u: Observed['usage'], outputChars: number) => (u ? normalizeUsage(u) : consumedUsage(null, () => this.#inputTokens(), outputChars));
     if (res && r.stream) {

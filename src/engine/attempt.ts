@@ -11,6 +11,7 @@ import { totalTimeout } from './upstream-error.ts';
 import { targetOf } from './convert-pool.ts';
 import { encodeForTarget } from '../workers/convert-core.ts';
 import { AttemptSink } from './attempt-sink.ts';
+import type { ToolNameMap } from '../formats/tool-names.ts';
 
 export type AttemptResult =
   /** `partial`: the answer did not finish normally (cut, timed out, an error mid-stream); usage is then what it consumed. */
@@ -24,13 +25,16 @@ export type AttemptResult =
 export { RETRYABLE, retryAfterMs } from './upstream-error.ts';
 export type { ResponseHeaders };
 
+/** One attempt's upstream request; `toolNames`: the tool names replaced for this target (src/formats/tool-names.ts). */
+type Encoded = { path: string; body: string | Buffer; headers?: Record<string, string>; adjustments: string[]; toolNames?: ToolNameMap };
+
 /**
  * Encodes the request for `entry`'s wire format (same format relays, else the codecs translate;
  * see src/workers/convert-core.ts). A body the worker pool prepared is encoded there, from bytes.
  */
-async function encodeFor(r: InferenceRequest, entry: ModelEntry, maxOutputTokens?: number): Promise<{ path: string; body: string | Buffer; headers?: Record<string, string>; adjustments: string[] }> {
+async function encodeFor(r: InferenceRequest, entry: ModelEntry, maxOutputTokens?: number): Promise<Encoded> {
   const p = entry.provider;
-  let enc: { path: string; body: string | Buffer; headers?: Record<string, string>; adjustments: string[] };
+  let enc: Encoded;
   if (r.prepared) enc = await r.prepared.encodeFor(entry);
   else {
     const canonical = { value: r.canonical };
@@ -50,7 +54,7 @@ async function encodeFor(r: InferenceRequest, entry: ModelEntry, maxOutputTokens
     path = withRelayedQuery(path, q.query);
     if (q.dropped.length > 0) adjustments = [...adjustments, ...q.dropped];
   }
-  return { path, body: enc.body, ...(headers ? { headers } : {}), adjustments };
+  return { path, body: enc.body, ...(headers ? { headers } : {}), adjustments, ...(enc.toolNames ? { toolNames: enc.toolNames } : {}) };
 }
 
 /**
@@ -93,6 +97,6 @@ export async function runAttempt(r: InferenceRequest, entry: ModelEntry, maxOutp
   const settings = r.cfg.upstream;
   return new Promise<AttemptResult>((resolve) => {
     exchange({ ...built, method: 'POST', signal: r.signal, settings, firstByteTimeoutMs: settings.firstByteTimeoutMs },
-      new AttemptSink(r, entry, codec, enc.adjustments, resolve));
+      new AttemptSink(r, entry, codec, enc, resolve));
   });
 }

@@ -7,6 +7,7 @@ import { Piscina } from 'piscina';
 import type { Config, ModelEntry } from '../config/types.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
+import type { ToolNameMap } from '../formats/tool-names.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
@@ -16,7 +17,7 @@ import { countInputImages } from './usage.ts';
 type Rec = Record<string, unknown>;
 
 /** An upstream request encoded in a worker: the JSON bytes ready to send. */
-export type EncodedOut = { path: string; headers?: Record<string, string>; adjustments: string[]; body: Buffer };
+export type EncodedOut = { path: string; headers?: Record<string, string>; adjustments: string[]; toolNames?: ToolNameMap; body: Buffer };
 
 /** A body the pool parsed and validated; `encodeFor` gives each attempt's upstream bytes. */
 export type PreparedRequest = {
@@ -80,7 +81,7 @@ function targetTable(cfg: Config): Record<string, TargetSpec> {
 
 const fromWire = (w: WireError): GatewayError => new GatewayError(w.code, w.message, { param: w.param, status: w.status });
 const toOut = (e: EncodedBytes): EncodedOut =>
-  ({ path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, body: Buffer.from(e.body) });
+  ({ path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, ...(e.toolNames ? { toolNames: e.toolNames } : {}), body: Buffer.from(e.body) });
 
 /** Wraps what the conversion throws like the worker does (src/workers/convert.ts toWire), so both paths fail alike. */
 function asGatewayError(e: unknown): GatewayError {
@@ -91,7 +92,7 @@ function asGatewayError(e: unknown): GatewayError {
 function encodeInline(clientFormat: ClientFormat, body: Rec, canonical: { value: CanonicalRequest | null }, entry: ModelEntry): EncodedOut {
   try {
     const e = encodeForTarget(clientFormat, body, canonical, targetOf(entry), entry.provider.mapping);
-    return { path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, body: Buffer.from(JSON.stringify(e.body)) };
+    return { path: e.path, ...(e.headers ? { headers: e.headers } : {}), adjustments: e.adjustments, ...(e.toolNames ? { toolNames: e.toolNames } : {}), body: Buffer.from(JSON.stringify(e.body)) };
   } catch (e) { throw asGatewayError(e); }
 }
 

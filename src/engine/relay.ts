@@ -8,6 +8,7 @@ import { newProgress, type Codec, type Observed, type PassthroughCodec, type Str
 import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
 import { markResponse, signerOf, streamMarker, type Signer } from '../formats/signatures.ts';
 import { createSseParser } from '../formats/sse.ts';
+import { restoreEventNames, restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
 import type { InferenceRequest } from './context.ts';
 import { createCollector } from './collect.ts';
 import type { Redact } from './redact.ts';
@@ -67,8 +68,8 @@ export function track(ev: StreamEvent, p: StreamProgress, redact: Redact): void 
 export const answerSigner = (codec: Codec, r: InferenceRequest, entry: ModelEntry): Signer | null =>
   (relayCodecFor(entry.provider, r.clientFormat) ? null : signerOf(codec.format, entry.upstream));
 
-/** Different formats: upstream bytes -> canonical events -> the client's stream. */
-export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry, redact: Redact): Relay {
+/** Different formats: upstream bytes -> canonical events -> the client's stream (`names`: tool names the attempt replaced, given back). */
+export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry, redact: Redact, names: ToolNameMap | null = null): Relay {
   const decoder = codec.upstream.newStreamDecoder();
   const encoder = clientCodecFor(r.clientFormat).newStreamEncoder({ includeUsage: r.includeUsage, request: r.body });
   const mark = streamMarker(answerSigner(codec, r, entry), r.clientFormat);
@@ -79,6 +80,7 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
     let out = '';
     for (const ev of events) {
       mark?.(ev);
+      restoreEventNames(ev, names);
       if (ev.type === 'message_start') { ev.id = r.id; ev.model = entry.id; usage = mergeUsage(usage, ev.usage); }
       else if (ev.type === 'message_delta') { usage = mergeUsage(usage, ev.usage); if (ev.stop_reason) finish = ev.stop_reason; }
       track(ev, progress, redact);
@@ -96,7 +98,7 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
 }
 
 /** A client that did not ask to stream, from an upstream that streams anyway: one answer at the end. */
-export function collectRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry, redact: Redact): Relay {
+export function collectRelay(codec: Codec, r: InferenceRequest, entry: ModelEntry, redact: Redact, names: ToolNameMap | null = null): Relay {
   const decoder = codec.upstream.newStreamDecoder();
   const collector = createCollector();
   const progress = newProgress();
@@ -115,6 +117,7 @@ export function collectRelay(codec: Codec, r: InferenceRequest, entry: ModelEntr
       res.id = r.id;
       res.model = entry.id;
       markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
+      restoreResponseNames(res, names);
       return clientCodecFor(r.clientFormat).encodeResponse(res, r.body);
     },
   };

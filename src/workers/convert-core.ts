@@ -10,6 +10,7 @@ import { validateResponsesRequest } from '../formats/openai-responses/validate.t
 import { parseJsonObject } from '../util/parse-json.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../formats/tool-ids.ts';
+import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, type ToolNameMap } from '../formats/tool-names.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -32,7 +33,8 @@ export type TargetSpec = {
 };
 
 /** The upstream request for one target, before auth and forwarded headers are added. */
-export type EncodedAttempt = { path: string; body: Rec; headers?: Record<string, string>; adjustments: string[] };
+/** `toolNames`: the tool names replaced for this target, upstream name -> the client's (src/formats/tool-names.ts). */
+export type EncodedAttempt = { path: string; body: Rec; headers?: Record<string, string>; adjustments: string[]; toolNames?: ToolNameMap };
 
 export const VALIDATORS: Partial<Record<ClientFormat, (b: unknown) => Rec>> = {
   'openai-chat': validateChatRequest,
@@ -54,6 +56,7 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
   const codec = codecFor(t.format);
   let path: string; let out: Rec; let headers: Record<string, string> | undefined;
   let codecAdjustments: string[] | undefined;
+  let toolNames: ToolNameMap | null = null;
   const relay = relayCodecFor(t, clientFormat);
   if (relay) {
     codecAdjustments = [];
@@ -66,10 +69,13 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
     // The decoded request is shared by every attempt: ids are fitted on a copy for this target.
     const ids = fitCanonicalToolIds(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens), t.toolIds);
-    const enc = codec.upstream.encodeRequest({ ...ids.req, model: t.upstream }, {
+    const named = fitCanonicalToolNames(ids.req, FORMAT_TOOL_NAMES[t.format]);
+    toolNames = named.names;
+    const enc = codec.upstream.encodeRequest({ ...named.req, model: t.upstream }, {
       upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
-    const before = ids.adjustment ? [...(canonical.value.decode_adjustments ?? []), ids.adjustment] : canonical.value.decode_adjustments;
+    const fitted = [ids.adjustment, named.adjustment].filter((a) => a !== null);
+    const before = fitted.length > 0 ? [...(canonical.value.decode_adjustments ?? []), ...fitted] : canonical.value.decode_adjustments;
     codecAdjustments = before ? [...before, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;
     if (!t.modelInBody) delete out.model;
@@ -78,7 +84,7 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
   }
   const mapped = mapping(out, t.upstream);
   const adjustments = codecAdjustments && codecAdjustments.length > 0 ? [...codecAdjustments, ...mapped] : mapped;
-  return { path, body: out, ...(headers ? { headers } : {}), adjustments };
+  return { path, body: out, ...(headers ? { headers } : {}), adjustments, ...(toolNames ? { toolNames } : {}) };
 }
 
 /**

@@ -3,6 +3,7 @@
 import { Piscina } from 'piscina';
 import type { ClientFormat } from '../formats/codec.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
+import type { ToolNameMap } from '../formats/tool-names.ts';
 import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
@@ -17,7 +18,7 @@ type Rec = Record<string, unknown>;
 export type WireError = { code: ErrorCode; message: string; param: string | null; status: number };
 
 /** An encoded upstream request; `body` is the UTF-8 JSON, transferred. */
-export type EncodedBytes = { id: string; path: string; headers?: Record<string, string>; adjustments: string[]; body: ArrayBuffer };
+export type EncodedBytes = { id: string; path: string; headers?: Record<string, string>; adjustments: string[]; toolNames?: ToolNameMap; body: ArrayBuffer };
 
 /**
  * prepare: parse + validate, return the body's parameters (`meta`: model, stream, ...) and the
@@ -72,7 +73,7 @@ function encodeBytes(clientFormat: ClientFormat, body: Rec, canonical: { value: 
   const enc = encodeForTarget(clientFormat, body, canonical, t, mappingFor(t.mappingRows));
   // TextEncoder gives a buffer of its own (never a pooled slab), so it can be transferred.
   const bytes = encoder.encode(JSON.stringify(enc.body));
-  return { id: t.id, path: enc.path, ...(enc.headers ? { headers: enc.headers } : {}), adjustments: enc.adjustments, body: bytes.buffer as ArrayBuffer };
+  return { id: t.id, path: enc.path, ...(enc.headers ? { headers: enc.headers } : {}), adjustments: enc.adjustments, ...(enc.toolNames ? { toolNames: enc.toolNames } : {}), body: bytes.buffer as ArrayBuffer };
 }
 
 /**

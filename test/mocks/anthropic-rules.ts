@@ -130,6 +130,13 @@ export function anthropicRequestProblem(b: Json, headers: Record<string, string 
   if (typeof b.max_tokens !== 'number' || !Number.isInteger(b.max_tokens) || b.max_tokens < 0) return 'max_tokens: Input should be a valid integer';
   if (b.max_tokens > spec.maxOutput) return `max_tokens: ${b.max_tokens} > ${spec.maxOutput}, which is the maximum allowed number of output tokens for ${model}`;
   if (typeof b.temperature === 'number' && (b.temperature < 0 || b.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
+  // Custom tools' names: `^[a-zA-Z0-9_-]{1,128}$` (128 since 2026; 64 before).
+  for (const [i, t] of (Array.isArray(b.tools) ? b.tools : []).map(obj).entries()) {
+    if (t.type !== undefined && t.type !== 'custom') continue;
+    const name = String(t.name);
+    if (name.length > 128) return `tools.${i}.custom.name: String should have at most 128 characters`;
+    if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+  }
   const messages = (b.messages as unknown[]).map(obj);
   const m = messageProblems(messages, spec, model, beta);
   if (m) return m;

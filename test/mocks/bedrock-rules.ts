@@ -73,6 +73,14 @@ export function bedrockRequestProblem(b: Json, modelId: string): string | null {
   for (const k of Object.keys(b)) if (!FIELDS.has(k)) return `1 validation error detected: Unknown field '${k}'`;
   for (const k of Object.keys(obj(b.inferenceConfig))) if (!INFERENCE_FIELDS.has(k)) return `1 validation error detected: Unknown field 'inferenceConfig.${k}'`;
   const messages = list(b.messages);
+  // Tool names: [a-zA-Z0-9_-]+, 1 to 64 characters.
+  for (const [i, t] of list(obj(b.toolConfig).tools).entries()) {
+    const name = obj(t.toolSpec).name;
+    if (typeof name !== 'string') continue;
+    const at = `Value '${name}' at 'toolConfig.tools.${i + 1}.member.toolSpec.name' failed to satisfy constraint`;
+    if (name.length > 64) return `1 validation error detected: ${at}: Member must have length less than or equal to 64`;
+    if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `1 validation error detected: ${at}: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+`;
+  }
   const turns = turnProblems(messages, list(obj(b.toolConfig).tools).length > 0);
   if (turns) return turns;
   const extra = obj(b.additionalModelRequestFields);

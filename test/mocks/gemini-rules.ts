@@ -63,6 +63,14 @@ export function geminiRequestProblem(b: Json, model: string): string | null {
   for (const k of Object.keys(b)) if (!REQUEST_FIELDS.has(k)) return unknown(k);
   const gc = obj(b.generationConfig);
   for (const k of Object.keys(gc)) if (!GENERATION_FIELDS.has(k)) return unknown(k, 'generation_config');
+  // Function names: a letter or '_' first, then letters, digits, '_', '.', ':' or '-', at most 64.
+  for (const [i, t] of list(b.tools).entries()) {
+    for (const [j, d] of list(t.functionDeclarations).entries()) {
+      if (!/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/.test(String(d.name))) {
+        return `* GenerateContentRequest.tools[${i}].function_declarations[${j}].name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.`;
+      }
+    }
+  }
   const contents = list(b.contents);
   for (const [i, c] of contents.entries()) {
     if (c.role !== undefined && c.role !== 'user' && c.role !== 'model') return 'Please use a valid role: user, model.';

@@ -24,6 +24,13 @@ export function openaiRequestProblem(b: Json): string | null {
     const v = b[k];
     if (typeof v === 'string' && v.length > 128) return `Invalid '${k}': string too long. Expected a string with maximum length 128, but got a string with length ${v.length} instead.`;
   }
+  // Function names: `^[a-zA-Z0-9_-]+$`, at most 64 (the API's wording for each).
+  for (const [i, t] of (Array.isArray(b.tools) ? b.tools : []).entries()) {
+    const name = obj(obj(t).function).name;
+    if (typeof name !== 'string') continue;
+    if (name.length > 64) return `Invalid 'tools[${i}].function.name': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`;
+    if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+  }
   const model = String(b.model);
   const messages = (b.messages as unknown[]).map(obj);
   const open = new Set<string>();
