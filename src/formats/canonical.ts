@@ -19,8 +19,14 @@ export type DocumentBlock = {
   type: 'document'; source: DocumentSource; title?: string; context?: string; cache_control?: CacheControl;
 };
 export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown; cache_control?: CacheControl };
+/**
+ * A tool a tool result makes available (client-side tool search: the tool's definition, deferred with
+ * `defer_loading`, is loaded from here on). Only Anthropic's Messages reads it; src/formats/tool-search.ts
+ * turns it into text, and the tool into a declared one, for every other target.
+ */
+export type ToolReferenceBlock = { type: 'tool_reference'; tool_name: string; cache_control?: CacheControl };
 export type ToolResultBlock = {
-  type: 'tool_result'; tool_use_id: string; content: Array<TextBlock | ImageBlock>; is_error?: boolean;
+  type: 'tool_result'; tool_use_id: string; content: Array<TextBlock | ImageBlock | ToolReferenceBlock>; is_error?: boolean;
   cache_control?: CacheControl;
 };
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
@@ -36,7 +42,8 @@ export type Block =
  */
 export type Message = { role: 'user' | 'assistant' | 'system'; content: Block[] };
 
-export type Tool = { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean; cache_control?: CacheControl };
+/** `defer_loading`: left out of the model's context until a tool_reference loads it (src/formats/tool-search.ts). */
+export type Tool = { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean; defer_loading?: boolean; cache_control?: CacheControl };
 
 export type ToolChoice =
   | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }

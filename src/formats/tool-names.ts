@@ -63,7 +63,7 @@ export type ToolNameMap = Record<string, string>;
 
 /**
  * A canonical request with the tool names `rule` refuses replaced (the same object when none is): the
- * tool list, a forced tool choice and the earlier calls. `names` maps each replacement back.
+ * tool list, a forced tool choice, the earlier calls and the tools a tool result references. `names` maps each replacement back.
  */
 export function fitCanonicalToolNames(req: CanonicalRequest, rule: ToolNameRule): { req: CanonicalRequest; names: ToolNameMap | null; adjustment: string | null } {
   let names: ToolNameMap | null = null;
@@ -84,9 +84,14 @@ export function fitCanonicalToolNames(req: CanonicalRequest, rule: ToolNameRule)
   req.messages.forEach((m, i) => {
     let content: Message['content'] | null = null;
     m.content.forEach((b, j) => {
-      if (b.type !== 'tool_use') return;
-      const to = up(b.name);
-      if (to !== b.name) { content ??= m.content.slice(); content[j] = { ...b, name: to }; }
+      if (b.type === 'tool_use') {
+        const to = up(b.name);
+        if (to !== b.name) { content ??= m.content.slice(); content[j] = { ...b, name: to }; }
+      } else if (b.type === 'tool_result' && b.content.some((c) => c.type === 'tool_reference' && !fitsName(c.tool_name, rule))) {
+        // A tool a client-side search loaded (src/formats/tool-search.ts) is named as it is declared.
+        content ??= m.content.slice();
+        content[j] = { ...b, content: b.content.map((c) => (c.type === 'tool_reference' ? { ...c, tool_name: up(c.tool_name) } : c)) };
+      }
     });
     if (content) { messages ??= req.messages.slice(); messages[i] = { ...m, content }; }
   });

@@ -30,7 +30,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
       return;
     case 'tool_result':
       out.toolTurns++;
-      for (const c of b.content) blockTexts(c, out, texts);
+      for (const c of b.content) if (c.type === 'tool_reference') texts.push(c.tool_name); else blockTexts(c, out, texts);
       return;
   }
 }

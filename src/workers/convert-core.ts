@@ -11,6 +11,7 @@ import { parseJsonObject } from '../util/parse-json.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../formats/tool-ids.ts';
 import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, type ToolNameMap } from '../formats/tool-names.ts';
+import { lowerToolSearch } from '../formats/tool-search.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -71,10 +72,11 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     const ids = fitCanonicalToolIds(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens), t.toolIds);
     const named = fitCanonicalToolNames(ids.req, FORMAT_TOOL_NAMES[t.format]);
     toolNames = named.names;
-    const enc = codec.upstream.encodeRequest({ ...named.req, model: t.upstream }, {
+    const searched = lowerToolSearch(named.req, t.format);
+    const enc = codec.upstream.encodeRequest({ ...searched.req, model: t.upstream }, {
       upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
-    const fitted = [ids.adjustment, named.adjustment].filter((a) => a !== null);
+    const fitted = [ids.adjustment, named.adjustment, searched.adjustment].filter((a) => a !== null);
     const before = fitted.length > 0 ? [...(canonical.value.decode_adjustments ?? []), ...fitted] : canonical.value.decode_adjustments;
     codecAdjustments = before ? [...before, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;

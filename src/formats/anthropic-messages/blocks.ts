@@ -1,6 +1,6 @@
 // Content blocks of the Messages API <-> canonical blocks. The canonical model is shaped after
 // Anthropic's, so this is mostly a careful copy that keeps only the fields the model knows.
-import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
+import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolReferenceBlock, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 
@@ -55,11 +55,12 @@ export function decodeBlock(raw: Rec, param: string, lenient = false): Block | n
     }
     case 'tool_use': return withCache<ToolUseBlock>({ type: 'tool_use', id: String(raw.id), name: String(raw.name), input: raw.input ?? {} }, raw);
     case 'tool_result': {
-      const content: Array<TextBlock | ImageBlock> = typeof raw.content === 'string'
+      const content: ToolResultBlock['content'] = typeof raw.content === 'string'
         ? [{ type: 'text', text: raw.content }]
-        : (Array.isArray(raw.content) ? raw.content : []).flatMap((c: Rec, j): Array<TextBlock | ImageBlock> => {
+        : (Array.isArray(raw.content) ? raw.content : []).flatMap((c: Rec, j): ToolResultBlock['content'] => {
           if (c.type === 'text') return [textBlock(c)];
           if (c.type === 'image') return [imageBlock(c, `${param}.content[${j}]`)];
+          if (c.type === 'tool_reference') return [withCache<ToolReferenceBlock>({ type: 'tool_reference', tool_name: String(c.tool_name) }, c)];
           if (lenient) return [];
           throw unsupportedBlock(`${param}.content[${j}].type`, c.type);
         });
@@ -100,6 +101,7 @@ export function decodeTool(raw: Rec, param: string): Tool {
   const tool = withCache<Tool>({ name: String(raw.name), input_schema: isRecord(raw.input_schema) ? raw.input_schema : { type: 'object' } }, raw);
   if (typeof raw.description === 'string') tool.description = raw.description;
   if (typeof raw.strict === 'boolean') tool.strict = raw.strict;
+  if (raw.defer_loading === true) tool.defer_loading = true;
   return tool;
 }
 
@@ -108,6 +110,7 @@ export function encodeTool(t: Tool): Rec {
   if (t.description !== undefined) out.description = t.description;
   out.input_schema = t.input_schema;
   if (t.strict !== undefined) out.strict = t.strict;
+  if (t.defer_loading) out.defer_loading = true;
   if (t.cache_control) out.cache_control = t.cache_control;
   return out;
 }

@@ -52,6 +52,7 @@ function block(b: unknown, at: string): void {
       needString(b.thinking, `${at}.thinking`);
       return needString(b.signature, `${at}.signature`);
     case 'redacted_thinking': return needString(b.data, `${at}.data`);
+    case 'tool_reference': return needString(b.tool_name, `${at}.tool_name`);
     default: return;
   }
 }
@@ -75,6 +76,7 @@ function tools(list: unknown): void {
     if (t.input_schema === undefined) throw missing(`${at}.input_schema`);
     obj(t.input_schema, `${at}.input_schema`);
     cacheControl(t.cache_control, `${at}.cache_control`);
+    if (t.defer_loading !== undefined && typeof t.defer_loading !== 'boolean') throw bad(`${at}.defer_loading`, `'${at}.defer_loading' must be a boolean`);
   });
 }
 

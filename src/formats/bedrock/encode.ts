@@ -22,6 +22,7 @@ import { applyContextEdits } from '../context-edits.ts';
 import { formatInstruction, hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, claudeSampling, claudeThinkingConflict, effortForBudget, modelReasons, planClaudeThinking, reasoningAsk } from '../reasoning.ts';
 import { ownThinking, signerOf } from '../signatures.ts';
+import { referenceText } from '../tool-search.ts';
 
 type Json = Record<string, unknown>;
 
@@ -74,7 +75,8 @@ function content(blocks: Block[], counter: { docs: number }): Json[] {
         out.push({
           toolResult: {
             toolUseId: b.tool_use_id,
-            content: b.content.map((c) => (c.type === 'text' ? { text: c.text } : image(c))),
+            // tool_reference blocks were made text before encoding (src/formats/tool-search.ts).
+            content: b.content.map((c) => (c.type === 'text' ? { text: c.text } : c.type === 'image' ? image(c) : { text: referenceText(c.tool_name) })),
             status: b.is_error === true ? 'error' : 'success',
           },
         });

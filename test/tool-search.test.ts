@@ -1,0 +1,156 @@
+// Client-side tool search (Claude Code's ToolSearch): tools declared with `defer_loading: true`, and
+// tool results carrying `tool_reference` blocks that load them. Anthropic reads these itself and gets
+// them as they are; every other target (OpenAI, Bedrock, Gemini) gets what Anthropic's API would put in
+// the model's context: the tools loaded so far declared, the others withheld, each reference a line of
+// text. Before, such a conversation was refused ("content block type 'tool_reference' is not
+// supported") as soon as it left Anthropic: by choice, by the router, or by a fallback.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import { lowerToolSearch, referenceText } from '../src/formats/tool-search.ts';
+import { upstreamName, FORMAT_TOOL_NAMES } from '../src/formats/tool-names.ts';
+import type { CanonicalRequest } from '../src/formats/canonical.ts';
+import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
+
+type Rec = Record<string, any>;
+const schema = { type: 'object' as const, properties: { key: { type: 'string' } } };
+const LONG = 'mcp__plugin_atlassian_atlassian__getJiraProjectIssueTypesMetadata';
+
+test('lowering: unloaded deferred tools withheld, loaded ones declared, references made text; Anthropic untouched', () => {
+  const req = {
+    model: 'm', system: [], stream: false,
+    tools: [
+      { name: 'ToolSearch', input_schema: schema },
+      { name: 'get_issue', input_schema: schema, defer_loading: true },
+      { name: 'list_issues', input_schema: schema, defer_loading: true },
+      { name: 'used_before', input_schema: schema, defer_loading: true },
+      { name: 'forced', input_schema: schema, defer_loading: true },
+    ],
+    tool_choice: { type: 'tool', name: 'forced' },
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'get ABC-1' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't0', name: 'used_before', input: {} }, { type: 'tool_use', id: 't1', name: 'ToolSearch', input: { query: 'issue' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't0', content: [{ type: 'text', text: 'ok' }] },
+        { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'Found:' }, { type: 'tool_reference', tool_name: 'get_issue' }] }] },
+    ],
+  } as unknown as CanonicalRequest;
+  const { req: out, adjustment } = lowerToolSearch(req, 'openai-chat');
+  assert.deepEqual(out.tools!.map((t) => t.name), ['ToolSearch', 'get_issue', 'used_before', 'forced']);
+  assert.ok(out.tools!.every((t) => t.defer_loading === undefined), 'declared tools carry no defer_loading');
+  assert.equal(adjustment, 'tool_search=emulated(withheld 1)');
+  assert.deepEqual((out.messages[2]!.content[1] as Rec).content, [{ type: 'text', text: 'Found:' }, { type: 'text', text: referenceText('get_issue') }]);
+  assert.equal(out.messages[2]!.content[0], req.messages[2]!.content[0], 'a result without references is shared');
+  assert.equal(out.messages[0], req.messages[0]);
+  assert.equal((req.messages[2]!.content[1] as Rec).content[1].type, 'tool_reference', 'the decoded request (shared by attempts) is untouched');
+  assert.equal(req.tools!.length, 5);
+  assert.equal(lowerToolSearch(req, 'anthropic-messages').req, req, 'Anthropic reads tool search itself');
+  const plain = { ...req, tools: [{ name: 'a', input_schema: schema }], tool_choice: undefined, messages: [req.messages[0]!] } as CanonicalRequest;
+  assert.equal(lowerToolSearch(plain, 'gemini').req, plain, 'nothing deferred or referenced: the same object');
+});
+
+let openai: MockUpstream; let anthropic: MockUpstream; let bedrock: MockUpstream; let gemini: MockUpstream; let gw: TestGateway;
+const caps = { tools: true, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
+const model = (name: string, pricing: Rec = TEST_PRICING) => ({ name, pricing, capabilities: caps, context_window: 200000, max_completion_tokens: 4000 });
+
+before(async () => {
+  [openai, anthropic, bedrock, gemini] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockBedrock(), startMockGemini()]);
+  const providers: TestProvider[] = [
+    { id: 'openai', format: 'openai-chat', base_url: openai.url, models: [model('gpt-4o-mini'), model('gpt-test')] },
+    { id: 'anthropic', format: 'anthropic-messages', base_url: anthropic.url, models: [model('claude-test', { prompt: '0.000003', completion: '0.000015' })] },
+    { id: 'bedrock', format: 'bedrock-converse', base_url: bedrock.url, models: [model('anthropic.claude-test-v1:0')] },
+    { id: 'gemini', format: 'gemini', base_url: gemini.url, models: [model('gemini-2.5-flash')] },
+  ];
+  gw = await startTestGateway({ providers, gateway: { router: { exploration: { share: 0 } } } });
+});
+after(async () => { await gw?.stop(); await Promise.all([openai, anthropic, bedrock, gemini].map((m) => m?.close())); });
+
+/** Claude Code's shape: its own search tool, deferred MCP tools, and a search result loading one of them. */
+function conversation(modelId: string, loads: string, extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {}): Anthropic.MessageCreateParamsNonStreaming {
+  // With a forced choice the turn also asks for the call (the mocks call tools when the last words ask for one).
+  const ask: Anthropic.ContentBlockParam[] = extra.tool_choice ? [{ type: 'text', text: 'Now use the tool for ABC-1.' }] : [];
+  return {
+    model: modelId, max_tokens: 300,
+    tools: [
+      { name: 'ToolSearch', description: 'Finds tools by keyword and loads them', input_schema: { type: 'object', properties: { query: { type: 'string' } } } },
+      { name: 'mcp__jira__get_issue', description: 'One Jira issue', input_schema: schema, defer_loading: true },
+      { name: 'mcp__jira__list_projects', description: 'Jira projects', input_schema: schema, defer_loading: true },
+      { name: LONG, description: 'Issue type metadata', input_schema: schema, defer_loading: true },
+    ] as Anthropic.Tool[],
+    messages: [
+      { role: 'user', content: 'What is issue ABC-1 about?' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'ToolSearch', input: { query: 'jira issue' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: [{ type: 'text', text: 'Found 1 tool' }, { type: 'tool_reference', tool_name: loads }] }, ...ask] } as Anthropic.MessageParam,
+    ],
+    ...extra,
+  };
+}
+
+function upstreamTools(up: MockUpstream): string[] {
+  const b = up.requests.at(-1)!.body as Rec;
+  if (up === openai) return b.tools.map((t: Rec) => t.function.name);
+  if (up === bedrock) return b.toolConfig.tools.map((t: Rec) => t.toolSpec.name);
+  if (up === gemini) return b.tools.flatMap((t: Rec) => t.functionDeclarations ?? []).map((d: Rec) => d.name);
+  return b.tools.map((t: Rec) => t.name);
+}
+
+test('anthropic SDK, Claude Code-style tool search -> OpenAI, Bedrock, Gemini: loaded tools declared, the rest withheld, answered and called', async () => {
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+  for (const [modelId, up] of [['openai/gpt-4o-mini', openai], ['bedrock/anthropic.claude-test-v1:0', bedrock], ['gemini/gemini-2.5-flash', gemini]] as const) {
+    const { data: msg, response } = await client.messages.create(conversation(modelId, 'mcp__jira__get_issue')).withResponse();
+    assert.equal(msg.type, 'message', modelId);
+    assert.deepEqual(upstreamTools(up), ['ToolSearch', 'mcp__jira__get_issue'], modelId);
+    assert.match(response.headers.get('x-gateway-adjustments') ?? '', /tool_search=emulated\(withheld 2\)/, modelId);
+    assert.ok(JSON.stringify(up.requests.at(-1)!.body).includes(referenceText('mcp__jira__get_issue')), `${modelId}: the reference reaches the model as text`);
+    // The loaded tool is called, and the call comes back as the client named it, streamed too (the
+    // OpenAI mock reads the words after the tool result; the others answer the result itself).
+    if (up !== openai) continue;
+    const body = conversation(modelId, 'mcp__jira__get_issue', { tool_choice: { type: 'tool', name: 'mcp__jira__get_issue' } });
+    const called = await client.messages.stream(body).finalMessage();
+    assert.equal(called.content.find((c) => c.type === 'tool_use')?.name, 'mcp__jira__get_issue', modelId);
+  }
+});
+
+test('a long deferred MCP name loaded by a reference -> OpenAI: declared and referenced under one replacement, called back under its own', async () => {
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+  const msg = await client.messages.create(conversation('openai/gpt-4o-mini', LONG, { tool_choice: { type: 'tool', name: LONG } }));
+  const up = upstreamName(LONG, FORMAT_TOOL_NAMES['openai-chat']);
+  assert.deepEqual(upstreamTools(openai), ['ToolSearch', up]);
+  assert.ok(JSON.stringify(openai.requests.at(-1)!.body).includes(referenceText(up)), 'the text names the tool as it is declared');
+  assert.equal(msg.content.find((c) => c.type === 'tool_use')?.name, LONG);
+});
+
+test('anthropic SDK -> Anthropic: deferred tools and references relayed as they are', async () => {
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+  const { response } = await client.messages.create(conversation('anthropic/claude-test', 'mcp__jira__get_issue')).withResponse();
+  const b = anthropic.requests.at(-1)!.body as Rec;
+  assert.equal(b.tools.length, 4);
+  assert.equal(b.tools[1].defer_loading, true);
+  assert.deepEqual(b.messages[2].content[0].content[1], { type: 'tool_reference', tool_name: 'mcp__jira__get_issue' });
+  assert.doesNotMatch(response.headers.get('x-gateway-adjustments') ?? '', /tool_search/);
+});
+
+test('router mode: Anthropic down, a tool-search conversation falls back to OpenAI and is answered', async () => {
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+  anthropic.fault({ status: 503 });
+  const { data: msg, response } = await client.messages.create({
+    ...conversation('router', 'mcp__jira__get_issue'), models: ['anthropic/claude-test', 'openai/gpt-test'], willingness_to_pay: 1000,
+  } as Anthropic.MessageCreateParamsNonStreaming).withResponse();
+  assert.equal(response.headers.get('x-router-model'), 'anthropic/claude-test', 'the router chose Anthropic first');
+  assert.equal(msg.model, 'openai/gpt-test', 'served by the fallback');
+  assert.deepEqual(upstreamTools(openai), ['ToolSearch', 'mcp__jira__get_issue']);
+});
+
+test('validation: a tool_reference without a name and a non-boolean defer_loading are 400s naming the field', async () => {
+  const post = (body: unknown) => fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+  const bad = conversation('openai/gpt-4o-mini', 'x') as Rec;
+  bad.messages[2].content[0].content[1] = { type: 'tool_reference' };
+  let r = await post(bad);
+  assert.equal(r.status, 400);
+  assert.match((await r.json() as Rec).error.message, /messages\[2\]\.content\[0\]\.content\[1\]\.tool_name/);
+  const bad2 = conversation('openai/gpt-4o-mini', 'mcp__jira__get_issue') as Rec;
+  bad2.tools[1].defer_loading = 'yes';
+  r = await post(bad2);
+  assert.equal(r.status, 400);
+  assert.match((await r.json() as Rec).error.message, /tools\[1\]\.defer_loading/);
+});
