@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,8 +53,8 @@ after(async () => {
 
 type Result = { exit: number | null; out: Json; stderr: string; ms: number };
 
-/** One `claude -p` run; `tool` restricts the built-in tools to that one and allows it. */
-async function claude(modelId: string, prompt: string, tool?: string): Promise<Result> {
+/** One `claude -p` run; `tool` restricts the built-in tools to that one and allows it; `extra` adds arguments and environment. */
+async function claude(modelId: string, prompt: string, tool?: string, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<Result> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude'),
     ANTHROPIC_BASE_URL: gw.url, ANTHROPIC_API_KEY: 'sk-gw-claude-code-test',
@@ -66,8 +66,9 @@ async function claude(modelId: string, prompt: string, tool?: string): Promise<R
     DISABLE_AUTOUPDATER: '1', DISABLE_BUG_COMMAND: '1',
     HTTPS_PROXY: trapUrl, HTTP_PROXY: trapUrl, https_proxy: trapUrl, http_proxy: trapUrl,
     NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost',
+    ...extra.env,
   };
-  const args = ['-p', prompt, '--output-format', 'json', '--model', modelId, ...(tool ? ['--tools', tool, '--allowedTools', tool] : [])];
+  const args = ['-p', prompt, '--output-format', 'json', '--model', modelId, ...(tool ? ['--tools', tool, '--allowedTools', tool] : []), ...(extra.args ?? [])];
   const t0 = performance.now();
   const child = spawn(CLAUDE, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -119,6 +120,29 @@ test('Claude Code, OpenAI model: tool loop (a failed tool result reaches OpenAI 
   assert.equal((obj((first!.tools as Json[])[0]).function as Json).name, 'Glob');
   const tool = (second!.messages as Json[]).find((m) => m.role === 'tool')!;
   assert.match(String(tool.content), /^Error: /);
+});
+
+test('Claude Code with an MCP server and tool search (ENABLE_TOOL_SEARCH=true), OpenAI model: the tool its search loads is declared, under a name OpenAI takes', async () => {
+  clear();
+  // A stdio MCP server (test/fixtures/mcp) whose tools Claude Code names mcp__<server>__<tool>, past
+  // OpenAI's 64 characters; with tool search on, they are declared deferred and loaded by ToolSearch's
+  // tool_reference results. The mock model calls the first tool (ToolSearch) on every turn, so two turns.
+  const config = join(home, 'mcp.json');
+  writeFileSync(config, JSON.stringify({ mcpServers: { 'jira-cloud-atlassian': { command: process.execPath, args: [join(import.meta.dirname, 'fixtures', 'mcp', 'jira-server.mjs')] } } }));
+  const r = await claude('openai/gpt-5.1', 'Use a tool to find the issue types', 'ToolSearch', {
+    args: ['--mcp-config', config, '--strict-mcp-config', '--max-turns', '2', '--allowedTools', 'mcp__jira-cloud-atlassian'],
+    env: { ENABLE_TOOL_SEARCH: 'true' },
+  });
+  const [first, second] = bodies(openai);
+  assert.ok(second, `the follow-up carrying the tool_reference reached OpenAI (exit ${r.exit}: ${JSON.stringify(r.out).slice(0, 400)})`);
+  const names = (b: Json): string[] => (b.tools as Json[]).map((t) => String(obj(t.function).name));
+  assert.deepEqual(names(first!), ['ToolSearch'], 'deferred MCP tools are not declared before a search loads them');
+  const loaded = names(second!).filter((n) => n.startsWith('mcp__'));
+  assert.equal(loaded.length, 1, names(second!).join(', '));
+  assert.ok(loaded[0]!.length <= 64 && loaded[0]!.endsWith('ProjectIssueTypesWeatherImpactMetadata'), loaded[0]);
+  const result = (second!.messages as Json[]).find((m) => m.role === 'tool')!;
+  assert.match(String(result.content), new RegExp(`Tool ${loaded[0]} loaded`));
+  assert.deepEqual(trapped, []);
 });
 
 test('Claude Code, Gemini model: plain turn; system text in systemInstruction, adaptive thinking as a budget', async () => {
