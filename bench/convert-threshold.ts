@@ -1,5 +1,6 @@
 // Inline vs worker-pool conversion of inference bodies, to place workers.convert_threshold_bytes.
 // Run: node_modules/.bin/node bench/convert-threshold.ts  (prints a table and the crossover)
+//      [--sizes 1,4,16,...] body sizes in KiB; [--reps N] runs per size instead of 200/40/15 by size
 //
 // The body is an OpenAI chat request translated for an Anthropic model of the real catalog
 // (gateway.yaml + providers/), the common translated path. "event-loop ms" is the main thread's
@@ -9,6 +10,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { compileConfig } from '../src/config/compile.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { createConvertPool, targetOf } from '../src/engine/convert-pool.ts';
@@ -16,7 +18,8 @@ import { encodeForTarget, parseAndValidate } from '../src/workers/convert-core.t
 import { median } from './lib/stats.ts';
 import { concurrentMs, syncMs } from './lib/timing.ts';
 
-const SIZES = [1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192].map((k) => k * 1024);
+const { values: o } = parseArgs({ options: { sizes: { type: 'string', default: '1,4,16,64,128,256,512,1024,2048,4096,8192' }, reps: { type: 'string' } } });
+const SIZES = o.sizes.split(',').map((k) => Number(k) * 1024);
 const CONCURRENT = 8;
 /** An event-loop stall shorter than this is not worth a thread hop (same rule as bench/feedback-flatten.ts). */
 const STALL_MS = 1;
@@ -82,7 +85,7 @@ console.log('        | inline     pool  | inline     pool  | inline     pool');
 const rows: Array<{ bytes: number; inlineMain: number; poolMain: number }> = [];
 for (const size of SIZES) {
   const buf = body(size);
-  const reps = size >= 2 << 20 ? 15 : size >= 256 << 10 ? 40 : 200;
+  const reps = o.reps ? Number(o.reps) : size >= 2 << 20 ? 15 : size >= 256 << 10 ? 40 : 200;
   const inlineMain = syncMs(() => inline(buf), reps);
   // The pool takes ownership of (transfers) each buffer, so every run gets its own copy, made
   // outside the measured section: a server hands the pool the request's own buffer.

@@ -2,7 +2,7 @@
 // PostgreSQL, times every admin-API call the pages make at each size (p50/p95 over --reps calls, in a
 // gateway process of its own), the page loads in chromium, and the record write path under each rollup
 // design (bench/lib/dashboard-write.ts). Prints how each figure grows from one size to the next.
-// Not part of `npm test`.
+// `npm test` runs it only in miniature (test/bench-smoke.test.ts).
 //   node bench/dashboard.ts [--sizes 100000,1000000] [--backends sqlite,postgres] [--reps 15]
 //     [--write-rows 20000] [--write-rate 1000] [--write-rounds 2] [--skip-write] [--skip-browser]
 //     [--keep DIR]  (seed into DIR's SQLite file and a fixed PostgreSQL schema, keep them, reuse them next run)

@@ -1,7 +1,9 @@
 // Inline vs worker-pool parsing and flattening of feedback batches, to place poolMinBytes.
 // Run: node_modules/.bin/node bench/feedback-flatten.ts  (prints a table and the crossover)
+//      [--sizes 10,100,...] events per batch; [--reps N] runs per size instead of 400/100/30 by size
 import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
 import { flattenBatchBytes } from '../src/feedback/batch.ts';
 import { resolveLimits } from '../src/feedback/limits.ts';
 import { unpackEvents } from '../src/feedback/packed.ts';
@@ -11,7 +13,8 @@ import flattenTask from '../src/workers/feedback-flatten.ts';
 import { median } from './lib/stats.ts';
 import { concurrentMs, syncMs } from './lib/timing.ts';
 
-const SIZES = [10, 100, 200, 300, 500, 1000, 2000, 3000, 10_000];
+const { values: o } = parseArgs({ options: { sizes: { type: 'string', default: '10,100,200,300,500,1000,2000,3000,10000' }, reps: { type: 'string' } } });
+const SIZES = o.sizes.split(',').map(Number);
 const CONCURRENT = 8; // batches in flight at once for the throughput columns
 /** An event-loop stall shorter than this is not worth a thread hop. */
 const STALL_MS = 1;
@@ -54,7 +57,7 @@ console.log('events    bytes  | inline    pool  | inline    pool  | inline     p
 const rows: Array<{ n: number; bytes: number; inlineMain: number; poolMain: number }> = [];
 for (const n of SIZES) {
   const bytes = batch(n);
-  const reps = n >= 3000 ? 30 : n >= 300 ? 100 : 400;
+  const reps = o.reps ? Number(o.reps) : n >= 3000 ? 30 : n >= 300 ? 100 : 400;
   const inlineRun = async () => flattenBatchBytes(bytes, limits);
   // The pool may take ownership of the buffer, so each run hands it a fresh copy (as a server would).
   const poolRun = () => pool.run(new Uint8Array(bytes), limits);

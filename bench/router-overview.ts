@@ -2,7 +2,7 @@
 // time series and the breakdown by prompt kind) at 100 000 routed decisions over 7 days, on SQLite and
 // PostgreSQL: decisions stored through insertDecisions (the router rollups written with them, as the
 // router's worker does), then median and p95 call times per window, and migration 22's backfill of the
-// same decisions. Not part of `npm test`.
+// same decisions. `npm test` runs it only in miniature (test/bench-smoke.test.ts).
 //   node bench/router-overview.ts [--decisions 100000] [--reps 15] [--backends sqlite,postgres]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 // Profiles the gateway under one kind of traffic at a time (pass-through, router over the catalog,
 // router over three named models), one gateway process per kind, so each CPU profile holds that
 // traffic only; prints requests served and the profile directory for bench/profile-top.ts.
-// Run: npx node bench/router-profile.ts [--seconds S] [--connections C] [--out DIR]
+// Run: npx node bench/router-profile.ts [--seconds S] [--warmup S] [--connections C] [--out DIR]
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
@@ -10,7 +10,7 @@ import { LoadProcess } from './lib/load.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
 
 const { values: f } = parseArgs({ options: {
-  seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, out: { type: 'string', default: '/tmp/router-profile' },
+  seconds: { type: 'string', default: '10' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '16' }, out: { type: 'string', default: '/tmp/router-profile' },
 } });
 const upstream = await forkServer(benchPath('lib/upstream.ts'));
 const origin = `http://127.0.0.1:${upstream.port}`;
@@ -27,7 +27,7 @@ try {
     const dir = path.join(f.out, name);
     const gw = await startGateway({ config: 'gateway.router.yaml', upstream: origin, withKey: false, profileDir: dir, env: everyProviderKey() });
     const t = { origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) };
-    await load.closed({ ...t, connections: Number(f.connections), durationMs: 2000 });
+    await load.closed({ ...t, connections: Number(f.connections), durationMs: Number(f.warmup) * 1000 });
     const res = await load.closed({ ...t, connections: Number(f.connections), durationMs: Number(f.seconds) * 1000 });
     await stopChild(gw.child);
     console.log(`${name}: ${res.ok} requests (${res.errors} errors) in ${f.seconds} s; profile in ${dir}`);

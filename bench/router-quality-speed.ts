@@ -23,7 +23,7 @@ const sets: Array<{ name: string; prompts: string[] }> = [
   { name: 'short (200 chars)', prompts: rows.map((r) => r.prompt.slice(0, 200)) },
   { name: 'long (16,000 chars)', prompts: Array.from({ length: 200 }, (_, i) => {
     let s = '';
-    for (let j = i; s.length < 16_000; j = (j + 1) % rows.length) s += rows[j]!.prompt + '\n\n';
+    for (let j = i % rows.length; s.length < 16_000; j = (j + 1) % rows.length) s += rows[j]!.prompt + '\n\n';
     return s.slice(0, 16_000);
   }) },
 ];

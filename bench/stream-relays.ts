@@ -49,9 +49,10 @@ async function scenarios(tree: string): Promise<Scenario[]> {
   const identity = (s: string): string => s;
   // The parts of a request and a catalog entry the relays read.
   const req = (clientFormat: string) => ({ id: '019a0000-0000-7000-8000-000000000000', clientFormat, includeUsage: false, body: { stream: true } });
-  const entry = { id: 'bench/model' };
-  const pass = (format: string, client: string) => () => relayMod.passthroughRelay(registry.relayCodecFor({ format, native: {} }, client), req(client), entry, identity);
-  const translate = (wire: string, client: string) => () => relayMod.translateRelay(registry.codecFor(wire), req(client), entry, identity);
+  // translateRelay asks the provider (its format, its native formats) and the upstream model who signs the reasoning.
+  const entry = (format: string) => ({ id: 'bench/model', upstream: 'model', provider: { format, native: {} } });
+  const pass = (format: string, client: string) => () => relayMod.passthroughRelay(registry.relayCodecFor({ format, native: {} }, client), req(client), entry(format), identity);
+  const translate = (wire: string, client: string) => () => relayMod.translateRelay(registry.codecFor(wire), req(client), entry(wire), identity);
   return [
     { name: 'chat-stream (pass-through)', chunks: openaiStream, relay: pass('openai-chat', 'openai-chat') },
     { name: 'messages-stream (pass-through)', chunks: anthropicStream, relay: pass('anthropic-messages', 'anthropic-messages') },

@@ -19,7 +19,7 @@ function pieces(kind: string, text: string, size = 1500): void {
   if (cur.trim().length > 50) samples.push({ kind, text: cur });
 }
 
-for (const f of readdirSync('docs')) pieces('docs', readFileSync(join('docs', f), 'utf8'));
+for (const f of readdirSync('docs')) if (f.endsWith('.md')) pieces('docs', readFileSync(join('docs', f), 'utf8'));
 for (const d of ['src/engine', 'src/formats/openai-chat', 'src/catalog']) {
   for (const f of readdirSync(d)) if (f.endsWith('.ts')) pieces('code', readFileSync(join(d, f), 'utf8'));
 }
