@@ -7,7 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { lowerToolSearch, referenceText } from '../src/formats/tool-search.ts';
+import { lowerToolSearch, referenceText, toolsInContext } from '../src/formats/tool-search.ts';
+import { promptParts } from '../src/tokens/prompt.ts';
 import { upstreamName, FORMAT_TOOL_NAMES } from '../src/formats/tool-names.ts';
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -45,7 +46,11 @@ test('lowering: unloaded deferred tools withheld, loaded ones declared, referenc
   assert.equal((req.messages[2]!.content[1] as Rec).content[1].type, 'tool_reference', 'the decoded request (shared by attempts) is untouched');
   assert.equal(req.tools!.length, 5);
   assert.equal(lowerToolSearch(req, 'anthropic-messages').req, req, 'Anthropic reads tool search itself');
+  // Token counts and cost estimates read what is in the model's context, on any target.
+  assert.deepEqual(toolsInContext(req).map((t) => t.name), ['ToolSearch', 'get_issue', 'used_before', 'forced']);
+  assert.equal(promptParts(req).tools.length, 4);
   const plain = { ...req, tools: [{ name: 'a', input_schema: schema }], tool_choice: undefined, messages: [req.messages[0]!] } as CanonicalRequest;
+  assert.equal(toolsInContext(plain), plain.tools, 'nothing deferred: the same array');
   assert.equal(lowerToolSearch(plain, 'gemini').req, plain, 'nothing deferred or referenced: the same object');
 });
 
@@ -153,4 +158,21 @@ test('validation: a tool_reference without a name and a non-boolean defer_loadin
   r = await post(bad2);
   assert.equal(r.status, 400);
   assert.match((await r.json() as Rec).error.message, /tools\[1\]\.defer_loading/);
+});
+
+test('the router counts only the tools in context: 200 deferred MCP tools cost nothing until a search loads them', async () => {
+  const rank = async (body: Rec): Promise<Rec> => {
+    const r = await fetch(`${gw.url}/v1/router/rank?format=messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200);
+    return await r.json() as Rec;
+  };
+  const tokensOf = (j: Rec): number => j.candidates.find((c: Rec) => c.id === 'openai/gpt-4o-mini').input_tokens;
+  const base = conversation('router', 'mcp__jira__get_issue') as Rec;
+  const many = Array.from({ length: 200 }, (_, i) => ({ name: `mcp__server__tool_${i}`, description: `Tool number ${i}: ${'does something useful with the project. '.repeat(10)}`, input_schema: schema, defer_loading: true }));
+  const withDeferred = await rank({ ...base, tools: [...base.tools, ...many] });
+  const without = await rank(base);
+  assert.equal(tokensOf(withDeferred), tokensOf(without), 'deferred tools not loaded add no prompt tokens');
+  // Loaded, the same tools count.
+  const loaded = await rank({ ...base, tools: [...base.tools, ...many.map(({ defer_loading: _, ...t }) => t)] });
+  assert.ok(tokensOf(loaded) > tokensOf(without) + 10_000, `${tokensOf(loaded)} against ${tokensOf(without)}`);
 });

@@ -16,13 +16,8 @@ const READS_TOOL_SEARCH: ReadonlySet<WireFormat> = new Set(['anthropic-messages'
 /** A tool_reference as the other targets read it. */
 export const referenceText = (toolName: string): string => `Tool ${toolName} loaded: it can be called now.`;
 
-/**
- * The request as a target without tool search must see it (the same object when nothing is deferred
- * or referenced): deferred tools the conversation has not loaded left out, references made text.
- */
-export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustment: string | null } {
-  if (READS_TOOL_SEARCH.has(format)) return { req, adjustment: null };
-  const deferred = req.tools?.some((t) => t.defer_loading === true) ?? false;
+/** The names the conversation loaded: referenced by a tool result, called earlier, or forced by the tool choice. */
+function loadedNames(req: CanonicalRequest): { loaded: Set<string>; referenced: boolean } {
   const loaded = new Set<string>();
   let referenced = false;
   for (const m of req.messages) {
@@ -31,8 +26,30 @@ export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { re
       else if (b.type === 'tool_result') for (const c of b.content) if (c.type === 'tool_reference') { loaded.add(c.tool_name); referenced = true; }
     }
   }
-  if (!deferred && !referenced) return { req, adjustment: null };
   if (req.tool_choice?.type === 'tool') loaded.add(req.tool_choice.name);
+  return { loaded, referenced };
+}
+
+/**
+ * The tools in the model's context, on any target: deferred ones only once loaded (what token counts
+ * and cost estimates must read; the same array when nothing is deferred).
+ */
+export function toolsInContext(req: CanonicalRequest): Tool[] {
+  const tools = req.tools ?? [];
+  if (!tools.some((t) => t.defer_loading === true)) return tools;
+  const { loaded } = loadedNames(req);
+  return tools.filter((t) => t.defer_loading !== true || loaded.has(t.name));
+}
+
+/**
+ * The request as a target without tool search must see it (the same object when nothing is deferred
+ * or referenced): deferred tools the conversation has not loaded left out, references made text.
+ */
+export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustment: string | null } {
+  if (READS_TOOL_SEARCH.has(format)) return { req, adjustment: null };
+  const deferred = req.tools?.some((t) => t.defer_loading === true) ?? false;
+  const { loaded, referenced } = deferred ? loadedNames(req) : { loaded: new Set<string>(), referenced: req.messages.some(hasReference) };
+  if (!deferred && !referenced) return { req, adjustment: null };
   let withheld = 0;
   const tools = req.tools?.flatMap((t): Tool[] => {
     if (t.defer_loading !== true) return [t];
@@ -46,9 +63,11 @@ export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { re
   return { req: out, adjustment: `tool_search=emulated(withheld ${withheld})` };
 }
 
+const hasReference = (m: Message): boolean => m.content.some((b) => b.type === 'tool_result' && b.content.some((c) => c.type === 'tool_reference'));
+
 /** A turn with its tool results' references made text (the same object when it has none). */
 function referencesAsText(m: Message): Message {
-  if (!m.content.some((b) => b.type === 'tool_result' && b.content.some((c) => c.type === 'tool_reference'))) return m;
+  if (!hasReference(m)) return m;
   return {
     ...m,
     content: m.content.map((b) => (b.type !== 'tool_result' || !b.content.some((c) => c.type === 'tool_reference') ? b : {

@@ -1,6 +1,7 @@
 // Walks a canonical request into what token counting needs: the text of each message in order,
 // and the parts no local tokenizer can count exactly (images, binary documents, tool definitions).
 import type { Block, CanonicalRequest } from '../formats/canonical.ts';
+import { toolsInContext } from '../formats/tool-search.ts';
 
 export type PromptParts = {
   /** One entry per message as the model sees it (the system prompt first when present). */
@@ -43,7 +44,8 @@ export function promptParts(req: CanonicalRequest): PromptParts {
     for (const b of m.content) blockTexts(b, out, texts);
     out.messages.push({ role: m.role, texts });
   }
-  for (const t of req.tools ?? []) out.tools.push(JSON.stringify({ name: t.name, description: t.description ?? '', parameters: t.input_schema }));
+  // Deferred tools a client-side search has not loaded are not in the model's context (src/formats/tool-search.ts).
+  for (const t of toolsInContext(req)) out.tools.push(JSON.stringify({ name: t.name, description: t.description ?? '', parameters: t.input_schema }));
   if (req.response_format?.type === 'json_schema') out.tools.push(JSON.stringify(req.response_format.schema));
   return out;
 }
