@@ -12,6 +12,7 @@ import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, fitsName, restoreEventNames, 
 import type { CanonicalRequest, CanonicalResponse, StreamEvent } from '../src/formats/canonical.ts';
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
+import { upstreamToolNames as toolNamesOf, type Wire } from './helpers/wires.ts';
 
 type Rec = Record<string, any>;
 /** 65 characters: one of the names Claude Code users met ("string too long ... maximum length 64"). */
@@ -110,23 +111,10 @@ const TOOLS: Anthropic.Tool[] = [
   { name: 'get_weather', description: 'Weather for a city', input_schema: schema },
 ];
 
-/** The tool names the last request to `up` declared, in its wire format. */
-function upstreamToolNames(up: MockUpstream): string[] {
-  const b = up.requests.at(-1)!.body as Rec;
-  if (up === openai) return b.tools.map((t: Rec) => t.function.name);
-  if (up === bedrock) return b.toolConfig.tools.map((t: Rec) => t.toolSpec.name);
-  if (up === gemini) return b.tools.flatMap((t: Rec) => t.functionDeclarations ?? []).map((d: Rec) => d.name);
-  return b.tools.map((t: Rec) => t.name);
-}
-
-/** The names of the earlier calls in the last request to `up`. */
-function upstreamCallNames(up: MockUpstream): string[] {
-  const b = up.requests.at(-1)!.body as Rec;
-  if (up === openai) return b.messages.flatMap((m: Rec) => m.tool_calls ?? []).map((c: Rec) => c.function.name);
-  if (up === bedrock) return b.messages.flatMap((m: Rec) => m.content).filter((c: Rec) => c.toolUse).map((c: Rec) => c.toolUse.name);
-  if (up === gemini) return b.contents.flatMap((c: Rec) => c.parts).filter((p: Rec) => p.functionCall).map((p: Rec) => p.functionCall.name);
-  return b.messages.flatMap((m: Rec) => (Array.isArray(m.content) ? m.content : [])).filter((c: Rec) => c.type === 'tool_use').map((c: Rec) => c.name);
-}
+/** The wire of a mock (its format), for helpers/wires.ts. */
+const wireOf = (up: MockUpstream): Wire => ({ id: '', mock: up, format: up === openai ? 'openai-chat' : up === bedrock ? 'bedrock-converse' : up === gemini ? 'gemini' : 'anthropic-messages' });
+const upstreamToolNames = (up: MockUpstream): string[] => toolNamesOf(wireOf(up)).declared;
+const upstreamCallNames = (up: MockUpstream): string[] => toolNamesOf(wireOf(up)).called;
 
 const TARGETS = [
   ['openai/gpt-4o-mini', () => openai, 2],

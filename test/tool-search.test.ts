@@ -13,6 +13,7 @@ import { upstreamName, FORMAT_TOOL_NAMES } from '../src/formats/tool-names.ts';
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
+import { upstreamToolNames as toolNamesOf } from './helpers/wires.ts';
 
 type Rec = Record<string, any>;
 const schema = { type: 'object' as const, properties: { key: { type: 'string' } } };
@@ -91,13 +92,9 @@ function conversation(modelId: string, loads: string, extra: Partial<Anthropic.M
   };
 }
 
-function upstreamTools(up: MockUpstream): string[] {
-  const b = up.requests.at(-1)!.body as Rec;
-  if (up === openai) return b.tools.map((t: Rec) => t.function.name);
-  if (up === bedrock) return b.toolConfig.tools.map((t: Rec) => t.toolSpec.name);
-  if (up === gemini) return b.tools.flatMap((t: Rec) => t.functionDeclarations ?? []).map((d: Rec) => d.name);
-  return b.tools.map((t: Rec) => t.name);
-}
+/** The tools the last request to `up` declared, read in its wire format (helpers/wires.ts). */
+const upstreamTools = (up: MockUpstream): string[] =>
+  toolNamesOf({ id: '', mock: up, format: up === openai ? 'openai-chat' : up === bedrock ? 'bedrock-converse' : up === gemini ? 'gemini' : 'anthropic-messages' }).declared;
 
 test('anthropic SDK, Claude Code-style tool search -> OpenAI, Bedrock, Gemini: loaded tools declared, the rest withheld, answered and called', async () => {
   const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });

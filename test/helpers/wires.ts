@@ -84,3 +84,18 @@ export function upstreamToolIds(w: Wire): { callIds: string[]; resultIds: string
     }
   }
 }
+
+/** The tool names the last request to `w` declared and the names of its earlier calls, read in its wire format. */
+export function upstreamToolNames(w: Wire): { declared: string[]; called: string[] } {
+  const b = lastBody(w);
+  switch (w.format) {
+    case 'openai-chat':
+      return { declared: (b.tools ?? []).map((t: Rec) => t.function.name), called: b.messages.flatMap((m: Rec) => (m.tool_calls ?? []).map((c: Rec) => c.function.name)) };
+    case 'anthropic-messages':
+      return { declared: (b.tools ?? []).map((t: Rec) => t.name), called: b.messages.flatMap((m: Rec) => (Array.isArray(m.content) ? m.content : [])).filter((x: Rec) => x.type === 'tool_use').map((x: Rec) => x.name) };
+    case 'bedrock-converse':
+      return { declared: (b.toolConfig?.tools ?? []).map((t: Rec) => t.toolSpec.name), called: b.messages.flatMap((m: Rec) => m.content).filter((x: Rec) => x.toolUse).map((x: Rec) => x.toolUse.name) };
+    case 'gemini':
+      return { declared: (b.tools ?? []).flatMap((t: Rec) => t.functionDeclarations ?? []).map((d: Rec) => d.name), called: b.contents.flatMap((c: Rec) => c.parts).filter((p: Rec) => p.functionCall).map((p: Rec) => p.functionCall.name) };
+  }
+}
