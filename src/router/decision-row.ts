@@ -1,20 +1,19 @@
 // What a routed request leaves for the store, encoded on the request's thread for the trip to the
 // router's worker and finished there (rounded, serialised). A chunk of rows crosses as two byte
 // buffers: text in UTF-8 and every row's numbers (the decision's figures and the feature vector, which
-// JSON writes slowly) as a Float64Array. The text has three lines per row (JSON.stringify never writes
-// a line break): the row's own fields and the decision's strings as a JSON array, the features
-// without their vector, and the attempts, the last two as the JSON text the stored columns splice in
-// as they are (parsing them to write them again would give the same text). Rows are written into the
-// buffers as they come, so what waits for the next flush lives outside the JS heap: when rows were kept
+// JSON writes slowly) as a Float64Array. The text has two lines per row (JSON.stringify never writes a
+// line break): the row's own fields and attempts as a JSON array, and the features without their
+// vector, the JSON text the stored column splices in as it is (parsing it to write it again would give
+// the same text); then a last line, the chunk's distinct strings (candidate ids, constraint names,
+// ...), which the rows' numbers refer to by index. Rows are written into the buffers as they come, so what waits for the next flush lives outside the JS heap: when rows were kept
 // as strings (and before that as objects) until the flush, every young-generation collection copied
 // them and promoted them to the old one, and the chunk was then joined into one large string to be
 // cloned. The worker writes the stored texts straight from the chunk (readChunk, decision-text.ts);
 // test/router-record.test.ts checks them against the objects' JSON, test/router-caches.test.ts decodeRows.
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
-import { decisionFields } from '../store/router-rollup.ts';
 import { decisionText, featuresText, type TextReader } from './decision-text.ts';
-import { RECORDED, roundRecorded, type RecordedDecision } from './explain.ts';
+import { RECORDED, type RecordedDecision } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
 import type { DecisionRow, StoredDecision } from './store.ts';
 
@@ -59,7 +58,7 @@ export function packDecision(d: Decision, all: boolean, s: Array<string | null>,
 /** A cursor over packed values. */
 type Reader = { s: ReadonlyArray<string | null>; si: number; n: ArrayLike<number>; ni: number };
 
-/** The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader. */
+/** The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader. The layout's reference, as objects (test/router-caches.test.ts): the worker reads it in decisionText. */
 export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): RecordedDecision {
   const S = (): string | null => r.s[r.si++] ?? null;
   const Sx = (): string => r.s[r.si++] as string;
@@ -124,7 +123,7 @@ export class RowEncoder {
     this.#len += utf8.encodeInto(text, this.#json.subarray(this.#len)).written;
   }
 
-  /** Rows' numbers: [decision numbers' count, packDecision's numbers, attempts, strings' count, their indexes (-1: null), features' count, idx, val]. */
+  /** Rows' numbers: [decision numbers' count, packDecision's numbers, strings' count, their indexes (-1: null), features' count, idx, val]. */
   add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
     const s = this.#s;
     const n = this.#scratch;
@@ -132,12 +131,11 @@ export class RowEncoder {
     n.length = 0;
     packDecision(d, all, s, n);
     const { idx, val, ...meta } = features;
-    this.#room(n.length + s.length + 4 + 2 * idx.length);
+    this.#room(n.length + s.length + 3 + 2 * idx.length);
     const nums = this.#nums;
     let at = this.#n;
     nums[at++] = n.length;
     for (let i = 0; i < n.length; i++) nums[at++] = n[i]!;
-    nums[at++] = attempts.length;
     nums[at++] = s.length;
     for (let i = 0; i < s.length; i++) {
       const x = s[i]!;
@@ -150,7 +148,7 @@ export class RowEncoder {
     for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
     for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
     this.#n = at;
-    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd])}\n${JSON.stringify(meta)}\n${JSON.stringify(attempts)}\n`);
+    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, attempts])}\n${JSON.stringify(meta)}\n`);
     this.#rows++;
   }
 
@@ -162,41 +160,30 @@ export class RowEncoder {
   }
 }
 
-type Head = [inferenceId: string, createdAt: string, keyId: string | null, servedModel: string | null, canonical: string | null, kind: string, status: number, costUsd: string];
+type Head = [inferenceId: string, createdAt: string, keyId: string | null, servedModel: string | null, canonical: string | null, kind: string, status: number, costUsd: string, attempts: AttemptRecord[]];
 
 /** The rows of a chunk as the router's worker stores them: the columns' JSON text written from the packed values (decision-text.ts). */
 export function readChunk(c: RowChunk): StoredDecision[] {
   const text = fromUtf8.decode(c.json);
   const nums = c.nums;
-  const last = text.lastIndexOf('\n', text.length - 2) + 1;
-  const values = JSON.parse(text.slice(last)) as string[];
-  const r: TextReader = { n: nums, ni: 0, si: 0, values, json: values.map((v) => JSON.stringify(v)) };
+  const r: TextReader = { n: nums, ni: 0, si: 0, values: JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1)) as string[] };
   const out: StoredDecision[] = [];
   let at = 0;
   let ni = 0;
   for (let row = 0; row < c.rows; row++) {
-    const e1 = text.indexOf('\n', at); const e2 = text.indexOf('\n', e1 + 1); const e3 = text.indexOf('\n', e2 + 1);
-    const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd] = JSON.parse(text.slice(at, e1)) as Head;
-    const attempts = text.slice(e2 + 1, e3);
-    at = e3 + 1;
+    const e1 = text.indexOf('\n', at); const e2 = text.indexOf('\n', e1 + 1);
+    const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, attempts] = JSON.parse(text.slice(at, e1)) as Head;
     const len = nums[ni++]!;
-    const attemptCount = nums[ni + len]!;
-    const strings = ni + len + 1;
+    const strings = ni + len;
     r.ni = ni; r.si = strings + 1;
-    let d = decisionText(r, attempts, attemptCount);
-    if (d === null) {
-      // A constraint name JSON would not write in place (decision-text.ts oddKey): the object, as before.
-      const s = Array.from(nums.subarray(strings + 1, strings + 1 + nums[strings]!), (i) => (i < 0 ? null : values[i]!));
-      const decision = roundRecorded(unpackDecision({ s, si: 0, n: nums, ni }, JSON.parse(attempts) as AttemptRecord[]));
-      d = { text: JSON.stringify(decision), fields: decisionFields(decision) };
-    }
+    const { text: decision, fields: f } = decisionText(r, attempts);
     ni = strings + 1 + nums[strings]!;
     const m = nums[ni++]!;
     const features = featuresText(text.slice(e1 + 1, e2), nums, ni, m);
     ni += 2 * m;
-    const f = d.fields;
+    at = e2 + 1;
     out.push({
-      inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, features, decision: d.text,
+      inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, features, decision,
       chosen: f.chosen, quality: f.quality, predicted: f.predicted, explored: f.explored, affinity: f.affinity, attempts: f.attempts, version: f.version, excludedBy: f.excludedBy,
     });
   }

@@ -1,38 +1,30 @@
 // The stored JSON text of a recorded decision and of its features, written by the router's worker
-// straight from the packed values (src/router/decision-row.ts), without building the decision object
-// (recordedDecision's shape, src/router/explain.ts), rounding it into a second one and serialising
-// that: the text is the one JSON.stringify(roundRecorded(unpackDecision(...))) gives, character for
-// character (test/router-record.test.ts), and the figures the rollups count are read on the way.
-// The text is joined from its pieces in one go: built by `+` it would be a tree of a few hundred
-// pieces, which costs garbage and then more to bind as a statement parameter than a flat string.
+// from the packed values (src/router/decision-row.ts) in one pass: the decision object is built once
+// with its figures rounded as they are read (not unpacked, then copied rounded by roundRecorded) and
+// serialised by JSON.stringify, which writes numbers and strings far faster than JS string building;
+// the features' text is the main thread's JSON of them with the vector spliced in. The texts are the
+// ones JSON.stringify(roundRecorded(unpackDecision(...))) and JSON.stringify(features) give,
+// character for character (test/router-record.test.ts), and the figures the rollups count are read
+// on the way.
+import type { AttemptRecord } from '../store/types.ts';
 import type { DecisionFields } from '../store/router-rollup.ts';
 import { numJson, round } from './round.ts';
 
 /**
  * Where a row's packed values are: its decision's numbers from `ni` in `n` (packDecision's order), its
- * strings as indexes from `si` in `n` into the chunk's strings (`values`, and `json` their JSON text;
- * -1 for null).
+ * strings as indexes from `si` in `n` into the chunk's distinct strings `values` (-1 for null).
  */
-export type TextReader = { n: ArrayLike<number>; ni: number; si: number; values: ReadonlyArray<string>; json: ReadonlyArray<string> };
-
-/**
- * An object key JSON.stringify would not write where it was added: an array index (written first) or
- * __proto__ (sets the prototype instead of adding a key). Constraint names are never either; such a
- * decision is written by building the object (the caller's fallback). Any leading digit counts.
- */
-const oddKey = (k: string): boolean => {
-  const c = k.charCodeAt(0);
-  return (c >= 48 && c <= 57) || k === '__proto__';
-};
+export type TextReader = { n: ArrayLike<number>; ni: number; si: number; values: ReadonlyArray<string> };
 
 const NONE: ReadonlyArray<readonly [string, number]> = [];
 
 /**
  * The decision packDecision wrote at `r`, as stored: its JSON text (figures rounded as roundRecorded
- * rounds them, `attempts` the attempts' JSON text spliced in) and the fields the rollups count
- * (`attempts` the attempts' count). Null when a constraint name is an odd key (oddKey).
+ * rounds them) and the fields the rollups count. Advances `r`. The objects keyed by constraint are
+ * filled by assignment as unpackDecision fills them, so JSON orders their keys the same way (array
+ * indexes first; a `__proto__` name is dropped, and not counted).
  */
-export function decisionText(r: TextReader, attempts: string, attemptCount: number): { text: string; fields: DecisionFields } | null {
+export function decisionText(r: TextReader, attempts: readonly AttemptRecord[]): { text: string; fields: DecisionFields } {
   const { n, values } = r;
   let { ni, si } = r;
   const S = (): string | null => { const i = n[si++]!; return i < 0 ? null : values[i]!; };
@@ -51,9 +43,8 @@ export function decisionText(r: TextReader, attempts: string, attemptCount: numb
     const list: Array<readonly [string, number]> = [];
     for (let k = 0; k < nBy; k++) {
       const name = S()!; const count = n[ni++]!;
-      if (oddKey(name)) return null;
-      list.push([name, count]);
       by[name] = count;
+      if (name !== '__proto__') list.push([name, count]);
     }
     excludedBy = list;
   }
@@ -62,19 +53,15 @@ export function decisionText(r: TextReader, attempts: string, attemptCount: numb
   const excluded: Record<string, Array<[string | null, number, number]>> = {};
   for (let k = n[ni++]!; k > 0; k--) {
     const name = S()!;
-    if (oddKey(name)) return null;
     const list: Array<[string | null, number, number]> = (excluded[name] = []);
     for (let m = n[ni++]!; m > 0; m--) { list.push([S(), round(n[ni]!, 3), round(n[ni + 1]!, 3)]); ni += 2; }
   }
   r.ni = ni; r.si = si;
   const text = JSON.stringify({
     w, policy, state_version: version, kind, explored, affinity, chosen, chosen_quality: quality, chosen_cost_usd: predicted,
-    input_tokens: input, token_method: tokenMethod, expected_output_tokens: out, plan, candidates, excluded_by: by, included, excluded, attempts: 0,
+    input_tokens: input, token_method: tokenMethod, expected_output_tokens: out, plan, candidates, excluded_by: by, included, excluded, attempts,
   });
-  return {
-    text: `${text.slice(0, -2)}${attempts}}`,
-    fields: { chosen, quality, predicted, explored, affinity, attempts: attemptCount, version, excludedBy },
-  };
+  return { text, fields: { chosen, quality, predicted, explored, affinity, attempts: attempts.length, version, excludedBy } };
 }
 
 /**
