@@ -5,11 +5,13 @@
 // line break): the row's own fields and attempts as a JSON array, and the features without their
 // vector, the JSON text the stored column splices in as it is (parsing it to write it again would give
 // the same text); then a last line, the chunk's distinct strings (candidate ids, constraint names,
-// ...), which the rows' numbers refer to by index. Rows are written into the buffers as they come, so what waits for the next flush lives outside the JS heap: when rows were kept
-// as strings (and before that as objects) until the flush, every young-generation collection copied
-// them and promoted them to the old one, and the chunk was then joined into one large string to be
-// cloned. The worker writes the stored texts straight from the chunk (readChunk, decision-text.ts);
-// test/router-record.test.ts checks them against the objects' JSON, test/router-caches.test.ts decodeRows.
+// ...), which the rows' numbers refer to by index. Rows are written into the buffers as they come, so
+// what waits for the next flush lives outside the JS heap: when rows were kept as strings (and before
+// that as objects) until the flush, every young-generation collection copied them and promoted them
+// to the old one, and the chunk was then joined into one large string to be cloned. The worker writes
+// the stored texts from the chunk without building the recorded decision twice (readChunk,
+// decision-text.ts); test/router-record.test.ts checks them against the objects' JSON,
+// test/router-caches.test.ts decodeRows and packDecision against recordedDecision.
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
 import { decisionText, featuresText, type TextReader } from './decision-text.ts';
@@ -17,7 +19,7 @@ import { RECORDED, type RecordedDecision } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
 import type { DecisionRow, StoredDecision } from './store.ts';
 
-/** Rows encoded together: `json` their text (UTF-8), three lines per row, `nums` their numbers in order. */
+/** Rows encoded together: `json` their text (UTF-8), two lines per row and the strings' line, `nums` their numbers in order. */
 export type RowChunk = { rows: number; json: Uint8Array; nums: Float64Array };
 
 /** The row's own fields; its features and decision are encoded beside them. */
@@ -58,7 +60,10 @@ export function packDecision(d: Decision, all: boolean, s: Array<string | null>,
 /** A cursor over packed values. */
 type Reader = { s: ReadonlyArray<string | null>; si: number; n: ArrayLike<number>; ni: number };
 
-/** The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader. The layout's reference, as objects (test/router-caches.test.ts): the worker reads it in decisionText. */
+/**
+ * The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader.
+ * The layout's reference as objects (test/router-caches.test.ts); the worker reads it in decisionText.
+ */
 export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): RecordedDecision {
   const S = (): string | null => r.s[r.si++] ?? null;
   const Sx = (): string => r.s[r.si++] as string;

@@ -56,22 +56,20 @@ async function insertEach(q: SqlRunner, rows: readonly StoredDecision[]): Promis
 }
 
 /**
- * PostgreSQL: one statement for the chunk (one round trip), RETURNING the ids it inserted; its text
- * written with $n placeholders (the runner leaves a text without `?` as it is, rather than rewriting
- * one of several thousand parameters per chunk) and kept per row count.
+ * PostgreSQL: statements of up to PG_ROWS rows (a few round trips a chunk), RETURNING the ids they
+ * inserted. Their texts are written with $n placeholders (the runner leaves a text without `?` as it
+ * is, rather than rewriting it character by character) and kept, one per row count up to PG_ROWS.
  */
-const pgInsert = new Map<number, string>();
-function pgInsertSql(n: number): string {
-  let sql = pgInsert.get(n);
-  if (sql === undefined) {
-    const rows = Array.from({ length: n }, (_, i) => `(${Array.from({ length: 8 }, (_, j) => `$${i * 8 + j + 1}`).join(', ')})`);
-    sql = `${INSERT} ${rows.join(', ')} ON CONFLICT (inference_id) DO NOTHING RETURNING inference_id`;
-    if (pgInsert.size < 1000) pgInsert.set(n, sql);
-  }
-  return sql;
-}
+const PG_ROWS = 100;
+const pgInsert: string[] = [];
+const pgInsertSql = (n: number): string => (pgInsert[n] ??=
+  `${INSERT} ${Array.from({ length: n }, (_, i) => `(${Array.from({ length: 8 }, (_, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')} ON CONFLICT (inference_id) DO NOTHING RETURNING inference_id`);
 async function insertReturning(q: SqlRunner, rows: readonly StoredDecision[]): Promise<StoredDecision[]> {
-  const inserted = new Set((await q.all(pgInsertSql(rows.length), rows.flatMap(params))).map((r) => String(r.inference_id)));
+  const inserted = new Set<string>();
+  for (let i = 0; i < rows.length; i += PG_ROWS) {
+    const part = rows.slice(i, i + PG_ROWS);
+    for (const r of await q.all(pgInsertSql(part.length), part.flatMap(params))) inserted.add(String(r.inference_id));
+  }
   // The first row of each id inserted (a chunk holding an id twice stored its first copy).
   return rows.filter((r) => inserted.delete(r.inferenceId));
 }
