@@ -6,8 +6,8 @@
 import { Piscina } from 'piscina';
 import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { decodeRows, type RowChunk } from './decision-row.ts';
-import { insertDecisions, pruneDecisions, pruneStates, type StoredState } from './store.ts';
+import { readChunk, type RowChunk } from './decision-row.ts';
+import { pruneDecisions, pruneStates, storeDecisions, type StoredState } from './store.ts';
 import { newerState, trainPass, type TrainSettings } from './train-pass.ts';
 import { runTrain, type RouterTask, type WorkerData } from '../workers/router-train.ts';
 
@@ -31,7 +31,7 @@ export interface RouterBackend {
 export class InlineBackend implements RouterBackend {
   readonly #sql: SqlRunner;
   constructor(sql: SqlRunner) { this.#sql = sql; }
-  writeDecisions(chunk: RowChunk): Promise<void> { return insertDecisions(this.#sql, decodeRows(chunk)); }
+  writeDecisions(chunk: RowChunk): Promise<void> { return storeDecisions(this.#sql, readChunk(chunk)); }
   async prune(before: string | null, keepStates: number): Promise<PruneResult> {
     return { decisions: before === null ? 0 : await pruneDecisions(this.#sql, before), states: await pruneStates(this.#sql, keepStates) };
   }

@@ -1,19 +1,25 @@
 // What a routed request leaves for the store, encoded on the request's thread for the trip to the
-// router's worker and finished there (rebuilt, rounded, serialised). A chunk of rows crosses as two
-// byte buffers: the rows' strings and small objects as one JSON array in UTF-8 (JSON writes them
-// fast), and every row's numbers (the decision's figures and the feature vector, which JSON writes
-// slowly) as a Float64Array. Rows are written into the buffers as they come, so what waits for the
-// next flush lives outside the JS heap: when rows were kept as strings (and before that as objects)
-// until the flush, every young-generation collection copied them and promoted them to the old one,
-// and the chunk was then joined into one large string to be cloned. test/router-caches.test.ts
-// checks that decoding gives recordedDecision and the features back.
+// router's worker and finished there (rounded, serialised). A chunk of rows crosses as two byte
+// buffers: text in UTF-8 and every row's numbers (the decision's figures and the feature vector, which
+// JSON writes slowly) as a Float64Array. The text has two lines per row (JSON.stringify never writes a
+// line break): the row's own fields and attempts as a JSON array, and the features without their
+// vector, the JSON text the stored column splices in as it is (parsing it to write it again would give
+// the same text); then a last line, the chunk's distinct strings (candidate ids, constraint names,
+// ...), which the rows' numbers refer to by index. Rows are written into the buffers as they come, so
+// what waits for the next flush lives outside the JS heap: when rows were kept as strings (and before
+// that as objects) until the flush, every young-generation collection copied them and promoted them
+// to the old one, and the chunk was then joined into one large string to be cloned. The worker writes
+// the stored texts from the chunk without building the recorded decision twice (readChunk,
+// decision-text.ts); test/router-record.test.ts checks them against the objects' JSON,
+// test/router-caches.test.ts decodeRows and packDecision against recordedDecision.
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
-import { RECORDED, roundRecorded, type RecordedDecision } from './explain.ts';
+import { decisionText, featuresText, type TextReader } from './decision-text.ts';
+import { RECORDED, type RecordedDecision } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
-import type { DecisionRow } from './store.ts';
+import type { DecisionRow, StoredDecision } from './store.ts';
 
-/** Rows encoded together: `json` is a JSON array (UTF-8) with one entry per row, `nums` their numbers in order. */
+/** Rows encoded together: `json` their text (UTF-8), two lines per row and the strings' line, `nums` their numbers in order. */
 export type RowChunk = { rows: number; json: Uint8Array; nums: Float64Array };
 
 /** The row's own fields; its features and decision are encoded beside them. */
@@ -54,7 +60,10 @@ export function packDecision(d: Decision, all: boolean, s: Array<string | null>,
 /** A cursor over packed values. */
 type Reader = { s: ReadonlyArray<string | null>; si: number; n: ArrayLike<number>; ni: number };
 
-/** The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader. */
+/**
+ * The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader.
+ * The layout's reference as objects (test/router-caches.test.ts); the worker reads it in decisionText.
+ */
 export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): RecordedDecision {
   const S = (): string | null => r.s[r.si++] ?? null;
   const Sx = (): string => r.s[r.si++] as string;
@@ -86,13 +95,18 @@ const fromUtf8 = new TextDecoder();
 export class RowEncoder {
   #rows = 0;
   #json = new Uint8Array(16_384);
-  #len = 1;
+  #len = 0;
   #nums = new Float64Array(4_096);
   #n = 0;
-  /** One row's decision numbers, reused (packDecision writes a plain array). */
+  /**
+   * The chunk's distinct strings (candidate ids, constraint names, ...), sent once: the rows refer to
+   * them by index, so the worker serialises each once per chunk instead of once per row and place.
+   */
+  readonly #strings = new Map<string, number>();
+  readonly #table: string[] = [];
+  /** One row's decision strings and numbers, reused (packDecision writes plain arrays). */
+  readonly #s: Array<string | null> = [];
   readonly #scratch: number[] = [];
-
-  constructor() { this.#json[0] = 0x5b; /* [ */ }
 
   get rows(): number { return this.#rows; }
 
@@ -103,58 +117,88 @@ export class RowEncoder {
     this.#nums = next;
   }
 
-  add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
-    const s: Array<string | null> = [];
-    const n = this.#scratch;
-    n.length = 0;
-    packDecision(d, all, s, n);
-    const { idx, val, ...meta } = features;
-    this.#room(n.length + 2 + 2 * idx.length);
-    const nums = this.#nums;
-    let at = this.#n;
-    nums[at++] = n.length;
-    for (let i = 0; i < n.length; i++) nums[at++] = n[i]!;
-    nums[at++] = idx.length;
-    for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
-    for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
-    this.#n = at;
-    const text = JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, meta, s, attempts]);
-    // A UTF-16 unit takes at most 3 bytes in UTF-8; +1 for the separator.
-    const need = this.#len + text.length * 3 + 2;
+  #write(text: string): void {
+    // A UTF-16 unit takes at most 3 bytes in UTF-8.
+    const need = this.#len + text.length * 3;
     if (need > this.#json.length) {
       const next = new Uint8Array(Math.max(this.#json.length * 2, need));
       next.set(this.#json.subarray(0, this.#len));
       this.#json = next;
     }
-    if (this.#rows > 0) this.#json[this.#len++] = 0x2c; // ,
     this.#len += utf8.encodeInto(text, this.#json.subarray(this.#len)).written;
+  }
+
+  /** Rows' numbers: [decision numbers' count, packDecision's numbers, strings' count, their indexes (-1: null), features' count, idx, val]. */
+  add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
+    const s = this.#s;
+    const n = this.#scratch;
+    s.length = 0;
+    n.length = 0;
+    packDecision(d, all, s, n);
+    const { idx, val, ...meta } = features;
+    this.#room(n.length + s.length + 3 + 2 * idx.length);
+    const nums = this.#nums;
+    let at = this.#n;
+    nums[at++] = n.length;
+    for (let i = 0; i < n.length; i++) nums[at++] = n[i]!;
+    nums[at++] = s.length;
+    for (let i = 0; i < s.length; i++) {
+      const x = s[i]!;
+      if (x === null) { nums[at++] = -1; continue; }
+      let k = this.#strings.get(x);
+      if (k === undefined) { k = this.#table.length; this.#strings.set(x, k); this.#table.push(x); }
+      nums[at++] = k;
+    }
+    nums[at++] = idx.length;
+    for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
+    for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
+    this.#n = at;
+    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, attempts])}\n${JSON.stringify(meta)}\n`);
     this.#rows++;
   }
 
-  /** The chunk, copied to buffers of its own size (a view would carry the whole buffer when cloned). */
+  /** The chunk (the strings' line last), copied to buffers of its own size (a view would carry the whole buffer when cloned). */
   seal(): RowChunk {
-    const json = new Uint8Array(this.#len + 1);
-    json.set(this.#json.subarray(0, this.#len));
-    json[this.#len] = 0x5d; // ]
+    this.#write(`${JSON.stringify(this.#table)}\n`);
+    const json = this.#json.slice(0, this.#len);
     return { rows: this.#rows, json, nums: this.#nums.slice(0, this.#n) };
   }
 }
 
-/** The rows of a chunk as stored: features back as arrays, decisions rebuilt and rounded. */
-export function decodeRows(c: RowChunk): DecisionRow[] {
-  const rows = JSON.parse(fromUtf8.decode(c.json)) as Array<[string, string, string | null, string | null, string | null, string, number, string, Omit<PromptFeatures, 'idx' | 'val'>, Array<string | null>, AttemptRecord[]]>;
-  const out: DecisionRow[] = [];
+type Head = [inferenceId: string, createdAt: string, keyId: string | null, servedModel: string | null, canonical: string | null, kind: string, status: number, costUsd: string, attempts: AttemptRecord[]];
+
+/** The rows of a chunk as the router's worker stores them: the columns' JSON text written from the packed values (decision-text.ts). */
+export function readChunk(c: RowChunk): StoredDecision[] {
+  const text = fromUtf8.decode(c.json);
+  const nums = c.nums;
+  const r: TextReader = { n: nums, ni: 0, si: 0, values: JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1)) as string[] };
+  const out: StoredDecision[] = [];
+  let at = 0;
   let ni = 0;
-  for (const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, meta, s, attempts] of rows) {
-    const len = c.nums[ni++]!;
-    const r: Reader = { s, si: 0, n: c.nums, ni };
-    const decision = roundRecorded(unpackDecision(r, attempts));
-    ni += len;
-    const m = c.nums[ni++]!;
-    const idx = Array.from(c.nums.subarray(ni, ni + m));
-    const val = Array.from(c.nums.subarray(ni + m, ni + 2 * m));
+  for (let row = 0; row < c.rows; row++) {
+    const e1 = text.indexOf('\n', at); const e2 = text.indexOf('\n', e1 + 1);
+    const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, attempts] = JSON.parse(text.slice(at, e1)) as Head;
+    const len = nums[ni++]!;
+    const strings = ni + len;
+    r.ni = ni; r.si = strings + 1;
+    const { text: decision, fields: f } = decisionText(r, attempts);
+    ni = strings + 1 + nums[strings]!;
+    const m = nums[ni++]!;
+    const features = featuresText(text.slice(e1 + 1, e2), nums, ni, m);
     ni += 2 * m;
-    out.push({ inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, features: { ...meta, idx, val } as PromptFeatures, decision });
+    at = e2 + 1;
+    out.push({
+      inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, features, decision,
+      chosen: f.chosen, quality: f.quality, predicted: f.predicted, explored: f.explored, affinity: f.affinity, attempts: f.attempts, version: f.version, excludedBy: f.excludedBy,
+    });
   }
   return out;
+}
+
+/** The rows of a chunk as objects: the stored texts parsed (tests). */
+export function decodeRows(c: RowChunk): DecisionRow[] {
+  return readChunk(c).map((r) => ({
+    inferenceId: r.inferenceId, createdAt: r.createdAt, keyId: r.keyId, servedModel: r.servedModel, canonical: r.canonical, kind: r.kind,
+    status: r.status, costUsd: r.costUsd, features: JSON.parse(r.features) as PromptFeatures, decision: JSON.parse(r.decision),
+  }));
 }

@@ -2,7 +2,7 @@
 // the versioned learned state, and the training join of feedback and answers to decisions.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { Row } from '../store/rows.ts';
-import { addRouterCells, routerCells } from '../store/router-rollup.ts';
+import { addRouterCells, decisionFields, routerCells, type RollupSource } from '../store/router-rollup.ts';
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
 
@@ -12,6 +12,13 @@ export type DecisionRow = {
   /** The answer's HTTP status and exact cost in USD (decimal string): counted in the router rollups, not stored in the row. */
   status: number; costUsd: string;
 };
+
+/**
+ * A decision row as written: the features and decision columns as their JSON text, and what the
+ * rollups count of it. The router's worker writes these straight from the encoded chunk
+ * (src/router/decision-text.ts); insertDecisions from objects.
+ */
+export type StoredDecision = RollupSource & { inferenceId: string; servedModel: string | null; canonical: string | null; features: string; decision: string };
 
 /** Position in a time-ordered table: (created_at, id) of the last row folded in. */
 export type Cursor = { at: string; id: string };
@@ -25,20 +32,57 @@ export type StoredState = {
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
 const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
 
+/** Stores decision rows given as objects (storeDecisions). */
+export async function insertDecisions(sql: SqlRunner, rows: readonly DecisionRow[]): Promise<void> {
+  await storeDecisions(sql, rows.map((r) => ({
+    inferenceId: r.inferenceId, createdAt: r.createdAt, keyId: r.keyId, servedModel: r.servedModel, canonical: r.canonical, kind: r.kind,
+    status: r.status, costUsd: r.costUsd, features: JSON.stringify(r.features), decision: JSON.stringify(r.decision), ...decisionFields(r.decision),
+  })));
+}
+
+const INSERT = 'INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES';
+const params = (r: StoredDecision): unknown[] => [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, r.features, r.decision];
+
+/**
+ * SQLite: one prepared statement run per row (synchronous calls, no round trips), a row counted when
+ * it changed one, which costs less than a statement of many rows with RETURNING (its text prepared
+ * per chunk size, its parameters spread by the thousand, its answer rows read back).
+ */
+const INSERT_ROW = `${INSERT} (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (inference_id) DO NOTHING`;
+async function insertEach(q: SqlRunner, rows: readonly StoredDecision[]): Promise<StoredDecision[]> {
+  const landed: StoredDecision[] = [];
+  for (const r of rows) if (await q.run(INSERT_ROW, params(r)) > 0) landed.push(r);
+  return landed;
+}
+
+/**
+ * PostgreSQL: statements of up to PG_ROWS rows (a few round trips a chunk), RETURNING the ids they
+ * inserted. Their texts are written with $n placeholders (the runner leaves a text without `?` as it
+ * is, rather than rewriting it character by character) and kept, one per row count up to PG_ROWS.
+ */
+const PG_ROWS = 100;
+const pgInsert: string[] = [];
+const pgInsertSql = (n: number): string => (pgInsert[n] ??=
+  `${INSERT} ${Array.from({ length: n }, (_, i) => `(${Array.from({ length: 8 }, (_, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')} ON CONFLICT (inference_id) DO NOTHING RETURNING inference_id`);
+async function insertReturning(q: SqlRunner, rows: readonly StoredDecision[]): Promise<StoredDecision[]> {
+  const inserted = new Set<string>();
+  for (let i = 0; i < rows.length; i += PG_ROWS) {
+    const part = rows.slice(i, i + PG_ROWS);
+    for (const r of await q.all(pgInsertSql(part.length), part.flatMap(params))) inserted.add(String(r.inference_id));
+  }
+  // The first row of each id inserted (a chunk holding an id twice stored its first copy).
+  return rows.filter((r) => inserted.delete(r.inferenceId));
+}
+
 /**
  * Stores a chunk of decisions and adds them to the router rollups (src/store/router-rollup.ts) in one
  * transaction. A retried chunk may meet rows already stored: the first copy is kept, and only the rows
- * this INSERT really inserted (RETURNING) are counted, so a chunk is never counted twice.
+ * this INSERT really inserted are counted, so a chunk is never counted twice.
  */
-export async function insertDecisions(sql: SqlRunner, rows: readonly DecisionRow[]): Promise<void> {
+export async function storeDecisions(sql: SqlRunner, rows: readonly StoredDecision[]): Promise<void> {
   if (rows.length === 0) return;
-  const one = '(?, ?, ?, ?, ?, ?, ?, ?)';
-  const stmt = `INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision) VALUES ${rows.map(() => one).join(', ')} ON CONFLICT (inference_id) DO NOTHING RETURNING inference_id`;
-  const params = rows.flatMap((r) => [r.inferenceId, r.createdAt, r.keyId, r.servedModel, r.canonical, r.kind, JSON.stringify(r.features), JSON.stringify(r.decision)]);
   await sql.tx(async (q) => {
-    const inserted = new Set((await q.all(stmt, params)).map((r) => String(r.inference_id)));
-    // The first row of each id inserted (a chunk holding an id twice stored its first copy).
-    const landed = rows.filter((r) => inserted.delete(r.inferenceId));
+    const landed = q.dialect === 'sqlite' ? await insertEach(q, rows) : await insertReturning(q, rows);
     await addRouterCells(q, routerCells(landed));
   });
 }

@@ -168,13 +168,44 @@ function backfill(d: Dialect): string[] {
   ];
 }
 
-/** What insertDecisions needs of a row: its time, key, answer and the recorded decision's fields. */
-export type RollupSource = { createdAt: string; keyId: string | null; kind: string; status: number; costUsd: string; decision: unknown };
+/**
+ * What the rollups count of a stored decision: its time, key, answer (HTTP status, exact cost) and the
+ * recorded decision's fields (src/router/explain.ts recordedDecision, figures rounded as stored).
+ */
+export type RollupSource = {
+  createdAt: string; keyId: string | null; kind: string; status: number; costUsd: string;
+  chosen: string | null; quality: number | null; predicted: number | null; explored: boolean; affinity: string | null;
+  /** How many attempts the request made (a fallback: more than 1). */
+  attempts: number;
+  version: number | null;
+  /** excluded_by's entries, [constraint, candidates excluded]. */
+  excludedBy: ReadonlyArray<readonly [string, number]>;
+};
+
+export type DecisionFields = Pick<RollupSource, 'chosen' | 'quality' | 'predicted' | 'explored' | 'affinity' | 'attempts' | 'version' | 'excludedBy'>;
 
 type Fields = {
   chosen?: string | null; chosen_quality?: number | null; chosen_cost_usd?: number | null; explored?: boolean; affinity?: string | null;
   attempts?: unknown; state_version?: number | null; excluded_by?: Record<string, number> | null;
 };
+
+const NONE: ReadonlyArray<readonly [string, number]> = [];
+
+/** The fields the rollups count, read from a decision object of any shape (what is missing or not of its type is not counted). */
+export function decisionFields(decision: unknown): DecisionFields {
+  const d = (decision ?? {}) as Fields;
+  const by = d.excluded_by;
+  return {
+    chosen: d.chosen ?? null,
+    quality: typeof d.chosen_quality === 'number' ? d.chosen_quality : null,
+    predicted: typeof d.chosen_cost_usd === 'number' ? d.chosen_cost_usd : null,
+    explored: d.explored === true,
+    affinity: d.affinity ?? null,
+    attempts: Array.isArray(d.attempts) ? d.attempts.length : 0,
+    version: typeof d.state_version === 'number' ? d.state_version : null,
+    excludedBy: by && typeof by === 'object' ? Object.entries(by) : NONE,
+  };
+}
 
 export type ModelCell = {
   t: string; keyId: string; chosen: string; n: number; errors: number; cost: string; predictedSum: number; predictedN: number;
@@ -189,27 +220,21 @@ const canonicalIso = (iso: string): string => (iso.length === 24 && iso[23] === 
 
 const byKey = <T>(m: Map<string, T>): T[] => [...m].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, v]) => v);
 
-/** The rollup cells a set of inserted decisions adds up to: one per cell, in key order (so concurrent writers lock rows in one order). */
+/** Rows of one hour, key, prompt kind and chosen model: their model cell, and what their kind cells add up. */
+type Group = { t: string; day: string; keyId: string; kind: string; chosen: string; model: ModelCell; n: number; errors: number; cost: DecimalSum | null };
+
+/**
+ * The rollup cells a set of inserted decisions adds up to: one per cell, in key order (so concurrent
+ * writers lock rows in one order). Each row is looked up once, in its group (hour, key, kind, chosen
+ * model), which holds its model cell (whose float sums add up row by row, in row order); the four kind
+ * cells and the model cells' counts and exact costs are then added up from the groups (exact: the same
+ * whatever the order).
+ */
 export function routerCells(rows: readonly RollupSource[]): RouterCells {
+  const groups = new Map<string, Group>();
   const models = new Map<string, ModelCell>();
   const versions = new Map<string, VersionCell>();
   const excl = new Map<string, ExclCell>();
-  const kinds = new Map<string, KindCell>();
-  // Costs are summed exactly but rendered once per cell, not once per row and cell.
-  const sums = new Map<ModelCell | KindCell, DecimalSum>();
-  const addCost = (cell: ModelCell | KindCell, usd: string): void => {
-    let s = sums.get(cell);
-    if (!s) { s = new DecimalSum(); sums.set(cell, s); }
-    s.add(usd);
-  };
-  const kindCell = (grain: KindCell['grain'], span: KindCell['span'], at: string, key: string, r: RollupSource, chosen: string): void => {
-    const kk = `${grain}\u0000${span}\u0000${at}\u0000${key}\u0000${r.kind}\u0000${chosen}`;
-    let k = kinds.get(kk);
-    if (!k) { k = { grain, span, t: at, keyId: key, kind: r.kind, chosen, n: 0, errors: 0, cost: '0' }; kinds.set(kk, k); }
-    k.n++;
-    if (r.status >= 400) k.errors++;
-    if (r.costUsd !== '0') addCost(k, r.costUsd);
-  };
   let lastHour = '';
   let day = '';
   for (const r of rows) {
@@ -217,44 +242,68 @@ export function routerCells(rows: readonly RollupSource[]): RouterCells {
     // The day is worked out when the hour changes, not per row (a chunk is mostly one hour).
     if (t !== lastHour) { lastHour = t; day = dayOf(t); }
     const keyId = r.keyId ?? '';
-    const d = (r.decision ?? {}) as Fields;
-    const chosen = d.chosen ?? '';
-    const mk = `${t}\u0000${keyId}\u0000${chosen}`;
-    let c = models.get(mk);
-    if (!c) {
-      c = { t, keyId, chosen, n: 0, errors: 0, cost: '0', predictedSum: 0, predictedN: 0, qualitySum: 0, qualityN: 0, fallbacks: 0, explored: 0, affinityKnown: 0, affinityChosen: 0 };
-      models.set(mk, c);
+    const chosen = r.chosen ?? '';
+    const gk = `${t}\u0000${keyId}\u0000${r.kind}\u0000${chosen}`;
+    let g = groups.get(gk);
+    if (!g) {
+      const mk = `${t}\u0000${keyId}\u0000${chosen}`;
+      let model = models.get(mk);
+      if (!model) {
+        model = { t, keyId, chosen, n: 0, errors: 0, cost: '0', predictedSum: 0, predictedN: 0, qualitySum: 0, qualityN: 0, fallbacks: 0, explored: 0, affinityKnown: 0, affinityChosen: 0 };
+        models.set(mk, model);
+      }
+      g = { t, day, keyId, kind: r.kind, chosen, model, n: 0, errors: 0, cost: null };
+      groups.set(gk, g);
     }
-    c.n++;
-    if (r.status >= 400) c.errors++;
-    if (r.costUsd !== '0') addCost(c, r.costUsd);
-    kindCell('key', 'h', t, keyId, r, chosen);
-    kindCell('key', 'd', day, keyId, r, chosen);
-    kindCell('total', 'h', t, '', r, chosen);
-    kindCell('total', 'd', day, '', r, chosen);
-    if (typeof d.chosen_cost_usd === 'number') { c.predictedSum += d.chosen_cost_usd; c.predictedN++; }
-    if (typeof d.chosen_quality === 'number') { c.qualitySum += d.chosen_quality; c.qualityN++; }
-    if (Array.isArray(d.attempts) && d.attempts.length > 1) c.fallbacks++;
-    if (d.explored === true) c.explored++;
-    if (d.affinity !== null && d.affinity !== undefined) { c.affinityKnown++; if (d.affinity === d.chosen) c.affinityChosen++; }
-    if (typeof d.state_version === 'number') {
-      const version = Math.trunc(d.state_version);
+    g.n++;
+    if (r.status >= 400) g.errors++;
+    if (r.costUsd !== '0') (g.cost ??= new DecimalSum()).add(r.costUsd);
+    const c = g.model;
+    if (r.predicted !== null) { c.predictedSum += r.predicted; c.predictedN++; }
+    if (r.quality !== null) { c.qualitySum += r.quality; c.qualityN++; }
+    if (r.attempts > 1) c.fallbacks++;
+    if (r.explored) c.explored++;
+    if (r.affinity !== null) { c.affinityKnown++; if (r.affinity === r.chosen) c.affinityChosen++; }
+    if (r.version !== null) {
+      const version = Math.trunc(r.version);
       const at = canonicalIso(r.createdAt);
       const vk = `${t}\u0000${keyId}\u0000${version}`;
       const v = versions.get(vk);
       if (!v) versions.set(vk, { t, keyId, version, n: 1, firstAt: at, lastAt: at });
       else { v.n++; if (at < v.firstAt) v.firstAt = at; if (at > v.lastAt) v.lastAt = at; }
     }
-    const by = d.excluded_by;
-    if (by && typeof by === 'object') {
-      for (const [constraint, k] of Object.entries(by)) {
-        if (!(typeof k === 'number' && k > 0)) continue;
-        const ek = `${t}\u0000${keyId}\u0000${constraint}`;
-        const e = excl.get(ek);
-        if (!e) excl.set(ek, { t, keyId, constraint, decisions: 1, candidates: k });
-        else { e.decisions++; e.candidates += k; }
-      }
+    for (const [constraint, k] of r.excludedBy) {
+      if (!(typeof k === 'number' && k > 0)) continue;
+      const ek = `${t}\u0000${keyId}\u0000${constraint}`;
+      const e = excl.get(ek);
+      if (!e) excl.set(ek, { t, keyId, constraint, decisions: 1, candidates: k });
+      else { e.decisions++; e.candidates += k; }
     }
+  }
+  // Costs are summed exactly but rendered once per cell.
+  const kinds = new Map<string, KindCell>();
+  const sums = new Map<ModelCell | KindCell, DecimalSum>();
+  const addTo = (cell: ModelCell | KindCell, g: Group, cost: string | null): void => {
+    cell.n += g.n;
+    cell.errors += g.errors;
+    if (cost === null) return;
+    let s = sums.get(cell);
+    if (!s) { s = new DecimalSum(); sums.set(cell, s); }
+    s.add(cost);
+  };
+  const kindCell = (grain: KindCell['grain'], span: KindCell['span'], at: string, key: string, g: Group, cost: string | null): void => {
+    const kk = `${grain}\u0000${span}\u0000${at}\u0000${key}\u0000${g.kind}\u0000${g.chosen}`;
+    let k = kinds.get(kk);
+    if (!k) { k = { grain, span, t: at, keyId: key, kind: g.kind, chosen: g.chosen, n: 0, errors: 0, cost: '0' }; kinds.set(kk, k); }
+    addTo(k, g, cost);
+  };
+  for (const g of groups.values()) {
+    const cost = g.cost === null ? null : g.cost.toString();
+    addTo(g.model, g, cost);
+    kindCell('key', 'h', g.t, g.keyId, g, cost);
+    kindCell('key', 'd', g.day, g.keyId, g, cost);
+    kindCell('total', 'h', g.t, '', g, cost);
+    kindCell('total', 'd', g.day, '', g, cost);
   }
   for (const [cell, sum] of sums) cell.cost = sum.toString();
   return { models: byKey(models), versions: byKey(versions), excl: byKey(excl), kinds: byKey(kinds) };

@@ -7,8 +7,8 @@ import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { packState, train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
 import { foldOutputs, type OutputTable } from '../router/output-stats.ts';
-import { decodeRows, type RowChunk } from '../router/decision-row.ts';
-import { insertDecisions, pruneDecisions, pruneStates, type StoredState } from '../router/store.ts';
+import { readChunk, type RowChunk } from '../router/decision-row.ts';
+import { pruneDecisions, pruneStates, storeDecisions, type StoredState } from '../router/store.ts';
 import { emptyStored, newerState, trainPass, type TrainSettings } from '../router/train-pass.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
@@ -75,7 +75,7 @@ export default async function handle(t: RouterTask): Promise<unknown> {
   }
   const s = await storeOf();
   switch (t.op) {
-    case 'decisions': return insertDecisions(s.sql, decodeRows(t.chunk));
+    case 'decisions': return storeDecisions(s.sql, readChunk(t.chunk));
     case 'prune': return {
       decisions: t.before === null ? 0 : await pruneDecisions(s.sql, t.before),
       states: await pruneStates(s.sql, t.keepStates),
