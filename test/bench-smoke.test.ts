@@ -149,6 +149,14 @@ benchTest('router-overview.ts', 'the Router page call per window on SQLite and P
   lines(out, /^  migration 22 backfill of 2000 decisions: [\d.]+ s$/, 2);
 });
 
+benchTest('router-record.ts', "the router worker's write per recorded decision, SQLite and PostgreSQL", async () => {
+  for (const args of [[], ['--pg', PG_URL]]) {
+    const out = await ok('router-record.ts', ['--rows', '50', '--chunks', '2', '--runs', '1', ...args], 60_000);
+    const [m] = lines(out, new RegExp(`^this\\s+write per row: thread CPU median (${NUM}) us .* wall median (${NUM}) us`));
+    assert.ok(Number(m![2]) > 0, `wall time per row: ${m![0]}\n--- stdout (tail)\n${tail(out)}`);
+  }
+});
+
 benchTest('router-feedback.ts', 'negative feedback moves traffic off a model', async () => {
   // What docs/router.md quotes for how fast feedback moves decisions; it checks the claim itself too:
   // negative feedback on the preferred model lowers its predicted quality at every step, and enough

@@ -150,7 +150,7 @@ function encode(list: readonly Case[]) {
 }
 
 test('round: the figures roundRecorded stores', () => {
-  // roundRecorded (explain.ts) rounds with a copy of round(): they must agree (q 3 digits, chosen 4, costs 3, chosen 6).
+  // roundRecorded (explain.ts) and the worker's decision text (decision-text.ts) round each figure to the same digits (q 3, chosen 4, costs 3, chosen cost 6).
   for (let i = 0; i < 200_000; i++) {
     const x = (Math.random() - 0.3) * 10 ** (Math.floor(Math.random() * 50) - 35);
     const r = roundRecorded({ chosen_quality: x, chosen_cost_usd: x, included: [['a', x, x, x]], excluded: { c: [['b', x, x]] } } as never);

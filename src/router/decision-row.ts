@@ -11,11 +11,11 @@
 // to the old one, and the chunk was then joined into one large string to be cloned. The worker writes
 // the stored texts from the chunk without building the recorded decision twice (readChunk,
 // decision-text.ts); test/router-record.test.ts checks them against the objects' JSON,
-// test/router-caches.test.ts decodeRows and packDecision against recordedDecision.
+// test/router-caches.test.ts against recordedDecision.
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
 import { decisionText, featuresText, type TextReader } from './decision-text.ts';
-import { RECORDED, type RecordedDecision } from './explain.ts';
+import { RECORDED } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
 import type { DecisionRow, StoredDecision } from './store.ts';
 
@@ -26,7 +26,6 @@ export type RowChunk = { rows: number; json: Uint8Array; nums: Float64Array };
 export type RowHead = Omit<DecisionRow, 'features' | 'decision'>;
 
 const num = (x: number | null): number => (x === null ? Number.NaN : x);
-const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
 
 /** recordedDecision (src/router/explain.ts) written flat into `s` and `n`: the same candidates, unrounded. */
 export function packDecision(d: Decision, all: boolean, s: Array<string | null>, n: number[]): void {
@@ -55,37 +54,6 @@ export function packDecision(d: Decision, all: boolean, s: Array<string | null>,
     s.push(k); n.push(list.length);
     for (const i of list) { const r = d.ranked[i]!; s.push(r.id); n.push(r.expectedCostUsd, r.minCostUsd); }
   }
-}
-
-/** A cursor over packed values. */
-type Reader = { s: ReadonlyArray<string | null>; si: number; n: ArrayLike<number>; ni: number };
-
-/**
- * The recorded decision packDecision wrote at the reader's position (unrounded); advances the reader.
- * The layout's reference as objects (test/router-caches.test.ts); the worker reads it in decisionText.
- */
-export function unpackDecision(r: Reader, attempts: readonly AttemptRecord[]): RecordedDecision {
-  const S = (): string | null => r.s[r.si++] ?? null;
-  const Sx = (): string => r.s[r.si++] as string;
-  const N = (): number => r.n[r.ni++]!;
-  const [policy, kind, affinity, chosen, tokenMethod] = [S(), Sx(), S(), S(), S()];
-  const w = orNull(N()), stateVersion = N(), explored = N() === 1, q = orNull(N()), cost = orNull(N()), input = orNull(N()), out = orNull(N()), candidates = N();
-  const plan: RecordedDecision['plan'] = [];
-  for (let k = N(); k > 0; k--) plan.push([Sx(), orNull(N())]);
-  const excludedBy: Record<string, number> = {};
-  for (let k = N(); k > 0; k--) { const name = Sx(); excludedBy[name] = N(); }
-  const included: RecordedDecision['included'] = [];
-  for (let k = N(); k > 0; k--) included.push([Sx(), N(), N(), N()]);
-  const excluded: RecordedDecision['excluded'] = {};
-  for (let k = N(); k > 0; k--) {
-    const list: Array<[string, number, number]> = (excluded[Sx()] = []);
-    for (let m = N(); m > 0; m--) list.push([Sx(), N(), N()]);
-  }
-  return {
-    w, policy, state_version: stateVersion, kind, explored, affinity, chosen, chosen_quality: q, chosen_cost_usd: cost,
-    input_tokens: input, token_method: tokenMethod, expected_output_tokens: out,
-    plan, candidates, excluded_by: excludedBy, included, excluded, attempts,
-  };
 }
 
 const utf8 = new TextEncoder();
@@ -193,12 +161,4 @@ export function readChunk(c: RowChunk): StoredDecision[] {
     });
   }
   return out;
-}
-
-/** The rows of a chunk as objects: the stored texts parsed (tests). */
-export function decodeRows(c: RowChunk): DecisionRow[] {
-  return readChunk(c).map((r) => ({
-    inferenceId: r.inferenceId, createdAt: r.createdAt, keyId: r.keyId, servedModel: r.servedModel, canonical: r.canonical, kind: r.kind,
-    status: r.status, costUsd: r.costUsd, features: JSON.parse(r.features) as PromptFeatures, decision: JSON.parse(r.decision),
-  }));
 }

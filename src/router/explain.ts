@@ -4,20 +4,7 @@ import type { AttemptRecord } from '../store/types.ts';
 import { fmt, type Decision, type Ranked } from './decide.ts';
 import { priorWithBasis, type CompiledPriors } from './quality/prior.ts';
 import type { TaskKind } from './quality/index.ts';
-
-const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
-
-/**
- * x to `d` significant digits, as Number(x.toPrecision(d)) gives it (agreed on 6 million random
- * values) in a third of the time: the router's worker rounds ~50 figures of every recorded decision.
- * An integer divided by an exact power of ten is the double nearest that decimal, so it prints short.
- */
-const round = (x: number, d = 6): number => {
-  if (x === 0 || !Number.isFinite(x)) return x;
-  const k = d - 1 - Math.floor(Math.log10(Math.abs(x)));
-  if (k > 22 || k < -22) return Number(x.toPrecision(d));
-  return k >= 0 ? Math.round(x * POW10[k]!) / POW10[k]! : Math.round(x / POW10[-k]!) * POW10[-k]!;
-};
+import { round } from './round.ts';
 
 /** Headers on routed responses (and on the router's 400s). */
 export function decisionHeaders(id: string, d: Decision): Record<string, string> {

@@ -1,9 +1,8 @@
-// Rounding of the recorded decision's figures to significant digits, and the JSON text of a number,
-// for the router's worker, which writes ~50 rounded figures per recorded decision straight into the
-// stored JSON text (src/router/decision-text.ts). String(round(x)) is faster than writing the text
-// from the rounding's integer (V8's shortest-digits printing is quick for short decimals).
-// explain.ts keeps a private copy of `round` for roundRecorded (the stored figures must be the same
-// either way; test/router-record.test.ts compares the two paths' texts): it should import this one.
+// Rounding of a decision's figures to significant digits (explanations, the dry run, the recorded
+// decision), and the JSON text of a number, for the router's worker, which writes ~50 rounded figures
+// per recorded decision straight into the stored JSON text (src/router/decision-text.ts).
+// String(round(x)) is faster than writing the text from the rounding's integer (V8's shortest-digits
+// printing is quick for short decimals).
 
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
