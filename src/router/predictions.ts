@@ -52,7 +52,8 @@ function priorEstimates(state: QualityState, set: CandidateSet, s: PerState, fea
 
 /**
  * Estimates for one prompt: copies of the per-kind prior estimates, with the learned models whose
- * `needed` flag is set (refs index) predicted for this prompt. `needed` null: every learned model.
+ * `needed` flag is set (refs index; entries past the refs are not read) predicted for this prompt.
+ * `needed` null: every learned model.
  */
 export function estimatesFor(state: QualityState, set: CandidateSet, features: PromptFeatures, needed: Uint8Array | null): Estimates {
   const s = perState(state, set);

@@ -121,7 +121,7 @@ export class RouterService {
         cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
         health: this.health, maxAttempts: cfg.upstream.maxAttempts, fullRanking, key,
         affinity: settings.affinity.enabled ? this.affinity.lookup(key?.id ?? null, req) : null,
-        ...(deferChars !== undefined ? { deferChars } : {}),
+        deferChars,
       });
     } catch (e) {
       // A name in gateway.yaml's default models list (a catalog refresh retired it, say): say where it came from.

@@ -82,7 +82,7 @@ export type MeasureOptions = {
    * `deferred` and the loose ceiling stands (safe, less generous), for the caller to count them with
    * the event loop free between slices (countLater) and measure again. Absent: bound() encodes them.
    */
-  deferChars?: number;
+  deferChars?: number | undefined;
 };
 
 /** Exact counts of one encoding: per text, or -1 where the text was estimated. */
