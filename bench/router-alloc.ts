@@ -7,6 +7,7 @@
 // in the same process, the two taking turns, so "before" and "after" see the same machine.
 // Run: node bench/router-alloc.ts [--baseline DIR] [--calls N] [--rounds R] [--top K] [--interval BYTES] [--shape catalog|named]
 import { Session } from 'node:inspector/promises';
+import { getHeapStatistics } from 'node:v8';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -55,12 +56,13 @@ const shapes: Record<string, () => Record<string, unknown>> = {
   named: () => ({ model: 'router', models: ['gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4o'], messages: msg }),
 };
 
-/** Main-thread CPU us per call over `n` calls. */
-function cpuPerCall(call: Call, body: () => Record<string, unknown>, n: number): number {
+/** Main-thread CPU us per call over `n` calls, and bytes allocated per call (V8's exact count, the bodies' own included). */
+function perCall(call: Call, body: () => Record<string, unknown>, n: number): { cpu: number; bytes: number } {
+  const a0 = getHeapStatistics().total_allocated_bytes;
   const c0 = process.threadCpuUsage();
   for (let i = 0; i < n; i++) call(body());
   const c = process.threadCpuUsage(c0);
-  return (c.user + c.system) / n;
+  return { cpu: (c.user + c.system) / n, bytes: (getHeapStatistics().total_allocated_bytes - a0) / n };
 }
 
 type Node = { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] };
@@ -94,11 +96,12 @@ for (const [shape, body] of Object.entries(shapes)) {
   if (f.shape && f.shape !== shape) continue;
   for (const p of paths) for (let i = 0; i < 3000; i++) p(body()); // warm (JIT, caches)
   const cpu = paths.map(() => [] as number[]);
-  for (let r = 0; r < Number(f.rounds); r++) paths.forEach((p, k) => cpu[k]!.push(cpuPerCall(p, body, calls)));
+  const bytes = paths.map(() => [] as number[]);
+  for (let r = 0; r < Number(f.rounds); r++) paths.forEach((p, k) => { const m = perCall(p, body, calls); cpu[k]!.push(m.cpu); bytes[k]!.push(m.bytes); });
   for (const [k, p] of paths.entries()) {
     const a = await allocation(session, p, body, Math.min(calls, 10000));
     const ratio = k > 0 ? `  (${(median(cpu[0]!) / median(cpu[k]!)).toFixed(2)}x of baseline)` : '';
-    console.log(`${shape.padEnd(8)} ${trees[k]!.name.padEnd(8)} main-thread cpu ${median(cpu[k]!).toFixed(1).padStart(5)} us/request (median of ${cpu[k]!.length})${ratio}  allocated ${(a.perCall / 1024).toFixed(2)} KB/request`);
+    console.log(`${shape.padEnd(8)} ${trees[k]!.name.padEnd(8)} main-thread cpu ${median(cpu[k]!).toFixed(1).padStart(5)} us/request (median of ${cpu[k]!.length})${ratio}  allocated ${(median(bytes[k]!) / 1024).toFixed(2)} KB/request (sampled: ${(a.perCall / 1024).toFixed(2)} KB)`);
     if (k === 0 || Number(f.top) > 0) for (const [site, b] of a.sites.slice(0, Number(f.top))) console.log(`    ${b.toFixed(0).padStart(6)} B  ${site}`);
   }
 }
