@@ -17,6 +17,7 @@ import { screen } from './screen.ts';
 import { estimatesFor, expectedOutputs, refine } from './predictions.ts';
 import { materialize } from './ranked.ts';
 import { allowedBy, fixedRuleHits, fixedVerdicts } from './rule-cache.ts';
+import { ruleWords } from './rule-words.ts';
 
 export { fmt, RANK_EXACT_CHARS, SHOWN, type DecideInput, type Decision, type Exclusion, type HealthView, type PlanTarget, type Ranked } from './decision.ts';
 export { noRouteError } from './no-route.ts';
@@ -54,7 +55,7 @@ export function decide(inp: DecideInput): Decision {
     tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars, deferChars: inp.deferChars }),
     outRef: expectedOutputs(inp.quality, set, view.features, inp.output, settings.defaultOutputTokens), outCap: view.clientMaxTokens ?? Infinity,
     affIdx: inp.affinity ? set.byId.get(inp.affinity.id)?.index ?? -1 : -1,
-    active: [], hits: null, reqData, latency: [], errors: [], names: [],
+    active: [], hits: null, reqData, latency: [], errors: [], words: policy ? ruleWords(policy) : null,
   };
   const f = run.f;
   // request.input_tokens (the largest count among the candidates' tokenizers) only when a rule reads it.

@@ -5,6 +5,7 @@ import type { PromptTokens, TokenCount } from '../tokens/index.ts';
 import { CAP, pricesFor, type CandidateSet } from './candidates.ts';
 import { FIXED, POLICY, type DecideInput } from './decision.ts';
 import type { Estimates } from './predictions.ts';
+import type { RuleWords } from './rule-words.ts';
 
 /** Per-candidate figures of one decision (index = position in the decision's candidate list). Reused across decisions. */
 export type Figures = {
@@ -52,8 +53,8 @@ export type Run = {
   outRef: Float64Array; outCap: number; affIdx: number;
   active: number[]; hits: Array<Uint8Array | null> | null; reqData: Record<string, unknown>;
   latency: Array<number | null | undefined>; errors: number[];
-  /** Constraint name per exclusion code, made once per decision. */
-  names: string[];
+  /** The policy's constraint names and exclusion reasons (rule-words.ts); null without a policy. */
+  words: RuleWords | null;
 };
 
 export function countOf(run: Run, ti: number): TokenCount {
@@ -63,7 +64,7 @@ export function countOf(run: Run, ti: number): TokenCount {
 }
 
 export const constraintName = (run: Run, code: number): string =>
-  (code < POLICY ? FIXED[code]! : (run.names[code] ??= `policy:${run.inp.policy!.rules[code - POLICY]!.name}`));
+  (code < POLICY ? FIXED[code]! : run.words!.names[code - POLICY]!);
 
 /** Expected output, cost, minimum cost, blended price and cached tokens of candidate j. */
 export function figures(run: Run, j: number): void {
