@@ -179,7 +179,8 @@ export class RouterService {
       Object.assign(err.headers, headers);
       throw err;
     }
-    const targets = d.decision.plan.map((t) => ({ entry: t.candidate.entry, ...(t.maxOutputTokens !== undefined ? { maxOutputTokens: t.maxOutputTokens } : {}) }));
+    const targets: AttemptTarget[] = [];
+    for (const t of d.decision.plan) targets.push(t.maxOutputTokens === undefined ? { entry: t.candidate.entry } : { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens });
     return { ...d, targets, headers };
   }
 
