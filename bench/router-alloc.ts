@@ -40,12 +40,13 @@ async function requestPathOf(t: Tree): Promise<Call> {
   // The response's headers as routeInference sets them (a reused list: the bench's own allocation stays out of the figures).
   const set: string[] = [];
   const res = { setHeader(k: string, v: string) { set.push(k, v); } };
-  const outcome = (entry: unknown) => ({ status: 200, served: entry, attempts: [{ provider: 'x', model: 'y', status: 200, latencyMs: 100 }] });
+  const attempts = [{ provider: 'x', model: 'y', status: 200, latencyMs: 100 }];
+  const outcome = (entry: unknown) => ({ status: 200, served: entry, attempts });
   return (body) => {
     const r = router.routeSliced(cfg, body, 'openai-chat', null, '/v1/chat/completions', 'id');
     if (r instanceof Promise) throw new Error('a short prompt is routed synchronously');
     set.length = 0;
-    for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
+    for (const k in r.headers) res.setHeader(k, r.headers[k]!);
     router.completed('id', r, outcome(r.targets[0]!.entry) as never, '0.000012');
   };
 }
@@ -75,16 +76,17 @@ async function allocation(s: Session, call: Call, body: () => Record<string, unk
   const { profile } = await s.post('HeapProfiler.stopSampling') as unknown as { profile: { head: Node } };
   const sites = new Map<string, number>();
   let total = 0;
-  const walk = (node: Node): void => {
+  const where = (n: Node): string => `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
+  // A builtin (Map, push, entries...) is named with the function that called it.
+  const walk = (node: Node, caller: string): void => {
+    const here = node.callFrame.url ? where(node) : `${node.callFrame.functionName} <- ${caller}`;
     if (node.selfSize > 0) {
-      const u = node.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/');
-      const k = `${node.callFrame.functionName || '(anon)'} ${u}:${node.callFrame.lineNumber + 1}`;
-      sites.set(k, (sites.get(k) ?? 0) + node.selfSize);
+      sites.set(here, (sites.get(here) ?? 0) + node.selfSize);
       total += node.selfSize;
     }
-    for (const c of node.children) walk(c);
+    for (const c of node.children) walk(c, node.callFrame.url ? here : caller);
   };
-  walk(profile.head);
+  walk(profile.head, '(root)');
   return { perCall: total / n, sites: [...sites].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v / n]) };
 }
 
