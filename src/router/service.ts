@@ -153,16 +153,18 @@ export class RouterService {
 
   /** The decision with long new text measured in slices first (see routeSliced); synchronous when there is none. */
   #decideSliced(cfg: Config, read: Read, key: KeyRecord | null, fullRanking: boolean): Decided | Promise<Decided> {
-    const decideNow = (): Decided | Promise<Decided> => {
-      const d = this.#decide(cfg, read, key, fullRanking, DEFER_CHARS);
-      const deferred = d.decision.deferred;
-      if (!deferred) return d;
-      // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
-      return countLater(deferred).then(() => this.#decide(cfg, read, key, fullRanking));
-    };
     // Long new text is estimated in slices first (the decision's estimates then come from the cache).
     const later = estimateLater(read.view.parts);
-    return later ? later.then(decideNow) : decideNow();
+    return later ? later.then(() => this.#decideCounted(cfg, read, key, fullRanking)) : this.#decideCounted(cfg, read, key, fullRanking);
+  }
+
+  /** The decision; when a max_cost bound left long new text to count (Decision.deferred), it is counted in slices and the request decided again. */
+  #decideCounted(cfg: Config, read: Read, key: KeyRecord | null, fullRanking: boolean): Decided | Promise<Decided> {
+    const d = this.#decide(cfg, read, key, fullRanking, DEFER_CHARS);
+    const deferred = d.decision.deferred;
+    if (!deferred) return d;
+    // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
+    return countLater(deferred).then(() => this.#decide(cfg, read, key, fullRanking));
   }
 
   /** The decision's explanation headers, with x-router-defaults when gateway.yaml's defaults gave fields. */

@@ -60,13 +60,14 @@ function rememberMeasure(s: string, est: number): { est: number; bytes: number }
 }
 
 /** Texts of `parts` of at least `minChars` whose estimate is not remembered yet. */
-export function unmeasured(parts: PromptParts, minChars: number): string[] {
-  const out: string[] = [];
-  const add = (s: string): void => { if (s.length >= minChars && !estCache.has(s)) out.push(s); };
-  for (const m of parts.messages) for (const s of m.texts) add(s);
-  for (const s of parts.tools) add(s);
-  return out;
+export function unmeasured(parts: PromptParts, minChars: number): readonly string[] {
+  // A list only for a prompt that has some (every routed request asks).
+  let out: string[] | null = null;
+  for (const m of parts.messages) for (const s of m.texts) if (isNew(s, minChars)) (out ??= []).push(s);
+  for (const s of parts.tools) if (isNew(s, minChars)) (out ??= []).push(s);
+  return out ?? [];
 }
+const isNew = (s: string, minChars: number): boolean => s.length >= minChars && !estCache.has(s);
 
 /** Estimates `texts` a slice at a time (pause between slices) and remembers them, as measuring them later finds them. */
 export async function measureLater(texts: readonly string[], sliceChars: number, pause: () => Promise<void>): Promise<void> {
