@@ -49,26 +49,25 @@ export function decide(inp: DecideInput): Decision {
   const idx = params.models ? resolveIndices(cfg, set, params.models) : set.allIdx;
   const n = idx.length;
   const policy = inp.policy;
-  const reqData = view.policyData;
   const run: Run = {
     inp, set, idx, f: figuresFor(n, set.refs.length, set.providers.length), counts: new Array(set.tokenizers.length), est: null,
     tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars, deferChars: inp.deferChars }),
     outRef: expectedOutputs(inp.quality, set, view.features, inp.output, settings.defaultOutputTokens), outCap: view.clientMaxTokens ?? Infinity,
     affIdx: inp.affinity ? set.byId.get(inp.affinity.id)?.index ?? -1 : -1,
-    active: [], hits: null, reqData, latency: [], errors: [], words: policy ? ruleWords(policy) : null,
+    active: [], hits: null, latency: [], errors: [], words: policy ? ruleWords(policy) : null,
   };
   const f = run.f;
   // request.input_tokens (the largest count among the candidates' tokenizers) only when a rule reads it.
   if (policy?.readsInputTokens) {
     let max = 0;
     for (let j = 0; j < n; j++) max = Math.max(max, countOf(run, T.tok[idx[j]!]!).tokens);
-    (reqData.request as Record<string, unknown>).input_tokens = max;
+    (view.policyData.request as Record<string, unknown>).input_tokens = max;
   }
   let perRequestRules = false;
   if (policy) {
     for (let k = 0; k < policy.rules.length; k++) {
       const r = policy.rules[k]!;
-      if (r.when === null || r.when(reqData)) { run.active.push(k); if (!r.fixed) perRequestRules = true; }
+      if (r.when === null || r.when(view.policyData)) { run.active.push(k); if (!r.fixed) perRequestRules = true; }
     }
     if (run.active.length > 0) run.hits = fixedRuleHits(set, policy, inp.key ?? null);
   }

@@ -51,7 +51,7 @@ export type Run = {
   counts: Array<TokenCount | undefined>; est: Estimates | null;
   /** Expected output tokens per canonical model (refs index), before the client's and the model's caps. */
   outRef: Float64Array; outCap: number; affIdx: number;
-  active: number[]; hits: Array<Uint8Array | null> | null; reqData: Record<string, unknown>;
+  active: number[]; hits: Array<Uint8Array | null> | null;
   latency: Array<number | null | undefined>; errors: number[];
   /** The policy's constraint names and exclusion reasons (rule-words.ts); null without a policy. */
   words: RuleWords | null;
@@ -160,7 +160,7 @@ export function policyCode(run: Run, j: number, i: number): number {
     if (rule.fixed) hit = run.hits![k]![i] === 1;
     else {
       if (!viewSet) { setView(run, j, i); viewSet = true; }
-      hit = rule.test(run.reqData);
+      hit = rule.test(run.inp.view.policyData);
     }
     if ((rule.action === 'exclude' && hit) || (rule.action === 'require' && !hit)) return POLICY + k;
     if (rule.action === 'prefer' && hit) run.f.bonus[j] = run.f.bonus[j]! + rule.weight;
@@ -180,5 +180,5 @@ export function setView(run: Run, j: number, i: number): void {
   if (lat === undefined) { const h = run.inp.health; lat = run.latency[p] = h.latencyMs(c.provider); run.errors[p] = h.errorRate(c.provider); }
   v.latency_ms = lat;
   v.error_rate = run.errors[p]!;
-  run.reqData.candidate = v;
+  run.inp.view.policyData.candidate = v;
 }

@@ -30,7 +30,7 @@ function preferredBy(run: Run, j: number, i: number): string[] {
   for (const k of run.active) {
     const rule = run.inp.policy!.rules[k]!;
     if (rule.action !== 'prefer') continue;
-    if (rule.fixed ? run.hits![k]![i] === 1 : (setView(run, j, i), rule.test(run.reqData))) (out ??= []).push(rule.name);
+    if (rule.fixed ? run.hits![k]![i] === 1 : (setView(run, j, i), rule.test(run.inp.view.policyData))) (out ??= []).push(rule.name);
   }
   if (i === run.affIdx) (out ??= []).push('affinity');
   return out ?? NONE;
