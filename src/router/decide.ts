@@ -14,7 +14,7 @@ import {
 import { constraintName, countOf, figures, figuresFor, policyCode, tighten, type Run } from './figures.ts';
 import { planTarget, selectTop } from './plan-targets.ts';
 import { screen } from './screen.ts';
-import { estimatesFor, expectedOutputs, refine } from './predictions.ts';
+import { anyLearned, estimatesFor, expectedOutputs, refine } from './predictions.ts';
 import { materialize } from './ranked.ts';
 import { allowedBy, fixedRuleHits, fixedVerdicts } from './rule-cache.ts';
 import { ruleWords } from './rule-words.ts';
@@ -161,7 +161,7 @@ export function decide(inp: DecideInput): Decision {
     for (let j = 0, left = Math.min(count, limit); left > 0; j++) if (f.code[j] === code) { excluded.push(j); left--; }
   }
   // Learned models among the shown excluded ones were not predicted yet.
-  if (!inp.fullRanking) {
+  if (!inp.fullRanking && anyLearned(inp.quality, set)) {
     const more: number[] = [];
     for (const j of excluded) { const r = T.ref[idx[j]!]!; if (neededRefs[r] === 0) { neededRefs[r] = 1; more.push(r); } }
     refine(est, inp.quality, set, view.features, more);

@@ -67,6 +67,9 @@ export function estimatesFor(state: QualityState, set: CandidateSet, features: P
   return e;
 }
 
+/** Whether the state learned any model of the set: without one, every estimate is the per-kind prior and refine() has nothing to do. */
+export const anyLearned = (state: QualityState, set: CandidateSet): boolean => perState(state, set).anyLearned;
+
 /** Predicts, into `e`, the learned models among `refs` (refs indices) that estimatesFor skipped. */
 export function refine(e: Estimates, state: QualityState, set: CandidateSet, features: PromptFeatures, refs: readonly number[]): void {
   const s = perState(state, set);
