@@ -179,6 +179,7 @@ export function decide(inp: DecideInput): Decision {
     if (target) { plan.push(target); ranked.push(r); } else { dropped.push(r); excludedBy.max_cost = (excludedBy.max_cost ?? 0) + 1; }
   }
   const chosen = plan.length > 0 ? ranked[0]! : null;
+  // The order goes on from t: every candidate before it was planned or dropped.
   for (; t < total && ranked.length < limit; t++) ranked.push(shown(nth(t)));
   for (const r of dropped) ranked.push(r);
   for (const j of excluded) ranked.push(shown(j));
