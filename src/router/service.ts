@@ -12,6 +12,7 @@ import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { countLater, DEFER_CHARS, estimateLater, warmTokenizers } from '../tokens/index.ts';
+import { isoFromMs } from '../util/iso-time.ts';
 import { Affinity } from './affinity.ts';
 import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
@@ -208,7 +209,7 @@ export class RouterService {
       if (tokens >= servedCand.cacheMinTokens) this.affinity.remember(r.keyId, r.canonical, servedCand.id, tokens);
     }
     this.#writer?.enqueue({
-      inferenceId: id, createdAt: new Date().toISOString(), keyId: r.keyId, servedModel: served?.id ?? null,
+      inferenceId: id, createdAt: isoFromMs(Date.now()), keyId: r.keyId, servedModel: served?.id ?? null,
       canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
     }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
   }
