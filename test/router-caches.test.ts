@@ -200,3 +200,19 @@ test('decision writer: rows are written in chunks off the request, a failed chun
   assert.equal(written.length, 10 + 1200);
   assert.equal(written[10], 'r510', 'the oldest rows were the ones dropped');
 });
+
+test("a policy's constraint names and reasons are made once per compiled policy: a reload's new policy shows its own", () => {
+  const compile = (name: string, action: 'exclude' | 'require') => compilePolicies({ p: [{ name, [action]: { '==': [{ var: 'candidate.provider' }, action === 'exclude' ? 'pc' : 'pa'] } }] }).get('p')!;
+  const shown = (policy: ReturnType<typeof compile>) => {
+    const d = decide(input({}, { policy }));
+    const excluded = d.ranked.filter((r) => r.excluded);
+    assert.ok(excluded.length > 0);
+    return { by: Object.keys(d.excludedBy), reasons: [...new Set(excluded.map((r) => `${r.excluded!.constraint}: ${r.excluded!.reason}`))] };
+  };
+  const before = compile('no-pc', 'exclude');
+  assert.deepEqual(shown(before), { by: ['policy:no-pc'], reasons: ['policy:no-pc: excluded by policy rule no-pc'] });
+  assert.deepEqual(shown(before), { by: ['policy:no-pc'], reasons: ['policy:no-pc: excluded by policy rule no-pc'] }, 'the same from the memo');
+  // The same rule index in the policy compiled by a reload, renamed and turned into a requirement.
+  assert.deepEqual(shown(compile('only-pa', 'require')), { by: ['policy:only-pa'], reasons: ['policy:only-pa: fails required policy rule only-pa'] });
+  assert.deepEqual(shown(before), { by: ['policy:no-pc'], reasons: ['policy:no-pc: excluded by policy rule no-pc'] }, 'the old policy keeps its own');
+});

@@ -74,7 +74,8 @@ export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: 
   // (the Responses route sets store: false when it stores nothing): they win over the bytes' own.
   const full = prepared ? { ...parseAndValidate(prepared.bytes, format as Parameters<typeof parseAndValidate>[1], cfg.server.jsonMaxDepth), ...body } : body;
   const done = (routed: Routed): RoutedInference => {
-    for (const [k, v] of Object.entries(routed.headers)) res.setHeader(k, v);
+    const h = routed.headers;
+    for (const k in h) res.setHeader(k, h[k]!);
     return { routed, body: full, entry: routed.targets[0]!.entry };
   };
   const routed = routerOf(svc).routeSliced(cfg, full, format, key, route, id);

@@ -14,9 +14,10 @@ import {
 import { constraintName, countOf, figures, figuresFor, policyCode, tighten, type Run } from './figures.ts';
 import { planTarget, selectTop } from './plan-targets.ts';
 import { screen } from './screen.ts';
-import { estimatesFor, expectedOutputs, refine } from './predictions.ts';
+import { anyLearned, estimatesFor, expectedOutputs, refine } from './predictions.ts';
 import { materialize } from './ranked.ts';
 import { allowedBy, fixedRuleHits, fixedVerdicts } from './rule-cache.ts';
+import { ruleWords } from './rule-words.ts';
 
 export { fmt, RANK_EXACT_CHARS, SHOWN, type DecideInput, type Decision, type Exclusion, type HealthView, type PlanTarget, type Ranked } from './decision.ts';
 export { noRouteError } from './no-route.ts';
@@ -31,6 +32,16 @@ const EPS = 1e-12;
  */
 let RUNNING: number[] = [];
 
+/** Candidates per exclusion code (index = code; 0 counts the included), reused like RUNNING. */
+let PER_CODE = new Int32Array(64);
+
+function codeCounts(code: Int16Array, n: number, codes: number): Int32Array {
+  if (PER_CODE.length < codes) PER_CODE = new Int32Array(codes);
+  PER_CODE.fill(0, 0, codes);
+  for (let j = 0; j < n; j++) PER_CODE[code[j]!]!++;
+  return PER_CODE;
+}
+
 export function decide(inp: DecideInput): Decision {
   const { cfg, params, view, settings } = inp;
   const set = candidateSet(cfg);
@@ -38,24 +49,26 @@ export function decide(inp: DecideInput): Decision {
   const idx = params.models ? resolveIndices(cfg, set, params.models) : set.allIdx;
   const n = idx.length;
   const policy = inp.policy;
-  const reqData = view.policyData;
   const run: Run = {
     inp, set, idx, f: figuresFor(n, set.refs.length, set.providers.length), counts: new Array(set.tokenizers.length), est: null,
-    tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars, ...(inp.deferChars !== undefined ? { deferChars: inp.deferChars } : {}) }),
+    tokens: new PromptTokens(view.parts, { exactChars: RANK_EXACT_CHARS, boundChars: settings.maxExactChars, deferChars: inp.deferChars }),
     outRef: expectedOutputs(inp.quality, set, view.features, inp.output, settings.defaultOutputTokens), outCap: view.clientMaxTokens ?? Infinity,
     affIdx: inp.affinity ? set.byId.get(inp.affinity.id)?.index ?? -1 : -1,
-    active: [], hits: null, reqData, latency: [], errors: [], names: [],
+    active: [], hits: null, latency: [], errors: [], words: policy ? ruleWords(policy) : null,
   };
   const f = run.f;
   // request.input_tokens (the largest count among the candidates' tokenizers) only when a rule reads it.
   if (policy?.readsInputTokens) {
     let max = 0;
     for (let j = 0; j < n; j++) max = Math.max(max, countOf(run, T.tok[idx[j]!]!).tokens);
-    (reqData.request as Record<string, unknown>).input_tokens = max;
+    (view.policyData.request as Record<string, unknown>).input_tokens = max;
   }
   let perRequestRules = false;
   if (policy) {
-    policy.rules.forEach((r, k) => { if (r.when === null || r.when(reqData)) { run.active.push(k); if (!r.fixed) perRequestRules = true; } });
+    for (let k = 0; k < policy.rules.length; k++) {
+      const r = policy.rules[k]!;
+      if (r.when === null || r.when(view.policyData)) { run.active.push(k); if (!r.fixed) perRequestRules = true; }
+    }
     if (run.active.length > 0) run.hits = fixedRuleHits(set, policy, inp.key ?? null);
   }
   const allowed = allowedBy(set, inp.key ?? null);
@@ -69,7 +82,7 @@ export function decide(inp: DecideInput): Decision {
   const neededRefs = f.needed;
 
   // Quality only for the models still in the running (all of them for the dry run).
-  const est = run.est = estimatesFor(inp.quality, set, view.features, inp.fullRanking ? null : neededRefs.subarray(0, set.refs.length));
+  const est = run.est = estimatesFor(inp.quality, set, view.features, inp.fullRanking ? null : neededRefs);
 
   // Pass 2: figures, then (with max_cost) a tight token bound where an exact encoding can give one.
   for (const j of alive) figures(run, j);
@@ -133,52 +146,46 @@ export function decide(inp: DecideInput): Decision {
       explored = true;
     }
   }
-  // Counts per constraint, and the excluded candidates to show (the first SHOWN of each, or all).
+  // Counts per constraint (in code order, as the headers list them), and the excluded candidates to
+  // show: the first SHOWN of each constraint in candidate order, or all.
   const limit = inp.fullRanking ? Infinity : SHOWN;
-  const byCode: Array<number[] | undefined> = new Array(POLICY + (policy?.rules.length ?? 0));
-  const perCode: number[] = new Array(byCode.length).fill(0);
-  for (let j = 0; j < n; j++) {
-    const code = f.code[j]!;
-    if (code === 0) continue;
-    const list = byCode[code];
-    if (!list) byCode[code] = [j]; else if (list.length < limit) list.push(j);
-    perCode[code]++;
-  }
+  const codes = POLICY + (policy?.rules.length ?? 0);
+  const perCode = codeCounts(f.code, n, codes);
   const excludedBy: Record<string, number> = {};
-  for (let code = 1; code < byCode.length; code++) if (byCode[code]) { const name = constraintName(run, code); excludedBy[name] = (excludedBy[name] ?? 0) + perCode[code]!; }
+  const excluded: number[] = [];
+  for (let code = 1; code < codes; code++) {
+    const count = perCode[code]!;
+    if (count === 0) continue;
+    const name = constraintName(run, code);
+    excludedBy[name] = (excludedBy[name] ?? 0) + count;
+    for (let j = 0, left = Math.min(count, limit); left > 0; j++) if (f.code[j] === code) { excluded.push(j); left--; }
+  }
   // Learned models among the shown excluded ones were not predicted yet.
-  if (!inp.fullRanking) {
+  if (!inp.fullRanking && anyLearned(inp.quality, set)) {
     const more: number[] = [];
-    for (const list of byCode) if (list) for (const j of list) { const r = T.ref[idx[j]!]!; if (neededRefs[r] === 0) { neededRefs[r] = 1; more.push(r); } }
+    for (const j of excluded) { const r = T.ref[idx[j]!]!; if (neededRefs[r] === 0) { neededRefs[r] = 1; more.push(r); } }
     refine(est, inp.quality, set, view.features, more);
   }
-  const made = new Map<number, Ranked>();
-  const make = (j: number): Ranked => {
-    let r = made.get(j);
-    if (!r) { r = materialize(run, j, ejectedAt[T.prov[idx[j]!]!] === 1); made.set(j, r); }
-    return r;
-  };
+  const shown = (j: number): Ranked => materialize(run, j, ejectedAt[T.prov[idx[j]!]!] === 1);
+  // Shown in order: the plan, the rest of the order (up to the limit), those planTarget dropped, the excluded.
+  const ranked: Ranked[] = [];
   const plan: PlanTarget[] = [];
-  const planned: Ranked[] = [];
   const dropped: Ranked[] = [];
   const total = hc + ec;
-  for (let at = 0; at < total; at++) {
-    if (plan.length >= inp.maxAttempts + 1) break;
-    const r = make(nth(at));
-    const t = planTarget(r, inp);
-    if (t) { plan.push(t); planned.push(r); } else { dropped.push(r); excludedBy.max_cost = (excludedBy.max_cost ?? 0) + 1; }
+  let t = 0;
+  for (; t < total && plan.length < inp.maxAttempts + 1; t++) {
+    const r = shown(nth(t));
+    const target = planTarget(r, inp);
+    if (target) { plan.push(target); ranked.push(r); } else { dropped.push(r); excludedBy.max_cost = (excludedBy.max_cost ?? 0) + 1; }
   }
-  const shown: Ranked[] = [...planned];
-  for (let t = 0; t < total; t++) {
-    if (shown.length >= limit) break;
-    const r = make(nth(t));
-    if (!planned.includes(r) && !dropped.includes(r)) shown.push(r);
-  }
-  const out: Ranked[] = shown.concat(dropped);
-  for (const list of byCode) if (list) for (const j of list) out.push(make(j));
+  const chosen = plan.length > 0 ? ranked[0]! : null;
+  // The order goes on from t: every candidate before it was planned or dropped.
+  for (; t < total && ranked.length < limit; t++) ranked.push(shown(nth(t)));
+  for (const r of dropped) ranked.push(r);
+  for (const j of excluded) ranked.push(shown(j));
   return {
     w, policy: policy?.name ?? null, stateVersion: inp.quality.version, kind: view.features.kind, candidates: n,
-    ranked: out, excludedBy, chosen: planned[0] ?? null, explored, affinity: inp.affinity?.id ?? null, plan,
+    ranked, excludedBy, chosen, explored, affinity: inp.affinity?.id ?? null, plan,
   };
 }
 

@@ -13,7 +13,8 @@ export function decisionHeaders(id: string, d: Decision): Record<string, string>
     'x-router-candidates': String(d.candidates),
     'x-router-state-version': String(d.stateVersion),
   };
-  const excluded = Object.entries(d.excludedBy).map(([k, n]) => `${k}=${n}`).join(', ');
+  let excluded = '';
+  for (const k in d.excludedBy) excluded += `${excluded ? ', ' : ''}${k}=${d.excludedBy[k]}`;
   if (excluded) h['x-router-excluded'] = excluded;
   if (d.chosen) {
     h['x-router-model'] = d.chosen.id;

@@ -5,6 +5,7 @@ import type { PromptTokens, TokenCount } from '../tokens/index.ts';
 import { CAP, pricesFor, type CandidateSet } from './candidates.ts';
 import { FIXED, POLICY, type DecideInput } from './decision.ts';
 import type { Estimates } from './predictions.ts';
+import type { RuleWords } from './rule-words.ts';
 
 /** Per-candidate figures of one decision (index = position in the decision's candidate list). Reused across decisions. */
 export type Figures = {
@@ -50,10 +51,10 @@ export type Run = {
   counts: Array<TokenCount | undefined>; est: Estimates | null;
   /** Expected output tokens per canonical model (refs index), before the client's and the model's caps. */
   outRef: Float64Array; outCap: number; affIdx: number;
-  active: number[]; hits: Array<Uint8Array | null> | null; reqData: Record<string, unknown>;
+  active: number[]; hits: Array<Uint8Array | null> | null;
   latency: Array<number | null | undefined>; errors: number[];
-  /** Constraint name per exclusion code, made once per decision. */
-  names: string[];
+  /** The policy's constraint names and exclusion reasons (rule-words.ts); null without a policy. */
+  words: RuleWords | null;
 };
 
 export function countOf(run: Run, ti: number): TokenCount {
@@ -63,7 +64,7 @@ export function countOf(run: Run, ti: number): TokenCount {
 }
 
 export const constraintName = (run: Run, code: number): string =>
-  (code < POLICY ? FIXED[code]! : (run.names[code] ??= `policy:${run.inp.policy!.rules[code - POLICY]!.name}`));
+  (code < POLICY ? FIXED[code]! : run.words!.names[code - POLICY]!);
 
 /** Expected output, cost, minimum cost, blended price and cached tokens of candidate j. */
 export function figures(run: Run, j: number): void {
@@ -159,7 +160,7 @@ export function policyCode(run: Run, j: number, i: number): number {
     if (rule.fixed) hit = run.hits![k]![i] === 1;
     else {
       if (!viewSet) { setView(run, j, i); viewSet = true; }
-      hit = rule.test(run.reqData);
+      hit = rule.test(run.inp.view.policyData);
     }
     if ((rule.action === 'exclude' && hit) || (rule.action === 'require' && !hit)) return POLICY + k;
     if (rule.action === 'prefer' && hit) run.f.bonus[j] = run.f.bonus[j]! + rule.weight;
@@ -179,5 +180,5 @@ export function setView(run: Run, j: number, i: number): void {
   if (lat === undefined) { const h = run.inp.health; lat = run.latency[p] = h.latencyMs(c.provider); run.errors[p] = h.errorRate(c.provider); }
   v.latency_ms = lat;
   v.error_rate = run.errors[p]!;
-  run.reqData.candidate = v;
+  run.inp.view.policyData.candidate = v;
 }

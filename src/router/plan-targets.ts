@@ -25,26 +25,37 @@ export function planTarget(r: Ranked, inp: DecideInput): PlanTarget | null {
 }
 
 /**
+ * selectTop's best so far, reused (selectTop is synchronous and keeps nothing), with an explicit
+ * length: emptying an array by its length frees its storage, which pushes then grow again.
+ */
+const TOP: number[] = [];
+
+/**
  * Moves the best `k` of xs[from, to) to its front in order, the rest after them in their order (one
  * pass keeping the best k in a small sorted list: about one comparison per element, no sort of the
  * whole list, no copy of it).
  */
 export function selectTop(xs: number[], k: number, better: (a: number, b: number) => number, from = 0, to = xs.length): void {
   if (to - from <= 1 || k <= 0) return;
-  const top: number[] = [];
+  let m = 0; // TOP[0, m): the best so far, best first
   for (let r = from; r < to; r++) {
     const x = xs[r]!;
-    if (top.length === k && better(x, top[k - 1]!) >= 0) continue;
-    let at = top.length < k ? top.length : k - 1;
-    while (at > 0 && better(x, top[at - 1]!) < 0) { if (at < top.length) top[at] = top[at - 1]!; else top.push(top[at - 1]!); at--; }
-    if (at < top.length) top[at] = x; else top.push(x);
+    if (m === k && better(x, TOP[k - 1]!) >= 0) continue;
+    let at = m < k ? m++ : k - 1;
+    while (at > 0 && better(x, TOP[at - 1]!) < 0) { TOP[at] = TOP[at - 1]!; at--; }
+    TOP[at] = x;
   }
   // In place, no copy of the list (it holds every candidate still in the running): the rest slide to
   // the back in their order (the write index never passes the read index), then the best fill the front.
   let w = to;
-  for (let r = to - 1; r >= from; r--) { const x = xs[r]!; if (!top.includes(x)) xs[--w] = x; }
-  for (let i = 0; i < top.length; i++) xs[from + i] = top[i]!;
+  for (let r = to - 1; r >= from; r--) { const x = xs[r]!; if (!inTop(x, m)) xs[--w] = x; }
+  for (let i = 0; i < m; i++) xs[from + i] = TOP[i]!;
 }
+
+const inTop = (x: number, m: number): boolean => {
+  for (let i = 0; i < m; i++) if (TOP[i] === x) return true;
+  return false;
+};
 
 function affordableOutput(c: Candidate, ceilingTokens: number, maxCost: number, cacheControl: boolean): number | null {
   // decimalFromNumber, not toFixed: toFixed writes 1e21 and above in exponent form, which no decimal parser reads (max_cost 1e308 was a 500).

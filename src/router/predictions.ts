@@ -52,7 +52,8 @@ function priorEstimates(state: QualityState, set: CandidateSet, s: PerState, fea
 
 /**
  * Estimates for one prompt: copies of the per-kind prior estimates, with the learned models whose
- * `needed` flag is set (refs index) predicted for this prompt. `needed` null: every learned model.
+ * `needed` flag is set (refs index; entries past the refs are not read) predicted for this prompt.
+ * `needed` null: every learned model.
  */
 export function estimatesFor(state: QualityState, set: CandidateSet, features: PromptFeatures, needed: Uint8Array | null): Estimates {
   const s = perState(state, set);
@@ -65,6 +66,9 @@ export function estimatesFor(state: QualityState, set: CandidateSet, features: P
   refine(e, state, set, features, at);
   return e;
 }
+
+/** Whether the state learned any model of the set: without one, every estimate is the per-kind prior and refine() has nothing to do. */
+export const anyLearned = (state: QualityState, set: CandidateSet): boolean => perState(state, set).anyLearned;
 
 /** Predicts, into `e`, the learned models among `refs` (refs indices) that estimatesFor skipped. */
 export function refine(e: Estimates, state: QualityState, set: CandidateSet, features: PromptFeatures, refs: readonly number[]): void {

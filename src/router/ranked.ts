@@ -2,12 +2,12 @@
 // read out of the decision's typed arrays into a Ranked, with the exclusion reason in words and the
 // prefer rules it satisfies. Only shown candidates are materialised.
 import type { Candidate } from './candidates.ts';
-import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type DecideInput, type Ranked } from './decision.ts';
+import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
 import { constraintName, countOf, figures, setView, type Run } from './figures.ts';
 
 /** Why an excluded candidate is out, in words, from its constraint and figures. */
-function reason(inp: DecideInput, code: number, r: Ranked, c: Candidate): string {
-  const p = inp.params;
+function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
+  const p = run.inp.params;
   switch (code) {
     case C_KEY: return "the API key's allowed_models do not include it";
     case C_TOOLS: return 'the request uses tools; the model does not support them';
@@ -17,23 +17,23 @@ function reason(inp: DecideInput, code: number, r: Ranked, c: Candidate): string
     case C_CONTEXT: return `the prompt (${r.inputTokens} tokens) does not fit the context window (${c.contextWindow})`;
     case C_PER_MILLION: return `blended price $${fmt(r.blendedPerMillion)}/M for ${r.inputTokens} input and ${r.outputTokens} expected output tokens exceeds $${p.maxCostPerMillion}/M`;
     case C_COST: return `minimum cost $${fmt(r.minCostUsd)} (prompt of up to ${r.inputTokensCeiling} tokens and one output token) exceeds max_cost $${p.maxCost}`;
-    default: {
-      const rule = inp.policy!.rules[code - POLICY]!;
-      return rule.action === 'require' ? `fails required policy rule ${rule.name}` : `excluded by policy rule ${rule.name}`;
-    }
+    default: return run.words!.reasons[code - POLICY]!;
   }
 }
 
-/** The prefer rules candidate j satisfies (names), for explanations. */
+/** Ranked.preferred of the many candidates no prefer rule (nor affinity) favours; frozen, as it is shared. */
+const NONE: string[] = Object.freeze([]) as unknown as string[];
+
+/** The prefer rules candidate j satisfies (names), then 'affinity' when it holds the conversation, for explanations. */
 function preferredBy(run: Run, j: number, i: number): string[] {
-  const out: string[] = [];
-  const rules = run.inp.policy?.rules ?? [];
+  let out: string[] | null = null;
   for (const k of run.active) {
-    const rule = rules[k]!;
+    const rule = run.inp.policy!.rules[k]!;
     if (rule.action !== 'prefer') continue;
-    if (rule.fixed ? run.hits![k]![i] === 1 : (setView(run, j, i), rule.test(run.reqData))) out.push(rule.name);
+    if (rule.fixed ? run.hits![k]![i] === 1 : (setView(run, j, i), rule.test(run.inp.view.policyData))) (out ??= []).push(rule.name);
   }
-  return out;
+  if (i === run.affIdx) (out ??= []).push('affinity');
+  return out ?? NONE;
 }
 
 export function materialize(run: Run, j: number, ejected: boolean): Ranked {
@@ -45,14 +45,13 @@ export function materialize(run: Run, j: number, ejected: boolean): Ranked {
   const ri = set.table.ref[i]!;
   const est = run.est!;
   const code = f.code[j]!;
-  const preferred = code === 0 ? preferredBy(run, j, i) : [];
-  if (code === 0 && i === run.affIdx) preferred.push('affinity');
+  const preferred = code === 0 ? preferredBy(run, j, i) : NONE;
   const r: Ranked = {
     id: c.id, provider: c.provider, canonical: c.canonical, q: est.q[ri]!, qSource: est.source[ri]!, evidence: est.evidence[ri]!,
     inputTokens: tc.tokens, inputTokensCeiling: f.ceil[j]!, tokensExact: tc.exact, tokenMethod: tc.method,
     outputTokens: f.out[j]!, cachedTokens: f.cached[j]!, expectedCostUsd: f.cost[j]!, minCostUsd: f.minCost[j]!, blendedPerMillion: f.blended[j]!,
     utility: code === 0 ? f.util[j]! : 0, preferred, ejected, excluded: null, cand: c,
   };
-  if (code !== 0) r.excluded = { constraint: constraintName(run, code), reason: reason(run.inp, code, r, c) };
+  if (code !== 0) r.excluded = { constraint: constraintName(run, code), reason: reason(run, code, r, c) };
   return r;
 }

@@ -17,8 +17,8 @@ export type RequestView = {
   clientMaxTokens: number | null;
   /** The request asks for prompt caching explicitly (cache_control somewhere). */
   cacheControl: boolean;
-  /** `request`, `key` and `extra` for policy rules; `candidate` is added per candidate. */
-  policyData: Record<string, unknown>;
+  /** `request`, `key` and `extra` for policy rules; `candidate` is added per candidate. Made on first read. */
+  readonly policyData: Record<string, unknown>;
 };
 
 function textOf(blocks: CanonicalRequest['messages'][number]['content']): string {
@@ -56,21 +56,49 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     images: parts.images,
     jsonOutput: req.response_format !== undefined && req.response_format.type !== 'text',
   });
-  const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
-  return {
-    parts, features, needs, cacheControl,
-    clientMaxTokens: req.max_tokens ?? null,
-    policyData: {
+  return new View(parts, features, needs, cacheControl, req, params, key, route, metadata);
+}
+
+/**
+ * The view, with its policy context (`request.*`, `key.*`, `extra`) made on first read: a decision
+ * reads it only for a rule with a `when`, a rule on per-request figures or request.input_tokens;
+ * made for every request, its five objects were most of the view's allocation.
+ */
+class View implements RequestView {
+  readonly parts: PromptParts;
+  readonly features: PromptFeatures;
+  readonly needs: Needs;
+  readonly cacheControl: boolean;
+  readonly clientMaxTokens: number | null;
+  readonly #req: CanonicalRequest;
+  readonly #params: RouterParams;
+  readonly #key: KeyRecord | null;
+  readonly #route: string;
+  readonly #metadata: Record<string, unknown> | null;
+  #policyData: Record<string, unknown> | null = null;
+
+  constructor(parts: PromptParts, features: PromptFeatures, needs: Needs, cacheControl: boolean, req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null) {
+    this.parts = parts; this.features = features; this.needs = needs; this.cacheControl = cacheControl;
+    this.clientMaxTokens = req.max_tokens ?? null;
+    this.#req = req; this.#params = params; this.#key = key; this.#route = route; this.#metadata = metadata;
+  }
+
+  get policyData(): Record<string, unknown> {
+    if (this.#policyData) return this.#policyData;
+    const { features, parts, needs } = this;
+    const req = this.#req, params = this.#params, key = this.#key;
+    const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
+    return this.#policyData = {
       request: {
         input_tokens: features.stats.tokens, tools: req.tools?.length ?? 0, images: parts.images,
         json_output: req.response_format !== undefined && req.response_format.type !== 'text', json_schema: needs.jsonSchema,
         stream: req.stream, kind: features.kind, messages: req.messages.length, reasoning: needs.reasoning,
         max_output_tokens: req.max_tokens ?? null, max_cost: params.maxCost, max_cost_per_million_tokens: params.maxCostPerMillion,
-        willingness_to_pay: params.wtp, route, metadata: metadata ?? {}, extra: params.extra,
+        willingness_to_pay: params.wtp, route: this.#route, metadata: this.#metadata ?? {}, extra: params.extra,
       },
       key: { id: key?.id ?? null, name: key?.name ?? null, tags: keyTags },
       extra: params.extra,
       candidate: null,
-    },
-  };
+    };
+  }
 }

@@ -72,7 +72,8 @@ function policyMemo(set: CandidateSet, policy: CompiledPolicy, key: KeyRecord | 
 /** The verdicts of the active rules `active` (indices into policy.rules, every one fixed), per candidate. */
 export function fixedVerdicts(set: CandidateSet, policy: CompiledPolicy, key: KeyRecord | null, active: readonly number[]): FixedVerdicts {
   const p = policyMemo(set, policy, key);
-  const k = active.join(',');
+  // Active rules come in rule order: as many as the policy has is all of them (the usual case, no `when`), no list to join.
+  const k = active.length === policy.rules.length ? '*' : active.join(',');
   let v = p.verdicts.get(k);
   if (!v) {
     const n = set.all.length;

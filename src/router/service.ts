@@ -12,6 +12,7 @@ import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { countLater, DEFER_CHARS, estimateLater, warmTokenizers } from '../tokens/index.ts';
+import { isoFromMs } from '../util/iso-time.ts';
 import { Affinity } from './affinity.ts';
 import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
@@ -121,7 +122,7 @@ export class RouterService {
         cfg, settings, params, view, policy: policyFor(settings, key), quality: st.quality, output: st.output,
         health: this.health, maxAttempts: cfg.upstream.maxAttempts, fullRanking, key,
         affinity: settings.affinity.enabled ? this.affinity.lookup(key?.id ?? null, req) : null,
-        ...(deferChars !== undefined ? { deferChars } : {}),
+        deferChars,
       });
     } catch (e) {
       // A name in gateway.yaml's default models list (a catalog refresh retired it, say): say where it came from.
@@ -153,16 +154,18 @@ export class RouterService {
 
   /** The decision with long new text measured in slices first (see routeSliced); synchronous when there is none. */
   #decideSliced(cfg: Config, read: Read, key: KeyRecord | null, fullRanking: boolean): Decided | Promise<Decided> {
-    const decideNow = (): Decided | Promise<Decided> => {
-      const d = this.#decide(cfg, read, key, fullRanking, DEFER_CHARS);
-      const deferred = d.decision.deferred;
-      if (!deferred) return d;
-      // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
-      return countLater(deferred).then(() => this.#decide(cfg, read, key, fullRanking));
-    };
     // Long new text is estimated in slices first (the decision's estimates then come from the cache).
     const later = estimateLater(read.view.parts);
-    return later ? later.then(decideNow) : decideNow();
+    return later ? later.then(() => this.#decideCounted(cfg, read, key, fullRanking)) : this.#decideCounted(cfg, read, key, fullRanking);
+  }
+
+  /** The decision; when a max_cost bound left long new text to count (Decision.deferred), it is counted in slices and the request decided again. */
+  #decideCounted(cfg: Config, read: Read, key: KeyRecord | null, fullRanking: boolean): Decided | Promise<Decided> {
+    const d = this.#decide(cfg, read, key, fullRanking, DEFER_CHARS);
+    const deferred = d.decision.deferred;
+    if (!deferred) return d;
+    // Decided again on the counts (the request read once). Should the caches have dropped a text meanwhile, it is encoded now.
+    return countLater(deferred).then(() => this.#decide(cfg, read, key, fullRanking));
   }
 
   /** The decision's explanation headers, with x-router-defaults when gateway.yaml's defaults gave fields. */
@@ -179,7 +182,8 @@ export class RouterService {
       Object.assign(err.headers, headers);
       throw err;
     }
-    const targets = d.decision.plan.map((t) => ({ entry: t.candidate.entry, ...(t.maxOutputTokens !== undefined ? { maxOutputTokens: t.maxOutputTokens } : {}) }));
+    const targets: AttemptTarget[] = [];
+    for (const t of d.decision.plan) targets.push(t.maxOutputTokens === undefined ? { entry: t.candidate.entry } : { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens });
     return { ...d, targets, headers };
   }
 
@@ -205,7 +209,7 @@ export class RouterService {
       if (tokens >= servedCand.cacheMinTokens) this.affinity.remember(r.keyId, r.canonical, servedCand.id, tokens);
     }
     this.#writer?.enqueue({
-      inferenceId: id, createdAt: new Date().toISOString(), keyId: r.keyId, servedModel: served?.id ?? null,
+      inferenceId: id, createdAt: isoFromMs(Date.now()), keyId: r.keyId, servedModel: served?.id ?? null,
       canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
     }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
   }

@@ -3,7 +3,7 @@
 // budget (texts seen before are free: counts are cached), and a strict ceiling per family.
 import { exactCounter } from './encoders.ts';
 import { estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
-import type { Encoding, TokenizerId } from './families.ts';
+import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
 import type { PromptParts } from './prompt.ts';
 import { TextCache } from '../util/text-cache.ts';
@@ -33,6 +33,7 @@ const MAX_FRAMING = {
 
 /** Tokens of an image whose size is unknown: OpenAI high detail 1024x1024 (765), Anthropic's cap (~1600), Gemini 258. */
 const IMAGE_TOKENS: Readonly<Record<Family, number>> = { openai: 765, anthropic: 1600, gemini: 258, generic: 1000 };
+const MAX_IMAGE_TOKENS = Math.max(...Object.values(IMAGE_TOKENS));
 /** A binary document: base64 characters -> bytes, about one token per 3 bytes of PDF, at least 1000 (a page with its image). */
 const documentTokens = (b64chars: number): number => Math.max(1000, Math.ceil((b64chars * 0.75) / 3));
 /** Framing of one tool definition or tool call beyond its JSON text (OpenAI's cookbook puts it near 10). */
@@ -59,13 +60,14 @@ function rememberMeasure(s: string, est: number): { est: number; bytes: number }
 }
 
 /** Texts of `parts` of at least `minChars` whose estimate is not remembered yet. */
-export function unmeasured(parts: PromptParts, minChars: number): string[] {
-  const out: string[] = [];
-  const add = (s: string): void => { if (s.length >= minChars && !estCache.has(s)) out.push(s); };
-  for (const m of parts.messages) for (const s of m.texts) add(s);
-  for (const s of parts.tools) add(s);
-  return out;
+export function unmeasured(parts: PromptParts, minChars: number): readonly string[] {
+  // A list only for a prompt that has some (every routed request asks).
+  let out: string[] | null = null;
+  for (const m of parts.messages) for (const s of m.texts) if (isNew(s, minChars)) (out ??= []).push(s);
+  for (const s of parts.tools) if (isNew(s, minChars)) (out ??= []).push(s);
+  return out ?? [];
 }
+const isNew = (s: string, minChars: number): boolean => s.length >= minChars && !estCache.has(s);
 
 /** Estimates `texts` a slice at a time (pause between slices) and remembers them, as measuring them later finds them. */
 export async function measureLater(texts: readonly string[], sliceChars: number, pause: () => Promise<void>): Promise<void> {
@@ -82,18 +84,26 @@ export type MeasureOptions = {
    * `deferred` and the loose ceiling stands (safe, less generous), for the caller to count them with
    * the event loop free between slices (countLater) and measure again. Absent: bound() encodes them.
    */
-  deferChars?: number;
+  deferChars?: number | undefined;
 };
 
 /** Exact counts of one encoding: per text, or -1 where the text was estimated. */
 type ExactCounts = { per: number[]; counted: number };
 
+/** PromptTokens.deferred when nothing was deferred. */
+const NONE_DEFERRED: ReadonlyMap<Encoding, readonly string[]> = new Map();
+
+/**
+ * One per routed request: its lists are allocated at their size and its memos are plain objects
+ * (made on first use where most prompts need none): lists grown by push and three Maps were about
+ * 1.5 KB a request, more than the prompt's text of a short chat.
+ */
 export class PromptTokens {
   readonly parts: PromptParts;
   /** Message texts then tool definitions, with their estimates and bytes. */
-  readonly #texts: string[] = [];
-  readonly #est: number[] = [];
-  readonly #bytes: number[] = [];
+  readonly #texts: string[];
+  readonly #est: number[];
+  readonly #bytes: number[];
   readonly #toolsFrom: number;
   /** Characters of the prompt's text (tool definitions included). */
   readonly chars: number;
@@ -102,19 +112,26 @@ export class PromptTokens {
   #budget: number;
   readonly #boundChars: number;
   readonly #deferChars: number;
-  readonly #deferred = new Map<Encoding, string[]>();
-  readonly #exact = new Map<Encoding, ExactCounts>();
-  readonly #memo = new Map<string, TokenCount>();
+  #deferred: Map<Encoding, string[]> | null = null;
+  // Keyed by encoding and family names only: no key of theirs is an Object.prototype property.
+  readonly #exact: Partial<Record<Encoding, ExactCounts>> = {};
+  /** count()'s results per encoding or estimate family. */
+  readonly #memo: Partial<Record<Encoding | EstimateFamily, TokenCount>> = {};
 
   constructor(parts: PromptParts, o: MeasureOptions) {
     this.parts = parts;
-    let chars = 0;
-    for (const m of parts.messages) for (const s of m.texts) { this.#add(s); chars += s.length; }
-    this.#toolsFrom = this.#texts.length;
-    for (const s of parts.tools) { this.#add(s); chars += s.length; }
+    let n = parts.tools.length;
+    for (const m of parts.messages) n += m.texts.length;
+    this.#texts = new Array<string>(n);
+    this.#est = new Array<number>(n);
+    this.#bytes = new Array<number>(n);
+    let chars = 0, at = 0;
+    for (const m of parts.messages) for (const s of m.texts) { this.#measure(at++, s); chars += s.length; }
+    this.#toolsFrom = at;
+    for (const s of parts.tools) { this.#measure(at++, s); chars += s.length; }
     this.chars = chars;
     // An exact count never exceeds the bytes, an estimate is its own figure: the larger of the two bounds both.
-    let upper = MAX_FRAMING.perMessage * parts.messages.length + MAX_FRAMING.base + parts.toolTurns * TOOL_OVERHEAD + parts.images * Math.max(...Object.values(IMAGE_TOKENS));
+    let upper = MAX_FRAMING.perMessage * parts.messages.length + MAX_FRAMING.base + parts.toolTurns * TOOL_OVERHEAD + parts.images * MAX_IMAGE_TOKENS;
     for (let i = 0; i < this.#texts.length; i++) upper += Math.max(this.#est[i]!, this.#bytes[i]!) + (i < this.#toolsFrom ? 0 : TOOL_OVERHEAD);
     for (const d of parts.documents) upper += documentTokens(d);
     this.upper = upper;
@@ -124,19 +141,17 @@ export class PromptTokens {
   }
 
   /** Per encoding, the new texts bound() left uncounted (see MeasureOptions.deferChars). */
-  get deferred(): ReadonlyMap<Encoding, readonly string[]> { return this.#deferred; }
+  get deferred(): ReadonlyMap<Encoding, readonly string[]> { return this.#deferred ?? NONE_DEFERRED; }
 
-  #add(s: string): void {
+  #measure(at: number, s: string): void {
     const m = measureText(s);
-    this.#texts.push(s); this.#est.push(m.est); this.#bytes.push(m.bytes);
+    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes;
   }
 
   /** Counts `t`'s prompt tokens (exact texts within the budget); memoised per tokenizer. */
   count(t: TokenizerId): TokenCount {
     const key = t.kind === 'exact' ? t.encoding : t.family;
-    let c = this.#memo.get(key);
-    if (!c) { c = this.#count(t); this.#memo.set(key, c); }
-    return c;
+    return this.#memo[key] ??= this.#count(t);
   }
 
   /**
@@ -147,7 +162,7 @@ export class PromptTokens {
   bound(t: TokenizerId): TokenCount {
     const c = this.count(t);
     if (t.kind !== 'exact' || c.exact) return c;
-    const e = this.#exact.get(t.encoding);
+    const e = this.#exact[t.encoding];
     if (!e || e.counted === this.#texts.length) return c;
     const budget = Math.max(this.#budget, 0) + this.#boundChars;
     if (this.#deferChars !== Infinity) {
@@ -155,20 +170,20 @@ export class PromptTokens {
       this.#encode(t.encoding, e, budget, texts);
       let chars = 0;
       for (const s of texts) chars += s.length;
-      if (chars > this.#deferChars) { this.#deferred.set(t.encoding, texts); return c; }
+      if (chars > this.#deferChars) { (this.#deferred ??= new Map()).set(t.encoding, texts); return c; }
     }
     this.#budget = this.#encode(t.encoding, e, budget);
-    this.#memo.delete(t.encoding);
+    this.#memo[t.encoding] = undefined;
     return this.count(t);
   }
 
   /** Exact counts of every text the budget affords (cached texts cost nothing), or null while the encoding loads. */
   #exactOf(enc: Encoding): ExactCounts | null {
-    let e = this.#exact.get(enc);
+    let e = this.#exact[enc];
     if (e) return e;
     if (!exactCounter(enc)) return null;
     e = { per: new Array<number>(this.#texts.length).fill(-1), counted: 0 };
-    this.#exact.set(enc, e);
+    this.#exact[enc] = e;
     this.#budget = this.#encode(enc, e, this.#budget);
     return e;
   }

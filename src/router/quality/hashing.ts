@@ -59,19 +59,17 @@ export function finishVector(weight: ArrayLike<number>, keep: number): { idx: nu
     norms[touchedNs[t]!] += l * l;
   }
   for (let k = 0; k < NAMESPACES; k++) norms[k] = norms[k]! > 0 ? weight[k]! / Math.sqrt(norms[k]!) : 0;
-  // Every weight is at most wmax (a namespace has unit length before its weight): bins need no max pass.
-  const scale = wmax > 0 ? (HIST - 1) / wmax : 0;
-  hist.fill(0);
-  for (let t = 0; t < nTouched; t++) {
-    const v = vals[t]! * norms[touchedNs[t]!]!;
-    vals[t] = v;
-    hist[Math.min(HIST - 1, Math.floor((v < 0 ? -v : v) * scale))]!++;
-  }
-  // The bin holding the keep-th largest magnitude; within it, the exact keep-th (ties keep a few more).
-  let above = 0, b = HIST - 1;
-  for (; b > 0; b--) { if (above + hist[b]! >= keep) break; above += hist[b]!; }
-  let limit = 1e-9;
+  for (let t = 0; t < nTouched; t++) vals[t] = vals[t]! * norms[touchedNs[t]!]!;
+  // Over `keep` weights: the bin holding the keep-th largest magnitude; within it, the exact keep-th
+  // (ties keep a few more). A short prompt has fewer: all are kept, with no histogram to fill and scan.
+  let above = 0, limit = 1e-9;
   if (nTouched > keep) {
+    // Every weight is at most wmax (a namespace has unit length before its weight): bins need no max pass.
+    const scale = wmax > 0 ? (HIST - 1) / wmax : 0;
+    hist.fill(0);
+    for (let t = 0; t < nTouched; t++) { const v = vals[t]!; hist[Math.min(HIST - 1, Math.floor((v < 0 ? -v : v) * scale))]!++; }
+    let b = HIST - 1;
+    for (; b > 0; b--) { if (above + hist[b]! >= keep) break; above += hist[b]!; }
     const inBin: number[] = [];
     for (let t = 0; t < nTouched; t++) { const a = Math.abs(vals[t]!); if (Math.min(HIST - 1, Math.floor(a * scale)) === b) inBin.push(a); }
     inBin.sort((x, y) => y - x);
@@ -93,7 +91,7 @@ export function finishVector(weight: ArrayLike<number>, keep: number): { idx: nu
     idx[k] = touched[t]!; val[k] = v; k++; norm += v * v;
   }
   nTouched = 0;
-  idx.length = k; val.length = k;
+  if (k < n) { idx.length = k; val.length = k; }
   const s = norm > 0 ? 1e4 / Math.sqrt(norm) : 0;
   for (let j = 0; j < k; j++) val[j] = Math.round(val[j]! * s) / 1e4;
   return { idx, val };
