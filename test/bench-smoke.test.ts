@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PG_URL } from './helpers/pg.ts';
@@ -155,6 +155,27 @@ benchTest('router-record.ts', "the router worker's write per recorded decision, 
     const [m] = lines(out, new RegExp(`^this\\s+write per row: thread CPU median (${NUM}) us .* wall median (${NUM}) us`));
     assert.ok(Number(m![2]) > 0, `wall time per row: ${m![0]}\n--- stdout (tail)\n${tail(out)}`);
   }
+});
+
+benchTest('router-alloc.ts', 'main-thread CPU and bytes allocated per routed request, with allocation sites', async () => {
+  const out = await ok('router-alloc.ts', ['--calls', '300', '--rounds', '1', '--top', '3'], 60_000);
+  for (const m of lines(out, new RegExp(`^(?:catalog|named)\\s+this\\s+main-thread cpu\\s+${NUM} us/request .* allocated (${NUM}) KB/request`), 2)) positive(m, 'bytes per request', out);
+});
+
+benchTest('router-gc.ts', 'main-thread bytes allocated per request in a serving gateway', async () => {
+  const out = await ok('router-gc.ts', ['--seconds', '0.5', '--rounds', '1', '--connections', '2'], 60_000);
+  for (const m of lines(out, new RegExp(`^this\\s+(?:pass-through|router \\(catalog\\)|router \\(3 named\\))\\s+median (${NUM}) KB allocated per request`), 3)) positive(m, 'bytes per request', out);
+});
+
+benchTest('router-same.ts', 'two checkouts route identically (here: this tree and a copy of it)', async (t) => {
+  // A copy, not the tree itself: the two sides must not share modules (and so caches of counted text).
+  const copy = tempDir(t, 'bench-smoke-same-');
+  for (const d of ['src', 'bench', 'providers', 'schema']) cpSync(join(ROOT, d), join(copy, d), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+  const out = await ok('router-same.ts', ['--baseline', copy, '--rounds', '1'], 60_000);
+  const [m] = lines(out, /^(\d+) decisions compared, 0 different/);
+  assert.ok(Number(m![1]) > 100, m![0]);
 });
 
 benchTest('router-feedback.ts', 'negative feedback moves traffic off a model', async () => {
