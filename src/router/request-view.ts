@@ -2,12 +2,15 @@
 // quality model's features, the capabilities it needs, and the policy context (`request.*`, `key.*`).
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { reasoningAsk } from '../formats/reasoning.ts';
+import { MANY_TOOLS } from '../formats/tool-count.ts';
+import { toolsInContext } from '../formats/tool-search.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { promptParts, type PromptParts } from '../tokens/index.ts';
 import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
 import type { RouterParams } from './params.ts';
 
-export type Needs = { tools: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
+/** `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts). */
+export type Needs = { tools: boolean; manyTools: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
 
 export type RequestView = {
   parts: PromptParts;
@@ -44,6 +47,8 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
   const ask = reasoningAsk(req);
   const needs: Needs = {
     tools: (req.tools?.length ?? 0) > 0 || toolTurns,
+    // Deferred tools a client-side search has not loaded are not declared to any target.
+    manyTools: toolsInContext(req).length > MANY_TOOLS,
     // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
     vision: parts.images > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
