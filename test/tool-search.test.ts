@@ -173,3 +173,18 @@ test('the router counts only the tools in context: 200 deferred MCP tools cost n
   const loaded = await rank({ ...base, tools: [...base.tools, ...many.map(({ defer_loading: _, ...t }) => t)] });
   assert.ok(tokensOf(loaded) > tokensOf(without) + 10_000, `${tokensOf(loaded)} against ${tokensOf(without)}`);
 });
+
+test('count_tokens takes a tool-search conversation and counts only the tools in context', async () => {
+  const count = async (body: Rec): Promise<{ status: number; json: Rec }> => {
+    const r = await fetch(`${gw.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    return { status: r.status, json: await r.json() as Rec };
+  };
+  const base = conversation('openai/gpt-4o-mini', 'mcp__jira__get_issue') as Rec;
+  delete base.max_tokens;
+  const many = Array.from({ length: 50 }, (_, i) => ({ name: `mcp__server__tool_${i}`, description: `Tool ${i}: ${'reads the project. '.repeat(10)}`, input_schema: schema, defer_loading: true }));
+  const plain = await count(base);
+  const deferred = await count({ ...base, tools: [...base.tools, ...many] });
+  assert.equal(plain.status, 200, JSON.stringify(plain.json));
+  assert.equal(deferred.status, 200, JSON.stringify(deferred.json));
+  assert.equal(deferred.json.input_tokens, plain.json.input_tokens);
+});
