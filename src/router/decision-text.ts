@@ -3,9 +3,9 @@
 // with its figures rounded as they are read (not unpacked, then copied rounded by roundRecorded) and
 // serialised by JSON.stringify, which writes numbers and strings far faster than JS string building;
 // the features' text is the main thread's JSON of them with the vector spliced in. The texts are the
-// ones JSON.stringify(roundRecorded(unpackDecision(...))) and JSON.stringify(features) give,
-// character for character (test/router-record.test.ts), and the figures the rollups count are read
-// on the way.
+// ones JSON.stringify(roundRecorded(recordedDecision(...))) (src/router/explain.ts, the reference)
+// and JSON.stringify(features) give, character for character (test/router-record.test.ts), and the
+// figures the rollups count are read on the way.
 import type { AttemptRecord } from '../store/types.ts';
 import type { DecisionFields } from '../store/router-rollup.ts';
 import { numJson, round } from './round.ts';
@@ -21,7 +21,7 @@ const NONE: ReadonlyArray<readonly [string, number]> = [];
 /**
  * The decision packDecision wrote at `r`, as stored: its JSON text (figures rounded as roundRecorded
  * rounds them) and the fields the rollups count. Advances `r`. The objects keyed by constraint are
- * filled by assignment as unpackDecision fills them, so JSON orders their keys the same way (array
+ * filled by assignment as recordedDecision fills them, so JSON orders their keys the same way (array
  * indexes first; a `__proto__` name is dropped, and not counted).
  */
 export function decisionText(r: TextReader, attempts: readonly AttemptRecord[]): { text: string; fields: DecisionFields } {
