@@ -4,44 +4,18 @@
 // against the full ranking.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { compileConfig } from '../src/config/compile.ts';
-import { loadConfig } from '../src/config/load.ts';
 import { candidateSet } from '../src/router/candidates.ts';
 import { decide, type DecideInput } from '../src/router/decide.ts';
-import { parseRouterParams } from '../src/router/params.ts';
-import { viewRequest } from '../src/router/request-view.ts';
 import { estimatesFor, expectedOutputs } from '../src/router/predictions.ts';
 import { expectedOutput, foldOutputs } from '../src/router/output-stats.ts';
 import { compilePolicies } from '../src/router/policy.ts';
 import { fixedRuleHits, fixedVerdicts, keyData } from '../src/router/rule-cache.ts';
 import { emptyState, extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
-import { codecFor } from '../src/formats/registry.ts';
+import { decideInput, routerTestConfig } from './helpers/router-decide.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 
-const caps = (o: Record<string, boolean> = {}) => ({ tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: true, ...o });
-function config() {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-caches-'));
-  mkdirSync(join(dir, 'providers'));
-  const model = (name: string, prompt: string, completion: string, c = caps()) => ({ name, pricing: { prompt, completion }, capabilities: c, context_window: 100000, max_completion_tokens: 8000 });
-  const providers: Array<[string, unknown[]]> = [
-    ['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001', caps({ tools: true })), model('o3-mini', '0.0000011', '0.0000044', caps({ reasoning: true }))]],
-    ['pb', [model('gpt-4o', '0.000003', '0.000012', caps({ tools: true })), model('claude-sonnet-4-5', '0.000003', '0.000015', caps({ tools: true, vision: true }))]],
-    ['pc', [model('gemini-2.5-flash', '0.0000003', '0.0000025', caps({ tools: true, vision: true })), model('llama-3.3-70b', '0.0000006', '0.0000006')]],
-  ];
-  for (const [id, models] of providers) {
-    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test', auth: { type: 'bearer' }, models }));
-  }
-  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
-  const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});
-  rmSync(dir, { recursive: true, force: true });
-  return cfg;
-}
-const cfg = config();
+const cfg = routerTestConfig();
 const set = candidateSet(cfg);
 const features = (text: string) => extractPromptFeatures({ turns: [text] });
 const PROMPTS = ['Write a haiku about the sea', 'Write a short story about a lighthouse keeper', 'What is 17 * 23?', 'def f(x): return x + 1  # fix the bug', 'Translate "good morning" into French'];
@@ -110,15 +84,7 @@ test('fixed policy rules: classified by the variables they read, verdicts equal 
   assert.notEqual(fixedRuleHits(set, p, key('pa/')), before);
 });
 
-function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
-  const full = { model: 'router', messages: [{ role: 'user', content: 'Explain the difference between TCP and UDP.' }], ...body };
-  const params = parseRouterParams(full);
-  const view = viewRequest(codecFor('openai-chat').client!.decodeRequest(full), params, null, '/v1/chat/completions', null);
-  return {
-    cfg, settings: { ...cfg.router, explorationShare: 0 }, params, view, policy: null, quality: emptyState(), output: {},
-    health: { isEjected: () => false, latencyMs: () => null, errorRate: () => 0 }, affinity: null, maxAttempts: 3, ...over,
-  };
-}
+const input = (body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput => decideInput(cfg, body, over);
 
 test('routing (top-k, quality predicted only for what is left) plans exactly what the full ranking ranks first', async () => {
   await warmTokenizers();

@@ -8,18 +8,13 @@
 // on SQLite and PostgreSQL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { compileConfig } from '../src/config/compile.ts';
-import { loadConfig } from '../src/config/load.ts';
 import { decide, type Decision, type DecideInput } from '../src/router/decide.ts';
-import { parseRouterParams } from '../src/router/params.ts';
-import { viewRequest } from '../src/router/request-view.ts';
 import { compilePolicies } from '../src/router/policy.ts';
-import { emptyState, extractPromptFeatures, train, type Outcome } from '../src/router/quality/index.ts';
-import { codecFor } from '../src/formats/registry.ts';
+import { extractPromptFeatures, train, type Outcome } from '../src/router/quality/index.ts';
+import { caps, decideInput, model, routerTestConfig } from './helpers/router-decide.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
 import { recordedDecision, roundRecorded } from '../src/router/explain.ts';
 import { RowEncoder, readChunk, type RowHead } from '../src/router/decision-row.ts';
@@ -31,38 +26,11 @@ import { pgTestDb } from './helpers/pg.ts';
 import type { AttemptRecord, Store } from '../src/store/types.ts';
 import type { SqlRunner } from '../src/store/sql-runner.ts';
 
-const caps = (o: Record<string, boolean> = {}) => ({ tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: true, ...o });
-function config() {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-record-'));
-  mkdirSync(join(dir, 'providers'));
-  const model = (name: string, prompt: string, completion: string, c = caps()) => ({ name, pricing: { prompt, completion }, capabilities: c, context_window: 100000, max_completion_tokens: 8000 });
-  // pz: many models at odd prices (groups past the 10 recorded, figures to round), unicode names.
-  const many = Array.from({ length: 24 }, (_, i) => model(i % 5 === 0 ? `modèle-été-${i}-✓` : `m-${i}`, (0.0000001234567 * (i + 1) ** 1.7).toFixed(16), (0.00000098765 * (i + 2)).toFixed(14), caps({ tools: i % 3 === 0 })));
-  const providers: Array<[string, unknown[]]> = [
-    ['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001', caps({ tools: true })), model('o3-mini', '0.0000011', '0.0000044', caps({ reasoning: true }))]],
-    ['pb', [model('gpt-4o', '0.000003', '0.000012', caps({ tools: true })), model('claude-sonnet-4-5', '0.000003', '0.000015', caps({ tools: true, vision: true }))]],
-    ['pc', [model('gemini-2.5-flash', '0.0000003', '0.0000025', caps({ tools: true, vision: true })), model('llama-3.3-70b', '0.0000006', '0.0000006')]],
-    ['pz', many],
-  ];
-  for (const [id, models] of providers) {
-    writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test', auth: { type: 'bearer' }, models }));
-  }
-  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
-  const cfg = compileConfig(loadConfig(join(dir, 'gateway.yaml'), {}), {});
-  rmSync(dir, { recursive: true, force: true });
-  return cfg;
-}
-const cfg = config();
+// pz: many models at odd prices (groups past the 10 recorded, figures to round), unicode names.
+const many = Array.from({ length: 24 }, (_, i) => model(i % 5 === 0 ? `modèle-été-${i}-✓` : `m-${i}`, (0.0000001234567 * (i + 1) ** 1.7).toFixed(16), (0.00000098765 * (i + 2)).toFixed(14), caps({ tools: i % 3 === 0 })));
+const cfg = routerTestConfig([['pz', many]]);
 
-function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
-  const full = { model: 'router', messages: [{ role: 'user', content: 'Explain the difference between TCP and UDP.' }], ...body };
-  const params = parseRouterParams(full);
-  const view = viewRequest(codecFor('openai-chat').client!.decodeRequest(full), params, null, '/v1/chat/completions', null);
-  return {
-    cfg, settings: { ...cfg.router, explorationShare: 0 }, params, view, policy: null, quality: emptyState(), output: {},
-    health: { isEjected: () => false, latencyMs: () => null, errorRate: () => 0 }, affinity: null, maxAttempts: 3, ...over,
-  };
-}
+const input = (body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput => decideInput(cfg, body, over);
 
 function learned() {
   const ids = ['pa/gpt-4o', 'pz/m-3', 'pz/modèle-été-5-✓'];
