@@ -11,6 +11,8 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { acquireAffordable } from '../src/limits/affordable.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { LimitError } from '../src/limits/limiter.ts';
+import { getDecision } from '../src/router/store.ts';
+import { decisionView } from '../src/dashboard/router-decision.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 
 type Rec = Record<string, any>;
@@ -152,6 +154,11 @@ for (const backend of ['memory', 'redis'] as const) describe(`a budget serves th
     assert.equal(r.headers.get(DROPPED), 'pricey/big');
     assert.equal(((await r.json()) as { model: string }).model, 'cheap/small', 'served by what the key can afford');
     assert.equal(pricey.requests.length, 0);
+    // The recorded decision says what the budget left out (and the dashboard's request detail shows it).
+    await gw.services.router!.flush();
+    const stored = await getDecision(gw.services.store!.sql, r.headers.get('x-inference-id')!);
+    assert.deepEqual((stored!.decision as Rec).budget_dropped, ['pricey/big']);
+    assert.deepEqual(decisionView(stored!.decision).budget_dropped, ['pricey/big']);
     // Only the pricier model allowed: nothing affordable is left, the 402 as before.
     const only = await chat(near.key, { model: 'router', models: ['big'], willingness_to_pay: 1000 });
     await refusedAsBefore(only, '0.02');

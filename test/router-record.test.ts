@@ -98,6 +98,8 @@ async function cases(): Promise<Case[]> {
             createdAt: new Date(Date.UTC(2026, 0, 1 + (k % 3), 23, 50) + k * 61_000).toISOString(), keyId: k % 4 ? `key-${k % 3}` : null,
             servedModel: d.chosen?.id ?? null, canonical: d.chosen?.canonical ?? null, kind: inp.view.features.kind,
             status: k % 5 ? 200 : 502, costUsd: k % 6 ? `0.${String(k).padStart(4, '0')}00000000000000001` : '0',
+            // Now and then targets the key's budget left out (recorded as budget_dropped).
+            ...(k % 7 === 0 ? { budgetDropped: ['pa/gpt-4o', `pz/modèle-été-${k}-✓`] } : {}),
           },
           features: inp.view.features, d, attempts: ATTEMPTS[k % ATTEMPTS.length]!, all: k % 3 === 0,
         });
@@ -109,7 +111,7 @@ async function cases(): Promise<Case[]> {
 
 const all = await cases();
 /** What the object path stores for a case (DecisionRow, as before the chunk path). */
-const rowOf = (c: Case): DecisionRow => ({ ...c.head, features: c.features, decision: roundRecorded(recordedDecision(c.d, c.attempts, c.all)) });
+const rowOf = (c: Case): DecisionRow => ({ ...c.head, features: c.features, decision: roundRecorded(recordedDecision(c.d, c.attempts, c.all, c.head.budgetDropped)) });
 
 function encode(list: readonly Case[]) {
   const enc = new RowEncoder();

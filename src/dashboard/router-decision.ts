@@ -21,6 +21,7 @@ export function decisionView(raw: unknown): RouterDecisionView {
     explored: d.explored === true, affinity: text(d.affinity), chosen_quality: num(d.chosen_quality), chosen_cost_usd: num(d.chosen_cost_usd),
     input_tokens: num(d.input_tokens), token_method: text(d.token_method), expected_output_tokens: num(d.expected_output_tokens),
     candidates: num(d.candidates), excluded_by: excludedBy,
+    budget_dropped: Array.isArray(d.budget_dropped) ? d.budget_dropped.map(String) : [],
     plan: rows(d.plan).map(([model, cap]) => ({ model: String(model), max_output_tokens: num(cap) })),
     included: rows(d.included).map(([model, q, cost, utility]) => ({ model: String(model), quality: num(q), expected_cost_usd: num(cost), utility: num(utility) })),
     excluded: Object.entries(obj(d.excluded)).flatMap(([constraint, list]) => rows(list).map(([model, cost, min]) => ({

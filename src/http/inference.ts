@@ -91,7 +91,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       reservation = a.reservation;
       if (a.dropped.length > 0) {
         reportTrimmed(svc, res, routed ? 'router' : 'named', a.dropped.map((t) => t.entry.id));
-        if (routed) routed.targets = [...a.kept]; else reduced = a.kept;
+        if (routed) { routed.targets = [...a.kept]; routed.budgetDropped = a.dropped.map((t) => t.entry.id); } else reduced = a.kept;
       }
     }
   } catch (e) {

@@ -22,8 +22,8 @@ import type { DecisionRow, StoredDecision } from './store.ts';
 /** Rows encoded together: `json` their text (UTF-8), two lines per row and the strings' line, `nums` their numbers in order. */
 export type RowChunk = { rows: number; json: Uint8Array; nums: Float64Array };
 
-/** The row's own fields; its features and decision are encoded beside them. */
-export type RowHead = Omit<DecisionRow, 'features' | 'decision'>;
+/** The row's own fields (its features and decision are encoded beside them); `budgetDropped`: the plan's targets the key's budget left out (recorded as the decision's budget_dropped). */
+export type RowHead = Omit<DecisionRow, 'features' | 'decision'> & { budgetDropped?: readonly string[] };
 
 const num = (x: number | null): number => (x === null ? Number.NaN : x);
 
@@ -121,7 +121,7 @@ export class RowEncoder {
     for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
     for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
     this.#n = at;
-    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, attempts])}\n${JSON.stringify(meta)}\n`);
+    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, attempts, head.budgetDropped ?? null])}\n${JSON.stringify(meta)}\n`);
     this.#rows++;
   }
 
@@ -133,7 +133,7 @@ export class RowEncoder {
   }
 }
 
-type Head = [inferenceId: string, createdAt: string, keyId: string | null, servedModel: string | null, canonical: string | null, kind: string, status: number, costUsd: string, attempts: AttemptRecord[]];
+type Head = [inferenceId: string, createdAt: string, keyId: string | null, servedModel: string | null, canonical: string | null, kind: string, status: number, costUsd: string, attempts: AttemptRecord[], budgetDropped: string[] | null];
 
 /** The rows of a chunk as the router's worker stores them: the columns' JSON text written from the packed values (decision-text.ts). */
 export function readChunk(c: RowChunk): StoredDecision[] {
@@ -145,11 +145,11 @@ export function readChunk(c: RowChunk): StoredDecision[] {
   let ni = 0;
   for (let row = 0; row < c.rows; row++) {
     const e1 = text.indexOf('\n', at); const e2 = text.indexOf('\n', e1 + 1);
-    const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, attempts] = JSON.parse(text.slice(at, e1)) as Head;
+    const [inferenceId, createdAt, keyId, servedModel, canonical, kind, status, costUsd, attempts, budgetDropped] = JSON.parse(text.slice(at, e1)) as Head;
     const len = nums[ni++]!;
     const strings = ni + len;
     r.ni = ni; r.si = strings + 1;
-    const { text: decision, fields: f } = decisionText(r, attempts);
+    const { text: decision, fields: f } = decisionText(r, attempts, budgetDropped);
     ni = strings + 1 + nums[strings]!;
     const m = nums[ni++]!;
     const features = featuresText(text.slice(e1 + 1, e2), nums, ni, m);

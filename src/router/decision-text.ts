@@ -22,9 +22,10 @@ const NONE: ReadonlyArray<readonly [string, number]> = [];
  * The decision packDecision wrote at `r`, as stored: its JSON text (figures rounded as roundRecorded
  * rounds them) and the fields the rollups count. Advances `r`. The objects keyed by constraint are
  * filled by assignment as recordedDecision fills them, so JSON orders their keys the same way (array
- * indexes first; a `__proto__` name is dropped, and not counted).
+ * indexes first; a `__proto__` name is dropped, and not counted). `budgetDropped`: the plan's targets the
+ * key's budget left out, written after the attempts as recordedDecision writes them.
  */
-export function decisionText(r: TextReader, attempts: readonly AttemptRecord[]): { text: string; fields: DecisionFields } {
+export function decisionText(r: TextReader, attempts: readonly AttemptRecord[], budgetDropped: readonly string[] | null): { text: string; fields: DecisionFields } {
   const { n, values } = r;
   let { ni, si } = r;
   const S = (): string | null => { const i = n[si++]!; return i < 0 ? null : values[i]!; };
@@ -60,6 +61,7 @@ export function decisionText(r: TextReader, attempts: readonly AttemptRecord[]):
   const text = JSON.stringify({
     w, policy, state_version: version, kind, explored, affinity, chosen, chosen_quality: quality, chosen_cost_usd: predicted,
     input_tokens: input, token_method: tokenMethod, expected_output_tokens: out, plan, candidates, excluded_by: by, included, excluded, attempts,
+    ...(budgetDropped !== null && budgetDropped.length > 0 ? { budget_dropped: budgetDropped } : {}),
   });
   return { text, fields: { chosen, quality, predicted, explored, affinity, attempts: attempts.length, version, excludedBy } };
 }

@@ -81,6 +81,8 @@ export type RecordedDecision = {
   /** constraint -> [id, expected cost, min cost] */
   excluded: Record<string, Array<[string, number, number]>>;
   attempts: readonly AttemptRecord[];
+  /** The plan's targets the key's budget could not cover, left out of the attempts (src/limits/affordable.ts); absent when none. */
+  budget_dropped?: string[];
 };
 
 /**
@@ -91,7 +93,7 @@ export type RecordedDecision = {
  * ~40 KB, which would cost more than the decision itself to write and grow the table fast.
  * Figures are left unrounded: roundRecorded runs where the row is written (the router's worker).
  */
-export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[], all = false): RecordedDecision {
+export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[], all = false, budgetDropped: readonly string[] = []): RecordedDecision {
   const included: RecordedDecision['included'] = [];
   const excluded: RecordedDecision['excluded'] = {};
   for (const r of d.ranked) {
@@ -107,6 +109,7 @@ export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[]
     input_tokens: c?.inputTokens ?? null, token_method: c?.tokenMethod ?? null, expected_output_tokens: c?.outputTokens ?? null,
     plan: d.plan.map((t) => [t.candidate.id, t.maxOutputTokens ?? null]),
     candidates: d.candidates, excluded_by: d.excludedBy, included, excluded, attempts,
+    ...(budgetDropped.length > 0 ? { budget_dropped: [...budgetDropped] } : {}),
   };
 }
 

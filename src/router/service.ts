@@ -35,6 +35,8 @@ export type Routed = {
   keyId: string | null;
   /** Router fields taken from gateway.yaml's defaults and where from (describeDefaults), shown as x-router-defaults. */
   defaultsApplied: string | null;
+  /** The plan's targets the key's budget could not cover (dropped before dispatch), recorded with the decision. */
+  budgetDropped?: string[];
 };
 
 type Read = { params: RouterParams; req: CanonicalRequest; view: RequestView };
@@ -211,6 +213,7 @@ export class RouterService {
     this.#writer?.enqueue({
       inferenceId: id, createdAt: isoFromMs(Date.now()), keyId: r.keyId, servedModel: served?.id ?? null,
       canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
+      ...(r.budgetDropped ? { budgetDropped: r.budgetDropped } : {}),
     }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
   }
 

@@ -113,6 +113,8 @@ export type RouterDecisionView = {
   chosen_quality: number | null; chosen_cost_usd: number | null; input_tokens: number | null; token_method: string | null; expected_output_tokens: number | null;
   /** Candidates considered, and how many each constraint excluded (every count, though only the first few are listed). */
   candidates: number | null; excluded_by: Record<string, number>;
+  /** The plan's targets the key's budget could not cover, left out of the attempts. */
+  budget_dropped: string[];
   /** Targets tried in order, each with the output cap that keeps the request within max_cost. */
   plan: Array<{ model: string; max_output_tokens: number | null }>;
   included: Array<{ model: string; quality: number | null; expected_cost_usd: number | null; utility: number | null }>;

@@ -30,6 +30,7 @@ export function routerDecisionSection(d: RouterDecisionView): HTMLElement {
         ['Prompt kind', d.prompt_kind ?? '–'], ['Policy', d.policy ?? 'none'], ['Willingness to pay', d.willingness_to_pay === null ? 'not set (best quality)' : String(d.willingness_to_pay)],
         ['Input tokens', d.input_tokens === null ? '–' : `${compact(d.input_tokens)}${d.token_method ? ` (${d.token_method})` : ''}`],
         ['Expected output tokens', compact(d.expected_output_tokens)], ['Learned state', d.state_version === null ? '–' : `version ${d.state_version}`],
+        ...(d.budget_dropped.length > 0 ? [['Left out by the key\'s budget', d.budget_dropped.join(', ')]] : []),
       ] as Array<[string, string]>).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
     d.explored ? badge('explored', 'warn') : null,
     h('h3', null, 'Plan (tried in order)'),
