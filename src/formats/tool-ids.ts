@@ -28,31 +28,36 @@ export const FORMAT_TOOL_IDS: Readonly<Record<WireFormat, ToolIdRule | null>> = 
   gemini: null,
 };
 
+/** 0-9, A-Z, a-z (a UTF-16 code unit). */
+export const isAlnumCode = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** Letters, digits, '_' and '-': what most APIs take in ids and tool names. */
+export const isWordCode = (c: number): boolean => isAlnumCode(c) || c === 95 || c === 45;
+
 /** Whether `id` is acceptable under `rule` (a character loop: agents resend every earlier id on each turn). */
 export function fitsRule(id: string, rule: ToolIdRule): boolean {
   const n = id.length;
   if (n === 0) return false;
   if (rule.length !== undefined ? n !== rule.length : rule.max_length !== undefined && n > rule.max_length) return false;
   if (rule.alphabet === 'any') return true;
-  const word = rule.alphabet === 'word';
-  for (let i = 0; i < n; i++) {
-    const c = id.charCodeAt(i);
-    // 0-9, A-Z, a-z; '_' and '-' for word.
-    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (word && (c === 95 || c === 45)))) return false;
-  }
+  const fits = rule.alphabet === 'word' ? isWordCode : isAlnumCode;
+  for (let i = 0; i < n; i++) if (!fits(id.charCodeAt(i))) return false;
   return true;
 }
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** The replacement for an id `rule` refuses: letters and digits from its SHA-256, 24 long unless the rule says otherwise. */
-export function replacementId(id: string, rule: ToolIdRule): string {
-  const n = rule.length ?? Math.min(rule.max_length ?? 24, 24);
-  const digest = createHash('sha256').update(id).digest();
+/** `n` letters and digits from the SHA-256 of `text` (stable: the same text always gives the same characters). */
+export function hashChars(text: string, n: number): string {
+  const digest = createHash('sha256').update(text).digest();
   let out = '';
   // 32 bytes give 32 characters (each byte mod 62: a slight bias, irrelevant for uniqueness at these lengths).
   for (let i = 0; i < n; i++) out += BASE62[digest[i % digest.length]! % 62];
   return out;
+}
+
+/** The replacement for an id `rule` refuses: letters and digits from its SHA-256, 24 long unless the rule says otherwise. */
+export function replacementId(id: string, rule: ToolIdRule): string {
+  return hashChars(id, rule.length ?? Math.min(rule.max_length ?? 24, 24));
 }
 
 /** Replaces refused ids through `seen` (one replacement per distinct id in a request), counting replacements. */

@@ -11,9 +11,9 @@
 // sees the replacement. The replacement keeps the name's start and end (the tool's own name is
 // at the end of an MCP name; the model reads it) around a hash of the whole name, so it is the same on
 // every turn and two long names never share one.
-import { createHash } from 'node:crypto';
 import type { Block, CanonicalRequest, CanonicalResponse, Message, StreamEvent, Tool } from './canonical.ts';
 import type { WireFormat } from './codec.ts';
+import { hashChars, isWordCode } from './tool-ids.ts';
 
 /** `word`: letters, digits, '_' and '-'; `gemini`: those and '.' and ':', starting with a letter or '_'. */
 export type ToolNameRule = { alphabet: 'word' | 'gemini'; max_length: number };
@@ -25,11 +25,10 @@ export const FORMAT_TOOL_NAMES: Readonly<Record<WireFormat, ToolNameRule>> = {
   gemini: { alphabet: 'gemini', max_length: 64 },
 };
 
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45;
 const isFirst = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 function allowed(c: number, rule: ToolNameRule): boolean {
-  return isWordChar(c) || (rule.alphabet === 'gemini' && (c === 46 || c === 58));
+  return isWordCode(c) || (rule.alphabet === 'gemini' && (c === 46 || c === 58));
 }
 
 export function fitsName(name: string, rule: ToolNameRule): boolean {
@@ -40,7 +39,6 @@ export function fitsName(name: string, rule: ToolNameRule): boolean {
   return true;
 }
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const HASH = 8;
 /** Characters of the name kept before the hash when the name is cut; the rest of the room goes to its end. */
 const HEAD = 16;
@@ -50,9 +48,7 @@ export function upstreamName(name: string, rule: ToolNameRule): string {
   let safe = '';
   for (let i = 0; i < name.length; i++) safe += allowed(name.charCodeAt(i), rule) ? name[i] : '_';
   if (rule.alphabet === 'gemini' && !isFirst(safe.charCodeAt(0))) safe = `_${safe}`;
-  const digest = createHash('sha256').update(name).digest();
-  let hash = '';
-  for (let i = 0; i < HASH; i++) hash += BASE62[digest[i]! % 62];
+  const hash = hashChars(name, HASH);
   if (safe.length + 1 + HASH <= rule.max_length) return `${safe}_${hash}`;
   const tail = rule.max_length - HEAD - 2 - HASH;
   return `${safe.slice(0, HEAD)}_${hash}_${safe.slice(safe.length - tail)}`;

@@ -7,7 +7,7 @@
 // fallback), the gateway does what Anthropic's API does with it: a deferred tool is declared only once
 // the conversation loaded it (a tool_reference names it, an earlier call used it, or the tool choice
 // forces it), and each tool_reference becomes a line of text in its tool result.
-import type { CanonicalRequest, Message, Tool, ToolResultBlock } from './canonical.ts';
+import type { Block, CanonicalRequest, Message, Tool, ToolResultBlock } from './canonical.ts';
 import type { WireFormat } from './codec.ts';
 
 /** The wire formats that read `defer_loading` and `tool_reference` themselves. */
@@ -48,8 +48,8 @@ export function toolsInContext(req: CanonicalRequest): Tool[] {
 export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustment: string | null } {
   if (READS_TOOL_SEARCH.has(format)) return { req, adjustment: null };
   const deferred = req.tools?.some((t) => t.defer_loading === true) ?? false;
-  const { loaded, referenced } = deferred ? loadedNames(req) : { loaded: new Set<string>(), referenced: req.messages.some(hasReference) };
-  if (!deferred && !referenced) return { req, adjustment: null };
+  if (!deferred && !req.messages.some(hasReference)) return { req, adjustment: null };
+  const { loaded, referenced } = loadedNames(req);
   let withheld = 0;
   const tools = req.tools?.flatMap((t): Tool[] => {
     if (t.defer_loading !== true) return [t];
@@ -63,14 +63,15 @@ export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { re
   return { req: out, adjustment: `tool_search=emulated(withheld ${withheld})` };
 }
 
-const hasReference = (m: Message): boolean => m.content.some((b) => b.type === 'tool_result' && b.content.some((c) => c.type === 'tool_reference'));
+const references = (b: Block): b is ToolResultBlock => b.type === 'tool_result' && b.content.some((c) => c.type === 'tool_reference');
+const hasReference = (m: Message): boolean => m.content.some(references);
 
 /** A turn with its tool results' references made text (the same object when it has none). */
 function referencesAsText(m: Message): Message {
   if (!hasReference(m)) return m;
   return {
     ...m,
-    content: m.content.map((b) => (b.type !== 'tool_result' || !b.content.some((c) => c.type === 'tool_reference') ? b : {
+    content: m.content.map((b) => (!references(b) ? b : {
       ...b,
       content: b.content.map((c): ToolResultBlock['content'][number] => (c.type === 'tool_reference' ? { type: 'text', text: referenceText(c.tool_name) } : c)),
     })),
