@@ -125,7 +125,15 @@ export class ConfigHolder {
   reload(): Promise<ReloadResult> {
     if (this.#closed) return Promise.resolve(this.#failed(new Error('the gateway is stopping')));
     // A call during a reload gets the next one: the running one may have read the files before the change the caller made.
-    if (this.#reloading) return (this.#queued ??= this.#reloading.then(() => { this.#queued = null; return this.reload(); }));
+    if (this.#reloading) {
+      const at = this.#current;
+      this.#queued ??= this.#reloading.then(() => { this.#queued = null; return this.reload(); });
+      // The running reload may already have compiled the caller's change (a catalog overlay is read at
+      // compile time): the caller hears "changed" against the config it called under, not against the one
+      // the running reload left.
+      return this.#queued.then((r) => (r.ok && !r.changed && r.version !== at.version
+        ? { ...r, changed: true, settings: changedSettings(at, this.#current) } : r));
+    }
     this.#reloading = this.#reloadOnce().finally(() => { this.#reloading = null; });
     return this.#reloading;
   }
