@@ -180,7 +180,9 @@ test('Claude Code, Anthropic model: plain turn relayed intact (system message, a
 test('Claude Code, Anthropic model: tool loop', async () => {
   clear();
   assertSuccess(await claude('anthropic/claude-opus-4-8', 'Use a tool to list the files', 'Glob'), 2, /^The tool returned: /);
-  const last = (bodies(anthropic)[1]!.messages as Json[]).at(-1)!;
+  // Claude Code 2.1.332 follows a tool result with a system message (tokens left): relayed in place.
+  const messages = bodies(anthropic)[1]!.messages as Json[];
+  const last = messages.findLast((m) => m.role !== 'system')!;
   assert.ok((last.content as Json[]).some((b) => b.type === 'tool_result'));
 });
 
@@ -218,6 +220,6 @@ test('Claude Code, model "router": a plain turn and a tool loop; a follow-up is 
   const body = bodies(mock).at(-1)!;
   const carried = mock === openai ? (body.messages as Json[]).some((m) => m.role === 'tool')
     : mock === gemini ? (body.contents as Json[]).some((c) => (c.parts as Json[]).some((p) => p.functionResponse !== undefined))
-    : ((body.messages as Json[]).at(-1)!.content as Json[]).some((b) => b.type === 'tool_result');
+    : ((body.messages as Json[]).findLast((m) => m.role !== 'system')!.content as Json[]).some((b) => b.type === 'tool_result');
   assert.ok(carried, `no tool result in the follow-up to ${second.served}: ${JSON.stringify(body).slice(0, 400)}`);
 });

@@ -63,7 +63,9 @@ export function readAnthropicPrompt(body: Json): AnthropicPrompt {
     const text = blocks.filter((b) => b.type === 'text').map(blockText).join('');
     if (m.role === 'user' && text !== '') lastUser = text;
   }
-  const last = messages.at(-1);
+  // A system message after the turn (Claude Code's "<total_tokens> left" note after a tool result) is an
+  // instruction, not the turn the model answers.
+  const last = messages.findLast((m) => m.role !== 'system');
   const result = last?.role === 'user' ? blocksOf(last.content).find((b) => b.type === 'tool_result') : undefined;
   return {
     inputText: pieces.join('\n'),

@@ -78,8 +78,10 @@ function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: stri
   let prev = '';
   for (const [i, m] of messages.entries()) {
     if (m.role === 'system') {
-      // Claude Code sends `anthropic-beta: mid-conversation-system-2026-04-07` with these messages.
-      if (!spec.systemMessages || !beta.includes('mid-conversation-system-')) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+      // Generally available from Claude Opus 4.8 on, no beta header needed (the API's SystemMessageParam;
+      // "No beta header is required", Anthropic's what's-new page for Claude 4.8). Claude Code 2.1.197 sent
+      // `mid-conversation-system-2026-04-07`; 2.1.332 sends none and falls back to a user turn on a 400.
+      if (!spec.systemMessages) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
       if (prev !== 'user' && prev !== 'system') return `messages.${i}: a system message must follow a user message; the opening system prompt goes in the top-level \`system\` parameter (${model})`;
     } else if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`;
     prev = String(m.role);

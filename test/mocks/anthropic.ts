@@ -40,6 +40,21 @@ function stopReason(plan: Plan): string {
 /** The body fields of MessageCountTokensParams (@anthropic-ai/sdk); the API refuses any other. */
 const COUNT_TOKENS_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config', 'output_format', 'context_management', 'mcp_servers', 'speed', 'user_profile_id', 'workspace_id']);
 
+/**
+ * The tools the model can call: a `defer_loading` tool only once a `tool_reference` in a tool result
+ * has loaded it (tool search). The model never calls a deferred tool it has not been shown.
+ */
+function inContext(b: Record<string, unknown>): Array<Record<string, unknown>> {
+  const loaded = new Set<string>();
+  for (const m of Array.isArray(b.messages) ? b.messages.map(obj) : []) {
+    for (const block of Array.isArray(m.content) ? m.content.map(obj) : []) {
+      if (block.type !== 'tool_result' || !Array.isArray(block.content)) continue;
+      for (const r of block.content.map(obj)) if (r.type === 'tool_reference') loaded.add(String(r.tool_name));
+    }
+  }
+  return (Array.isArray(b.tools) ? b.tools.map(obj) : []).filter((t) => t.defer_loading !== true || loaded.has(String(t.name)));
+}
+
 function anthropicSpec(opts: MockOptions): ProviderSpec {
   const ids = new IdSource();
   const reqIds = new IdSource();
@@ -55,7 +70,7 @@ function anthropicSpec(opts: MockOptions): ProviderSpec {
     const prompt = readAnthropicPrompt(b);
     const tc = obj(b.tool_choice);
     const plan = planReply({
-      tools: (Array.isArray(b.tools) ? b.tools.map(obj) : []).map((t) => ({ name: String(t.name), schema: t.input_schema })),
+      tools: inContext(b).map((t) => ({ name: String(t.name), schema: t.input_schema })),
       choice: tc.type === 'tool' && typeof tc.name === 'string' ? { name: tc.name } : tc.type === 'any' ? 'any' : tc.type === 'none' ? 'none' : 'auto',
       lastUser: prompt.lastUser,
       toolResult: prompt.toolResult,

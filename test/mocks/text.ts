@@ -46,14 +46,20 @@ export function signatureIssuer(sig: string): string | null {
   return bytes.subarray(0, nul).toString('utf8');
 }
 
+/**
+ * What the user wrote, without the context a coding agent adds to the user turn: Claude Code puts
+ * `<system-reminder>` blocks there (its environment, attribution rules), which mention tools.
+ */
+const userWords = (lastUser: string): string => lastUser.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ' ');
+
 /** True when the user asks for a tool: the words "weather" or "tool" (any case). */
 export function wantsTool(lastUser: string): boolean {
-  return /\b(weather|tools?)\b/i.test(lastUser);
+  return /\b(weather|tools?)\b/i.test(userWords(lastUser));
 }
 
 /** True when the user asks for two parallel tool calls: the word "both". */
 export function wantsBoth(lastUser: string): boolean {
-  return /\bboth\b/i.test(lastUser);
+  return /\bboth\b/i.test(userWords(lastUser));
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
