@@ -18,7 +18,7 @@ function provider(id: string, format: Provider['format'], over: Partial<Provider
   return {
     id, name: id, format, baseUrl: base, origin: u.origin, basePath: u.pathname.replace(/\/$/, ''), apiKey: '', auth: { type: 'bearer' },
     headers: {}, query: '', paths: { chat: null, embeddings: null, passthrough: null }, modelInBody: true, forwardHeaders: [], forwardQuery: [],
-    mapping: {} as Provider['mapping'], mappingRows: [], toolCallIds: null, file: `${id}.yaml`, native: {}, credentialed: true, ...over,
+    mapping: {} as Provider['mapping'], mappingRows: [], toolCallIds: null, file: `${id}.yaml`, native: {}, credentialed: true, routerEnvMissing: [], ...over,
   };
 }
 const openai = provider('openai', 'openai-chat', { apiKey: KEYS.openai });

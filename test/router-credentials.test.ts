@@ -90,3 +90,53 @@ test('a key set on reload makes the provider a candidate from the next request o
   assert.equal(r.headers.get('x-router-model'), 'keyless-co/m-1', 'the same q: the cheaper offer');
   assert.equal(up.requests[0]!.headers.authorization, 'Bearer sk-now-set');
 });
+
+// A keyless local server (Ollama) says nothing about whether it runs: its provider file's
+// router_requires_env keeps it out of router mode until the operator sets where it runs. Before, a
+// gateway with only OPENAI_API_KEY routed low-W requests to ollama/llama3.2 ($0) on a machine without
+// Ollama, each paying a refused connect before its fallback answered.
+test('router_requires_env: a keyless local provider is no candidate until its variable is set; naming its model still reaches it', async (t) => {
+  const local = await startMockOpenAI({ authOptional: true });
+  const localCo: TestProvider = { id: 'local-co', format: 'openai-chat', base_url: local.url, auth: { type: 'none' }, api_key: '', router_requires_env: ['LOCAL_CO_BASE_URL'], models: [model('0.00000001')] };
+  const keyedCo: TestProvider = { id: 'keyed', format: 'openai-chat', base_url: up.url, models: [model('0.000001')] };
+  const unset = await startTestGateway({ providers: [keyedCo, localCo], gateway: { reload: { watch: false }, router: { exploration: { share: 0 } } } });
+  const set = await startTestGateway({ providers: [keyedCo, localCo], env: { LOCAL_CO_BASE_URL: local.url }, gateway: { reload: { watch: false }, router: { exploration: { share: 0 } } } });
+  t.after(async () => { await unset.stop(); await set.stop(); await local.close(); });
+  const call = (g: TestGateway, body: Record<string, unknown>) => fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'Hello' }], ...body }),
+  });
+  local.reset();
+  const r = await call(unset, {});
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-router-model'), 'keyed/m-1');
+  assert.equal(r.headers.get('x-router-candidates'), '1');
+  const named = await call(unset, { models: ['local-co/m-1'] });
+  assert.equal(named.status, 400);
+  const e = ((await named.json()) as { error: { param: string; message: string } }).error;
+  assert.equal(e.param, 'models[0]');
+  assert.match(e.message, /local-co is routed to once LOCAL_CO_BASE_URL is set/);
+  assert.equal(local.requests.length, 0, 'never tried');
+  const direct = await call(unset, { model: 'local-co/m-1' });
+  assert.equal(direct.status, 200, `a request naming the model goes to it as configured: ${await direct.clone().text()}`);
+  assert.equal(local.requests.length, 1);
+  // Set: a candidate like any other, and the cheaper one wins.
+  const routed = await call(set, {});
+  assert.equal(routed.status, 200);
+  assert.equal(routed.headers.get('x-router-candidates'), '2');
+  assert.equal(routed.headers.get('x-router-model'), 'local-co/m-1');
+});
+
+test('the shipped Ollama provider is routed to only with OLLAMA_BASE_URL set', async () => {
+  const { loadConfig } = await import('../src/config/load.ts');
+  const { compileConfig } = await import('../src/config/compile.ts');
+  const { candidateSet } = await import('../src/router/candidates.ts');
+  const file = new URL('../gateway.yaml', import.meta.url).pathname;
+  const providersOf = (env: Record<string, string>): Set<string> => {
+    const cfg = compileConfig(loadConfig(file, env), env);
+    return new Set(candidateSet(cfg).all.map((c) => c.id.split('/')[0]!));
+  };
+  const without = providersOf({ OPENAI_API_KEY: 'sk-x' });
+  assert.ok(without.has('openai') && !without.has('ollama'), [...without].join(','));
+  const withIt = providersOf({ OPENAI_API_KEY: 'sk-x', OLLAMA_BASE_URL: 'http://127.0.0.1:11434' });
+  assert.ok(withIt.has('ollama'), [...withIt].join(','));
+});

@@ -178,6 +178,7 @@ function compileProvider(doc: RawProvider, file: string, env: Env): Provider {
     toolCallIds: (doc.tool_call_ids as ToolIdRule | undefined) ?? FORMAT_TOOL_IDS[format],
     file,
     credentialed: canAuthenticate(auth, doc.api_key ?? '', env),
+    routerEnvMissing: ((doc.router_requires_env ?? []) as string[]).filter((name) => !env[name]),
   };
 }
 

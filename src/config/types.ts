@@ -66,6 +66,11 @@ export type Provider = {
    * a key set, or a signing transform with credentials named. The router routes only to such providers.
    */
   credentialed: boolean;
+  /**
+   * The provider file's `router_requires_env` names that are unset or empty: until they are set the
+   * router leaves the provider out (a local server nobody said runs). Empty when none are missing.
+   */
+  routerEnvMissing: readonly string[];
 };
 
 /** One servable model: the catalog's offer (src/catalog/model-index.ts documents each field) plus the provider that serves it. */

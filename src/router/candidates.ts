@@ -105,11 +105,17 @@ function modelRef(canonical: string, e: ModelEntry, p: Prices): ModelRef {
 
 /**
  * Router-eligible: the catalog's own verdict (active, priced, callable, not hidden: Offer.routable),
- * a model that writes text, and a provider that can authenticate (Provider.credentialed).
+ * a model that writes text, and a provider set up to serve it (setUp).
  */
 export function routable(e: ModelEntry): boolean {
-  return e.routable && e.model.modalities.output.includes('text') && e.provider.credentialed;
+  return e.routable && e.model.modalities.output.includes('text') && setUp(e.provider);
 }
+
+/**
+ * A provider the router may send traffic: it can authenticate (Provider.credentialed) and the
+ * environment its file requires is set (Provider.routerEnvMissing: a local server nobody said runs).
+ */
+const setUp = (p: Provider): boolean => p.credentialed && p.routerEnvMissing.length === 0;
 
 function build(cfg: Config): CandidateSet {
   const all: Candidate[] = [];
@@ -220,9 +226,9 @@ export function resolveModels(cfg: Config, set: CandidateSet, models: readonly s
     const hit = set.byId.get(name) ?? set.byName.get(name) ?? (viaCatalog.length > 0 ? viaCatalog : undefined);
     if (!hit) {
       const known = [cfg.models.get(name), ...(cfg.byName.get(name) ?? []).map((id) => cfg.models.get(id))].filter((e): e is ModelEntry => e !== undefined);
-      const keyless = [...new Set(known.filter((e) => !e.provider.credentialed).map((e) => e.provider))];
-      throw new GatewayError('invalid_parameter', keyless.length > 0 && keyless.length === new Set(known.map((e) => e.provider)).size
-        ? `models[${i}]: "${name}" cannot be routed: no credentials are configured for ${keyless.map(credentialHint).join('; ')}`
+      const notSetUp = [...new Set(known.filter((e) => !setUp(e.provider)).map((e) => e.provider))];
+      throw new GatewayError('invalid_parameter', notSetUp.length > 0 && notSetUp.length === new Set(known.map((e) => e.provider)).size
+        ? `models[${i}]: "${name}" cannot be routed: ${notSetUp.map(setUpHint).join('; ')}`
         : known.length > 0
           ? `models[${i}]: "${name}" is in the catalog but cannot be routed (deprecated, hidden, unpriced or not a text model)`
           : `models[${i}]: unknown model "${name}"; name a provider/model id or a bare model name from GET /v1/models`, { param: `models[${i}]` });
@@ -232,10 +238,12 @@ export function resolveModels(cfg: Config, set: CandidateSet, models: readonly s
   return out;
 }
 
-/** How to give a provider credentials, for the 400 that names a model only keyless providers serve. */
-const credentialHint = (p: Provider): string => (p.auth.type === 'transform'
-  ? `${p.id} (its ${p.auth.transform} signing: credentials in its options, or in the environment)`
-  : `${p.id} (set ${providerEnvName(p.id, 'API_KEY')} or its api_key)`);
+/** What a provider lacks and how to give it, for the 400 that names a model only such providers serve. */
+const setUpHint = (p: Provider): string => (!p.credentialed
+  ? `no credentials are configured for ${p.auth.type === 'transform'
+    ? `${p.id} (its ${p.auth.transform} signing: credentials in its options, or in the environment)`
+    : `${p.id} (set ${providerEnvName(p.id, 'API_KEY')} or its api_key)`}`
+  : `${p.id} is routed to once ${p.routerEnvMissing.join(' and ')} ${p.routerEnvMissing.length > 1 ? 'are' : 'is'} set (its router_requires_env; a request that names the model goes to it as configured)`);
 
 /** The prices that apply to a prompt of `inputTokens` (the highest tier it exceeds). */
 export function pricesFor(c: Candidate, inputTokens: number): Prices {

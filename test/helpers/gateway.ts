@@ -10,7 +10,7 @@ export type TestProvider = {
   id: string; format: 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedrock-converse'; base_url: string;
   auth?: Record<string, unknown>; api_key?: string; headers?: Record<string, string>; mappings?: unknown[];
   models?: Array<Record<string, unknown>>; paths?: Record<string, string>; model_in_body?: boolean; query?: Record<string, string>;
-  forward_headers?: string[]; forward_query?: unknown[]; tool_call_ids?: Record<string, unknown>;
+  forward_headers?: string[]; forward_query?: unknown[]; tool_call_ids?: Record<string, unknown>; router_requires_env?: string[];
 };
 
 export type TestGatewayOptions = {
@@ -43,6 +43,7 @@ export function providerDoc(p: TestProvider): Record<string, unknown> {
     ...(p.forward_query ? { forward_query: p.forward_query } : {}),
     ...(p.model_in_body !== undefined ? { model_in_body: p.model_in_body } : {}),
     ...(p.tool_call_ids ? { tool_call_ids: p.tool_call_ids } : {}),
+    ...(p.router_requires_env ? { router_requires_env: p.router_requires_env } : {}),
     models: p.models ?? [{ name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true } }],
   };
 }

@@ -74,7 +74,7 @@ function thinkingProblems(b: Json, messages: Json[], model: string, spec: Anthro
 }
 
 /** Roles, system-message placement, tool_use/tool_result pairing and thinking signatures. */
-function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: string, beta: string): string | null {
+function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: string, _beta: string): string | null {
   let prev = '';
   for (const [i, m] of messages.entries()) {
     if (m.role === 'system') {
