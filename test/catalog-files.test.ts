@@ -68,13 +68,16 @@ test('the catalog is current: 450+ served models (300+ active) of 15+ providers,
   assert.ok(active.length >= 300, `only ${active.length} active models`);
   assert.ok(new Set(served.map((x) => x.id.split('/')[0])).size >= 15);
   for (const id of ['anthropic/claude-sonnet-5-5', 'anthropic/claude-opus-5-5', 'anthropic/claude-haiku-5-5', 'anthropic/claude-fable-5-2', 'anthropic/claude-sonnet-5',
-    'anthropic/claude-opus-4-5-20251101', 'anthropic/claude-haiku-4-5-20251001', 'openai/gpt-5.1', 'openai/gpt-5.6-sol', 'openai/gpt-6-astra', 'openai/gpt-5.5',
+    'anthropic/claude-haiku-4-5-20251001', 'openai/gpt-5.1', 'openai/gpt-5.6-sol', 'openai/gpt-6-astra', 'openai/gpt-5.5',
     'google/gemini-3.1-pro-preview', 'google/gemini-3.5-flash', 'google/gemini-3.8-flash', 'xai/grok-4.3', 'deepseek/deepseek-v4-pro']) {
     assert.ok(active.includes(id), `${id} missing`);
   }
   // Sonnet 4.5 is deprecated by Anthropic's SDK (end of life 2026-11-30): served, not routed.
   const sonnet45 = served.find((x) => x.id === 'anthropic/claude-sonnet-4-5-20250929')!.m;
   assert.deepEqual([sonnet45.status, sonnet45.retires_at, sonnet45.successor], ['deprecated', '2026-11-30T00:00:00+00:00', 'claude-sonnet-5-5']);
+  // Opus 4.5 too since SDK 1.13 (end of life 2027-01-22).
+  const opus45 = served.find((x) => x.id === 'anthropic/claude-opus-4-5-20251101')!.m;
+  assert.deepEqual([opus45.status, opus45.retires_at, opus45.successor], ['deprecated', '2027-01-22T00:00:00+00:00', 'claude-opus-5-5']);
 });
 
 test('the README example resolves: anthropic/claude-sonnet-4-5 is the dated Sonnet 4.5, served by several providers', () => {

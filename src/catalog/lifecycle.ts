@@ -37,6 +37,8 @@ export const LIFECYCLE: Readonly<Record<string, Readonly<Record<string, Lifecycl
     'claude-opus-4-1-20250805': retired('2026-08-05', 'claude-opus-4-8', ANTHROPIC, '2026-06-05'),
     // @anthropic-ai/sdk 1.11.0 DEPRECATED_MODELS: end of life November 30th, 2026; Claude Sonnet 5.5 is the current Sonnet.
     'claude-sonnet-4-5-20250929': { status: 'deprecated', retires_at: '2026-11-30', successor: 'claude-sonnet-5-5', ref: `${ANTHROPIC}; @anthropic-ai/sdk DEPRECATED_MODELS` },
+    // @anthropic-ai/sdk 1.13.0 ("mark Claude Opus 4.5 as deprecated (end-of-life January 22, 2027)"); Claude Opus 5.5 is the current Opus.
+    'claude-opus-4-5-20251101': { status: 'deprecated', retires_at: '2027-01-22', successor: 'claude-opus-5-5', ref: `${ANTHROPIC}; @anthropic-ai/sdk DEPRECATED_MODELS` },
   },
   openai: {
     ...Object.fromEntries(['ada', 'babbage', 'curie', 'davinci', 'text-davinci-002', 'text-davinci-003'].map((n) => [n, retired('2024-01-04', 'gpt-5.4-mini', OPENAI)])),

@@ -124,8 +124,9 @@ function sdkDate(text: string): string | null {
 /** Anthropic's SDK: the `Model` union and the `DEPRECATED_MODELS` table its client warns from. */
 function anthropicSdk(): SdkModels {
   const names = unionMembers(nodeModule('@anthropic-ai/sdk/resources/messages/messages.d.ts'), 'Model', ANTHROPIC_SDK);
-  const js = nodeModule('@anthropic-ai/sdk/resources/messages/messages.js');
-  const table = /const DEPRECATED_MODELS = \{([^}]*)\}/.exec(js);
+  // Since 1.13 the table is generated data of its own (internal/data/deprecated-models.js).
+  const js = nodeModule('@anthropic-ai/sdk/internal/data/deprecated-models.js');
+  const table = /DEPRECATED_MODELS = \{([^}]*)\}/.exec(js);
   if (!table) throw new Error(`${ANTHROPIC_SDK}: no DEPRECATED_MODELS table (update src/catalog/package-facts.ts)`);
   const endOfLife = new Map<string, string>();
   for (const [, name, when] of table[1]!.matchAll(/'([^']+)':\s*'([^']+)'/g)) {
