@@ -63,7 +63,8 @@ const lowered = (m: Message): boolean => m.role === 'system' && (m.effort !== un
 export function lowerToolChanges(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustments: string[] } {
   if (READS_TOOL_CHANGES.has(format) || !req.messages.some(lowered)) return { req, adjustments: [] };
   if (req.mcp_tool_change !== undefined) {
-    throw new GatewayError('unsupported_parameter', `a tool change naming an MCP tool or toolset (Anthropic's MCP connector) is not supported on a ${format} target`, { param: `${req.mcp_tool_change}.type` });
+    const param = `${req.mcp_tool_change}.type`;
+    throw new GatewayError('unsupported_parameter', `'${param}': a tool change naming an MCP tool or toolset refers to Anthropic's MCP connector, which a ${format} target does not have`, { param });
   }
   const tools = offeredTools(req) ?? [];
   const declared = new Set((req.tools ?? []).map((t) => t.name));
