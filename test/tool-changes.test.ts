@@ -265,3 +265,16 @@ test('the Anthropic mock refuses tool changes without the beta, and tool_definit
   assert.equal(r.status, 400);
   assert.match((await r.json() as Rec).error.message, /messages\.5\.content\.0\.tool_removal\.tool\.name: no tool named 'Write'/);
 });
+
+test("a system message's own effort: relayed to Anthropic in place, the request's reasoning effort on OpenAI", async () => {
+  const body = structuredClone(conversation('anthropic/claude-test')) as Rec;
+  delete body.betas;
+  body.messages[5].output_config = { effort: 'low' };
+  let r = await post('/v1/messages', body, { 'anthropic-beta': `${BETA},${INLINE}` });
+  assert.equal(r.status, 200, await r.clone().text());
+  assert.deepEqual((anthropic.requests.at(-1)!.body as Rec).messages[5], body.messages[5]);
+  r = await post('/v1/messages', { ...body, model: 'openai/gpt-4o-mini' });
+  assert.equal(r.status, 200, await r.clone().text());
+  assert.match(r.headers.get('x-gateway-adjustments') ?? '', /reasoning_effort=low\(system turn\)/);
+  assert.ok(!JSON.stringify(openai.requests.at(-1)!.body).includes('output_config'));
+});
