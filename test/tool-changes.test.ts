@@ -12,6 +12,8 @@ import { toolsInContext } from '../src/formats/tool-search.ts';
 import { promptParts } from '../src/tokens/prompt.ts';
 import { upstreamName, FORMAT_TOOL_NAMES } from '../src/formats/tool-names.ts';
 import { GatewayError } from '../src/gateway-error.ts';
+import { decodeMessagesRequest } from '../src/formats/anthropic-messages/decode-request.ts';
+import { encodeMessagesRequest } from '../src/formats/anthropic-messages/encode-request.ts';
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
 import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
@@ -62,6 +64,18 @@ test('lowering: the tools offered at the end declared, the blocks left out, a tu
   // An MCP reference names Anthropic's MCP connector: refused on other targets, naming the field.
   const mcp = { ...req, mcp_tool_change: 'messages[4].content[0].tool' } as CanonicalRequest;
   assert.throws(() => lowerToolChanges(mcp, 'bedrock-converse'), (e: unknown) => e instanceof GatewayError && e.status === 400 && e.param === 'messages[4].content[0].tool.type');
+});
+
+test('the Messages codec carries a system turn with tool changes and an effort through the canonical model as it was sent', () => {
+  const body = structuredClone(conversation('claude-test')) as Rec;
+  delete body.betas;
+  body.messages[5].content.unshift({ type: 'text', text: 'Jira is connected now.' });
+  body.messages[5].output_config = { effort: 'high' };
+  const canonical = decodeMessagesRequest(body);
+  assert.deepEqual(canonical.messages[5]!.content.map((b) => b.type), ['text', 'tool_removal', 'tool_removal', 'tool_addition']);
+  const out = encodeMessagesRequest(canonical, { upstreamModel: 'claude-test', provider: 'anthropic' }).body as Rec;
+  assert.deepEqual(out.messages[5], body.messages[5], 'in place, not hoisted into the system prompt');
+  assert.equal(out.system, undefined);
 });
 
 let openai: MockUpstream; let anthropic: MockUpstream; let bedrock: MockUpstream; let gemini: MockUpstream; let gw: TestGateway;
