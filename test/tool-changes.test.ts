@@ -292,3 +292,19 @@ test("a system message's own effort: relayed to Anthropic in place, the request'
   assert.match(r.headers.get('x-gateway-adjustments') ?? '', /reasoning_effort=low\(system turn\)/);
   assert.ok(!JSON.stringify(openai.requests.at(-1)!.body).includes('output_config'));
 });
+
+test('router mode: a conversation with an MCP tool change goes only to a target that reads it (Anthropic)', async () => {
+  const body = { ...conversation('router', { type: 'mcp_toolset_reference', server_name: 'jira' }), mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'jira' }] } as Rec;
+  delete body.betas;
+  const r = await fetch(`${gw.url}/v1/router/rank?format=messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const j = await r.json() as Rec;
+  assert.equal(r.status, 200, JSON.stringify(j));
+  assert.deepEqual(j.plan.map((p: Rec) => p.id), ['anthropic/claude-test']);
+  const openaiCandidate = j.candidates.find((c: Rec) => c.id === 'openai/gpt-4o-mini');
+  assert.equal(openaiCandidate.excluded.constraint, 'capability:tools');
+  assert.match(openaiCandidate.excluded.reason, /MCP/);
+  // Served: Anthropic gets the change as sent, where a plan on OpenAI would have been a 400.
+  const res = await post('/v1/messages', { ...body, models: ['openai/gpt-test', 'anthropic/claude-test'] }, { 'anthropic-beta': `${BETA},mcp-client-2025-11-20` });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal((await res.json() as Rec).model, 'anthropic/claude-test');
+});

@@ -14,6 +14,9 @@ import { GatewayError } from '../gateway-error.ts';
 /** The wire formats that read tool changes themselves. */
 const READS_TOOL_CHANGES: ReadonlySet<WireFormat> = new Set(['anthropic-messages']);
 
+/** Whether a target of `format` reads tool changes, MCP references included (the router's candidates, src/router/candidates.ts). */
+export const readsToolChanges = (format: WireFormat): boolean => READS_TOOL_CHANGES.has(format);
+
 const isChange = (b: Block): b is ToolChangeBlock => b.type === 'tool_addition' || b.type === 'tool_removal';
 const changes = (m: Message): boolean => m.role === 'system' && m.content.some(isChange);
 

@@ -10,8 +10,11 @@ import { promptParts, type PromptParts } from '../tokens/index.ts';
 import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
 import type { RouterParams } from './params.ts';
 
-/** `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts). */
-export type Needs = { tools: boolean; manyTools: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
+/**
+ * `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts);
+ * `mcpToolChanges`: a tool change names an Anthropic MCP tool, which only Anthropic's Messages reads.
+ */
+export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
 
 export type RequestView = {
   parts: PromptParts;
@@ -52,6 +55,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     tools: tools > 0 || toolTurns,
     // Deferred tools a client-side search has not loaded are not declared to any target.
     manyTools: toolsInContext(req).length > MANY_TOOLS,
+    mcpToolChanges: req.mcp_tool_change !== undefined,
     // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
     vision: parts.images > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
