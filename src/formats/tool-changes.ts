@@ -54,7 +54,7 @@ function loaded(t: Tool): Tool {
   return declared;
 }
 
-/** System turns with what only Anthropic reads: tool changes, an effort, or nothing at all (an effort cleared). */
+/** System turns with what only Anthropic reads: tool changes or an effort; or no content at all (nothing for a target to read). */
 const lowered = (m: Message): boolean => m.role === 'system' && (m.effort !== undefined || m.content.length === 0 || m.content.some(isChange));
 
 /**

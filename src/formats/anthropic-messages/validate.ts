@@ -178,7 +178,7 @@ function systemMessage(m: Rec, i: number, previous: unknown, named: Set<string>)
   oneOf(m.clear_at, `${at}.clear_at`, ['next_user_message', 'never']);
   messageOutputConfig(m.output_config, `${at}.output_config`);
   if (typeof m.content === 'string') return;
-  if (m.content === undefined && isRecord(m.output_config) && m.output_config.effort !== undefined) return;
+  if (m.content === undefined && isRecord(m.output_config) && m.output_config.effort !== undefined && m.output_config.effort !== null) return;
   if (!Array.isArray(m.content)) throw m.content === undefined ? missing(`${at}.content`) : bad(`${at}.content`, `'${at}.content' must be a string or an array of text and tool change blocks`);
   m.content.forEach((b: unknown, j) => {
     const bt = `${at}.content[${j}]`;
