@@ -32,15 +32,35 @@ export type ToolResultBlock = {
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
 export type RedactedThinkingBlock = { type: 'redacted_thinking'; data: string };
 
+/**
+ * The tool a tool change names: one in `tools` or defined by an earlier addition (`tool_reference`),
+ * a whole tools entry (`tool_definition`), or a tool or toolset of Anthropic's server-side MCP
+ * connector (the `mcp_*` kinds, which only Anthropic runs).
+ */
+export type ToolChangeTarget =
+  | { type: 'tool_reference'; name: string }
+  | { type: 'tool_definition'; definition: Tool }
+  | { type: 'mcp_tool_reference'; server_name: string; name: string }
+  | { type: 'mcp_toolset_reference'; server_name: string };
+
+/**
+ * A mid-conversation tool change, in a system turn (Anthropic's `mid-conversation-tool-changes`
+ * beta): the tool is offered to the model from that point on (`tool_addition`) or no longer is
+ * (`tool_removal`), the `tools` list left as it is so the prompt cache holds. Only Anthropic's
+ * Messages reads them; src/formats/tool-changes.ts lowers them into the tool list for other targets.
+ */
+export type ToolChangeBlock = { type: 'tool_addition' | 'tool_removal'; tool: ToolChangeTarget; cache_control?: CacheControl };
+
 export type Block =
-  | TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
+  | TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ToolChangeBlock;
 
 /**
  * One turn. `system` turns are instructions given mid-conversation (the Messages API accepts a
- * `role: "system"` message right after a user turn); they hold text blocks only. The leading
- * system prompt stays in CanonicalRequest.system.
+ * `role: "system"` message right after a user turn); they hold text blocks and tool changes only,
+ * and may set the effort of the turns after them (`effort`, Anthropic's per-message
+ * `output_config.effort`). The leading system prompt stays in CanonicalRequest.system.
  */
-export type Message = { role: 'user' | 'assistant' | 'system'; content: Block[] };
+export type Message = { role: 'user' | 'assistant' | 'system'; content: Block[]; effort?: ReasoningEffort };
 
 /** `defer_loading`: left out of the model's context until a tool_reference loads it (src/formats/tool-search.ts). */
 export type Tool = { name: string; description?: string; input_schema: Record<string, unknown>; strict?: boolean; defer_loading?: boolean; cache_control?: CacheControl };
@@ -115,6 +135,11 @@ export type CanonicalRequest = {
   /** Anthropic's `context_management` as sent (relayed to Anthropic targets) and its edits, parsed. */
   context_management?: unknown;
   context_edits?: ContextEdit[];
+  /**
+   * Where the first tool change naming an MCP tool or toolset is (`messages[i].content[j].tool`): those
+   * name Anthropic's server-side MCP connector, which targets of other formats refuse, naming this field.
+   */
+  mcp_tool_change?: string;
   /** What decoding the client's request left out or changed (e.g. hosted tools no target runs), for x-gateway-adjustments. */
   decode_adjustments?: string[];
 };

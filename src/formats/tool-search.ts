@@ -9,6 +9,7 @@
 // forces it), and each tool_reference becomes a line of text in its tool result.
 import type { Block, CanonicalRequest, Message, Tool, ToolResultBlock } from './canonical.ts';
 import type { WireFormat } from './codec.ts';
+import { offeredTools } from './tool-changes.ts';
 
 /** The wire formats that read `defer_loading` and `tool_reference` themselves. */
 const READS_TOOL_SEARCH: ReadonlySet<WireFormat> = new Set(['anthropic-messages']);
@@ -31,11 +32,12 @@ function loadedNames(req: CanonicalRequest): { loaded: Set<string>; referenced: 
 }
 
 /**
- * The tools in the model's context, on any target: deferred ones only once loaded (what token counts
- * and cost estimates must read; the same array when nothing is deferred).
+ * The tools in the model's context, on any target: those offered at the end of the conversation
+ * (src/formats/tool-changes.ts), deferred ones only once loaded (what token counts and cost estimates
+ * must read; the same array when nothing is deferred or changed).
  */
 export function toolsInContext(req: CanonicalRequest): Tool[] {
-  const tools = req.tools ?? [];
+  const tools = offeredTools(req) ?? [];
   if (!tools.some((t) => t.defer_loading === true)) return tools;
   const { loaded } = loadedNames(req);
   return tools.filter((t) => t.defer_loading !== true || loaded.has(t.name));

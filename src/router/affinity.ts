@@ -46,6 +46,7 @@ function blockKey(b: Block): string {
       return k;
     }
     case 'thinking': return `k${part(b.thinking)}\u0004${part(b.signature)}`;
+    case 'tool_addition': case 'tool_removal': return `c${b.type}\u0004${part(JSON.stringify(b.tool))}`;
   }
 }
 

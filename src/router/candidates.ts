@@ -6,6 +6,7 @@ import type { Config, ModelEntry, Provider } from '../config/types.ts';
 import { providerEnvName } from '../config/env.ts';
 import type { Pricing } from '../catalog/types.ts';
 import { takesManyTools } from '../formats/tool-count.ts';
+import { readsToolChanges } from '../formats/tool-changes.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { tokenizerFor, tokenizerKey, type TokenizerId } from '../tokens/index.ts';
 import type { CompiledPriors, ModelRef } from './quality/index.ts';
@@ -44,8 +45,11 @@ export type Candidate = {
 };
 
 /** Capability bits of CandidateTable.caps (and of a request's needs). */
-/** `manyTools`: takes more than MANY_TOOLS tools (src/formats/tool-count.ts). */
-export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32 } as const;
+/**
+ * `manyTools`: takes more than MANY_TOOLS tools (src/formats/tool-count.ts); `mcpToolChanges`: reads
+ * tool changes naming Anthropic MCP tools (src/formats/tool-changes.ts).
+ */
+export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64 } as const;
 
 /** Per-candidate numbers, indexed like CandidateSet.all. Prices per token as floats: ranking only. */
 export type CandidateTable = {
@@ -184,7 +188,8 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
     const reasoning = Number(c.entry.model.pricing.internal_reasoning ?? 0);
     t.outWorst[i] = Math.max(c.prices.output, Number.isFinite(reasoning) ? reasoning : Infinity, ...c.tiers.map((x) => x.prices.output));
     t.caps[i] = (c.caps.tools ? CAP.tools : 0) | (c.caps.vision ? CAP.vision : 0) | (c.caps.structured_output ? CAP.jsonSchema : 0)
-      | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0) | (takesManyTools(c.entry.provider.format) ? CAP.manyTools : 0);
+      | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0) | (takesManyTools(c.entry.provider.format) ? CAP.manyTools : 0)
+      | (readsToolChanges(c.entry.provider.format) ? CAP.mcpToolChanges : 0);
     t.tok[i] = c.tokIndex; t.ref[i] = c.refIndex; t.prov[i] = c.provIndex;
   });
   return t;

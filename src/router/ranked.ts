@@ -3,6 +3,7 @@
 // prefer rules it satisfies. Only shown candidates are materialised.
 import type { Candidate } from './candidates.ts';
 import { FORMAT_MAX_TOOLS, MANY_TOOLS } from '../formats/tool-count.ts';
+import { readsToolChanges } from '../formats/tool-changes.ts';
 import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
 import { constraintName, countOf, figures, setView, type Run } from './figures.ts';
 
@@ -11,9 +12,11 @@ function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
   const p = run.inp.params;
   switch (code) {
     case C_KEY: return "the API key's allowed_models do not include it";
-    case C_TOOLS: return c.caps.tools
-      ? `the request declares more than ${MANY_TOOLS} tools; the model's API takes at most ${FORMAT_MAX_TOOLS[c.entry.provider.format]}`
-      : 'the request uses tools; the model does not support them';
+    case C_TOOLS:
+      if (!c.caps.tools) return 'the request uses tools; the model does not support them';
+      return run.inp.view.needs.mcpToolChanges && !readsToolChanges(c.entry.provider.format)
+        ? "a tool change names an Anthropic MCP tool or toolset; the model's API has no MCP connector"
+        : `the request declares more than ${MANY_TOOLS} tools; the model's API takes at most ${FORMAT_MAX_TOOLS[c.entry.provider.format]}`;
     case C_VISION: return 'the request has images or a binary document (PDF); the model does not accept images';
     case C_JSON: return 'the request asks for JSON schema output; the model does not support it';
     case C_REASONING: return 'the request asks for reasoning/thinking; the model does not reason';

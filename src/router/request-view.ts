@@ -4,13 +4,17 @@ import type { CanonicalRequest } from '../formats/canonical.ts';
 import { reasoningAsk } from '../formats/reasoning.ts';
 import { MANY_TOOLS } from '../formats/tool-count.ts';
 import { toolsInContext } from '../formats/tool-search.ts';
+import { offeredTools } from '../formats/tool-changes.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { promptParts, type PromptParts } from '../tokens/index.ts';
 import { extractPromptFeatures, type PromptFeatures } from './quality/index.ts';
 import type { RouterParams } from './params.ts';
 
-/** `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts). */
-export type Needs = { tools: boolean; manyTools: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
+/**
+ * `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts);
+ * `mcpToolChanges`: a tool change names an Anthropic MCP tool, which only Anthropic's Messages reads.
+ */
+export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
 
 export type RequestView = {
   parts: PromptParts;
@@ -45,10 +49,13 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
   }
   // Thinking asked for (enabled or adaptive, or an effort other than none) needs a model that reasons; disabled thinking needs none.
   const ask = reasoningAsk(req);
+  // Tools added or removed mid-conversation count as the targets get them: those offered at the end.
+  const tools = offeredTools(req)?.length ?? 0;
   const needs: Needs = {
-    tools: (req.tools?.length ?? 0) > 0 || toolTurns,
+    tools: tools > 0 || toolTurns,
     // Deferred tools a client-side search has not loaded are not declared to any target.
     manyTools: toolsInContext(req).length > MANY_TOOLS,
+    mcpToolChanges: req.mcp_tool_change !== undefined,
     // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
     vision: parts.images > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
@@ -57,7 +64,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),
     turns: req.messages.map((m) => textOf(m.content)),
-    tools: req.tools?.length ?? 0,
+    tools,
     images: parts.images,
     jsonOutput: req.response_format !== undefined && req.response_format.type !== 'text',
   });
@@ -95,7 +102,7 @@ class View implements RequestView {
     const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
     return this.#policyData = {
       request: {
-        input_tokens: features.stats.tokens, tools: req.tools?.length ?? 0, images: parts.images,
+        input_tokens: features.stats.tokens, tools: offeredTools(req)?.length ?? 0, images: parts.images,
         json_output: req.response_format !== undefined && req.response_format.type !== 'text', json_schema: needs.jsonSchema,
         stream: req.stream, kind: features.kind, messages: req.messages.length, reasoning: needs.reasoning,
         max_output_tokens: req.max_tokens ?? null, max_cost: params.maxCost, max_cost_per_million_tokens: params.maxCostPerMillion,

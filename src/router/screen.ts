@@ -70,7 +70,7 @@ function screenOnce(run: Run, need: number, allowed: Uint8Array | null, verdicts
     let code = 0;
     const miss = need & ~T.caps[i]!;
     if (allowed !== null && allowed[i] === 0) code = C_KEY;
-    else if (miss !== 0) code = miss & (CAP.tools | CAP.manyTools) ? C_TOOLS : miss & CAP.vision ? C_VISION : miss & CAP.jsonSchema ? C_JSON : C_REASONING;
+    else if (miss !== 0) code = miss & (CAP.tools | CAP.manyTools | CAP.mcpToolChanges) ? C_TOOLS : miss & CAP.vision ? C_VISION : miss & CAP.jsonSchema ? C_JSON : C_REASONING;
     // The prompt's cheap upper bound spares counting every tokenizer just to know it fits.
     else if (upper + 1 > T.contextWindow[i]! && countOf(run, T.tok[i]!).tokens + 1 > T.contextWindow[i]!) code = C_CONTEXT;
     else if (verdicts !== null && verdicts.fail[i] !== 0) code = POLICY + verdicts.fail[i]! - 1;

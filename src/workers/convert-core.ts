@@ -12,6 +12,7 @@ import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../formats/tool-ids.ts';
 import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, type ToolNameMap } from '../formats/tool-names.ts';
 import { lowerToolSearch } from '../formats/tool-search.ts';
+import { lowerToolChanges } from '../formats/tool-changes.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -70,13 +71,15 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
     // The decoded request is shared by every attempt: ids are fitted on a copy for this target.
     const ids = fitCanonicalToolIds(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens), t.toolIds);
-    const named = fitCanonicalToolNames(ids.req, FORMAT_TOOL_NAMES[t.format]);
+    // Tools added mid-conversation are declared before names are fitted, so added names are fitted too.
+    const changed = lowerToolChanges(ids.req, t.format);
+    const named = fitCanonicalToolNames(changed.req, FORMAT_TOOL_NAMES[t.format]);
     toolNames = named.names;
     const searched = lowerToolSearch(named.req, t.format);
     const enc = codec.upstream.encodeRequest({ ...searched.req, model: t.upstream }, {
       upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
-    const fitted = [ids.adjustment, named.adjustment, searched.adjustment].filter((a) => a !== null);
+    const fitted = [ids.adjustment, ...changed.adjustments, named.adjustment, searched.adjustment].filter((a) => a !== null);
     const before = fitted.length > 0 ? [...(canonical.value.decode_adjustments ?? []), ...fitted] : canonical.value.decode_adjustments;
     codecAdjustments = before ? [...before, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;

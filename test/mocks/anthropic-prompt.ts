@@ -26,6 +26,11 @@ function blockText(block: Json): string {
       return resultText(block.content);
     case 'thinking':
       return String(block.thinking ?? '');
+    case 'tool_addition': {
+      // A tool defined mid-conversation is read like a `tools` entry.
+      const def = obj(obj(block.tool).definition);
+      return def.name === undefined ? '' : `${String(def.name)} ${String(def.description ?? '')} ${canonicalJson(def.input_schema ?? {})}`;
+    }
     default:
       return '';
   }

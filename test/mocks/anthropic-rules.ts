@@ -73,9 +73,41 @@ function thinkingProblems(b: Json, messages: Json[], model: string, spec: Anthro
   return null;
 }
 
-/** Roles, system-message placement, tool_use/tool_result pairing and thinking signatures. */
-function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: string, _beta: string): string | null {
+const CHANGE_KINDS = ['tool_reference', 'mcp_tool_reference', 'mcp_toolset_reference'];
+const tags = (list: string[]): string => list.map((t) => `'${t}'`).join(', ');
+
+/**
+ * A system message's blocks: text, and with the `mid-conversation-tool-changes` beta tool additions
+ * and removals (Claude Code reads "Input tag '...'" to fall back to its ToolSearch announcement). A
+ * `tool_definition` also needs the `inline-tools` beta; a reference must name a tool in `tools` or one
+ * an earlier addition defined, and a definition a name no tool has; MCP references need an
+ * `mcp_servers` entry of that name. `named` holds the names defined so far.
+ */
+function systemBlockProblem(c: Json, at: string, beta: string, named: Set<string>, servers: Set<string>): string | null {
+  const changes = beta.includes('mid-conversation-tool-changes-');
+  if (c.type === 'text') return null;
+  if (!changes || (c.type !== 'tool_addition' && c.type !== 'tool_removal')) {
+    return `${at}: Input tag '${String(c.type)}' found using 'type' does not match any of the expected tags: ${tags(changes ? ['text', 'tool_addition', 'tool_removal'] : ['text'])}`;
+  }
+  const tool = obj(c.tool);
+  const kinds = c.type === 'tool_addition' && beta.includes('inline-tools-') ? [...CHANGE_KINDS, 'tool_definition'] : CHANGE_KINDS;
+  if (!kinds.includes(String(tool.type))) return `${at}.${String(c.type)}.tool: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: ${tags(kinds)}`;
+  if (tool.type === 'tool_definition') {
+    const name = String(obj(tool.definition).name);
+    if (named.has(name)) return `${at}.tool_addition.tool.definition.name: '${name}' is already used by a tool in \`tools\` or an earlier tool_addition`;
+    if (!/^[a-zA-Z0-9_-]{1,128}$/.test(name)) return `${at}.tool_addition.tool.definition.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+    named.add(name);
+    return null;
+  }
+  if (tool.type === 'tool_reference') return named.has(String(tool.name)) ? null : `${at}.${String(c.type)}.tool.name: no tool named '${String(tool.name)}' in \`tools\` or defined by an earlier tool_addition`;
+  return servers.has(String(tool.server_name)) ? null : `${at}.${String(c.type)}.tool.server_name: MCP server '${String(tool.server_name)}' is not defined in \`mcp_servers\``;
+}
+
+/** Roles, system-message placement and blocks, tool_use/tool_result pairing and thinking signatures. */
+function messageProblems(b: Json, messages: Json[], spec: AnthropicModelSpec, model: string, beta: string): string | null {
   let prev = '';
+  const named = new Set((Array.isArray(b.tools) ? b.tools : []).map((t) => String(obj(t).name)));
+  const servers = new Set((Array.isArray(b.mcp_servers) ? b.mcp_servers : []).map((s) => String(obj(s).name)));
   for (const [i, m] of messages.entries()) {
     if (m.role === 'system') {
       // Generally available from Claude Opus 4.8 on, no beta header needed (the API's SystemMessageParam;
@@ -83,6 +115,10 @@ function messageProblems(messages: Json[], spec: AnthropicModelSpec, model: stri
       // `mid-conversation-system-2026-04-07`; 2.1.332 sends none and falls back to a user turn on a 400.
       if (!spec.systemMessages) return `messages.${i}.role: Input should be 'user' or 'assistant'`;
       if (prev !== 'user' && prev !== 'system') return `messages.${i}: a system message must follow a user message; the opening system prompt goes in the top-level \`system\` parameter (${model})`;
+      for (const [j, c] of blocks(m.content).entries()) {
+        const p = systemBlockProblem(c, `messages.${i}.content.${j}`, beta, named, servers);
+        if (p) return p;
+      }
     } else if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`;
     prev = String(m.role);
     const content = blocks(m.content);
@@ -140,7 +176,7 @@ export function anthropicRequestProblem(b: Json, headers: Record<string, string 
     if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
   }
   const messages = (b.messages as unknown[]).map(obj);
-  const m = messageProblems(messages, spec, model, beta);
+  const m = messageProblems(b, messages, spec, model, beta);
   if (m) return m;
   const t = thinkingProblems(b, messages, model, spec);
   if (t) return t;

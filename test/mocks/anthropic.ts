@@ -41,18 +41,31 @@ function stopReason(plan: Plan): string {
 const COUNT_TOKENS_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config', 'output_format', 'context_management', 'mcp_servers', 'speed', 'user_profile_id', 'workspace_id']);
 
 /**
- * The tools the model can call: a `defer_loading` tool only once a `tool_reference` in a tool result
- * has loaded it (tool search). The model never calls a deferred tool it has not been shown.
+ * The tools the model can call: those offered at the end of the conversation (`tools`, plus what a
+ * system message's `tool_addition` offers, minus what a `tool_removal` withdraws), a `defer_loading` tool
+ * only once loaded, by a `tool_reference` in a tool result (tool search) or in an addition. The model
+ * never calls a tool it has not been shown, nor one withdrawn.
  */
 function inContext(b: Record<string, unknown>): Array<Record<string, unknown>> {
   const loaded = new Set<string>();
+  const known = new Map<string, Record<string, unknown>>();
+  const offered = new Map<string, Record<string, unknown>>();
+  for (const t of Array.isArray(b.tools) ? b.tools.map(obj) : []) { known.set(String(t.name), t); offered.set(String(t.name), t); }
   for (const m of Array.isArray(b.messages) ? b.messages.map(obj) : []) {
     for (const block of Array.isArray(m.content) ? m.content.map(obj) : []) {
+      const tool = obj(block.tool);
+      if (m.role === 'system' && (block.type === 'tool_addition' || block.type === 'tool_removal')) {
+        const def = obj(tool.definition);
+        const name = String(tool.type === 'tool_definition' ? def.name : tool.name);
+        if (tool.type === 'tool_definition') known.set(name, def);
+        if (block.type === 'tool_removal') offered.delete(name);
+        else if (known.has(name)) { offered.set(name, known.get(name)!); loaded.add(name); }
+      }
       if (block.type !== 'tool_result' || !Array.isArray(block.content)) continue;
       for (const r of block.content.map(obj)) if (r.type === 'tool_reference') loaded.add(String(r.tool_name));
     }
   }
-  return (Array.isArray(b.tools) ? b.tools.map(obj) : []).filter((t) => t.defer_loading !== true || loaded.has(String(t.name)));
+  return [...offered.values()].filter((t) => t.defer_loading !== true || loaded.has(String(t.name)));
 }
 
 function anthropicSpec(opts: MockOptions): ProviderSpec {

@@ -1,6 +1,6 @@
 // Content blocks of the Messages API <-> canonical blocks. The canonical model is shaped after
 // Anthropic's, so this is mostly a careful copy that keeps only the fields the model knows.
-import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolReferenceBlock, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
+import type { Block, CacheControl, DocumentBlock, ImageBlock, TextBlock, Tool, ToolChangeBlock, ToolChangeTarget, ToolReferenceBlock, ToolResultBlock, ToolUseBlock } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 
@@ -85,12 +85,28 @@ export function decodeBlocks(content: unknown, param: string, lenient = false): 
   });
 }
 
+/** A validated block of a system message: text, or a tool change (src/formats/canonical.ts, ToolChangeBlock). */
+export function decodeSystemBlock(raw: Rec, param: string): TextBlock | ToolChangeBlock {
+  if (raw.type === 'text') return textBlock(raw);
+  const t = isRecord(raw.tool) ? raw.tool : {};
+  let tool: ToolChangeTarget;
+  if (t.type === 'tool_definition') tool = { type: 'tool_definition', definition: decodeTool(isRecord(t.definition) ? t.definition : {}, `${param}.tool.definition`) };
+  else if (t.type === 'mcp_tool_reference') tool = { type: 'mcp_tool_reference', server_name: String(t.server_name), name: String(t.name) };
+  else if (t.type === 'mcp_toolset_reference') tool = { type: 'mcp_toolset_reference', server_name: String(t.server_name) };
+  else tool = { type: 'tool_reference', name: String(t.name) };
+  return withCache<ToolChangeBlock>({ type: raw.type === 'tool_removal' ? 'tool_removal' : 'tool_addition', tool }, raw);
+}
+
 /**
  * Canonical block -> wire. Canonical blocks are already wire-shaped, so this is a shallow copy
- * (no deep clone: image and document payloads can be megabytes); a tool_use always has an input.
+ * (no deep clone: image and document payloads can be megabytes); a tool_use always has an input, a
+ * tool definition is written as `tools` entries are.
  */
 export function encodeBlock(b: Block): Rec {
   if (b.type === 'tool_use') return { ...b, input: b.input ?? {} };
+  if ((b.type === 'tool_addition' || b.type === 'tool_removal') && b.tool.type === 'tool_definition') {
+    return { ...b, tool: { type: 'tool_definition', definition: encodeTool(b.tool.definition) } };
+  }
   return { ...b };
 }
 

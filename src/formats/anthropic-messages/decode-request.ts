@@ -1,9 +1,9 @@
 // Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
-import type { CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
+import type { Block, CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { parseContextEdits } from '../context-edits.ts';
 import { qualifyHistory } from '../signatures.ts';
-import { decodeBlocks, decodeTool, textBlock } from './blocks.ts';
+import { decodeBlocks, decodeSystemBlock, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -45,32 +45,49 @@ function decodeOutput(body: Rec, req: CanonicalRequest): void {
 }
 
 /**
- * Turns in canonical form. A system message marked `clear_at: next_user_message` is shown to the
- * model only until a later user turn exists, so such a message is left out once one follows.
+ * A system turn: its text and tool changes, and the effort its `output_config` sets. One marked
+ * `clear_at: next_user_message` is shown to the model only until a later user turn exists: past
+ * that its text is left out, but its tool changes still hold (a tool added stays offered), so the
+ * message is kept only when it has some. `mcp` records where the first MCP tool change is.
  */
-function decodeMessages(raw: Rec[]): Message[] {
+function decodeSystemTurn(m: Rec, i: number, cleared: boolean, mcp: { at?: string }): Message | null {
+  const raw = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content.filter(isRecord) : [];
+  const content: Block[] = [];
+  raw.forEach((b: Rec, j) => {
+    const block = decodeSystemBlock(b, `messages[${i}].content[${j}]`);
+    if (block.type !== 'text' && block.tool.type.startsWith('mcp_')) mcp.at ??= `messages[${i}].content[${j}].tool`;
+    if (!cleared || block.type !== 'text') content.push(block);
+  });
+  const cfg = isRecord(m.output_config) ? m.output_config : {};
+  const effort = !cleared && EFFORTS.has(cfg.effort) ? { effort: cfg.effort as ReasoningEffort } : {};
+  if (cleared && content.length === 0) return null;
+  return { role: 'system', content, ...effort };
+}
+
+/** Turns in canonical form (system turns as decodeSystemTurn reads them). */
+function decodeMessages(raw: Rec[], req: CanonicalRequest): Message[] {
   let lastUser = -1;
   raw.forEach((m, i) => { if (m.role === 'user') lastUser = i; });
   const out: Message[] = [];
+  const mcp: { at?: string } = {};
   raw.forEach((m, i) => {
     if (m.role === 'system') {
-      if (m.clear_at === 'next_user_message' && i < lastUser) return;
-      out.push({ role: 'system', content: decodeBlocks(m.content, `messages[${i}].content`) });
+      const turn = decodeSystemTurn(m, i, m.clear_at === 'next_user_message' && i < lastUser, mcp);
+      if (turn !== null) out.push(turn);
     } else {
       out.push({ role: m.role === 'assistant' ? 'assistant' : 'user', content: decodeBlocks(m.content, `messages[${i}].content`) });
     }
   });
+  if (mcp.at !== undefined) req.mcp_tool_change = mcp.at;
   return out;
 }
 
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
 export function decodeMessagesRequest(body: Rec): CanonicalRequest {
-  const messages = decodeMessages(body.messages as Rec[]);
+  const req: CanonicalRequest = { model: String(body.model), system: decodeSystem(body.system), messages: [], stream: body.stream === true };
+  req.messages = decodeMessages(body.messages as Rec[], req);
   // Raw signatures are Anthropic's; ones the gateway marked on a converted answer keep their signer.
-  qualifyHistory(messages, 'anthropic-messages');
-  const req: CanonicalRequest = {
-    model: String(body.model), system: decodeSystem(body.system), messages, stream: body.stream === true,
-  };
+  qualifyHistory(req.messages, 'anthropic-messages');
   for (const k of ['max_tokens', 'temperature', 'top_p', 'top_k'] as const) {
     if (typeof body[k] === 'number') req[k] = body[k];
   }

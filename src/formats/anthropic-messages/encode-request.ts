@@ -31,17 +31,23 @@ function encodeToolChoice(tc: ToolChoice | undefined, parallel: boolean | undefi
 
 /**
  * Mid-conversation system turns go into the top-level system prompt: only the newest Claude
- * models take `role: "system"` messages, and the catalog does not say which.
+ * models take `role: "system"` messages, and the catalog does not say which. One with tool changes
+ * or an effort of its own stays a system turn, as it came: it means nothing anywhere else, and a
+ * client sends it only to a model that takes it.
  */
 function turns(messages: readonly Message[], system: TextBlock[], adjustments: string[]): Rec[] {
   const out: Rec[] = [];
   messages.forEach((m, i) => {
-    if (m.role === 'system') {
+    if (m.role === 'system' && m.effort === undefined && m.content.every((b) => b.type === 'text')) {
       for (const b of m.content) if (b.type === 'text') system.push({ type: 'text', text: b.text });
       adjustments.push(`messages[${i}].role=system->system`);
       return;
     }
-    out.push({ role: m.role, content: sendable(m).map(encodeBlock) });
+    const turn: Rec = { role: m.role };
+    // A system turn may set an effort and say nothing else.
+    if (m.role !== 'system' || m.content.length > 0) turn.content = sendable(m).map(encodeBlock);
+    if (m.effort !== undefined) turn.output_config = { effort: m.effort };
+    out.push(turn);
   });
   return out;
 }

@@ -64,20 +64,22 @@ function content(c: unknown, at: string): void {
   c.forEach((b: unknown, j) => block(b, `${at}[${j}]`));
 }
 
+/** One tools entry (in `tools`, or carried by a tool_addition's `tool_definition`). */
+function toolEntry(t: unknown, at: string): void {
+  if (!isRecord(t)) throw bad(at, `'${at}' must be an object`);
+  if (t.type !== undefined && t.type !== null && t.type !== 'custom') return; // server tools: refused by the decoder
+  if (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) throw bad(`${at}.name`, `'${at}.name' must be 1-128 letters, digits, '_' or '-'`);
+  str(t.description, `${at}.description`);
+  if (t.input_schema === undefined) throw missing(`${at}.input_schema`);
+  obj(t.input_schema, `${at}.input_schema`);
+  cacheControl(t.cache_control, `${at}.cache_control`);
+  if (t.defer_loading !== undefined && typeof t.defer_loading !== 'boolean') throw bad(`${at}.defer_loading`, `'${at}.defer_loading' must be a boolean`);
+}
+
 function tools(list: unknown): void {
   if (list === undefined || list === null) return;
   if (!Array.isArray(list)) throw bad('tools', "'tools' must be an array");
-  list.forEach((t: unknown, i) => {
-    const at = `tools[${i}]`;
-    if (!isRecord(t)) throw bad(at, `'${at}' must be an object`);
-    if (t.type !== undefined && t.type !== null && t.type !== 'custom') return; // server tools: refused by the decoder
-    if (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) throw bad(`${at}.name`, `'${at}.name' must be 1-128 letters, digits, '_' or '-'`);
-    str(t.description, `${at}.description`);
-    if (t.input_schema === undefined) throw missing(`${at}.input_schema`);
-    obj(t.input_schema, `${at}.input_schema`);
-    cacheControl(t.cache_control, `${at}.cache_control`);
-    if (t.defer_loading !== undefined && typeof t.defer_loading !== 'boolean') throw bad(`${at}.defer_loading`, `'${at}.defer_loading' must be a boolean`);
-  });
+  list.forEach((t: unknown, i) => toolEntry(t, `tools[${i}]`));
 }
 
 function toolChoice(tc: unknown): void {
@@ -126,24 +128,72 @@ function contextManagement(cm: unknown): void {
   });
 }
 
+const ADDED = ['tool_reference', 'tool_definition', 'mcp_tool_reference', 'mcp_toolset_reference'];
+const REMOVED = ['tool_reference', 'mcp_tool_reference', 'mcp_toolset_reference'];
+
 /**
- * A `role: "system"` message inside `messages` carries text only and must come right after a user
- * turn (or after another such system message): instructions given mid-conversation. The opening
- * system prompt belongs in the top-level `system`.
+ * A tool change (Anthropic's `mid-conversation-tool-changes` beta): `tool` names a tool in `tools` or
+ * one an earlier addition defined (`tool_reference`), carries a whole tools entry (`tool_definition`,
+ * additions only), or names a tool or toolset of Anthropic's MCP connector. `named` holds the names
+ * nameable so far; a definition adds its own.
  */
-function systemMessage(m: Rec, i: number, previous: unknown): void {
+function toolChange(b: Rec, at: string, named: Set<string>): void {
+  const t = b.tool;
+  if (!isRecord(t)) throw t === undefined ? missing(`${at}.tool`) : bad(`${at}.tool`, `'${at}.tool' must be an object`);
+  if (t.type === undefined) throw missing(`${at}.tool.type`);
+  oneOf(t.type, `${at}.tool.type`, b.type === 'tool_addition' ? ADDED : REMOVED);
+  if (t.type === 'tool_definition') {
+    if (t.definition === undefined) throw missing(`${at}.tool.definition`);
+    toolEntry(t.definition, `${at}.tool.definition`);
+    if (isRecord(t.definition) && typeof t.definition.name === 'string') named.add(t.definition.name);
+    return;
+  }
+  if (t.type !== 'tool_reference') needString(t.server_name, `${at}.tool.server_name`);
+  if (t.type === 'mcp_toolset_reference') return;
+  needString(t.name, `${at}.tool.name`);
+  if (t.type === 'tool_reference' && !named.has(t.name as string)) {
+    throw bad(`${at}.tool.name`, `'${at}.tool.name' names no tool in 'tools' or defined by an earlier tool_addition: '${String(t.name)}'`);
+  }
+}
+
+/** A system message's own `output_config`: an effort for the turns after it (`format` stays top-level). */
+function messageOutputConfig(c: unknown, at: string): void {
+  if (c === undefined || c === null) return;
+  if (!isRecord(c)) throw bad(at, `'${at}' must be an object`);
+  if (c.format !== undefined) throw bad(`${at}.format`, `'${at}.format' is not taken on a system message; set 'output_config.format' at the top level`);
+  oneOf(c.effort, `${at}.effort`, ['low', 'medium', 'high', 'xhigh', 'max']);
+}
+
+/**
+ * A `role: "system"` message inside `messages` must come right after a user turn (or after another
+ * such system message): instructions given mid-conversation. It holds text and tool changes; the
+ * opening system prompt belongs in the top-level `system`. Content may be left out when the message
+ * sets an effort (`output_config`) instead.
+ */
+function systemMessage(m: Rec, i: number, previous: unknown, named: Set<string>): void {
   const at = `messages[${i}]`;
   if (previous !== 'user' && previous !== 'system') {
     throw bad(`${at}.role`, `'${at}.role' 'system' must follow a user message; put the opening system prompt in 'system'`);
   }
   oneOf(m.clear_at, `${at}.clear_at`, ['next_user_message', 'never']);
+  messageOutputConfig(m.output_config, `${at}.output_config`);
   if (typeof m.content === 'string') return;
-  if (!Array.isArray(m.content)) throw m.content === undefined ? missing(`${at}.content`) : bad(`${at}.content`, `'${at}.content' must be a string or an array of text blocks`);
+  if (m.content === undefined && isRecord(m.output_config) && m.output_config.effort !== undefined && m.output_config.effort !== null) return;
+  if (!Array.isArray(m.content)) throw m.content === undefined ? missing(`${at}.content`) : bad(`${at}.content`, `'${at}.content' must be a string or an array of text and tool change blocks`);
   m.content.forEach((b: unknown, j) => {
-    if (!isRecord(b) || b.type !== 'text') throw bad(`${at}.content[${j}].type`, `'${at}.content[${j}].type' must be 'text' in a system message`);
-    block(b, `${at}.content[${j}]`);
+    const bt = `${at}.content[${j}]`;
+    if (!isRecord(b) || (b.type !== 'text' && b.type !== 'tool_addition' && b.type !== 'tool_removal')) {
+      throw bad(`${bt}.type`, `'${bt}.type' must be 'text', 'tool_addition' or 'tool_removal' in a system message`);
+    }
+    if (b.type === 'text') return block(b, bt);
+    cacheControl(b.cache_control, `${bt}.cache_control`);
+    toolChange(b, bt, named);
   });
 }
+
+/** The names a tool_reference in a tool change may name: the tools declared (definitions add theirs). */
+const declaredNames = (list: unknown): Set<string> =>
+  new Set(Array.isArray(list) ? list.flatMap((t) => (isRecord(t) && typeof t.name === 'string' ? [t.name] : [])) : []);
 
 /** Throws GatewayError (400) with `param` set; returns the body typed as a record when valid. */
 export function validateMessagesRequest(body: unknown): Record<string, unknown> {
@@ -156,10 +206,11 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
   if (b.messages === undefined) throw missing('messages');
   if (!Array.isArray(b.messages) || b.messages.length === 0) throw bad('messages', "'messages' must be a non-empty array");
   let previous: unknown;
+  const named = declaredNames(b.tools);
   b.messages.forEach((m: unknown, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(m)) throw bad(at, `'${at}' must be an object`);
-    if (m.role === 'system') systemMessage(m, i, previous);
+    if (m.role === 'system') systemMessage(m, i, previous, named);
     else if (m.role !== 'user' && m.role !== 'assistant') throw bad(`${at}.role`, `'${at}.role' must be 'user', 'assistant' or 'system'`);
     else content(m.content, `${at}.content`);
     previous = m.role;
