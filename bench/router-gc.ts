@@ -40,16 +40,17 @@ function allocatedMb(log: string, from: number): number {
   for (const line of lines) { const m = GC_LINE.exec(line); if (m) isolates.set(m[1]!, (isolates.get(m[1]!) ?? 0) + 1); }
   if (f.verbose) console.log('  collections per isolate:', Object.fromEntries(isolates));
   const main = [...isolates.keys()].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1))[0];
-  let after: number | null = null, sum = 0, at = 0;
+  let after: number | null = null, sum = 0, at = 0, counted = 0;
   for (const line of lines) {
     const lineAt = at;
     at += line.length + 1;
     const m = GC_LINE.exec(line);
     if (!m || m[1] !== main) continue;
-    if (after !== null && lineAt >= from) sum += Math.max(0, Number(m[2]) - after);
+    if (after !== null && lineAt >= from) { sum += Math.max(0, Number(m[2]) - after); counted++; }
     after = Number(m[3]);
   }
-  return sum;
+  // No collection in the window reads nothing, not "nothing allocated": NaN, printed as such.
+  return counted > 0 ? sum : NaN;
 }
 
 const upstream = await forkServer(benchPath('lib/upstream.ts'));
@@ -71,7 +72,7 @@ try {
         await stopChild(gw.child);
         const k = `${tree.name}\t${kind}`;
         per.set(k, [...(per.get(k) ?? []), kb]);
-        console.log(`round ${r + 1} ${tree.name.padEnd(8)} ${kind.padEnd(17)} ${res.ok} requests (${res.errors} errors): ${kb.toFixed(1)} KB allocated per request`);
+        console.log(`round ${r + 1} ${tree.name.padEnd(8)} ${kind.padEnd(17)} ${res.ok} requests (${res.errors} errors): ${Number.isFinite(kb) ? `${kb.toFixed(1)} KB allocated per request` : 'no collection in the window to read (run longer)'}`);
       }
     }
   }
@@ -79,4 +80,4 @@ try {
   load.close();
   await stopChild(upstream.child);
 }
-for (const [k, v] of per) { const [tree, kind] = k.split('\t'); console.log(`${tree!.padEnd(8)} ${kind!.padEnd(17)} median ${median(v).toFixed(1)} KB allocated per request (main thread, ${v.length} rounds)`); }
+for (const [k, v] of per) { const [tree, kind] = k.split('\t'); console.log(`${tree!.padEnd(8)} ${kind!.padEnd(17)} median ${median(v.filter(Number.isFinite)).toFixed(1)} KB allocated per request (main thread, ${v.filter(Number.isFinite).length} of ${v.length} rounds had a collection to read)`); }
