@@ -165,6 +165,9 @@ test('Claude Code, Gemini model: tool loop', async () => {
 test('Claude Code, Anthropic model: plain turn relayed intact (system message, adaptive thinking, effort, context_management, metadata, betas)', async () => {
   clear();
   assertSuccess(await claude('anthropic/claude-opus-4-8', 'Say hello'), 1, /^Echo: /);
+  // One request: a refused mid-conversation system message would show as a second one (Claude Code
+  // retries such a turn without it).
+  assert.equal(anthropic.requests.length, 1);
   const req = anthropic.requests.at(-1)!;
   const body = obj(req.body);
   assert.match(req.path, /^\/v1\/messages/);
