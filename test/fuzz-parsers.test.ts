@@ -21,7 +21,9 @@ import { openaiResponsesPassthrough } from '../src/formats/openai-responses/pass
 import type { StreamEvent } from '../src/formats/canonical.ts';
 import { flattenBatch, flattenBatchBytes } from '../src/feedback/batch.ts';
 import { DEFAULT_FEEDBACK_LIMITS } from '../src/feedback/limits.ts';
-import { VALIDATORS } from '../src/workers/convert-core.ts';
+import { encodeForTarget, VALIDATORS, type TargetSpec } from '../src/workers/convert-core.ts';
+import { compileMapping } from '../src/mapping/compile.ts';
+import { FORMAT_TOOL_IDS } from '../src/formats/tool-ids.ts';
 import { GatewayError } from '../src/gateway-error.ts';
 import { encodeFrame } from './mocks/eventstream.ts';
 import { anyJson, chatBody, feedbackBody, messagesBody, rawBody, responsesBody } from './helpers/fuzz-bodies.ts';
@@ -268,6 +270,10 @@ test(`feedback flattener: raw bytes are refused as invalid JSON or flattened, ne
   }), opts);
 });
 
+const NO_MAPPING = compileMapping([]);
+const targetSpec = (format: WireFormat): TargetSpec => ({
+  id: `p/m`, provider: 'p', format, upstream: 'm', modelInBody: true, chatPath: null, native: {}, model: TARGET, mappingRows: [], toolIds: FORMAT_TOOL_IDS[format],
+});
 const TARGET: TargetModel = { max_completion_tokens: 4096, context_window: 200_000, capabilities: { tools: true, vision: true, reasoning: true, structured_output: true, prompt_caching: true } } as TargetModel;
 
 /** Only a 4xx GatewayError may come out of validation, decoding and encoding. */
@@ -297,6 +303,11 @@ for (const [client, body] of CLIENT_BODIES) {
           assert.equal(typeof out.path, 'string');
           assert.doesNotThrow(() => JSON.stringify(out.body));
         } catch (e) { only4xx(e, `encode for ${wire}`); count(`${client} refused by the ${wire} encoder`); }
+        // The attempt path as the engine runs it: ids, tool changes, names and tool search fitted for the target, then encoded.
+        try {
+          const out = encodeForTarget(client, valid, { value: canonical }, targetSpec(wire), NO_MAPPING);
+          assert.doesNotThrow(() => JSON.stringify(out.body));
+        } catch (e) { only4xx(e, `encodeForTarget ${wire}`); }
       }
     }), { ...opts, examples: (REGRESSIONS[client] ?? []).map((b) => [b] as [unknown]) });
   });

@@ -41,17 +41,28 @@ export const chatBody = fc.record({
 }, { requiredKeys: ['model', 'messages'] });
 
 export const block = fc.record({
-  type: maybe(fc.constantFrom('text', 'image', 'tool_use', 'tool_result', 'thinking', 'document')), text: maybe(text),
+  type: maybe(fc.constantFrom('text', 'image', 'tool_use', 'tool_result', 'thinking', 'document', 'tool_addition', 'tool_removal', 'tool_reference')), text: maybe(text),
   id: maybe(fc.constantFrom('toolu_1', '')), name: maybe(fc.constantFrom('get_weather', '')), input: maybe(anyJson), tool_use_id: maybe(fc.constantFrom('toolu_1', 'nope')),
   content: maybe(fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 }))), thinking: maybe(text), signature: maybe(fc.string({ maxLength: 12 })),
   source: maybe(fc.record({ type: maybe(fc.constantFrom('base64', 'url')), media_type: maybe(fc.constantFrom('image/png', 'text/plain')), data: maybe(fc.constantFrom('iVBORw0KGgo=', '%%%')), url: maybe(text) }, open)),
   cache_control: maybe(fc.record({ type: maybe(fc.constant('ephemeral')), ttl: maybe(fc.constantFrom('5m', '1h', '2h')) }, open)),
+  // Tool search and mid-conversation tool changes (Claude Code's ToolSearch and tool_addition / tool_removal).
+  tool_name: maybe(fc.constantFrom('get_weather', 'deferred_tool', '')),
+  tool: maybe(fc.record({
+    type: maybe(fc.constantFrom('tool_reference', 'tool_definition', 'mcp_tool_reference', 'mcp_toolset_reference')), name: maybe(fc.constantFrom('get_weather', 'deferred_tool', 'added_tool', 'nope')),
+    server_name: maybe(fc.constantFrom('jira', '')),
+    definition: maybe(fc.record({ name: maybe(fc.constantFrom('added_tool', 'get_weather', 'bad name!')), description: maybe(text), input_schema: maybe(schema), defer_loading: maybe(fc.boolean()) }, open)),
+  }, open)),
 }, open);
-export const anthropicMessage = fc.record({ role: maybe(role(['assistant'])), content: maybe(fc.oneof({ weight: 2, arbitrary: text }, { weight: 1, arbitrary: fc.array(block, { maxLength: 3 }) })) }, { requiredKeys: ['role', 'content'] });
+export const anthropicMessage = fc.record({
+  role: maybe(role(['assistant', 'system'])), content: maybe(fc.oneof({ weight: 2, arbitrary: text }, { weight: 1, arbitrary: fc.array(block, { maxLength: 3 }) })),
+  // A system message's own fields.
+  clear_at: maybe(fc.constantFrom('next_user_message', 'never', 'later')), output_config: maybe(fc.record({ effort: maybe(fc.constantFrom('low', 'high', 'ultra')), format: maybe(anyJson) }, open)),
+}, { requiredKeys: ['role', 'content'] });
 export const messagesFields = {
   model: maybe(models), messages: maybe(fc.array(anthropicMessage, { minLength: 1, maxLength: 4 })),
   system: maybe(fc.oneof(text, fc.array(block, { maxLength: 2 }))),
-  tools: maybe(fc.array(fc.record({ name: maybe(fc.constantFrom('get_weather', 'bad name!')), description: maybe(text), input_schema: maybe(schema), type: maybe(fc.constantFrom('custom', 'web_search_20250305')) }, open), { maxLength: 3 })),
+  tools: maybe(fc.array(fc.record({ name: maybe(fc.constantFrom('get_weather', 'deferred_tool', 'bad name!')), description: maybe(text), input_schema: maybe(schema), type: maybe(fc.constantFrom('custom', 'web_search_20250305')), defer_loading: maybe(fc.boolean()) }, open), { maxLength: 3 })),
   tool_choice: maybe(fc.record({ type: maybe(fc.constantFrom('auto', 'any', 'tool', 'none')), name: maybe(fc.constantFrom('get_weather', 'x')) }, open)),
   thinking: maybe(fc.record({ type: maybe(fc.constantFrom('enabled', 'adaptive', 'disabled')), budget_tokens: maybe(nums), display: maybe(fc.constantFrom('summarized', 'omitted')) }, open)),
   output_config: maybe(fc.record({ effort: maybe(fc.constantFrom('low', 'medium', 'high', 'xhigh', 'max', 'ultra')) }, open)),
