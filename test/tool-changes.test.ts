@@ -15,8 +15,9 @@ import { GatewayError } from '../src/gateway-error.ts';
 import { decodeMessagesRequest } from '../src/formats/anthropic-messages/decode-request.ts';
 import { encodeMessagesRequest } from '../src/formats/anthropic-messages/encode-request.ts';
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
-import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
-import { startTestGateway, TEST_PRICING, type TestGateway, type TestProvider } from './helpers/gateway.ts';
+import type { MockUpstream } from './mocks/index.ts';
+import type { TestGateway } from './helpers/gateway.ts';
+import { startFourFormats, type FourFormats } from './helpers/four-formats.ts';
 import { upstreamToolNames as toolNamesOf } from './helpers/wires.ts';
 
 type Rec = Record<string, any>;
@@ -79,20 +80,9 @@ test('the Messages codec carries a system turn with tool changes and an effort t
 });
 
 let openai: MockUpstream; let anthropic: MockUpstream; let bedrock: MockUpstream; let gemini: MockUpstream; let gw: TestGateway;
-const caps = { tools: true, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
-const model = (name: string, pricing: Rec = TEST_PRICING) => ({ name, pricing, capabilities: caps, context_window: 200000, max_completion_tokens: 4000 });
-
-before(async () => {
-  [openai, anthropic, bedrock, gemini] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockBedrock(), startMockGemini()]);
-  const providers: TestProvider[] = [
-    { id: 'openai', format: 'openai-chat', base_url: openai.url, models: [model('gpt-4o-mini'), model('gpt-test')] },
-    { id: 'anthropic', format: 'anthropic-messages', base_url: anthropic.url, forward_headers: ['anthropic-beta'], models: [model('claude-test', { prompt: '0.000003', completion: '0.000015' })] },
-    { id: 'bedrock', format: 'bedrock-converse', base_url: bedrock.url, models: [model('anthropic.claude-test-v1:0')] },
-    { id: 'gemini', format: 'gemini', base_url: gemini.url, models: [model('gemini-2.5-flash')] },
-  ];
-  gw = await startTestGateway({ providers, gateway: { router: { exploration: { share: 0 } } } });
-});
-after(async () => { await gw?.stop(); await Promise.all([openai, anthropic, bedrock, gemini].map((m) => m?.close())); });
+let fx: FourFormats | undefined;
+before(async () => { fx = await startFourFormats(); ({ openai, anthropic, bedrock, gemini, gw } = fx); });
+after(async () => { await fx?.close(); });
 
 const client = (): Anthropic => new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
 
