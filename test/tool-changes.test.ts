@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { lowerToolChanges, offeredTools } from '../src/formats/tool-changes.ts';
 import { toolsInContext } from '../src/formats/tool-search.ts';
+import { viewRequest } from '../src/router/request-view.ts';
+import { parseRouterParams } from '../src/router/params.ts';
 import { promptParts } from '../src/tokens/prompt.ts';
 import { upstreamName, FORMAT_TOOL_NAMES } from '../src/formats/tool-names.ts';
 import { GatewayError } from '../src/gateway-error.ts';
@@ -246,6 +248,24 @@ test('count_tokens and the router count the tools offered at the end', async () 
   const declaredBig: Rec = { ...withoutChanges, tools: [...withoutChanges.tools, { ...big, name: 'Huge' }] };
   const removed = { ...declaredBig, messages: [...declaredBig.messages, { role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'Huge' } }] }] };
   assert.ok(await count(removed) < await count(declaredBig) - 300);
+});
+
+test("a policy's request.tools and the router's needs read the tools offered at the end", () => {
+  const body = {
+    model: 'router', max_tokens: 100, tools: [{ name: 'Read', input_schema: schema }, { name: 'Bash', input_schema: schema }],
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'Bash' } }, { type: 'tool_removal', tool: { type: 'tool_reference', name: 'Read' } }, { type: 'tool_addition', tool: { type: 'tool_definition', definition: LATE } }] },
+      { role: 'user', content: 'go on' },
+    ],
+  };
+  const view = viewRequest(decodeMessagesRequest(body), parseRouterParams(body), null, '/v1/messages', null);
+  assert.equal((view.policyData.request as Rec).tools, 1, 'two declared, both removed, one added');
+  assert.equal(view.needs.tools, true);
+  const none = { ...body, messages: [body.messages[0]!, { role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'Bash' } }, { type: 'tool_removal', tool: { type: 'tool_reference', name: 'Read' } }] }, body.messages[2]!] };
+  const bare = viewRequest(decodeMessagesRequest(none), parseRouterParams(none), null, '/v1/messages', null);
+  assert.equal((bare.policyData.request as Rec).tools, 0);
+  assert.equal(bare.needs.tools, false, 'no tools offered and no tool turns: any model will do');
 });
 
 test('the Anthropic mock refuses tool changes without the beta, and tool_definition without inline-tools, as the API does', async () => {

@@ -11,11 +11,14 @@ import type { Block, CanonicalRequest, Message, ReasoningEffort, Tool, ToolChang
 import type { WireFormat } from './codec.ts';
 import { GatewayError } from '../gateway-error.ts';
 
-/** The wire formats that read tool changes themselves. */
-const READS_TOOL_CHANGES: ReadonlySet<WireFormat> = new Set(['anthropic-messages']);
+/**
+ * The wire formats that read Anthropic's tool extensions themselves: tool changes here and client-side
+ * tool search (src/formats/tool-search.ts); every other target gets them lowered.
+ */
+export const READS_TOOL_EXTENSIONS: ReadonlySet<WireFormat> = new Set(['anthropic-messages']);
 
 /** Whether a target of `format` reads tool changes, MCP references included (the router's candidates, src/router/candidates.ts). */
-export const readsToolChanges = (format: WireFormat): boolean => READS_TOOL_CHANGES.has(format);
+export const readsToolChanges = (format: WireFormat): boolean => READS_TOOL_EXTENSIONS.has(format);
 
 const isChange = (b: Block): b is ToolChangeBlock => b.type === 'tool_addition' || b.type === 'tool_removal';
 const changes = (m: Message): boolean => m.role === 'system' && m.content.some(isChange);
@@ -64,7 +67,7 @@ const lowered = (m: Message): boolean => m.role === 'system' && (m.effort !== un
  * request's. Throws GatewayError (400) for a change naming an MCP tool or toolset.
  */
 export function lowerToolChanges(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustments: string[] } {
-  if (READS_TOOL_CHANGES.has(format) || !req.messages.some(lowered)) return { req, adjustments: [] };
+  if (READS_TOOL_EXTENSIONS.has(format) || !req.messages.some(lowered)) return { req, adjustments: [] };
   if (req.mcp_tool_change !== undefined) {
     const param = `${req.mcp_tool_change}.type`;
     throw new GatewayError('unsupported_parameter', `'${param}': a tool change naming an MCP tool or toolset refers to Anthropic's MCP connector, which a ${format} target does not have`, { param });

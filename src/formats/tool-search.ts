@@ -9,10 +9,7 @@
 // forces it), and each tool_reference becomes a line of text in its tool result.
 import type { Block, CanonicalRequest, Message, Tool, ToolResultBlock } from './canonical.ts';
 import type { WireFormat } from './codec.ts';
-import { offeredTools } from './tool-changes.ts';
-
-/** The wire formats that read `defer_loading` and `tool_reference` themselves. */
-const READS_TOOL_SEARCH: ReadonlySet<WireFormat> = new Set(['anthropic-messages']);
+import { offeredTools, READS_TOOL_EXTENSIONS } from './tool-changes.ts';
 
 /** A tool_reference as the other targets read it. */
 export const referenceText = (toolName: string): string => `Tool ${toolName} loaded: it can be called now.`;
@@ -34,10 +31,11 @@ function loadedNames(req: CanonicalRequest): { loaded: Set<string>; referenced: 
 /**
  * The tools in the model's context, on any target: those offered at the end of the conversation
  * (src/formats/tool-changes.ts), deferred ones only once loaded (what token counts and cost estimates
- * must read; the same array when nothing is deferred or changed).
+ * must read; the same array when nothing is deferred or changed). `offered`: offeredTools(req), when
+ * the caller has it already.
  */
-export function toolsInContext(req: CanonicalRequest): Tool[] {
-  const tools = offeredTools(req) ?? [];
+export function toolsInContext(req: CanonicalRequest, offered: readonly Tool[] | undefined = offeredTools(req)): Tool[] {
+  const tools = (offered ?? []) as Tool[];
   if (!tools.some((t) => t.defer_loading === true)) return tools;
   const { loaded } = loadedNames(req);
   return tools.filter((t) => t.defer_loading !== true || loaded.has(t.name));
@@ -48,7 +46,7 @@ export function toolsInContext(req: CanonicalRequest): Tool[] {
  * or referenced): deferred tools the conversation has not loaded left out, references made text.
  */
 export function lowerToolSearch(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustment: string | null } {
-  if (READS_TOOL_SEARCH.has(format)) return { req, adjustment: null };
+  if (READS_TOOL_EXTENSIONS.has(format)) return { req, adjustment: null };
   const deferred = req.tools?.some((t) => t.defer_loading === true) ?? false;
   if (!deferred && !req.messages.some(hasReference)) return { req, adjustment: null };
   const { loaded, referenced } = loadedNames(req);

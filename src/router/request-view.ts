@@ -50,11 +50,12 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
   // Thinking asked for (enabled or adaptive, or an effort other than none) needs a model that reasons; disabled thinking needs none.
   const ask = reasoningAsk(req);
   // Tools added or removed mid-conversation count as the targets get them: those offered at the end.
-  const tools = offeredTools(req)?.length ?? 0;
+  const offered = offeredTools(req);
+  const tools = offered?.length ?? 0;
   const needs: Needs = {
     tools: tools > 0 || toolTurns,
     // Deferred tools a client-side search has not loaded are not declared to any target.
-    manyTools: toolsInContext(req).length > MANY_TOOLS,
+    manyTools: toolsInContext(req, offered).length > MANY_TOOLS,
     mcpToolChanges: req.mcp_tool_change !== undefined,
     // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
     vision: parts.images > 0 || parts.documents.length > 0,
@@ -102,7 +103,7 @@ class View implements RequestView {
     const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
     return this.#policyData = {
       request: {
-        input_tokens: features.stats.tokens, tools: offeredTools(req)?.length ?? 0, images: parts.images,
+        input_tokens: features.stats.tokens, tools: features.stats.tools, images: parts.images,
         json_output: req.response_format !== undefined && req.response_format.type !== 'text', json_schema: needs.jsonSchema,
         stream: req.stream, kind: features.kind, messages: req.messages.length, reasoning: needs.reasoning,
         max_output_tokens: req.max_tokens ?? null, max_cost: params.maxCost, max_cost_per_million_tokens: params.maxCostPerMillion,
