@@ -303,7 +303,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       assert.equal(r.status, 200);
       const body = (await r.json()) as { object: string; data: Array<{ id: string }> };
       assert.equal(body.object, 'list');
-      assert.deepEqual(body.data.map((m) => m.id).sort(), ['anth/test-model', 'mock/test-model']);
+      assert.deepEqual(body.data.map((m) => m.id).sort(), ['anth/test-model', 'mock/test-model', 'router']);
       const one = await fetch(`${gw.url}/v1/models/mock/test-model`);
       assert.equal(one.status, 200);
       const bad = await fetch(`${gw.url}/v1/models`, { headers: { authorization: 'Bearer sk-gw-nope' } });

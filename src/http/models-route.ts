@@ -1,10 +1,11 @@
 // GET /v1/models (?provider= / ?owned_by=, ?capability=, ?include=deprecated) and GET /v1/models/{id}
-// (ids and aliases): served from bytes built once per config version and query, so a listing of the
+// (ids and aliases; "router" too, src/router/listing-record.ts): served from bytes built once per config version and query, so a listing of the
 // whole catalog costs a cache lookup and a write.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { buildListing, LISTING_CAPABILITIES, modelRecord, type ListingCapability, type ListingEntry, type ListingQuery } from '../catalog/listing.ts';
 import { findOffer, retiredError } from '../catalog/resolve.ts';
+import { ROUTER_ID, routerMatches, routerRecord } from '../router/listing-record.ts';
 import type { Config } from '../config/types.ts';
 import { sendJson } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -42,14 +43,23 @@ function listingEntries(cfg: Config): ListingEntry[] {
   return out;
 }
 
+/** Filters are user-controlled: only queries naming no provider, a real one or the router are cached (the key space stays bounded). */
+const cachedQuery = (cfg: Config, q: ListingQuery): boolean => q.provider === undefined || q.provider === ROUTER_ID || cfg.providers.has(q.provider);
+
 export function listingBytes(cfg: Config, query: ListingQuery | string | null): Buffer {
   const q: ListingQuery = typeof query === 'string' ? { provider: query, capabilities: [], includeDeprecated: false } : query ?? { capabilities: [], includeDeprecated: false };
   const cacheKey = `${q.provider ?? ''}|${q.capabilities.join(',')}|${q.includeDeprecated ? 'd' : ''}`;
   let buf = cfg.listingCache.get(cacheKey);
   if (!buf) {
-    buf = Buffer.from(JSON.stringify(buildListing(listingEntries(cfg), q)));
-    // Filters are user-controlled: cache only queries naming no provider or a real one (the key space stays bounded).
-    if (q.provider === undefined || cfg.providers.has(q.provider)) cfg.listingCache.set(cacheKey, buf);
+    const listing = buildListing(listingEntries(cfg), q);
+    // The router is listed among the models (src/router/listing-record.ts), in id order like the rest.
+    const router = routerRecord(cfg);
+    if (router && routerMatches(router, q)) {
+      const at = listing.data.findIndex((r) => String(r.id) > ROUTER_ID);
+      listing.data.splice(at === -1 ? listing.data.length : at, 0, router);
+    }
+    buf = Buffer.from(JSON.stringify(listing));
+    if (cachedQuery(cfg, q)) cfg.listingCache.set(cacheKey, buf);
   }
   return buf;
 }
@@ -60,7 +70,7 @@ function gzippedListing(cfg: Config, q: ListingQuery): Buffer {
   let gz = cfg.listingCache.get(key);
   if (!gz) {
     gz = gzipSync(listingBytes(cfg, q), { level: 6 });
-    if (q.provider === undefined || cfg.providers.has(q.provider)) cfg.listingCache.set(key, gz);
+    if (cachedQuery(cfg, q)) cfg.listingCache.set(key, gz);
   }
   return gz;
 }
@@ -81,6 +91,8 @@ export async function handleModels(svc: Services, req: IncomingMessage, res: Ser
 export async function handleModel(svc: Services, _req: IncomingMessage, res: ServerResponse, p: RouteParams): Promise<void> {
   const cfg = svc.holder.current;
   const id = decodePathSegment(p.path.slice('/v1/models/'.length));
+  const router = id === ROUTER_ID ? routerRecord(cfg) : null;
+  if (router) { sendJson(res, 200, router); return; }
   const entry = findOffer(cfg, id);
   if (entry?.listed) {
     const alias = entry.id !== id ? { aliasFor: entry.id, id } : {};
