@@ -53,13 +53,17 @@ test('check exits non-zero and names the file and path of each problem', async (
 test('semantic checks: json-logic operations and variables, ids, fallbacks, transforms', () => {
   const file = tempConfig({ fallbacks: { 'acme/test-model': ['acme/ghost'] } }, [
     { ...ok, mappings: [{ param: 'temperature', drop: true, when: { regex: [{ var: 'model' }, 'x'] } }, { param: 'top_p', drop: true, when: { '==': [{ var: 'user.name' }, 'x'] } }, { param: 'seed' }] },
-  ], { 'providers/other.yaml': stringify({ ...providerDoc({ id: 'other', format: 'bedrock-converse', base_url: 'https://x' }), id: 'different', auth: { type: 'transform', transform: 'nope' } }) });
+  ], {
+    'providers/other.yaml': stringify({ ...providerDoc({ id: 'other', format: 'bedrock-converse', base_url: 'https://x' }), id: 'different', auth: { type: 'transform', transform: 'nope' } }),
+    'providers/router.yaml': stringify(providerDoc({ id: 'router', format: 'openai-chat', base_url: 'https://x' })),
+  });
   const p = problemsOf(file);
   assert.ok(p.some((m) => /acme\.yaml at \/mappings\/0\/when: .*unknown json-logic operation "regex"/.test(m)), p.join('\n'));
   assert.ok(p.some((m) => /acme\.yaml at \/mappings\/1\/when: .*unknown variable "user.name"/.test(m)), p.join('\n'));
   assert.ok(p.some((m) => /acme\.yaml at \/mappings\/2: a mapping row needs an action/.test(m)), p.join('\n'));
   assert.ok(p.some((m) => /other\.yaml at \/id: provider id "different" must match the file name/.test(m)), p.join('\n'));
   assert.ok(p.some((m) => /other\.yaml at \/auth\/transform: unknown transform "nope"/.test(m)), p.join('\n'));
+  assert.ok(p.some((m) => /router\.yaml at \/id: provider id "router" is reserved for router mode/.test(m)), p.join('\n'));
   assert.ok(p.some((m) => /gateway\.yaml at \/fallbacks\/acme\/test-model: unknown model "acme\/ghost"/.test(m)), p.join('\n'));
 });
 

@@ -102,6 +102,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     const id = doc.id;
     if (basename(n).replace(/\.ya?ml$/, '') !== id) problems.push({ file: shown, path: '/id', message: `provider id "${id}" must match the file name` });
     if (seen.has(id)) problems.push({ file: shown, path: '/id', message: `duplicate provider id "${id}"` });
+    // "router" names router mode: `model: "router"` and its record in GET /v1/models (?provider=router).
+    if (id === 'router') problems.push({ file: shown, path: '/id', message: 'provider id "router" is reserved for router mode (model "router"); name the provider otherwise' });
     seen.add(id);
     applyProviderEnv(doc, env);
     problems.push(...checkProvider(doc, shown));
