@@ -115,7 +115,7 @@ test('a decoded Converse message replays to the same content blocks (tool ids, r
   const res = codec.decodeResponse({ output: { message: { role: 'assistant', content } }, stopReason: 'tool_use', usage: {} });
   markResponse(res, signerOf('bedrock-converse', 'm'), 'openai-responses'); // as a client of another format gives it back
   const req: CanonicalRequest = {
-    model: 'm', system: [], stream: false,
+    model: 'm', system: [], stream: false, tools: [{ name: 'f', input_schema: { type: 'object' } }],
     messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: res.content }],
   };
   const body = codec.encodeRequest(req, target('m')).body as { messages: unknown[] };

@@ -106,6 +106,9 @@ function systemBlockProblem(c: Json, at: string, beta: string, named: Set<string
 /** Roles, system-message placement and blocks, tool_use/tool_result pairing and thinking signatures. */
 function messageProblems(b: Json, messages: Json[], spec: AnthropicModelSpec, model: string, beta: string): string | null {
   let prev = '';
+  // tool_use / tool_result blocks need no `tools` since 2025-02-27 (API release notes of that day;
+  // anthropic-sdk-python#849, where Anthropic says tools may be skipped when sending tool results);
+  // before, "Requests which include `tool_use` or `tool_result` blocks must define tools." No rule here.
   const named = new Set((Array.isArray(b.tools) ? b.tools : []).map((t) => String(obj(t).name)));
   const servers = new Set((Array.isArray(b.mcp_servers) ? b.mcp_servers : []).map((s) => String(obj(s).name)));
   for (const [i, m] of messages.entries()) {

@@ -23,6 +23,8 @@ function turnProblems(messages: Json[], hasToolConfig: boolean): string | null {
     if (m.role !== 'user' && m.role !== 'assistant') return `1 validation error detected: Value '${String(m.role)}' at 'messages.${i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`;
     if (i > 0 && messages[i - 1]!.role === m.role) return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
     const content = list(m.content);
+    // Even on a final turn that offers no tools: reported across clients (vercel/ai#7537,
+    // pydantic/pydantic-ai#1966, langchain-ai/langchain-aws#591, anomalyco/opencode#10259).
     if (!hasToolConfig && content.some((c) => c.toolUse !== undefined || c.toolResult !== undefined)) {
       return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
     }

@@ -60,6 +60,8 @@ const unknown = (name: string, at?: string): string => `Invalid JSON payload rec
 
 /** The 400 INVALID_ARGUMENT message for a request the real API refuses, or null. */
 export function geminiRequestProblem(b: Json, model: string): string | null {
+  // functionCall / functionResponse parts need no declared tools: Gemini CLI's history compression
+  // sends them with a system instruction only (google-gemini/gemini-cli chatCompressionService.ts).
   for (const k of Object.keys(b)) if (!REQUEST_FIELDS.has(k)) return unknown(k);
   const gc = obj(b.generationConfig);
   for (const k of Object.keys(gc)) if (!GENERATION_FIELDS.has(k)) return unknown(k, 'generation_config');

@@ -48,6 +48,8 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
       return reply.error(400, `Item with id '${String(it.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
     }
   }
+  // function_call / function_call_output items need no `tools`: Codex's compaction sends its history
+  // with none (openai/codex codex-rs/core/src/codex/compact.rs, `Prompt { input, ..Default::default() }`).
   const tools = (Array.isArray(b.tools) ? b.tools.map(obj) : []).filter((t) => t.type === 'function');
   for (const t of tools) if (typeof t.name !== 'string') return reply.error(400, "Missing required parameter: 'tools[0].name'.");
   const parts: string[] = tools.map((t) => `${String(t.name)} ${String(t.description ?? '')} ${canonicalJson(t.parameters ?? {})}`);

@@ -34,6 +34,8 @@ export function openaiRequestProblem(b: Json): string | null {
   }
   const model = String(b.model);
   const messages = (b.messages as unknown[]).map(obj);
+  // Tool calls and tool messages need no `tools` (pydantic/pydantic-ai#5929: "OpenAI does not have
+  // this requirement"; agentgateway/agentgateway#2192). No rule here.
   const open = new Set<string>();
   for (const [i, m] of messages.entries()) {
     if (!ROLES.has(String(m.role))) return `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`;

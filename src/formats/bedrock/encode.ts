@@ -6,6 +6,10 @@
 // - Consecutive messages of one role are merged: Converse insists on strict alternation.
 // - tool_choice none: tools are left out when the conversation holds no tool blocks; with tool
 //   blocks Converse requires toolConfig and has no "none" choice, so the choice becomes auto (reported).
+// - Tool calls and results in a request declaring no tools (a final turn sent without them, all
+//   removed mid-conversation): Converse refuses tool blocks without toolConfig, and a declared stand-in
+//   tool could be called, so they are told as text in their turns (src/formats/tool-history-text.ts),
+//   images of a result kept as image blocks; reported `tool_history=text(...)`.
 // - response_format json_schema -> outputConfig.textFormat {type: json_schema, structure.jsonSchema
 //   {name, schema as a JSON string}}; json_object (no schema) becomes an instruction (reported).
 // - Reasoning: Claude models get `thinking` (and top_k) in additionalModelRequestFields in the
@@ -22,6 +26,7 @@ import { applyContextEdits } from '../context-edits.ts';
 import { formatInstruction, hoistSystemTurns } from '../fallbacks.ts';
 import { askedAs, claudeSampling, claudeThinkingConflict, effortForBudget, modelReasons, planClaudeThinking, reasoningAsk } from '../reasoning.ts';
 import { ownThinking, signerOf } from '../signatures.ts';
+import { holdsToolBlocks, toolHistoryAsText } from '../tool-history-text.ts';
 import { referenceText } from '../tool-search.ts';
 
 type Json = Record<string, unknown>;
@@ -113,6 +118,17 @@ function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
   }
 }
 
+/**
+ * Whether the conversation holds tool calls or results while the request declares no tools (none
+ * sent, or all removed mid-conversation): Converse refuses tool blocks without a toolConfig, so they
+ * go as text (src/formats/tool-history-text.ts), reported.
+ */
+function declaresNoTools(req: CanonicalRequest, turns: readonly Message[], adjustments: string[]): boolean {
+  if ((req.tools ?? []).length > 0 || !holdsToolBlocks(turns)) return false;
+  adjustments.push('tool_history=text(no tools declared: Converse needs toolConfig with tool blocks)');
+  return true;
+}
+
 function toolConfig(req: CanonicalRequest, messages: readonly Message[], adjustments: string[]): Json | undefined {
   const tools = req.tools ?? [];
   if (tools.length === 0) return undefined;
@@ -179,7 +195,8 @@ export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo):
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);
   const hoisted = hoistSystemTurns(ownThinking(edited.messages, CLAUDE, adjustments), adjustments, 'system');
-  const body: Json = { messages: messages(hoisted.messages) };
+  const turns = declaresNoTools(req, hoisted.messages, adjustments) ? toolHistoryAsText(hoisted.messages) : hoisted.messages;
+  const body: Json = { messages: messages(turns) };
   const systemBlocks = [...req.system, ...hoisted.system];
   if (req.response_format?.type === 'json_object') {
     systemBlocks.push({ type: 'text', text: formatInstruction(req.response_format) });
@@ -196,12 +213,12 @@ export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo):
   const inference: Json = {};
   const extra: Json = {};
   if (req.max_tokens !== undefined) inference.maxTokens = req.max_tokens;
-  reasoning(req, target, hoisted.messages, inference, extra, adjustments);
+  reasoning(req, target, turns, inference, extra, adjustments);
   if (req.stop !== undefined && req.stop.length > 0) inference.stopSequences = req.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   // Ask for the matched sequence back (Anthropic models report it there; others ignore the path).
   if (inference.stopSequences !== undefined) body.additionalModelResponseFieldPaths = ['/stop_sequence'];
-  const tools = toolConfig(req, hoisted.messages, adjustments);
+  const tools = toolConfig(req, turns, adjustments);
   if (tools !== undefined) body.toolConfig = tools;
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) body.requestMetadata = req.metadata;
