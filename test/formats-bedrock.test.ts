@@ -155,13 +155,19 @@ test('content Converse cannot carry is refused with 400; parameters it lacks are
   }
   assert.ok(dropped.adjustments?.includes('response_format=json_object->system instruction'));
   assert.match(JSON.stringify(body.system), /single valid JSON object/);
-  // tool_choice none once tool blocks exist: Converse needs the tools, so the choice becomes auto.
+  // tool_choice none once tool blocks exist: Converse has no "none" and needs the tools with tool
+  // blocks, so the tools are left out and the calls and results go as text (the model cannot call one).
   const loop = codec.encodeRequest({
     ...base, tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' },
     messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }, { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 't', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [] }] }],
   }, target('m'));
-  assert.deepEqual((loop.body as { toolConfig: unknown }).toolConfig, { tools: [{ toolSpec: { name: 't', inputSchema: { json: {} } } }] });
-  assert.ok(loop.adjustments?.some((a) => a.startsWith('tool_choice=none->auto')));
+  assert.equal((loop.body as Record<string, unknown>).toolConfig, undefined);
+  assert.deepEqual((loop.body as { messages: unknown }).messages, [
+    { role: 'user', content: [{ text: 'go' }] },
+    { role: 'assistant', content: [{ text: 'Called tool t (call a) with input {}.' }] },
+    { role: 'user', content: [{ text: 'Result of t (call a): (no output)' }] },
+  ]);
+  assert.ok(loop.adjustments?.some((a) => a.startsWith('tool_history=text(tool_choice none')));
   // tool_choice none without tool blocks in the conversation: tools are simply not offered.
   const none = codec.encodeRequest({ ...base, tools: [{ name: 't', input_schema: {} }], tool_choice: { type: 'none' } }, target('m'));
   assert.equal((none.body as Record<string, unknown>).toolConfig, undefined);

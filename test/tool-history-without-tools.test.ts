@@ -202,6 +202,23 @@ for (const stream of [false, true]) {
   }
 }
 
+test('Chat Completions client -> Bedrock with tools and tool_choice "none": the tools left out, the history as text (the model cannot call one)', async () => {
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const r = await post('/v1/chat/completions', { ...chatBody(BEDROCK), tools, tool_choice: 'none' });
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
+  assert.ok(r.headers.get('x-gateway-adjustments')?.includes('tool_history=text(tool_choice none'), r.headers.get('x-gateway-adjustments') ?? '(no adjustments)');
+  const up = bedrock.requests.at(-1)!.body as Rec;
+  assert.equal(up.toolConfig, undefined, 'Converse has no "none": declared tools could be called');
+  assert.deepEqual(up.messages, expected(true));
+  // With "auto" the tools and the blocks stay as they are.
+  const auto = await post('/v1/chat/completions', { ...chatBody(BEDROCK), tools, tool_choice: 'auto' });
+  assert.equal(auto.status, 200, await auto.text());
+  const sent = bedrock.requests.at(-1)!.body as Rec;
+  assert.equal(sent.toolConfig.tools[0].toolSpec.name, 'get_weather');
+  assert.ok(JSON.stringify(sent.messages).includes('"toolUse"'));
+});
+
 test('Messages client -> Bedrock, every tool removed mid-conversation: 200, the earlier calls sent as text, both lowerings reported', async () => {
   const body = {
     model: BEDROCK, max_tokens: 200,

@@ -4,12 +4,11 @@
 //   right after it: the same "cache everything up to here" meaning as an Anthropic breakpoint.
 //   A `ttl` of 1h is sent as the cachePoint's `ttl` (CachePointBlock accepts 5m | 1h).
 // - Consecutive messages of one role are merged: Converse insists on strict alternation.
-// - tool_choice none: tools are left out when the conversation holds no tool blocks; with tool
-//   blocks Converse requires toolConfig and has no "none" choice, so the choice becomes auto (reported).
 // - Tool calls and results in a request declaring no tools (a final turn sent without them, all
-//   removed mid-conversation): Converse refuses tool blocks without toolConfig, and a declared stand-in
-//   tool could be called, so they are told as text in their turns (src/formats/tool-history-text.ts),
-//   images of a result kept as image blocks; reported `tool_history=text(...)`.
+//   removed mid-conversation) or with tool_choice none: Converse refuses tool blocks without toolConfig
+//   and has no "none" choice, and a declared tool (a stand-in, or the client's under "auto") could be
+//   called, so they are told as text in their turns (src/formats/tool-history-text.ts), images of a
+//   result kept as image blocks, and tool_choice none leaves the tools out; reported.
 // - response_format json_schema -> outputConfig.textFormat {type: json_schema, structure.jsonSchema
 //   {name, schema as a JSON string}}; json_object (no schema) becomes an instruction (reported).
 // - Reasoning: Claude models get `thinking` (and top_k) in additionalModelRequestFields in the
@@ -119,26 +118,28 @@ function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
 }
 
 /**
- * Whether the conversation holds tool calls or results while the request declares no tools (none
- * sent, or all removed mid-conversation): Converse refuses tool blocks without a toolConfig, so they
- * go as text (src/formats/tool-history-text.ts), reported.
+ * Whether the conversation's tool calls and results must go as text (src/formats/tool-history-text.ts),
+ * reported: the request declares no tools (none sent, or all removed mid-conversation), and Converse
+ * refuses tool blocks without a toolConfig; or its tool choice is none, which Converse cannot say
+ * (it has no "none" choice, and with the tools declared the model could call one).
  */
-function declaresNoTools(req: CanonicalRequest, turns: readonly Message[], adjustments: string[]): boolean {
-  if ((req.tools ?? []).length > 0 || !holdsToolBlocks(turns)) return false;
-  adjustments.push('tool_history=text(no tools declared: Converse needs toolConfig with tool blocks)');
+function historyAsText(req: CanonicalRequest, turns: readonly Message[], adjustments: string[]): boolean {
+  if (!holdsToolBlocks(turns)) return false;
+  if ((req.tools ?? []).length === 0) {
+    adjustments.push('tool_history=text(no tools declared: Converse needs toolConfig with tool blocks)');
+    return true;
+  }
+  if (req.tool_choice?.type !== 'none') return false;
+  adjustments.push('tool_history=text(tool_choice none: Converse has no "none" choice and needs the tools with tool blocks)');
   return true;
 }
 
-function toolConfig(req: CanonicalRequest, messages: readonly Message[], adjustments: string[]): Json | undefined {
+/** The toolConfig; none with tool_choice none (the tools left out: any tool blocks went as text, historyAsText). */
+function toolConfig(req: CanonicalRequest): Json | undefined {
   const tools = req.tools ?? [];
   if (tools.length === 0) return undefined;
-  let tc = req.tool_choice;
-  if (tc?.type === 'none') {
-    const hasToolBlocks = messages.some((m) => m.content.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
-    if (!hasToolBlocks) return undefined;
-    adjustments.push('tool_choice=none->auto(Converse needs the tools once the conversation holds tool calls)');
-    tc = undefined;
-  }
+  const tc = req.tool_choice;
+  if (tc?.type === 'none') return undefined;
   const specs: Json[] = [];
   for (const t of tools) {
     specs.push({ toolSpec: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: { json: t.input_schema } } });
@@ -195,7 +196,7 @@ export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo):
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);
   const hoisted = hoistSystemTurns(ownThinking(edited.messages, CLAUDE, adjustments), adjustments, 'system');
-  const turns = declaresNoTools(req, hoisted.messages, adjustments) ? toolHistoryAsText(hoisted.messages) : hoisted.messages;
+  const turns = historyAsText(req, hoisted.messages, adjustments) ? toolHistoryAsText(hoisted.messages) : hoisted.messages;
   const body: Json = { messages: messages(turns) };
   const systemBlocks = [...req.system, ...hoisted.system];
   if (req.response_format?.type === 'json_object') {
@@ -218,7 +219,7 @@ export function encodeBedrockRequest(req: CanonicalRequest, target: TargetInfo):
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   // Ask for the matched sequence back (Anthropic models report it there; others ignore the path).
   if (inference.stopSequences !== undefined) body.additionalModelResponseFieldPaths = ['/stop_sequence'];
-  const tools = toolConfig(req, turns, adjustments);
+  const tools = toolConfig(req);
   if (tools !== undefined) body.toolConfig = tools;
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
   if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) body.requestMetadata = req.metadata;
