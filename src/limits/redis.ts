@@ -4,7 +4,7 @@
 // (fail-open) is added back once it returns, and a budget counter it lost is rebuilt at once from the
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
 // waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
   FREE_PASS, LimitError, WINDOW_MS, budgetError, budgetOf, hasLimits, loadSpend, minuteOf, periodEnd, rateLimitError, toNanos,
@@ -16,6 +16,7 @@ import {
   Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, admittedRecord, runReseed, storedSpend, storedWindow, windowTokens,
   type LimitedRecord, type Reseed, type WindowReseed,
 } from './redis-reseed.ts';
+import { redisClient } from '../util/redis-retry.ts';
 
 /** A budgeted request whose acquire may or may not have reached Redis; settled on recovery. */
 type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
@@ -81,7 +82,7 @@ export class RedisLimiter implements Limiter {
     this.#owned = typeof opts.redis === 'string';
     // Bounded waits: a command unanswered within 1 s fails (then failOpen decides), so a request never hangs here.
     this.#redis = typeof opts.redis === 'string'
-      ? new Redis(opts.redis, { maxRetriesPerRequest: 1, commandTimeout: 1000 })
+      ? redisClient(opts.redis, { maxRetriesPerRequest: 1, commandTimeout: 1000 })
       : opts.redis;
     this.#prefix = opts.prefix ?? 'gw:lim:';
     this.#now = opts.now ?? Date.now;

@@ -2,9 +2,10 @@
 // each message one JSON object tagged with its sender so a replica skips its own, anything else on
 // the channel (not JSON, not an object) dropped before a handler sees it, and Redis trouble only
 // reported: no request ever waits on the channel.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { isRecord } from '../formats/errors.ts';
+import { redisClient } from '../util/redis-retry.ts';
 
 const OPTIONS = { maxRetriesPerRequest: 1, commandTimeout: 1000, lazyConnect: true } as const;
 
@@ -23,8 +24,8 @@ export class ReplicaChannel {
   constructor(url: string, channel: string, onMessage: (m: Record<string, unknown>) => void, onError: (e: unknown) => void, onResubscribed?: () => void) {
     this.#channel = channel;
     this.#onError = onError;
-    this.redis = new Redis(url, OPTIONS);
-    this.#sub = new Redis(url, OPTIONS);
+    this.redis = redisClient(url, OPTIONS);
+    this.#sub = redisClient(url, OPTIONS);
     for (const c of [this.redis, this.#sub]) c.on('error', (e) => onError(e));
     // 'ready' comes on each connect; after the first, ioredis resubscribes right after emitting it. A
     // PING sent on the next turn is answered after the subscription is in place: then read the keys.

@@ -202,7 +202,8 @@ for (const failOpen of [true, false]) {
       // The budget: fail closed, at most one reservation over it across the flush and the restart (each
       // lost counter is rebuilt from the last view and re-seeded from the store). Fail open also serves,
       // by design, while the breaker is still open after the restart (counted outside the outage here):
-      // bounded by the requests in flight then.
+      // until a reconnect (at most every 250 ms, src/util/redis-retry.ts) and the probe find Redis back.
+      // ioredis's own back-off (up to 2 s) made that 855 ms and 320 requests under load, past this bound.
       const outsideOutage = billed - downBilled;
       const allowed = Number(budgetUsd) + (failOpen ? CONCURRENCY : 1) * RESERVATION;
       assert.ok(outsideOutage <= allowed, `billed ${outsideOutage.toFixed(6)} outside the outage: within ${budgetUsd} + ${failOpen ? CONCURRENCY : 1} reservation(s)`);
