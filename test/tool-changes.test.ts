@@ -224,6 +224,27 @@ test('an MCP tool change: relayed to Anthropic, a 400 naming the field on OpenAI
   assert.deepEqual((anthropic.requests.at(-1)!.body as Rec).messages[5].content[2].tool, mcp);
 });
 
+test('a tool choice forcing a tool the changes withdrew: a 400 naming tool_choice off Anthropic; forcing one added is kept', async () => {
+  const headers = { 'anthropic-beta': `${BETA},${INLINE}` };
+  const body = (model: string, tool_choice: Rec): Rec => { const b = { ...conversation(model), tool_choice } as Rec; delete b.betas; return b; };
+  for (const model of ['openai/gpt-4o-mini', 'gemini/gemini-2.5-flash', 'bedrock/anthropic.claude-test-v1:0']) {
+    const r = await post('/v1/messages', body(model, { type: 'tool', name: 'Bash' }), headers);
+    const j = await r.json() as Rec;
+    assert.equal(r.status, 400, `${model}: ${JSON.stringify(j)}`);
+    assert.equal(j.error.type, 'invalid_request_error');
+    assert.match(j.error.message, /'tool_choice\.name': "Bash" is not offered/);
+  }
+  const none = { ...body('openai/gpt-4o-mini', { type: 'any' }) };
+  none.messages = none.messages.map((m: Rec, i: number) => (i === 5 ? { role: 'system', content: m.content.slice(0, 2) } : m));
+  const r = await post('/v1/messages', none, headers);
+  assert.equal(r.status, 400, await r.clone().text());
+  assert.match(((await r.json()) as Rec).error.message, /'tool_choice': a tool must be called/);
+  // The tool added mid-conversation may be forced: it is declared to OpenAI and chosen there.
+  const added = await post('/v1/messages', body('openai/gpt-4o-mini', { type: 'tool', name: LATE.name }), headers);
+  assert.equal(added.status, 200, await added.clone().text());
+  assert.deepEqual((openai.requests.at(-1)!.body as Rec).tool_choice, { type: 'function', function: { name: LATE.name } });
+});
+
 test('count_tokens and the router count the tools offered at the end', async () => {
   const big = { ...LATE, description: `Reads one Jira issue. ${'Lists its fields, comments and links. '.repeat(60)}` };
   const count = async (b: Rec): Promise<number> => {

@@ -61,10 +61,26 @@ function loaded(t: Tool): Tool {
 const lowered = (m: Message): boolean => m.role === 'system' && (m.effort !== undefined || m.content.length === 0 || m.content.some(isChange));
 
 /**
+ * A tool choice that forces a tool must find one offered at the end of the conversation: a target
+ * that reads no tool changes would otherwise refuse it in its own words (or, forced to "any" with
+ * nothing declared, answer as if no tool were asked for). 400 naming the field.
+ */
+function forcedChoiceOffered(req: CanonicalRequest, offered: ReadonlySet<string>): void {
+  const tc = req.tool_choice;
+  if (tc?.type === 'tool' && !offered.has(tc.name)) {
+    throw new GatewayError('invalid_parameter', `'tool_choice.name': "${tc.name}" is not offered at the end of the conversation (a tool_removal withdrew it, or no tool_addition offered it)`, { param: 'tool_choice.name' });
+  }
+  if (tc?.type === 'any' && offered.size === 0) {
+    throw new GatewayError('invalid_parameter', "'tool_choice': a tool must be called, but the conversation's tool changes left none offered", { param: 'tool_choice' });
+  }
+}
+
+/**
  * The request as a target without tool changes must see it (the same object when it has none):
  * the tools offered at the end declared, the changes left out of their system turns (a turn left
  * without text dropped), and the effort a system turn sets for the turn being answered made the
- * request's. Throws GatewayError (400) for a change naming an MCP tool or toolset.
+ * request's. Throws GatewayError (400) for a change naming an MCP tool or toolset, and for a tool
+ * choice forcing a tool none of the tools offered at the end is.
  */
 export function lowerToolChanges(req: CanonicalRequest, format: WireFormat): { req: CanonicalRequest; adjustments: string[] } {
   if (READS_TOOL_EXTENSIONS.has(format) || !req.messages.some(lowered)) return { req, adjustments: [] };
@@ -75,6 +91,7 @@ export function lowerToolChanges(req: CanonicalRequest, format: WireFormat): { r
   const tools = offeredTools(req) ?? [];
   const declared = new Set((req.tools ?? []).map((t) => t.name));
   const names = new Set(tools.map((t) => t.name));
+  forcedChoiceOffered(req, names);
   const added = tools.filter((t) => !declared.has(t.name)).length;
   const removed = [...declared].filter((n) => !names.has(n)).length;
   let effort: ReasoningEffort | undefined;
