@@ -103,7 +103,7 @@ test('a cost bound on a pass-through route is refused with a 400 naming it, not 
 test('models.list() works against the gateway', async () => {
   const ids: string[] = [];
   for await (const m of client.models.list()) ids.push(m.id);
-  assert.deepEqual(ids, ['mockai/test-model']);
+  assert.deepEqual(ids, ['mockai/test-model', 'router'], 'the model and router mode (docs/router.md)');
 });
 
 test('an embeddings upstream that dies mid-body cuts the response without harming the gateway', async () => {

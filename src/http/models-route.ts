@@ -1,6 +1,6 @@
 // GET /v1/models (?provider= / ?owned_by=, ?capability=, ?include=deprecated) and GET /v1/models/{id}
-// (ids and aliases; "router" too, src/router/listing-record.ts): served from bytes built once per config version and query, so a listing of the
-// whole catalog costs a cache lookup and a write.
+// (ids and aliases; "router" too, src/router/listing-record.ts): served from bytes built once per
+// config version and query, so a listing of the whole catalog costs a cache lookup and a write.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { buildListing, LISTING_CAPABILITIES, modelRecord, type ListingCapability, type ListingEntry, type ListingQuery } from '../catalog/listing.ts';
