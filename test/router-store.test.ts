@@ -66,7 +66,7 @@ for (const b of backends) {
       assert.equal(learning.state.version, 2);
       assert.equal(learning.state.outcomes, 5);
       // One outcome per answer and metric: repeats on an answer already folded, and a second value
-      // on a new answer, fold nothing more than that answer's first value.
+      // on a new answer (a correction of its first, the window being 0 here), add no outcome.
       const t = Date.now();
       await store.insertFeedback([feedback(ids[0]!, 'false', new Date(t).toISOString()), feedback(ids[0]!, 'false', new Date(t + 1).toISOString()),
         feedback(ids[5]!, 'true', new Date(t + 2).toISOString()), feedback(ids[5]!, 'false', new Date(t + 3).toISOString())]);
@@ -86,7 +86,7 @@ for (const b of backends) {
 }
 
 for (const b of backends) {
-  test(`${b.name}: feedback is learned once settled, with the value it has then (a verdict corrected in the window counts as corrected)`, async () => {
+  test(`${b.name}: feedback is learned once settled, with the value it settled on (a verdict corrected in the window counts as corrected)`, async () => {
     const store = await b.open();
     try {
       const features = extractPromptFeatures({ turns: ['Is this right?'] });
@@ -101,16 +101,18 @@ for (const b of backends) {
         feedback(ids[2]!, 'false', at(10_000)), // still in its window
       ]);
       const settled = at(30_000);
-      const mine = async (c: typeof START, before: string) => (await feedbackSince(store.sql, ['good'], c, 100, before)).filter((f) => got0.has(f.id));
+      const mine = async (c: typeof START, before: string) => (await feedbackSince(store.sql, ['good'], c, 100, before, 30_000)).filter((f) => got0.has(f.id));
       const got0 = new Set((await store.sql.all(`SELECT id FROM feedback WHERE inference_id IN (?, ?, ?)`, ids)).map((r) => String(r.id)));
       const got = await mine(START, settled);
-      assert.deepEqual(got.map((f) => [f.id !== '', f.value]), [[true, 'true'], [true, 'true']], 'the corrected verdict, once per answer; the unsettled one waits');
-      // Folded from the cursor on: a change after folding is stored, not learned again.
+      assert.deepEqual(got.map((f) => [f.from, f.value]), [[undefined, 'true'], [undefined, 'true']], 'the corrected verdict, once per answer; the unsettled one waits');
+      // Folded from the cursor on: a change after the window comes once settled, as a correction.
       const cursor = { at: got.at(-1)!.at, id: got.at(-1)!.id };
-      await store.insertFeedback([feedback(ids[1]!, 'false', at(5_000))]);
+      const change = feedback(ids[1]!, 'false', at(5_000));
+      got0.add(change.id);
+      await store.insertFeedback([change]);
       assert.deepEqual(await mine(cursor, settled), []);
-      // Later, the third answer's window has passed: it comes with its value.
-      assert.deepEqual((await mine(cursor, new Date(t).toISOString())).map((f) => f.value), ['false']);
+      // Later, the third answer's window has passed: it comes with its value, and the change too.
+      assert.deepEqual((await mine(cursor, new Date(t).toISOString())).map((f) => [f.from, f.value]), [[undefined, 'false'], ['true', 'false']]);
     } finally { await store.close(); }
   });
 }

@@ -121,38 +121,66 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
   return n > 0;
 }
 
-export type FeedbackJoin = { id: string; at: string; metric: string; value: string; canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number };
+/**
+ * A feedback row read for training. `from` absent: the first value of an (inference, metric), with
+ * `value` the value it settled on. `from` present: a correction, a later row whose value `value`
+ * replaces `from` (the row before it); `firstAt` is when the first value was given.
+ */
+export type FeedbackJoin = {
+  id: string; at: string; firstAt: string; metric: string; value: string; from?: string;
+  canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
+};
+
+/** SQL for the timestamp `col` plus `ms` milliseconds, comparable with created_at in each dialect. */
+function plusMs(sql: SqlRunner, col: string, ms: number): string {
+  const n = Math.max(0, Math.round(ms));
+  return sql.dialect === 'sqlite' ? `strftime('%Y-%m-%dT%H:%M:%fZ', ${col}, '+${n / 1000} seconds')` : `(${col} + ${n} * interval '1 millisecond')`;
+}
 
 /**
- * Feedback on quality-signal metrics for routed inferences, after `c`, oldest first: one outcome per
- * inference and metric, once its first value was posted before `settledBefore` (the settle window,
- * router.learning.feedback_settle_ms), with the value it has then: a verdict corrected within the
- * window (a mis-click undone) is learned as corrected. Values after that are stored and shown but
- * train nothing, and repeats never count twice: otherwise one client could post the same verdict 100
- * times and move every request's routing with a single answer (5 negatives flip a kind,
- * docs/router.md Learning). The window also covers feedback rows the batched writer lands late.
+ * Feedback rows on quality-signal metrics for routed inferences, after `c` and created before
+ * `settledBefore` (now minus router.learning.feedback_settle_ms), oldest first, as what they teach:
+ * - the first row of an inference and metric, with the value of the latest row created within
+ *   `settleMs` of it (a mis-click undone within the window is learned as undone; the window lies in
+ *   the past when the row is read, so the value is the same whenever it is read);
+ * - each row created `settleMs` or more after the first: a correction from the value of the row
+ *   before it to its own. Corrections add up to (latest value - value first learned), and a repeated
+ *   value corrects by nothing: one client posting the same verdict 100 times still counts once
+ *   (5 negatives flip a kind, docs/router.md Learning).
+ * Rows inside a first row's window teach nothing of their own and are left out. The window also
+ * covers feedback rows the batched writer lands late.
  */
-export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string): Promise<FeedbackJoin[]> {
+export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number): Promise<FeedbackJoin[]> {
   if (metrics.length === 0) return [];
+  const end = plusMs(sql, 'x.first_at', settleMs);
+  const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
-    `SELECT f.id AS id, f.created_at AS at, f.metric AS metric,
-            (SELECT l.value FROM feedback l WHERE l.inference_id = f.inference_id AND l.metric = f.metric
-             ORDER BY l.created_at DESC, l.id DESC LIMIT 1) AS value,
-            d.canonical AS canonical, d.features AS features,
-            i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
-     FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
-     LEFT JOIN inferences i ON i.id = f.inference_id
-     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
-       AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?
-       AND NOT EXISTS (SELECT 1 FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric
-         AND (e.created_at < f.created_at OR (e.created_at = f.created_at AND e.id < f.id)))
-     ORDER BY f.created_at, f.id LIMIT ?`,
+    `SELECT x.id AS id, x.created_at AS at, x.first_at AS first_at, x.metric AS metric, x.first_id AS first_id,
+            CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
+              ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
+            CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p WHERE ${pair('p')}
+              AND (p.created_at < x.created_at OR (p.created_at = x.created_at AND p.id < x.id)) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) END AS prev,
+            x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd
+     FROM (SELECT f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at,
+             (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
+             (SELECT e.created_at FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_at,
+             d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
+           FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
+           LEFT JOIN inferences i ON i.id = f.inference_id
+           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
+             AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?) x
+     WHERE x.id = x.first_id OR x.created_at >= ${end}
+     ORDER BY x.created_at, x.id LIMIT ?`,
     [...metrics, c.at, c.at, c.id, settledBefore, limit],
   );
-  return rows.map((r) => ({
-    id: String(r.id), at: iso(r.at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
-    features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
-  }));
+  return rows.map((r) => {
+    const f: FeedbackJoin = {
+      id: String(r.id), at: iso(r.at), firstAt: iso(r.first_at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
+      features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
+    };
+    if (String(r.id) !== String(r.first_id)) f.from = String(r.prev);
+    return f;
+  });
 }
 
 export type AnswerJoin = { id: string; at: string; canonical: string; kind: string; outputTokens: number };

@@ -1,6 +1,8 @@
 // One training pass of the router's learning loop, the same wherever it runs (the router's worker
 // thread, or inline for tests and workers.threads 0): read the feedback and answers newer than the
-// state's cursors, fold them into the next state, store it as a new version.
+// state's cursors, fold them into the next state, store it as a new version. Feedback comes as first
+// values and corrections of them (store.ts feedbackSince); a correction trains as an outcome
+// carrying the score it replaces.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
 import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type StoredState } from './store.ts';
@@ -37,14 +39,24 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
  */
 export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean }> {
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString());
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs);
   const answers = await answersSince(sql, base.decisionCursor, BATCH, new Date(Date.now() - ANSWER_LAG_MS).toISOString());
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
   const outcomes: Outcome[] = [];
+  let learned = 0;
   for (const f of fb) {
-    const score = scoreOf(f.value, signals.get(f.metric)!);
+    const signal = signals.get(f.metric)!;
+    const score = scoreOf(f.value, signal);
     if (score === undefined) continue;
-    outcomes.push({ features: f.features, model: f.canonical, score, time: Date.parse(f.at), costUsd: f.costUsd, outputTokens: f.outputTokens });
+    const o: Outcome = { features: f.features, model: f.canonical, score, time: Date.parse(f.firstAt), costUsd: f.costUsd, outputTokens: f.outputTokens };
+    if (f.from === undefined) learned++;
+    else {
+      // A correction moves what its first value taught; an unchanged value (a repeat) moves nothing.
+      const from = scoreOf(f.from, signal);
+      if (from === undefined || from === score) continue;
+      o.correction = { from };
+    }
+    outcomes.push(o);
   }
   const res = await run({
     quality: base.quality, output: base.output, outcomes,
@@ -57,7 +69,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
     feedbackCursor: lastF ? { at: lastF.at, id: lastF.id } : base.feedbackCursor,
     decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
-    outcomes: base.outcomes + outcomes.length,
+    outcomes: base.outcomes + learned,
   };
   if (!(await saveState(sql, next))) return { next: null, raced: true };
   return { next, raced: false };

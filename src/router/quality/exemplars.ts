@@ -62,6 +62,24 @@ export function foldExemplars(items: readonly Exemplar[], prompts: readonly Prom
   return all.slice(0, TUNING.exemplars);
 }
 
+/** A score `from` folded into a stored prompt with weight w, now `to` (a correction). */
+export type ScoreCorrection = { key: number; model: string; w: number; from: number; to: number };
+
+/**
+ * Moves the score sums of the stored prompts the corrections name, in place (a prompt or model no
+ * longer kept is left alone). Residuals are stale until setResiduals runs.
+ */
+export function correctExemplars(items: Exemplar[], corrections: readonly ScoreCorrection[]): void {
+  if (corrections.length === 0) return;
+  const byKey = new Map(items.map((e) => [e.key, e]));
+  for (const c of corrections) {
+    const e = byKey.get(c.key);
+    const j = e ? e.m.indexOf(c.model) : -1;
+    if (!e || j < 0 || !(e.n[j]! > 0)) continue;
+    e.s[j] = Math.min(e.n[j]!, Math.max(0, e.s[j]! + c.w * (c.to - c.from)));
+  }
+}
+
 /** Sets each entry's residual: its mean score minus `base` (the additive model's q there; undefined: 0). */
 export function setResiduals(items: Exemplar[], base: (e: Exemplar, model: string) => number | undefined): void {
   for (const e of items) {

@@ -10,6 +10,16 @@ export function addTally(t: Tally, w: number, x: number): void {
   t[0] += w; t[1] += w * x; t[2] += w * x * x;
 }
 
+/**
+ * Replaces a value `from` folded into t with weight w by `to`: the sums move, the weight stays.
+ * Nothing happens to an empty tally; the sums stay within what scores in [0, 1] can give.
+ */
+export function correctTally(t: Tally, w: number, from: number, to: number): void {
+  if (!(t[0] > 0)) return;
+  t[1] = Math.min(t[0], Math.max(0, t[1] + w * (to - from)));
+  t[2] = Math.min(t[0], Math.max(0, t[2] + w * (to * to - from * from)));
+}
+
 /** Posterior mean of a tally shrunk toward `prior` with `strength` pseudo-observations. */
 export const shrink = (t: Tally | undefined, prior: number, strength: number): number =>
   t && t[0] > 0 ? (t[1] + strength * prior) / (t[0] + strength) : prior;

@@ -1,13 +1,13 @@
 // train(outcomes, previous?) -> state: folds outcomes into the learned state. Pure: the result
 // depends only on its arguments (it runs in a worker in production and offline in the bench).
 import { assign, indexCentroids, refine, similarities, targetClusters, type Cluster, type Vec } from './clusters.ts';
-import { foldExemplars, setResiduals, type Exemplar, type PromptOutcomes } from './exemplars.ts';
+import { correctExemplars, foldExemplars, setResiduals, type Exemplar, type PromptOutcomes } from './exemplars.ts';
 import { additiveOf } from './predict.ts';
 import { isPacked } from './portable.ts';
 import { fitParams, type FitParams } from './model-fit.ts';
 import { TUNING } from './tuning.ts';
 import { addCost, addOut, type ModelCost } from './cost-model.ts';
-import { addTally, decay, newTally, scaleDeep, slot, type Tally } from './stats.ts';
+import { addTally, correctTally, decay, newTally, scaleDeep, slot, type Tally } from './stats.ts';
 import { FEATURE_SCHEMA, STATE_SCHEMA, type Outcome, type PromptFeatures, type QualityState, type TaskKind, type TrainOptions } from './types.ts';
 
 /** The internal shape of QualityState.learned (schema 2). */
@@ -33,17 +33,21 @@ export function emptyState(): QualityState {
   return { schema: STATE_SCHEMA, version: 0, trainedUntil: 0, outcomes: 0, models: {}, learned };
 }
 
-/** A usable outcome: current feature schema, a model id, finite score and time, weight > 0. */
+/** A usable outcome: current feature schema, a model id, finite score and time, weight > 0, a correction's finite old score. */
 export function usable(o: Outcome): boolean {
   return o.features?.schema === FEATURE_SCHEMA && typeof o.model === 'string' && o.model.length > 0
-    && Number.isFinite(o.score) && Number.isFinite(o.time) && (o.weight === undefined || o.weight > 0);
+    && Number.isFinite(o.score) && Number.isFinite(o.time) && (o.weight === undefined || o.weight > 0)
+    && (o.correction === undefined || Number.isFinite(o.correction.from));
 }
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 
 /**
  * Returns a new state: `previous` (not modified; a state of another schema counts as empty) with
  * `outcomes` folded in. With options.halfLifeDays, evidence decays with age relative to
  * options.now (default: the newest time seen). Unusable outcomes (see usable) are skipped; scores
- * are clamped to [0, 1]. The version goes up by one when anything was added.
+ * are clamped to [0, 1]. A correction (Outcome.correction) moves the score sums of the outcome it
+ * corrects; one that changes nothing is skipped. The version goes up by one when anything changed.
  */
 export function train(outcomes: readonly Outcome[], previous?: QualityState, options: TrainOptions = {}): QualityState {
   // A packed state (portable.ts) has lost its stored prompts: training on it would drop them for good.
@@ -52,7 +56,8 @@ export function train(outcomes: readonly Outcome[], previous?: QualityState, opt
   const state: QualityState = base ? structuredClone(base) : emptyState();
   const L = state.learned as Learned;
   L.clusters ??= []; L.prompts ??= 0; L.exemplars ??= [];
-  const good = outcomes.filter(usable);
+  const good = outcomes.filter((o) => usable(o) && (o.correction === undefined || clamp01(o.correction.from) !== clamp01(o.score)));
+  const plain = good.filter((o) => o.correction === undefined);
   let newest = state.trainedUntil;
   for (const o of good) if (o.time > newest) newest = o.time;
   const now = options.now ?? newest;
@@ -60,10 +65,12 @@ export function train(outcomes: readonly Outcome[], previous?: QualityState, opt
     const f = decay(now - base.trainedUntil, options.halfLifeDays);
     if (f < 1) { decayLearned(L, f); state.outcomes *= f; }
   }
-  const ps = promptsOf(good, now, options.halfLifeDays);
+  // Corrections first, against the state that holds what they correct (before this batch refines the clusters).
+  applyCorrections(L, good.filter((o) => o.correction !== undefined), now, options.halfLifeDays);
+  const ps = promptsOf(plain, now, options.halfLifeDays);
   foldClusters(L, ps, now, options.halfLifeDays, state.version + 1);
   L.exemplars = foldExemplars(L.exemplars, ps.map((p) => ({ key: p.key, kind: p.vec.kind, vec: p.vec, outs: p.outs.map((o) => ({ model: o.model, w: (o.weight ?? 1) * decay(now - o.time, options.halfLifeDays), score: Math.min(1, Math.max(0, o.score)) })) }) satisfies PromptOutcomes));
-  for (const o of good) {
+  for (const o of plain) {
     const w = (o.weight ?? 1) * decay(now - o.time, options.halfLifeDays);
     if (!(w > 0)) continue;
     const s = Math.min(1, Math.max(0, o.score));
@@ -88,6 +95,34 @@ export function train(outcomes: readonly Outcome[], previous?: QualityState, opt
     setResiduals(L.exemplars, (e, model) => q(e, e.kind, model));
   }
   return state;
+}
+
+/**
+ * Moves the score sums an outcome added, from its old score to its new one, with the weight it has
+ * now: the model and kind tallies, the tallies of the clusters its prompt is softly assigned to,
+ * and its stored prompt. Weights, costs, output lengths, the clusters' shapes and counts stay.
+ */
+function applyCorrections(L: Learned, fixes: readonly Outcome[], now: number, halfLife: number | undefined): void {
+  if (fixes.length === 0) return;
+  const ix = L.clusters.length > 0 ? indexCentroids(L.clusters.map((c) => ({ idx: c.idx, val: c.val }))) : undefined;
+  const sims = new Float64Array(TUNING.clusterMax + 1), cs = new Int32Array(8), as = new Float64Array(8);
+  const stored = [];
+  for (const o of fixes) {
+    const w = (o.weight ?? 1) * decay(now - o.time, halfLife);
+    if (!(w > 0)) continue;
+    const from = clamp01(o.correction!.from), to = clamp01(o.score), kind = o.features.kind;
+    const m = L.model[o.model];
+    if (m) correctTally(m, w, from, to);
+    const k = L.kind[o.model]?.[kind];
+    if (k) correctTally(k, w, from, to);
+    const n = ix ? assign(similarities(ix, o.features, sims), ix.k, cs, as) : 0;
+    for (let t = 0; t < n; t++) {
+      const c = L.clusters[cs[t]!]!.models[o.model]?.[kind];
+      if (c) correctTally(c, w * as[t]!, from, to);
+    }
+    stored.push({ key: promptKey(o.features), model: o.model, w, from, to });
+  }
+  correctExemplars(L.exemplars ?? [], stored);
 }
 
 /** Multiplies every count and sum of the learned state by f (older evidence counts less). */

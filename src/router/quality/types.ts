@@ -82,6 +82,14 @@ export type Outcome = {
   costUsd?: number;
   /** Observed completion tokens of the answer, if known. */
   outputTokens?: number;
+  /**
+   * Present: this outcome corrects one already folded in (the same features, model and time), whose
+   * score was `from`, to `score`. It moves the score sums only (weights, costs and output lengths
+   * stay), so training the first outcome and then the correction learns what training the
+   * corrected outcome would have. Its time is the corrected outcome's, so it weighs what that one
+   * weighs now.
+   */
+  correction?: { from: number };
 };
 
 /** Hyper-parameters of train; every field has a documented default (train.ts). */
