@@ -205,6 +205,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     useWorker: holder.current.workers.threads > 0,
     ...(cfg.storage.redisUrl ? { redis: { url: cfg.storage.redisUrl, prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:' } } : {}),
     onError: (what, e) => logError(`router ${what}`, (e as Error).message),
+    metrics,
   });
   await router.start();
   services.router = router;

@@ -104,7 +104,7 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_writer_failures_total 2',
   ]) assert.ok(text.split('\n').includes(line), `missing: ${line}`);
   const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]} ${x[2]}`);
-  assert.equal(types.length, 20);
+  assert.equal(types.length, 25);
   for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter']) assert.ok(types.includes(t), t);
   assert.ok(types.includes('gateway_cost_usd_total counter'));
   assert.ok(types.includes('gateway_request_duration_seconds histogram'));

@@ -5,11 +5,14 @@ import { Registry } from './registry.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60];
+/** A routing decision takes tens of microseconds; long texts counted in slices take milliseconds. */
+const DECISION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05];
 
 /** Builds a fresh set (tests use their own); the process-wide one is exported below. */
 export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
   const registry = new Registry(opts);
   let writer: (() => WriterStats) | null = null;
+  let routerVersion: (() => number) | null = null;
   const m = {
     registry,
     requestsTotal: registry.counter('gateway_requests_total', 'Requests answered, by route, served model, provider and final HTTP status.',
@@ -34,6 +37,16 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     httpRequestsTotal: registry.counter('gateway_http_requests_total', 'HTTP requests answered, by route pattern (_unmatched for no route) and status.', ['route', 'status']),
     dependencyUp: registry.gauge('gateway_dependency_up', 'Last readiness probe per dependency (database, redis, writer, auth, draining): 1 ok, 0 failing.', ['dependency']),
     ready: registry.gauge('gateway_ready', '1 when /health/ready answers 200 (every required dependency ok), else 0.'),
+    routerDecisionsTotal: registry.counter('gateway_router_decisions_total', 'Routed requests (model "router") by the model chosen first and why it was first: utility (the ranking), explored (the exploration share), affinity (conversation affinity held it).',
+      ['model', 'reason']),
+    routerNoRouteTotal: registry.counter('gateway_router_no_route_total', 'Routed requests refused because no candidate qualified, once per constraint that excluded candidates (policy rules as policy, none when there were no candidates).',
+      ['constraint']),
+    routerDecisionSeconds: registry.histogram('gateway_router_decision_seconds', 'Time to decide a routed request that got a plan, from its body read to the plan (long new text measured in slices included).',
+      [], DECISION_BUCKETS),
+    routerTrainingRunsTotal: registry.counter('gateway_router_training_runs_total', 'Router training passes on this replica by result (stored, nothing_new, raced: another replica stored that version first, failed).',
+      ['result']),
+    /** Points the router's state version gauge at a live router; until then it renders no sample. */
+    attachRouter(version: () => number): void { routerVersion = version; },
     /** Points the writer gauges at a live writer; until then they render no sample. */
     attachWriter(stats: () => WriterStats): void { writer = stats; },
   };
@@ -45,6 +58,8 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     () => (writer ? writer().flushed : null));
   registry.collected('gateway_writer_failures_total', 'Failed batch writes (each is retried with back-off).', 'counter',
     () => (writer ? writer().failures : null));
+  registry.collected('gateway_router_state_version', 'Version of the learned router state this replica routes with (every replica should show the same).', 'gauge',
+    () => (routerVersion ? routerVersion() : null));
   return m;
 }
 

@@ -16,10 +16,15 @@ const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const FIRST_PRUNE_MS = 60_000;
 
+/** A training pass's result: stored a new version, found nothing new, lost the race to another replica, or failed. */
+export type TrainOutcome = 'stored' | 'nothing_new' | 'raced' | 'failed';
+
 export type LearningOptions = {
   backend: RouterBackend | null;
   settings: () => RouterSettings;
   onError?: (what: string, e: unknown) => void;
+  /** Each training pass that ran (a closed or store-less router runs none). */
+  onTrained?: (result: TrainOutcome) => void;
 };
 
 export class RouterLearning {
@@ -83,8 +88,9 @@ export class RouterLearning {
       const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays, feedbackSettleMs: s.feedbackSettleMs });
       // After a lost race the winner's state comes back: adopted, but not counted as trained here.
       this.#adopt(r.state);
+      this.#o.onTrained?.(r.stored ? 'stored' : r.state ? 'raced' : 'nothing_new');
       return r.stored;
-    } catch (e) { this.#o.onError?.('training', e); return false; }
+    } catch (e) { this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
   }
 
   /** The retention pass: decisions older than router.retention.decisions_days, states but the newest router.retention.states. */

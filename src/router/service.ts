@@ -7,6 +7,7 @@ import type { WireFormat } from '../formats/codec.ts';
 import { clientCodecFor, codecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { InferenceOutcome } from '../engine/context.ts';
+import { metrics as processMetrics, type GatewayMetrics } from '../metrics/gateway.ts';
 import type { AttemptTarget } from '../engine/plan.ts';
 import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
@@ -22,6 +23,7 @@ import { decisionHeaders, rankBody } from './explain.ts';
 import { RouterLearning } from './learning.ts';
 import { describeDefaults, parseRouterParams, withDefaults, type RouterParams } from './params.ts';
 import { ProviderStats } from './provider-stats.ts';
+import { RouterMetrics } from './router-metrics.ts';
 import { viewRequest, type RequestView } from './request-view.ts';
 import { defaultsFor, type RouterSettings } from './settings.ts';
 import type { CompiledPolicy } from './policy.ts';
@@ -53,6 +55,8 @@ export type RouterServiceOptions = {
   /** Share conversation affinity with the other replicas through this Redis (storage.redis_url). */
   redis?: { url: string; prefix: string };
   onError?: (what: string, e: unknown) => void;
+  /** The gateway's metrics the router's decisions and training show in (default: the process-wide set). */
+  metrics?: GatewayMetrics;
 };
 
 /** The canonical request of a client body; router mode is served on the chat-completions, messages and responses routes. */
@@ -78,6 +82,7 @@ export class RouterService {
   readonly #backend: RouterBackend | null;
   readonly #share: AffinityShare | null;
   readonly #o: RouterServiceOptions;
+  readonly #metrics: RouterMetrics;
   readonly health: HealthView;
 
   constructor(o: RouterServiceOptions) {
@@ -85,7 +90,8 @@ export class RouterService {
     const s = o.settings();
     this.affinity = new Affinity(s.affinity.ttlMs, s.affinity.maxEntries);
     const backend = this.#backend = o.storeOptions && o.useWorker !== false ? new WorkerBackend(o.storeOptions) : o.sql ? new InlineBackend(o.sql) : null;
-    this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}) });
+    const metrics = this.#metrics = new RouterMetrics(o.metrics ?? processMetrics, () => this.learning.state.version);
+    this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}), onTrained: (r) => metrics.trained(r) });
     this.#share = o.redis ? new AffinityShare(o.redis.url, this.affinity, {
       prefix: o.redis.prefix,
       onError: (e) => o.onError?.('affinity sharing (redis)', e),
@@ -139,7 +145,8 @@ export class RouterService {
 
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
   route(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed {
-    return this.#plan(id, this.#decide(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates));
+    const t0 = performance.now();
+    return this.#plan(id, this.#decide(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates), t0);
   }
 
   /**
@@ -147,11 +154,13 @@ export class RouterService {
    * event loop free between them: its estimate (texts of ESTIMATE_LATER_CHARS and more) before the
    * decision, and, when a max_cost bound needs it counted exactly (over DEFER_CHARS), its exact count:
    * the decision stops at the bound, the text is counted, and the request is decided on the counts.
-   * Synchronous (no promise) when there is nothing to measure later.
+   * Synchronous (no promise) when there is nothing to measure later. count_tokens routes through it
+   * too (src/http/router-mode.ts routedModel), so its decisions show in the metrics as routed requests.
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
+    const t0 = performance.now();
     const d = this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates);
-    return d instanceof Promise ? d.then((x) => this.#plan(id, x)) : this.#plan(id, d);
+    return d instanceof Promise ? d.then((x) => this.#plan(id, x, t0)) : this.#plan(id, d, t0);
   }
 
   /** The decision with long new text measured in slices first (see routeSliced); synchronous when there is none. */
@@ -177,7 +186,9 @@ export class RouterService {
     return headers;
   }
 
-  #plan(id: string, d: Decided): Routed {
+  /** The attempt plan of a routed request's decision (the one place its metrics are recorded; the dry run has no plan). */
+  #plan(id: string, d: Decided, startedAt: number): Routed {
+    this.#metrics.decided(d.decision, startedAt);
     const headers = this.#headers(id, d);
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
