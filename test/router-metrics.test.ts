@@ -1,6 +1,6 @@
 // Router mode at /metrics: routed requests by the model chosen and why (utility, explored, affinity),
 // refusals by the constraint that excluded candidates, the decision-time histogram, the learned
-// state version and training passes by result. The dry run moves none of them.
+// state version and training passes by result. The dry run and count_tokens move none of them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyStored } from '../src/router/learning.ts';
@@ -63,6 +63,16 @@ test('routed requests count by the chosen model with reason utility; the dry run
   assert.equal(rank.status, 200);
   await rank.text();
   assert.equal(await decisions('p/small', 'utility'), before + 3, 'the dry run is no routed request');
+  assert.equal(await sample('gateway_router_decision_seconds_count'), count + 3);
+  // count_tokens with model "router" looks at the choice (x-router-model) and sends nothing: not counted either.
+  const counted = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'router', models: ['small'], messages: [{ role: 'user', content: 'Hello there' }] }),
+  });
+  assert.equal(counted.status, 200, await counted.clone().text());
+  assert.equal(counted.headers.get('x-router-model'), 'p/small');
+  await counted.text();
+  assert.equal(await decisions('p/small', 'utility'), before + 3, 'count_tokens is no routed request');
   assert.equal(await sample('gateway_router_decision_seconds_count'), count + 3);
 });
 

@@ -87,7 +87,7 @@ export function routeInference(svc: Services, cfg: Config, body: Rec, prepared: 
  * without calling it or recording the decision: what count_tokens counts for. The router's 400s as route() throws them.
  */
 export async function routedModel(svc: Services, cfg: Config, body: Rec, format: string, key: KeyRecord | null, route: string): Promise<ModelEntry> {
-  const r = routerOf(svc).routeSliced(cfg, body, format, key, route, uuidv7());
+  const r = routerOf(svc).routeSliced(cfg, body, format, key, route, uuidv7(), false);
   return (r instanceof Promise ? await r : r).targets[0]!.entry;
 }
 

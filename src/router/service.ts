@@ -154,11 +154,11 @@ export class RouterService {
    * event loop free between them: its estimate (texts of ESTIMATE_LATER_CHARS and more) before the
    * decision, and, when a max_cost bound needs it counted exactly (over DEFER_CHARS), its exact count:
    * the decision stops at the bound, the text is counted, and the request is decided on the counts.
-   * Synchronous (no promise) when there is nothing to measure later. count_tokens routes through it
-   * too (src/http/router-mode.ts routedModel), so its decisions show in the metrics as routed requests.
+   * Synchronous (no promise) when there is nothing to measure later. `counted` false: a look at the
+   * choice that sends nothing (count_tokens, src/http/router-mode.ts routedModel), left out of the metrics.
    */
-  routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed | Promise<Routed> {
-    const t0 = performance.now();
+  routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string, counted = true): Routed | Promise<Routed> {
+    const t0 = counted ? performance.now() : null;
     const d = this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates);
     return d instanceof Promise ? d.then((x) => this.#plan(id, x, t0)) : this.#plan(id, d, t0);
   }
@@ -186,9 +186,12 @@ export class RouterService {
     return headers;
   }
 
-  /** The attempt plan of a routed request's decision (the one place its metrics are recorded; the dry run has no plan). */
-  #plan(id: string, d: Decided, startedAt: number): Routed {
-    this.#metrics.decided(d.decision, startedAt);
+  /**
+   * The attempt plan of a routed request's decision: the one place its metrics are recorded, when
+   * `startedAt` (performance.now() at its body read) is given (the dry run has no plan).
+   */
+  #plan(id: string, d: Decided, startedAt: number | null): Routed {
+    if (startedAt !== null) this.#metrics.decided(d.decision, startedAt);
     const headers = this.#headers(id, d);
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
