@@ -34,8 +34,8 @@ function loadedNames(req: CanonicalRequest): { loaded: Set<string>; referenced: 
  * must read; the same array when nothing is deferred or changed). `offered`: offeredTools(req), when
  * the caller has it already.
  */
-export function toolsInContext(req: CanonicalRequest, offered: readonly Tool[] | undefined = offeredTools(req)): Tool[] {
-  const tools = (offered ?? []) as Tool[];
+export function toolsInContext(req: CanonicalRequest, offered: Tool[] | undefined = offeredTools(req)): Tool[] {
+  const tools = offered ?? [];
   if (!tools.some((t) => t.defer_loading === true)) return tools;
   const { loaded } = loadedNames(req);
   return tools.filter((t) => t.defer_loading !== true || loaded.has(t.name));

@@ -152,10 +152,10 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  */
 export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number): Promise<FeedbackJoin[]> {
   if (metrics.length === 0) return [];
-  const end = plusMs(sql, 'x.first_at', settleMs);
+  const end = plusMs(sql, 'ff.created_at', settleMs);
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
-    `SELECT x.id AS id, x.created_at AS at, x.first_at AS first_at, x.metric AS metric, x.first_id AS first_id,
+    `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id,
             CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
             CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p WHERE ${pair('p')}
@@ -163,12 +163,12 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
             x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd
      FROM (SELECT f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at,
              (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
-             (SELECT e.created_at FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_at,
              d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
            FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
            LEFT JOIN inferences i ON i.id = f.inference_id
            WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
              AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?) x
+     JOIN feedback ff ON ff.id = x.first_id
      WHERE x.id = x.first_id OR x.created_at >= ${end}
      ORDER BY x.created_at, x.id LIMIT ?`,
     [...metrics, c.at, c.at, c.id, settledBefore, limit],

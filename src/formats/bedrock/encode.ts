@@ -124,13 +124,12 @@ function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
  * (it has no "none" choice, and with the tools declared the model could call one).
  */
 function historyAsText(req: CanonicalRequest, turns: readonly Message[], adjustments: string[]): boolean {
-  if (!holdsToolBlocks(turns)) return false;
-  if ((req.tools ?? []).length === 0) {
-    adjustments.push('tool_history=text(no tools declared: Converse needs toolConfig with tool blocks)');
-    return true;
-  }
-  if (req.tool_choice?.type !== 'none') return false;
-  adjustments.push('tool_history=text(tool_choice none: Converse has no "none" choice and needs the tools with tool blocks)');
+  const noTools = (req.tools ?? []).length === 0;
+  // Tools declared and callable: the blocks go as they are, and the turns need no scan.
+  if ((!noTools && req.tool_choice?.type !== 'none') || !holdsToolBlocks(turns)) return false;
+  adjustments.push(noTools
+    ? 'tool_history=text(no tools declared: Converse needs toolConfig with tool blocks)'
+    : 'tool_history=text(tool_choice none: Converse has no "none" choice and needs the tools with tool blocks)');
   return true;
 }
 
