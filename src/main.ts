@@ -16,6 +16,8 @@ const USAGE = `usage: gateway <command> [--config FILE]
   catalog refresh       read the providers' model lists, OpenRouter and models.dev; store the overlay every replica serves
   catalog diff          show what a refresh would change in the served catalog, without storing it
   catalog check         report the catalog's invariants (also part of check)
+  router states | router rollback --to VERSION [--reason TEXT] | router reset [--reason TEXT]
+                        the router's learned-state versions; undo what feedback taught (docs/router.md)
   router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]
                         offline evaluation of the router's quality model (docs/router.md)`;
 
@@ -78,6 +80,12 @@ async function main(argv: string[]): Promise<number> {
     case 'catalog': {
       const { runCatalogCommand } = await import('./catalog/cli.ts');
       return runCatalogCommand(rest, file);
+    }
+    case 'router': {
+      const { openStoreFor } = await import('./serve.ts');
+      const { runRouterCommand } = await import('./router/state-cli.ts');
+      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      try { return await runRouterCommand(rest, store.sql, (s) => console.log(s), (s) => console.error(s)); } finally { await store.close(); }
     }
     case 'router-bench': {
       const { runRouterBench } = await import('./router/bench/run.ts');

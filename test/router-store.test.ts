@@ -145,7 +145,7 @@ for (const b of backends) {
           included: [['p/m-a', 0.812, 0.00123, 0.8123]], excluded: {}, attempts: [],
         }, name);
         assert.deepEqual(got?.features.idx, extractPromptFeatures({ turns: ['hello there'] }).idx);
-        const r = await backend.prune(new Date(Date.now() - 30 * day).toISOString(), 2);
+        const r = await backend.prune(new Date(Date.now() - 30 * day).toISOString(), { states: 2, days: 0 });
         assert.ok(r.decisions >= 2, `${name}: old decisions deleted (${r.decisions})`);
         assert.equal(await getDecision(store.sql, ids[0]!), null);
         assert.ok(await getDecision(store.sql, ids[2]!), 'fresh decisions stay');
@@ -156,7 +156,7 @@ for (const b of backends) {
       const newest = base.version + 4;
       assert.equal((await worker.load(0))?.version, newest);
       assert.equal(await worker.load(newest), null);
-      const pr = await worker.prune(null, 2);
+      const pr = await worker.prune(null, { states: 2, days: 0 });
       assert.equal(pr.decisions, 0);
       assert.ok(pr.states >= 2);
       const left = await store.sql.all('SELECT version FROM router_state ORDER BY version');

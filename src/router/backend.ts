@@ -12,12 +12,14 @@ import { newerState, trainPass, type TrainSettings } from './train-pass.ts';
 import { runTrain, type RouterTask, type WorkerData } from '../workers/router-train.ts';
 
 export type PruneResult = { decisions: number; states: number };
+/** Learned states the retention pass keeps: the newest `states` and the last of each of `days` UTC days. */
+export type KeepStates = { states: number; days: number };
 export type LearnResult = { state: StoredState | null; stored: boolean };
 
 export interface RouterBackend {
   writeDecisions(chunk: RowChunk): Promise<void>;
-  /** Deletes decisions created before `before` (null: none) and states but the newest `keepStates`. */
-  prune(before: string | null, keepStates: number): Promise<PruneResult>;
+  /** Deletes decisions created before `before` (null: none) and states but the newest `keep.states` and the last of each of `keep.days` days. */
+  prune(before: string | null, keep: KeepStates): Promise<PruneResult>;
   /** The newest stored state when its version is above `after`, else null. */
   load(after: number): Promise<StoredState | null>;
   /**
@@ -32,8 +34,8 @@ export class InlineBackend implements RouterBackend {
   readonly #sql: SqlRunner;
   constructor(sql: SqlRunner) { this.#sql = sql; }
   writeDecisions(chunk: RowChunk): Promise<void> { return storeDecisions(this.#sql, readChunk(chunk)); }
-  async prune(before: string | null, keepStates: number): Promise<PruneResult> {
-    return { decisions: before === null ? 0 : await pruneDecisions(this.#sql, before), states: await pruneStates(this.#sql, keepStates) };
+  async prune(before: string | null, keep: KeepStates): Promise<PruneResult> {
+    return { decisions: before === null ? 0 : await pruneDecisions(this.#sql, before), states: await pruneStates(this.#sql, keep.states, keep.days) };
   }
   load(after: number): Promise<StoredState | null> { return newerState(this.#sql, after); }
   async learn(base: StoredState, settings: TrainSettings): Promise<LearnResult> {
@@ -54,7 +56,7 @@ export class WorkerBackend implements RouterBackend {
   }
   #run<T>(t: RouterTask): Promise<T> { return this.#pool.run(t) as Promise<T>; }
   async writeDecisions(chunk: RowChunk): Promise<void> { await this.#run({ op: 'decisions', chunk }); }
-  prune(before: string | null, keepStates: number): Promise<PruneResult> { return this.#run({ op: 'prune', before, keepStates }); }
+  prune(before: string | null, keep: KeepStates): Promise<PruneResult> { return this.#run({ op: 'prune', before, keep }); }
   load(after: number): Promise<StoredState | null> { return this.#run({ op: 'load', after }); }
   learn(_base: StoredState, settings: TrainSettings): Promise<LearnResult> { return this.#run({ op: 'learn', settings }); }
   async close(): Promise<void> {

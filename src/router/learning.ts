@@ -93,13 +93,13 @@ export class RouterLearning {
     } catch (e) { this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
   }
 
-  /** The retention pass: decisions older than router.retention.decisions_days, states but the newest router.retention.states. */
+  /** The retention pass: decisions older than router.retention.decisions_days, states but the newest router.retention.states and the last of each of daily_states days. */
   async prune(now = Date.now()): Promise<{ decisions: number; states: number } | null> {
     const b = this.#o.backend;
     if (!b || this.#closed) return null;
     const r = this.#o.settings().retention;
     try {
-      return await b.prune(r.decisionsDays === null ? null : new Date(now - r.decisionsDays * DAY_MS).toISOString(), r.states);
+      return await b.prune(r.decisionsDays === null ? null : new Date(now - r.decisionsDays * DAY_MS).toISOString(), { states: r.states, days: r.dailyStates });
     } catch (e) { this.#o.onError?.('retention', e); return null; }
   }
 

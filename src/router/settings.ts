@@ -28,7 +28,7 @@ export type RouterSettings = {
   /** Characters of new text encoded exactly, at most, to tighten a max_cost bound (src/tokens PromptTokens.bound). */
   maxExactChars: number;
   /** Recorded decisions older than this are deleted (null: kept); learned states but the newest `states` are deleted. */
-  retention: { decisionsDays: number | null; states: number };
+  retention: { decisionsDays: number | null; states: number; dailyStates: number };
   policies: Map<string, CompiledPolicy>;
   defaultPolicy: string | null;
   /** Key-name glob -> policy name, first match wins. */
@@ -94,7 +94,7 @@ export function compileRouterSettings(raw: unknown, priors: PriorTable | null = 
       maxEntries: pick(aff, 'max_entries', 10_000), bonus: pick(aff, 'quality_bonus', 0.02),
     },
     maxExactChars: pick(r, 'max_exact_token_chars', 32_768),
-    retention: { decisionsDays: pick<number | null>(ret, 'decisions_days', 30), states: pick(ret, 'states', 50) },
+    retention: { decisionsDays: pick<number | null>(ret, 'decisions_days', 30), states: pick(ret, 'states', 50), dailyStates: pick(ret, 'daily_states', 14) },
     recordAllCandidates: r.record_candidates === 'all',
     policies: compilePolicies(obj(r.policies)),
     defaultPolicy: (r.default_policy as string | undefined) ?? null,

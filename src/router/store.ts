@@ -24,9 +24,16 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
 export type Cursor = { at: string; id: string };
 export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
 
+/** An operator's rollback to an earlier version (`from`) or reset to the priors (from null), with who asked and why. */
+export type StateOrigin = { kind: 'rollback' | 'reset'; from: number | null; by: string; reason: string | null };
+
 export type StoredState = {
   version: number; createdAt: string; quality: QualityState; output: OutputTable;
   feedbackCursor: Cursor; decisionCursor: Cursor; outcomes: number;
+  /** null: trained. */
+  origin: StateOrigin | null;
+  /** The latest rollback or reset this state descends from: changes to feedback first given before it are not learned. */
+  restoredAt: string | null;
 };
 
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
@@ -107,6 +114,7 @@ export async function loadState(sql: SqlRunner, version?: number): Promise<Store
   return {
     version: Number(r.version), createdAt: iso(r.created_at), quality: json(r.quality), output: json(r.output),
     feedbackCursor: json(r.feedback_cursor), decisionCursor: json(r.decision_cursor), outcomes: Number(r.outcomes),
+    origin: r.origin == null ? null : json(r.origin), restoredAt: r.restored_at == null ? null : String(r.restored_at),
   };
 }
 
@@ -115,8 +123,9 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
   // A packed state (typed arrays in place of the stored prompts) would be stored without them.
   if (isPacked(s.quality)) throw new Error('saveState: the quality state is packed for the main thread; store the full state');
   const n = await sql.run(
-    'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING',
-    [s.version, s.createdAt, JSON.stringify(s.quality), JSON.stringify(s.output), JSON.stringify(s.feedbackCursor), JSON.stringify(s.decisionCursor), s.outcomes],
+    'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes, origin, restored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING',
+    [s.version, s.createdAt, JSON.stringify(s.quality), JSON.stringify(s.output), JSON.stringify(s.feedbackCursor), JSON.stringify(s.decisionCursor), s.outcomes,
+      s.origin === null ? null : JSON.stringify(s.origin), s.restoredAt],
   );
   return n > 0;
 }
@@ -222,9 +231,19 @@ export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks =
   return total;
 }
 
-/** Deletes learned states but the newest `keep` versions; resolves with the rows deleted. */
-export async function pruneStates(sql: SqlRunner, keep: number): Promise<number> {
+/**
+ * Deletes learned states but the newest `keep` versions and the last version of each of the `days`
+ * UTC days before `now` (what an operator can roll back to, src/router/state-restore.ts); resolves with
+ * the rows deleted.
+ */
+export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = Date.now()): Promise<number> {
   const newest = await latestVersion(sql);
   if (newest <= keep) return 0;
-  return await sql.run('DELETE FROM router_state WHERE version <= ?', [newest - keep]);
+  if (days <= 0) return await sql.run('DELETE FROM router_state WHERE version <= ?', [newest - keep]);
+  const day = sql.dialect === 'sqlite' ? 'substr(created_at, 1, 10)' : "date_trunc('day', created_at AT TIME ZONE 'UTC')";
+  return await sql.run(
+    `DELETE FROM router_state WHERE version <= ? AND version NOT IN (
+       SELECT MAX(version) FROM router_state WHERE created_at >= ? GROUP BY ${day})`,
+    [newest - keep, new Date(now - days * 86_400_000).toISOString().slice(0, 10) + 'T00:00:00.000Z'],
+  );
 }

@@ -17,6 +17,7 @@ export type TrainSettings = { qualitySignals: QualitySignal[]; halfLifeDays: num
 
 export const emptyStored = (): StoredState => ({
   version: 0, createdAt: new Date(0).toISOString(), quality: emptyState(), output: {}, feedbackCursor: START, decisionCursor: START, outcomes: 0,
+  origin: null, restoredAt: null,
 });
 
 /** A stored feedback value ('true'/'false' or a number as text) as the score its signal gives. */
@@ -52,6 +53,8 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     if (f.from === undefined) learned++;
     else {
       // A correction moves what its first value taught; an unchanged value (a repeat) moves nothing.
+      // After a rollback or reset the state may not hold the value a change to earlier feedback replaces.
+      if (base.restoredAt !== null && f.firstAt <= base.restoredAt) continue;
       const from = scoreOf(f.from, signal);
       if (from === undefined || from === score) continue;
       o.correction = { from };
@@ -70,6 +73,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     feedbackCursor: lastF ? { at: lastF.at, id: lastF.id } : base.feedbackCursor,
     decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
     outcomes: base.outcomes + learned,
+    origin: null, restoredAt: base.restoredAt,
   };
   if (!(await saveState(sql, next))) return { next: null, raced: true };
   return { next, raced: false };

@@ -2,7 +2,7 @@
 // and recorded in schema_migrations. Steps are append-only: never edit a released step, add a new one.
 import { dashboardAccountsDdl, dashboardRollupsDdl } from './dashboard-schema.ts';
 import { loginFailuresDdl, rollupsInWriterDdl } from './rollup-schema.ts';
-import { routerDdl } from './router-schema.ts';
+import { routerDdl, routerStateOriginDdl } from './router-schema.ts';
 import { routerKindRollupDdl, routerRollupDdl } from './router-rollup.ts';
 import { catalogDdl } from './catalog-schema.ts';
 
@@ -151,6 +151,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 20, name: 'router decisions and versioned learned state', sqlite: routerDdl('sqlite'), postgres: routerDdl('postgres') },
   { version: 21, name: 'router rollups per hour, key and chosen model, state version and constraint, written with the decisions (backfilled from them)', sqlite: routerRollupDdl('sqlite'), postgres: routerRollupDdl('postgres') },
   { version: 22, name: 'router rollup per hour, key, prompt kind and chosen model, written with the decisions (backfilled from them)', sqlite: routerKindRollupDdl('sqlite'), postgres: routerKindRollupDdl('postgres') },
+  { version: 23, name: 'router states: origin (an operator\'s rollback or reset) and the time corrections start from', sqlite: routerStateOriginDdl(), postgres: routerStateOriginDdl() },
   { version: 30, name: 'stored responses (POST /v1/responses with store)', sqlite: STORED_RESPONSES_DDL, postgres: STORED_RESPONSES_DDL },
   { version: 40, name: 'dashboard users, sessions, key owners and rotation grace', sqlite: dashboardAccountsDdl('sqlite'), postgres: dashboardAccountsDdl('postgres') },
   { version: 41, name: 'dashboard hourly rollups maintained by insert triggers', sqlite: dashboardRollupsDdl('sqlite'), postgres: dashboardRollupsDdl('postgres') },

@@ -33,3 +33,14 @@ export function routerDdl(d: Dialect): string[] {
     )`,
   ];
 }
+
+/**
+ * Migration 23: where a state came from and what it forgets. `origin` (JSON, null for a trained state):
+ * an operator's rollback to an earlier version or reset to the priors (src/router/state-restore.ts);
+ * `restored_at`: the time of the latest rollback or reset this state descends from, inherited by the
+ * states trained on it. A change to feedback first given before that time is not learned: the state may
+ * not hold the value it would correct.
+ */
+export function routerStateOriginDdl(): string[] {
+  return ['ALTER TABLE router_state ADD COLUMN origin TEXT', 'ALTER TABLE router_state ADD COLUMN restored_at TEXT'];
+}

@@ -8,6 +8,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { packState, train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
 import { foldOutputs, type OutputTable } from '../router/output-stats.ts';
 import { readChunk, type RowChunk } from '../router/decision-row.ts';
+import type { KeepStates } from '../router/backend.ts';
 import { pruneDecisions, pruneStates, storeDecisions, type StoredState } from '../router/store.ts';
 import { emptyStored, newerState, trainPass, type TrainSettings } from '../router/train-pass.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
@@ -33,7 +34,7 @@ export function runTrain(t: TrainTask): TrainResult {
 
 export type RouterTask =
   | { op: 'decisions'; chunk: RowChunk }
-  | { op: 'prune'; before: string | null; keepStates: number }
+  | { op: 'prune'; before: string | null; keep: KeepStates }
   /** The newest stored state when its version is above `after`, else null. */
   | { op: 'load'; after: number }
   /** A training pass on the newest stored state (LearnResult of src/router/backend.ts). */
@@ -78,7 +79,7 @@ export default async function handle(t: RouterTask): Promise<unknown> {
     case 'decisions': return storeDecisions(s.sql, readChunk(t.chunk));
     case 'prune': return {
       decisions: t.before === null ? 0 : await pruneDecisions(s.sql, t.before),
-      states: await pruneStates(s.sql, t.keepStates),
+      states: await pruneStates(s.sql, t.keep.states, t.keep.days),
     };
     case 'load': {
       await newest(s);

@@ -1,11 +1,41 @@
 // GET /router: the router overview (the Router page's one call) for a time window, the caller's keys only;
-// `bucket` and `tz` shape its time series as GET /usage's.
+// `bucket` and `tz` shape its time series as GET /usage's. GET /router/states and POST /router/states
+// (admins): the learned-state versions, and a rollback to one of them or a reset to the priors
+// (src/router/state-restore.ts), which this replica adopts at once and the others on their next poll.
 import { routerOverview } from '../../dashboard/router-overview.ts';
-import { invalidParam } from '../../gateway-error.ts';
+import { GatewayError, invalidParam } from '../../gateway-error.ts';
+import { listStates, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
 import { sendApiJson } from './context.ts';
+import { jsonBody } from './session-routes.ts';
 import { seriesParams } from './usage-routes.ts';
 import { int, range } from './params.ts';
-import type { ApiRoute } from './router.ts';
+import type { ApiCall, ApiRoute } from './router.ts';
+
+const REASON_MAX = 500;
+
+const stateView = (s: StateSummary) => ({
+  version: s.version, created_at: s.createdAt, outcomes: s.outcomes, bytes: s.bytes, restored_at: s.restoredAt,
+  origin: s.origin && { kind: s.origin.kind, from_version: s.origin.from, by: s.origin.by, reason: s.origin.reason },
+});
+
+/** The learned-state version this replica routes with (null: router mode is off). */
+const serving = (c: ApiCall): number | null => c.svc.router?.learning.state.version ?? null;
+
+/** The restore a POST body asks for: {"action": "rollback", "version": N} or {"action": "reset"}, with an optional "reason". */
+function restoreBody(body: Record<string, unknown>): { from: number | null; reason: string | null } {
+  const { action, version, reason } = body;
+  if (action !== 'rollback' && action !== 'reset') throw invalidParam('action', 'action must be "rollback" (with "version") or "reset"');
+  if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > REASON_MAX)) {
+    throw invalidParam('reason', `reason must be a string of at most ${REASON_MAX} characters`);
+  }
+  const why = typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : null;
+  if (action === 'reset') {
+    if (version !== undefined && version !== null) throw invalidParam('version', 'a reset takes no version (it returns to the priors); use action "rollback" to go back to a version');
+    return { from: null, reason: why };
+  }
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw invalidParam('version', 'version must be a whole number of at least 1 (a stored state version: GET /router/states)');
+  return { from: version, reason: why };
+}
 
 export function routerApi(): ApiRoute[] {
   return [
@@ -22,6 +52,29 @@ export function routerApi(): ApiRoute[] {
           if (e instanceof RangeError) throw invalidParam('bucket', 'too many buckets for this range (at most 2000): choose a larger bucket');
           throw e;
         }
+      },
+    },
+    {
+      method: 'GET', path: '/router/states', who: 'admin',
+      handler: async (c) => {
+        const limit = int(c.query, 'limit', 1, 1000, 50);
+        sendApiJson(c.res, 200, { data: (await listStates(c.d.store.sql, limit)).map(stateView), serving_version: serving(c) });
+      },
+    },
+    {
+      method: 'POST', path: '/router/states', who: 'admin',
+      handler: async (c) => {
+        const req = restoreBody(await jsonBody(c));
+        let stored: StateSummary;
+        try {
+          stored = await restoreState(c.d.store.sql, { ...req, by: c.caller.user.email });
+        } catch (e) {
+          if (e instanceof StateNotFound) throw new GatewayError('resource_not_found', e.message, { param: 'version' });
+          throw e;
+        }
+        // This replica routes with it from now; the others adopt it on their next state poll.
+        await c.svc.router?.learning.refresh();
+        sendApiJson(c.res, 201, { state: stateView(stored), serving_version: serving(c) });
       },
     },
   ];

@@ -1,0 +1,92 @@
+// An operator undoing what the router learned: list the stored learned-state versions, roll back to
+// one of them or reset to the priors. Either stores a new version (every replica adopts it on its
+// next poll, as it does a trained one) holding the earlier version's quality model, or an empty one,
+// while the expected-output table (measured from answers, no one's judgment) and the answers' cursor
+// stay as they are. Feedback given up to that moment is not learned afterwards: the feedback cursor
+// moves to now, and a later change to such feedback is not learned either (`restored_at`, read by
+// train-pass.ts), since the restored state may not hold the value the change would replace.
+// The quality model is copied in SQL, never parsed here (a state runs to megabytes).
+import type { SqlRunner } from '../store/sql-runner.ts';
+import { emptyState } from './quality/index.ts';
+import { START, type Cursor, type StateOrigin } from './store.ts';
+
+/** One stored version as listed (its quality model's size, not the model). */
+export type StateSummary = {
+  version: number; createdAt: string; outcomes: number; origin: StateOrigin | null; restoredAt: string | null; bytes: number;
+};
+
+export class StateNotFound extends Error {
+  readonly version: number;
+  constructor(version: number, kept: readonly number[]) {
+    super(kept.length === 0
+      ? `router state version ${version} is not stored: no learned state is stored yet`
+      : `router state version ${version} is not stored (kept: ${kept.length > 12 ? `${kept.slice(0, 12).join(', ')}, ...` : kept.join(', ')}; router.retention keeps the newest and one a day)`);
+    this.version = version;
+  }
+}
+
+const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
+
+const SUMMARY = 'SELECT version, created_at, outcomes, origin, restored_at, LENGTH(quality) AS bytes FROM router_state';
+
+/** The stored versions, newest first. */
+export async function listStates(sql: SqlRunner, limit = 100): Promise<StateSummary[]> {
+  return summaries(await sql.all(`${SUMMARY} ORDER BY version DESC LIMIT ?`, [limit]));
+}
+
+function summaries(rows: ReadonlyArray<Record<string, unknown>>): StateSummary[] {
+  return rows.map((r) => ({
+    version: Number(r.version), createdAt: iso(r.created_at), outcomes: Number(r.outcomes),
+    origin: r.origin == null ? null : JSON.parse(String(r.origin)) as StateOrigin,
+    restoredAt: r.restored_at == null ? null : String(r.restored_at), bytes: Number(r.bytes),
+  }));
+}
+
+export type RestoreRequest = {
+  /** The version whose quality model comes back; null: reset to the priors (nothing learned). */
+  from: number | null;
+  /** Who asked (a dashboard user's email, or "cli"), and why (free text, optional). */
+  by: string; reason: string | null;
+};
+
+/** Attempts before giving up when training replicas keep storing the next version first. */
+const TRIES = 5;
+
+/**
+ * Stores the rollback or reset as the next version and resolves with it; throws StateNotFound for a
+ * version that is not stored. A replica's training pass storing the same version first is a race
+ * the primary key settles: the restore then retries on top of the version that won.
+ */
+export async function restoreState(sql: SqlRunner, req: RestoreRequest, now: () => Date = () => new Date()): Promise<StateSummary> {
+  for (let i = 0; i < TRIES; i++) {
+    const latest = (await sql.all('SELECT version, feedback_cursor FROM router_state ORDER BY version DESC LIMIT 1'))[0];
+    if (req.from !== null) {
+      const found = await sql.all('SELECT version FROM router_state WHERE version = ?', [req.from]);
+      if (found.length === 0) throw new StateNotFound(req.from, (await listStates(sql, 1000)).map((s) => s.version));
+    }
+    const version = latest ? Number(latest.version) + 1 : 1;
+    const cursor: Cursor = latest ? JSON.parse(String(latest.feedback_cursor)) as Cursor : START;
+    // Never backwards: a replica whose clock runs ahead may have moved the cursor past this one's now.
+    const t = now().toISOString();
+    const at = cursor.at > t ? cursor.at : t;
+    const origin: StateOrigin = { kind: req.from === null ? 'reset' : 'rollback', from: req.from, by: req.by, reason: req.reason };
+    const head = [version, at];
+    const tail = [JSON.stringify({ at, id: '' } satisfies Cursor), JSON.stringify(origin), at];
+    const cols = 'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes, origin, restored_at)';
+    let n: number;
+    if (!latest) {
+      // Nothing stored yet: only a reset gets here (a rollback found no version above).
+      n = await sql.run(`${cols} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING`,
+        [...head, JSON.stringify(emptyState()), '{}', tail[0], JSON.stringify(START), 0, tail[1], tail[2]]);
+    } else if (req.from === null) {
+      n = await sql.run(`${cols} SELECT ?, ?, ?, l.output, ?, l.decision_cursor, 0, ?, ? FROM router_state l WHERE l.version = ? ON CONFLICT (version) DO NOTHING`,
+        [...head, JSON.stringify(emptyState()), ...tail, version - 1]);
+    } else {
+      n = await sql.run(`${cols} SELECT ?, ?, f.quality, l.output, ?, l.decision_cursor, f.outcomes, ?, ? FROM router_state f, router_state l
+        WHERE f.version = ? AND l.version = ? ON CONFLICT (version) DO NOTHING`, [...head, ...tail, req.from, version - 1]);
+    }
+    if (n > 0) return summaries(await sql.all(`${SUMMARY} WHERE version = ?`, [version]))[0]!;
+    // A training pass stored this version first, or retention removed the version asked for: look again.
+  }
+  throw new Error(`router state restore: ${TRIES} attempts lost the race for the next version to training replicas; try again`);
+}
