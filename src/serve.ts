@@ -25,6 +25,7 @@ import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
 import { CatalogRefresher } from './catalog/refresher.ts';
 import type { Services } from './http/services.ts';
+import { describeOrigin } from './router/state-restore.ts';
 import { RouterService } from './router/service.ts';
 import { defaultsWarning } from './router/defaults-check.ts';
 import { HealthShare } from './router/health-share.ts';
@@ -205,6 +206,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     useWorker: holder.current.workers.threads > 0,
     ...(cfg.storage.redisUrl ? { redis: { url: cfg.storage.redisUrl, prefix: env.GATEWAY_REDIS_PREFIX ?? 'gw:' } } : {}),
     onError: (what, e) => logError(`router ${what}`, (e as Error).message),
+    onRestored: (s) => console.log(`router: routing with learned state v${s.version}, ${describeOrigin(s.origin)}`),
     metrics,
   });
   await router.start();

@@ -19,6 +19,9 @@ import { listStates, restoreState, StateNotFound } from '../src/router/state-res
 import { runRouterCommand } from '../src/router/state-cli.ts';
 import { emptyState, extractPromptFeatures, type Outcome } from '../src/router/quality/index.ts';
 import { runTrain, type TrainTask } from '../src/workers/router-train.ts';
+import { RouterLearning } from '../src/router/learning.ts';
+import { InlineBackend } from '../src/router/backend.ts';
+import { compileRouterSettings } from '../src/router/settings.ts';
 import { pgTestDb } from './helpers/pg.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-router-restore-'));
@@ -205,3 +208,21 @@ for (const b of backends) {
     } finally { await store.close(); }
   });
 }
+
+test('a replica adopting a restored state says so (onRestored), once per version, and not for trained states', async () => {
+  const store = await backends[0]!.open();
+  try {
+    await clear(store.sql);
+    const told: string[] = [];
+    const learning = new RouterLearning({ backend: new InlineBackend(store.sql), settings: () => compileRouterSettings({}), onRestored: (s) => told.push(`v${s.version} ${s.origin?.kind}`) });
+    await saveState(store.sql, marked(1, 1));
+    assert.equal(await learning.refresh(), true);
+    await restoreState(store.sql, { from: null, by: 'cli', reason: null });
+    assert.equal(await learning.refresh(), true);
+    assert.equal(await learning.refresh(), false);
+    await saveState(store.sql, marked(3, 3));
+    assert.equal(await learning.refresh(), true);
+    assert.deepEqual(told, ['v2 reset']);
+    await learning.close();
+  } finally { await store.close(); }
+});

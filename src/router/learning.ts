@@ -25,6 +25,8 @@ export type LearningOptions = {
   onError?: (what: string, e: unknown) => void;
   /** Each training pass that ran (a closed or store-less router runs none). */
   onTrained?: (result: TrainOutcome) => void;
+  /** A state an operator stored (rollback or reset) adopted: operators see in the log when each replica routes with it. */
+  onRestored?: (s: StoredState) => void;
 };
 
 export class RouterLearning {
@@ -59,6 +61,7 @@ export class RouterLearning {
     // transferred), about 10 ms for a full state (inline backend, workers.threads 0).
     try { prepareState(s.quality); } catch (e) { this.#o.onError?.('state tables', e); }
     this.#state = s;
+    if (s.origin) this.#o.onRestored?.(s);
     return true;
   }
 

@@ -21,6 +21,7 @@ import { decide, noRouteError, type Decision, type HealthView } from './decide.t
 import { DecisionWriter } from './decision-writer.ts';
 import { decisionHeaders, rankBody } from './explain.ts';
 import { RouterLearning } from './learning.ts';
+import type { StoredState } from './store.ts';
 import { describeDefaults, parseRouterParams, withDefaults, type RouterParams } from './params.ts';
 import { ProviderStats } from './provider-stats.ts';
 import { RouterMetrics } from './router-metrics.ts';
@@ -55,6 +56,8 @@ export type RouterServiceOptions = {
   /** Share conversation affinity with the other replicas through this Redis (storage.redis_url). */
   redis?: { url: string; prefix: string };
   onError?: (what: string, e: unknown) => void;
+  /** A rollback or reset of the learned state adopted (src/router/state-restore.ts). */
+  onRestored?: (s: StoredState) => void;
   /** The gateway's metrics the router's decisions and training show in (default: the process-wide set). */
   metrics?: GatewayMetrics;
 };
@@ -91,7 +94,7 @@ export class RouterService {
     this.affinity = new Affinity(s.affinity.ttlMs, s.affinity.maxEntries);
     const backend = this.#backend = o.storeOptions && o.useWorker !== false ? new WorkerBackend(o.storeOptions) : o.sql ? new InlineBackend(o.sql) : null;
     const metrics = this.#metrics = new RouterMetrics(o.metrics ?? processMetrics, () => this.learning.state.version);
-    this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}), onTrained: (r) => metrics.trained(r) });
+    this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}), onTrained: (r) => metrics.trained(r), ...(o.onRestored ? { onRestored: o.onRestored } : {}) });
     this.#share = o.redis ? new AffinityShare(o.redis.url, this.affinity, {
       prefix: o.redis.prefix,
       onError: (e) => o.onError?.('affinity sharing (redis)', e),

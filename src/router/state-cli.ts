@@ -2,7 +2,7 @@
 // (src/router/state-restore.ts). A running gateway adopts the new version on its next state poll.
 // Exit codes: 0 done, 1 the operation failed (a version not stored), 2 usage error.
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { listStates, restoreState, StateNotFound, type StateSummary } from './state-restore.ts';
+import { describeOrigin, listStates, restoreState, StateNotFound } from './state-restore.ts';
 
 export const ROUTER_USAGE = `usage:
   router states [--limit N] [--json]           the stored learned-state versions, newest first
@@ -10,14 +10,6 @@ export const ROUTER_USAGE = `usage:
   router reset [--reason TEXT]                 forget what feedback taught: route on the priors again`;
 
 class UsageError extends Error {}
-
-/** How a version came to be, in a few words. */
-export function originText(s: StateSummary): string {
-  const o = s.origin;
-  if (!o) return 'trained';
-  const what = o.kind === 'reset' ? 'reset to the priors' : `rollback to v${o.from}`;
-  return `${what} by ${o.by}${o.reason ? `: ${o.reason}` : ''}`;
-}
 
 const size = (bytes: number): string => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
 
@@ -42,14 +34,14 @@ export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: 
         const list = await listStates(sql, count('limit', 1) ?? 50);
         if (args.includes('--json')) { out(JSON.stringify(list, null, 2)); return 0; }
         if (list.length === 0) { out('no learned state stored yet: the router routes on its priors'); return 0; }
-        for (const s of list) out(`v${s.version}  ${s.createdAt}  ${String(s.outcomes).padStart(7)} outcomes  ${size(s.bytes).padStart(8)}  ${originText(s)}`);
+        for (const s of list) out(`v${s.version}  ${s.createdAt}  ${String(s.outcomes).padStart(7)} outcomes  ${size(s.bytes).padStart(8)}  ${describeOrigin(s.origin)}`);
         return 0;
       }
       case 'rollback': case 'reset': {
         const to = sub === 'rollback' ? count('to', 1) : null;
         if (sub === 'rollback' && to === undefined) throw new UsageError('router rollback needs --to VERSION (see router states)');
         const s = await restoreState(sql, { from: to ?? null, by: 'cli', reason: flag('reason') ?? null });
-        out(`stored v${s.version}: ${originText(s)}; running gateways route with it within router.learning.state_poll_ms`);
+        out(`stored v${s.version}: ${describeOrigin(s.origin)}; running gateways route with it within router.learning.state_poll_ms`);
         return 0;
       }
       default:

@@ -25,6 +25,13 @@ export class StateNotFound extends Error {
   }
 }
 
+/** How a version came to be, in a few words ("trained", "rollback to v9 by a@b.c: why"). */
+export function describeOrigin(o: StateOrigin | null): string {
+  if (!o) return 'trained';
+  const what = o.kind === 'reset' ? 'reset to the priors' : `rollback to v${o.from}`;
+  return `${what} by ${o.by}${o.reason ? `: ${o.reason}` : ''}`;
+}
+
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
 
 const SUMMARY = 'SELECT version, created_at, outcomes, origin, restored_at, LENGTH(quality) AS bytes FROM router_state';
