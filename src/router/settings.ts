@@ -4,6 +4,7 @@ import type { QualitySignal } from './quality/index.ts';
 import { withOperatorPriors, type CompiledPriors, type PriorTable } from './quality/prior.ts';
 import { compilePolicies, type CompiledPolicy } from './policy.ts';
 import type { RouterDefaults } from './params.ts';
+import { globToRegExp } from '../util/glob.ts';
 
 export type RouterSettings = {
   /** Cold-start priors: the shipped table, with router.priors_file's models over it. */
@@ -66,9 +67,6 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' ? v as Obj : {});
 const pick = <T>(o: Obj, key: string, fallback: T): T => (o[key] as T | undefined) ?? fallback;
 
-export const globToRegExp = (glob: string): RegExp =>
-  new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-
 /** `raw` has passed the schema and checkRouterConfig (src/router/policy-check.ts). */
 export function compileRouterSettings(raw: unknown, priors: PriorTable | null = null): RouterSettings {
   const r = obj(raw);
@@ -83,6 +81,7 @@ export function compileRouterSettings(raw: unknown, priors: PriorTable | null = 
     qualitySignals: ((r.quality_signals ?? []) as Obj[]).map((s) => ({
       metric: s.metric as string, optimize: pick(s, 'optimize', 'max'),
       ...(s.min !== undefined ? { min: s.min as number } : {}), ...(s.max !== undefined ? { max: s.max as number } : {}),
+      ...(s.keys !== undefined ? { keys: s.keys as string[] } : {}),
     })),
     defaultOutputTokens: pick(r, 'default_output_tokens', 400),
     trainIntervalMs: pick(learn, 'train_interval_ms', 30_000),

@@ -137,6 +137,8 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
  */
 export type FeedbackJoin = {
   id: string; at: string; firstAt: string; metric: string; value: string; from?: string;
+  /** The API key it was given with (the answer's own: /v1/feedback takes no other), null without auth. */
+  keyId: string | null;
   canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
 };
 
@@ -169,8 +171,8 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
             CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p WHERE ${pair('p')}
               AND (p.created_at < x.created_at OR (p.created_at = x.created_at AND p.id < x.id)) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) END AS prev,
-            x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd
-     FROM (SELECT f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at,
+            x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd, x.key_id AS key_id
+     FROM (SELECT f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at, f.key_id AS key_id,
              (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
              d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
            FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
@@ -185,6 +187,7 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
   return rows.map((r) => {
     const f: FeedbackJoin = {
       id: String(r.id), at: iso(r.at), firstAt: iso(r.first_at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
+      keyId: r.key_id == null ? null : String(r.key_id),
       features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
     };
     if (String(r.id) !== String(r.first_id)) f.from = String(r.prev);

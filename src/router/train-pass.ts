@@ -4,8 +4,9 @@
 // values and corrections of them (store.ts feedbackSince); a correction trains as an outcome
 // carrying the score it replaces.
 import type { SqlRunner } from '../store/sql-runner.ts';
+import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type StoredState } from './store.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type FeedbackJoin, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
 /** Rows folded per training pass (a backlog is worked off over several passes). */
@@ -24,6 +25,31 @@ export const emptyStored = (): StoredState => ({
 export function scoreOf(value: string, signal: QualitySignal): number | undefined {
   const v: unknown = value === 'true' ? true : value === 'false' ? false : Number(value);
   return typeof v === 'number' && !Number.isFinite(v) ? undefined : feedbackScore(v, signal);
+}
+
+/** Key ids looked up per statement. */
+const KEY_LOOKUP = 500;
+
+/**
+ * The rows whose signal takes feedback from the key they were given with (quality_signals[].keys:
+ * globs over key names, as the keys are named now; a signal without `keys` takes every row).
+ */
+export async function fromTrustedKeys(sql: SqlRunner, fb: FeedbackJoin[], signals: ReadonlyMap<string, QualitySignal>): Promise<FeedbackJoin[]> {
+  const patterns = new Map<string, RegExp[]>();
+  for (const [metric, s] of signals) if (s.keys) patterns.set(metric, s.keys.map(globToRegExp));
+  if (patterns.size === 0) return fb;
+  const ids = [...new Set(fb.flatMap((f) => (f.keyId !== null && patterns.has(f.metric) ? [f.keyId] : [])))];
+  const names = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += KEY_LOOKUP) {
+    const part = ids.slice(i, i + KEY_LOOKUP);
+    for (const r of await sql.all(`SELECT id, name FROM api_keys WHERE id IN (${part.map(() => '?').join(', ')})`, part)) names.set(String(r.id), String(r.name));
+  }
+  return fb.filter((f) => {
+    const p = patterns.get(f.metric);
+    if (!p) return true;
+    const name = f.keyId === null ? undefined : names.get(f.keyId);
+    return name !== undefined && p.some((re) => re.test(name));
+  });
 }
 
 /** The newest stored state if its version is above `after`, else null. */
@@ -45,7 +71,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
   const outcomes: Outcome[] = [];
   let learned = 0;
-  for (const f of fb) {
+  for (const f of await fromTrustedKeys(sql, fb, signals)) {
     const signal = signals.get(f.metric)!;
     const score = scoreOf(f.value, signal);
     if (score === undefined) continue;

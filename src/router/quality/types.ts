@@ -166,4 +166,6 @@ export type QualitySignal = {
   /** Range of a float metric (mapped linearly to [0, 1]); default [0, 1]. */
   min?: number;
   max?: number;
+  /** Globs over API key names: only feedback given with a matching key trains (absent: every key's, and feedback without a key). */
+  keys?: string[];
 };
