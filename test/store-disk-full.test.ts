@@ -1,8 +1,9 @@
 // SQLite on a full filesystem: the error reported is the real one ("database or disk is full"), never
 // the "cannot rollback - no transaction is active" that an unconditional ROLLBACK after SQLite's own
 // rollback used to put in its place; the writer classifies it as an outage (rows kept, back-off) and
-// writes them once space is back. Uses a real 1 MiB tmpfs when the test may mount one (root, as on
-// CI), else SQLite's max_page_count on an ordinary file as the stand-in; the output says which.
+// writes them once space is back. Uses a real 4 MiB tmpfs (an empty database takes 1 MiB in 16 KB
+// pages) when the test may mount one (root, as on CI), else SQLite's max_page_count on an ordinary
+// file as the stand-in; the output says which.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,11 +25,11 @@ const rec = (body: string): InferenceRecord => ({
   responseBody: null,
 });
 
-/** A directory on a 1 MiB tmpfs (unmounted by the returned cleanup), or null when mounting is not allowed here. */
+/** A directory on a 4 MiB tmpfs (unmounted by the returned cleanup), or null when mounting is not allowed here. */
 function smallFilesystem(): { dir: string; cleanup: () => void } | null {
   const dir = mkdtempSync(join(tmpdir(), 'gw-full-'));
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' });
   } catch {
     rmSync(dir, { recursive: true, force: true });
     return null;
@@ -42,7 +43,7 @@ test('a full disk is reported as a full disk, classified as an outage, and the r
   mkdirSync(join(dir, 'db'), { recursive: true });
   // Something else on the same filesystem, removed later to free space as an operator would.
   const ballast = join(dir, 'ballast');
-  writeFileSync(ballast, Buffer.alloc(fs ? 512 * 1024 : 1));
+  writeFileSync(ballast, Buffer.alloc(fs ? 1536 * 1024 : 1));
   const path = join(dir, 'db', 'gw.db');
   const store = new SqliteStore({ path });
   const extra: DatabaseSync[] = [];
@@ -61,7 +62,7 @@ test('a full disk is reported as a full disk, classified as an outage, and the r
     limitPages = (n) => db.exec(`PRAGMA max_page_count = ${n}`);
     limitPages(pages + 8);
   }
-  t.diagnostic(fs ? 'real 1 MiB tmpfs' : 'max_page_count stand-in (mount not permitted here)');
+  t.diagnostic(fs ? 'real 4 MiB tmpfs' : 'max_page_count stand-in (mount not permitted here)');
 
   const body = 'x'.repeat(64 * 1024);
   let failure: unknown = null;
