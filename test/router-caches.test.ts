@@ -11,7 +11,7 @@ import { expectedOutput, foldOutputs } from '../src/router/output-stats.ts';
 import { compilePolicies } from '../src/router/policy.ts';
 import { fixedRuleHits, fixedVerdicts, keyData } from '../src/router/rule-cache.ts';
 import { emptyState, extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
-import { decideInput, routerTestConfig } from './helpers/router-decide.ts';
+import { decideInput, model, routerTestConfig } from './helpers/router-decide.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 
@@ -112,6 +112,20 @@ test('routing (top-k, quality predicted only for what is left) plans exactly wha
         assert.deepEqual(r.excluded, g.excluded, `${label} ${r.id} exclusion`);
       }
     }
+  }
+});
+
+test('the candidates a routed decision shows (headers, the record) are the best SHOWN in the full ranking\'s order', async () => {
+  await warmTokenizers();
+  const { SHOWN } = await import('../src/router/decide.ts');
+  // Fourteen more offers, priced apart, so the order past the plan is more than the plan's few.
+  const many = routerTestConfig([['pd', Array.from({ length: 14 }, (_, i) => model(`m-${i}`, (0.0000001 * (1 + ((i * 5) % 14))).toFixed(9), (0.0000004 * (1 + ((i * 3) % 14))).toFixed(9)))]]);
+  const shownIncluded = (over: Partial<DecideInput>, body: Record<string, unknown>) =>
+    decide(decideInput(many, body, over)).ranked.filter((r) => !r.excluded).slice(0, SHOWN).map((r) => [r.id, r.utility]);
+  for (const body of [{}, { willingness_to_pay: 0.001 }, { willingness_to_pay: 1 }, { max_cost_per_million_tokens: 3 }]) {
+    const full = shownIncluded({ fullRanking: true }, body);
+    assert.equal(full.length, SHOWN);
+    assert.deepEqual(shownIncluded({}, body), full, JSON.stringify(body));
   }
 });
 

@@ -116,7 +116,8 @@ export function decide(inp: DecideInput): Decision {
     const d = f.util[b]! - f.util[a]!;
     return d > EPS || d < -EPS ? d : f.cost[a]! - f.cost[b]!;
   };
-  const k = inp.maxAttempts + 2;
+  // The plan takes the best few, and the decision shows the best SHOWN (headers, the record) in order.
+  const k = Math.max(inp.maxAttempts + 2, SHOWN);
   // The dry run ranks everything; routing needs the best few.
   const order = (from: number, to: number): void => {
     if (!inp.fullRanking) { selectTop(running, k, better, from, to); return; }
