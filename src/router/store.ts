@@ -235,9 +235,9 @@ export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks =
 }
 
 /**
- * Deletes learned states but the newest `keep` versions and the last version of each of the `days`
- * UTC days before `now` (what an operator can roll back to, src/router/state-restore.ts); resolves with
- * the rows deleted.
+ * Deletes learned states but the newest `keep` versions and the last version of the UTC day of `now`
+ * and of each of the `days` days before it (what an operator can roll back to,
+ * src/router/state-restore.ts); resolves with the rows deleted.
  */
 export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = Date.now()): Promise<number> {
   const newest = await latestVersion(sql);
