@@ -182,6 +182,22 @@ export type RouterKind = {
   models: RouterKindModel[]; other: { models: number; requests: number; share: number | null } | null;
 };
 
+/** How a learned state came to be: null when trained; else an admin's rollback to `from_version` or reset to the priors. */
+export type RouterStateOrigin = { kind: 'rollback' | 'reset'; from_version: number | null; by: string; reason: string | null };
+
+/** A stored learned-state version (GET /router/states, admins). */
+export type RouterStoredState = {
+  version: number; created_at: string; outcomes: number;
+  /** Size of its quality model (characters of the stored text). */
+  bytes: number;
+  /** The latest rollback or reset it descends from. */
+  restored_at: string | null;
+  origin: RouterStateOrigin | null;
+};
+
+/** GET /router/states: the stored versions, newest first, and the one this replica routes with. */
+export type RouterStates = { data: RouterStoredState[]; serving_version: number | null };
+
 /** GET /router: the router as a whole over a time window (the caller's keys only, for members). */
 export type RouterOverview = {
   /** The window asked for, rounded out to whole UTC hours (the rollups' rows). */

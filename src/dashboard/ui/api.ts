@@ -1,7 +1,8 @@
 // The dashboard's one typed client of the admin API (/admin/api/v1): every page reads through it. Changes
 // carry the session's CSRF token; errors become ApiError with the API's stable code.
 import type {
-  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, SessionView, UsageReport, UserView,
+  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterStates, RouterStoredState, SessionView,
+  UsageReport, UserView,
 } from './api-types.ts';
 
 export const API = '/admin/api/v1';
@@ -64,4 +65,8 @@ export const api = {
   models: () => call<{ data: ModelInfo[] }>('GET', '/models'),
   compare: (query: string) => call<ModelComparison>('GET', `/models/compare${query}`),
   router: (query: string) => call<RouterOverview>('GET', `/router${query}`),
+  routerStates: (limit: number) => call<RouterStates>('GET', `/router/states${qs({ limit })}`),
+  /** A rollback to `version`, or a reset to the priors (version null). */
+  restoreRouterState: (version: number | null, reason: string) => call<{ state: RouterStoredState; serving_version: number | null }>('POST', '/router/states',
+    version === null ? { action: 'reset', reason: reason || undefined } : { action: 'rollback', version, reason: reason || undefined }),
 };

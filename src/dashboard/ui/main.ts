@@ -61,7 +61,7 @@ async function route(): Promise<void> {
     else if (page === 'requests') await requestsPage(main, (f) => cleanups.push(f));
     else if (page === 'keys') await keysPage(main, s);
     else if (page === 'models') await modelsPage(main);
-    else if (page === 'router') await routerPage(main);
+    else if (page === 'router') await routerPage(main, s.user.role === 'admin');
     else if (page === 'users' && s.user.role === 'admin') await usersPage(main, s);
     else if (page === 'account') accountPage(main, s);
     else mount(main, h('h1', null, 'Not found'), h('p', null, 'No such page.'));

@@ -2,7 +2,8 @@
 // share, the chosen models (share, real cost against the router's estimates, feedback on its quality
 // signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
 // the learned state versions used; routed requests, errors and cost over time, and per prompt kind the
-// requests, errors, cost and the models chosen for it. The range lives in the URL.
+// requests, errors, cost and the models chosen for it. The range lives in the URL. Admins also see the
+// stored learned-state versions, with a rollback and a reset (router-states.ts).
 import { api, qs } from '../api.ts';
 import type { RouterKind, RouterModelShare, RouterOverview } from '../api-types.ts';
 import { barChart, lineChart } from '../charts.ts';
@@ -12,6 +13,7 @@ import { feedbackText, kindModelsText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
+import { routerStatesSection } from './router-states.ts';
 
 /** The API query for the page's URL state. */
 export function routerApiQuery(q: Record<string, string>, now = Date.now()): string {
@@ -89,7 +91,7 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
   return [cards, ...notes.filter((x): x is HTMLElement => x !== null), overTime(r), models, byKind(r), constraints, versions];
 }
 
-export async function routerPage(root: HTMLElement): Promise<void> {
+export async function routerPage(root: HTMLElement, admin: boolean): Promise<void> {
   const q = readQuery();
   const range = select('range', RANGES, q.range ?? '7d');
   range.addEventListener('change', () => navigate(`/dashboard/router${withQuery(q, { range: range.value, from: null, to: null })}`));
@@ -97,7 +99,7 @@ export async function routerPage(root: HTMLElement): Promise<void> {
   const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
   mount(root, h('h1', null, 'Router'), filters, body);
   try {
-    mount(body, ...render(await api.router(routerApiQuery(q)), q));
+    mount(body, ...render(await api.router(routerApiQuery(q)), q), ...(admin ? [routerStatesSection()] : []));
   } catch (e) {
     mount(body, errorBox(e));
   }
