@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
-import { axeViolations, chromiumPresent, launchBrowser } from './helpers/browser.ts';
+import { axeViolations, chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
 import { insertDecisions } from '../src/router/store.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
@@ -110,12 +110,7 @@ async function routedTraffic(): Promise<void> {
 }
 
 async function signIn(email: string): Promise<void> {
-  await page.goto(`${gw.url}/dashboard`);
-  await page.waitForSelector('form.login-form');
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', PW);
-  await page.click('button[type=submit]');
-  await page.waitForSelector('nav');
+  await signInAs(page, gw.url, email, PW);
   await ready(page);
 }
 

@@ -13,7 +13,7 @@ import { emptyStored } from '../src/router/train-pass.ts';
 import { listStates } from '../src/router/state-restore.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
-import { axeViolations, chromiumPresent, launchBrowser } from './helpers/browser.ts';
+import { axeViolations, chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
 
 const SHOTS = process.env.DASHBOARD_SCREENSHOTS ?? join(import.meta.dirname, 'artifacts', 'dashboard');
 const PW = 'correct horse battery staple';
@@ -47,14 +47,7 @@ after(async () => {
 type PageGlobal = { document: { body: { textContent: string | null } } };
 const bodyHas = (text: string) => page.waitForFunction((t) => (globalThis as unknown as PageGlobal).document.body.textContent?.includes(t) ?? false, text, { timeout: 15_000 });
 
-async function signIn(email: string): Promise<void> {
-  await page.goto(`${gw.url}/dashboard`);
-  await page.waitForSelector('form.login-form');
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', PW);
-  await page.click('button[type=submit]');
-  await page.waitForSelector('nav');
-}
+const signIn = (email: string): Promise<void> => signInAs(page, gw.url, email, PW);
 
 /** The tables' rows, cells joined by " | " (the versions' rows start with "v<N>"). */
 const rowTexts = (): Promise<string[]> => page.$$eval('section table tbody tr', (trs) =>

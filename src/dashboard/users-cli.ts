@@ -2,6 +2,7 @@
 // A password comes from --password-stdin (one line on standard input) or is generated and printed once.
 // Exit codes: 0 done, 1 the operation failed (bad value, unknown user), 2 usage error.
 import { GatewayError } from '../gateway-error.ts';
+import { flagReader, UsageError } from '../util/cli-args.ts';
 import type { Store } from '../store/types.ts';
 import { generatePassword } from './passwords.ts';
 import { Users } from './users.ts';
@@ -12,7 +13,6 @@ export const USERS_USAGE = `usage:
   users password EMAIL [--password-stdin]     set a new password (generated unless given) and end the user's sessions
   users disable EMAIL | users enable EMAIL`;
 
-class UsageError extends Error {}
 
 async function readStdinLine(stdin: NodeJS.ReadableStream): Promise<string> {
   let data = '';
@@ -26,13 +26,7 @@ async function readStdinLine(stdin: NodeJS.ReadableStream): Promise<string> {
 export async function runUsersCommand(argv: string[], store: Store, out: (s: string) => void, stdin: NodeJS.ReadableStream = process.stdin): Promise<number> {
   const args = argv[0] === 'users' ? argv.slice(1) : argv;
   const users = new Users(store.sql);
-  const flag = (name: string): string | undefined => {
-    const i = args.indexOf(`--${name}`);
-    if (i < 0) return undefined;
-    const v = args[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`--${name} needs a value`);
-    return v;
-  };
+  const flag = flagReader(args);
   const password = async (): Promise<{ value: string; generated: boolean }> =>
     args.includes('--password-stdin') ? { value: await readStdinLine(stdin), generated: false } : { value: generatePassword(), generated: true };
   const byEmail = async (email: string | undefined) => {

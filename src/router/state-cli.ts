@@ -2,6 +2,7 @@
 // (src/router/state-restore.ts). A running gateway adopts the new version on its next state poll.
 // Exit codes: 0 done, 1 the operation failed (a version not stored), 2 usage error.
 import type { SqlRunner } from '../store/sql-runner.ts';
+import { flagReader, UsageError } from '../util/cli-args.ts';
 import { describeOrigin, listStates, restoreState, StateNotFound } from './state-restore.ts';
 
 export const ROUTER_USAGE = `usage:
@@ -9,19 +10,12 @@ export const ROUTER_USAGE = `usage:
   router rollback --to VERSION [--reason TEXT] route with that version's quality model again
   router reset [--reason TEXT]                 forget what feedback taught: route on the priors again`;
 
-class UsageError extends Error {}
 
 const size = (bytes: number): string => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
 
 export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: string) => void, err: (s: string) => void = out): Promise<number> {
   const [sub, ...args] = argv;
-  const flag = (name: string): string | undefined => {
-    const i = args.indexOf(`--${name}`);
-    if (i < 0) return undefined;
-    const v = args[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`--${name} needs a value`);
-    return v;
-  };
+  const flag = flagReader(args);
   const count = (name: string, min: number): number | undefined => {
     const v = flag(name);
     if (v === undefined) return undefined;

@@ -32,3 +32,13 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   const result = await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)") as AxeViolation[];
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** Signs in through the dashboard's login form and waits for its navigation (the signed-in shell). */
+export async function signInAs(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard`);
+  await page.waitForSelector('form.login-form');
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('nav');
+}
