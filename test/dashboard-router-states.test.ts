@@ -99,10 +99,19 @@ test('an admin rolls the router back and resets it from the Router page; a membe
   assert.equal(stored[1]!.outcomes, 40);
   assert.equal(gw.services.router!.learning.state.version, 5);
 
+  // An error from the API shows in the dashboard's error style and stores nothing: a version retention
+  // deleted behind the page's back.
+  await gw.services.store!.sql.run('DELETE FROM router_state WHERE version = 2');
+  await page.click('tr:has-text("v2") button:has-text("Roll back to this")');
+  await page.waitForSelector('.notice.error', { timeout: 10_000 });
+  assert.match(await page.locator('.notice.error').innerText(), /router state version 2 is not stored \(kept: 5, 4, 3, 1/);
+  assert.equal((await listStates(gw.services.store!.sql))[0]!.version, 5);
+  assert.equal(await page.locator('tr:has-text("v2") button').isDisabled(), false, 'the button is usable again after the error');
+
   await page.click('button:has-text("Sign out")');
   await signIn('mia@example.com');
   await page.goto(`${gw.url}/dashboard/router`);
-  await bodyHas('Learned state');
+  await bodyHas('Learned state used');
   assert.equal(await page.locator('text=Undo learning').count(), 0, 'members see no rollback');
   assert.equal(await page.locator('button:has-text("Roll back to this")').count(), 0);
 });

@@ -44,7 +44,7 @@ export function routerStatesSection(): HTMLElement {
     try { r = await api.routerStates(SHOWN); } catch (e) { mount(list, errorBox(e)); return; }
     const newest = r.data[0]?.version;
     mount(list, table(['Version', 'Created', 'Outcomes', 'Size', 'How', ''], r.data.map((s) => {
-      const button = h('button', { type: 'button', class: 'secondary small', onclick: () => restore(s.version, button) }, 'Roll back to this');
+      const button = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Roll back to this: version ${s.version}`, onclick: () => restore(s.version, button) }, 'Roll back to this');
       return [
         h('span', null, `v${s.version}`, s.version === r.serving_version ? [' ', badge('routing with it', 'ok')] : null),
         dateTime(s.created_at), compact(s.outcomes), size(s.bytes), originText(s),

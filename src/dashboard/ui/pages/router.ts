@@ -84,7 +84,7 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
     r.constraints.length ? chart(barChart({ title: 'Decisions where each constraint excluded candidates', bars: r.constraints.map((c) => ({ label: c.constraint, value: c.decisions, text: `${compact(c.decisions)} · ${pct(c.share)}` })) })) : null,
     table(['Constraint', 'Decisions', 'Share of routed', 'Candidates excluded'], r.constraints.map((c) => [c.constraint, compact(c.decisions), pct(c.share), compact(c.candidates)]),
       { numeric: [1, 2, 3], empty: 'No constraint excluded a candidate in this range.' }));
-  const versions = section('Learned state',
+  const versions = section('Learned state used',
     h('p', null, `${compact(r.state_version_count)} state version${r.state_version_count === 1 ? '' : 's'} used${r.state_versions.length < r.state_version_count ? `; the newest ${r.state_versions.length}` : ''}.`),
     table(['Version', 'Decisions', 'First used', 'Last used'], r.state_versions.map((s) => [String(s.version), compact(s.decisions), dateTime(s.first_at), dateTime(s.last_at)]),
       { numeric: [1], empty: 'No decisions in this range.' }));
