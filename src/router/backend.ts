@@ -7,13 +7,10 @@ import { Piscina } from 'piscina';
 import type { OpenStoreOptions } from '../store/open.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { readChunk, type RowChunk } from './decision-row.ts';
-import { pruneDecisions, pruneStates, storeDecisions, type StoredState } from './store.ts';
+import { pruneRouterData, storeDecisions, type KeepStates, type PruneResult, type StoredState } from './store.ts';
 import { newerState, trainPass, type TrainSettings } from './train-pass.ts';
 import { runTrain, type RouterTask, type WorkerData } from '../workers/router-train.ts';
 
-export type PruneResult = { decisions: number; states: number };
-/** Learned states the retention pass keeps: the newest `states` and the last of each of `days` UTC days. */
-export type KeepStates = { states: number; days: number };
 export type LearnResult = { state: StoredState | null; stored: boolean };
 
 export interface RouterBackend {
@@ -34,9 +31,7 @@ export class InlineBackend implements RouterBackend {
   readonly #sql: SqlRunner;
   constructor(sql: SqlRunner) { this.#sql = sql; }
   writeDecisions(chunk: RowChunk): Promise<void> { return storeDecisions(this.#sql, readChunk(chunk)); }
-  async prune(before: string | null, keep: KeepStates): Promise<PruneResult> {
-    return { decisions: before === null ? 0 : await pruneDecisions(this.#sql, before), states: await pruneStates(this.#sql, keep.states, keep.days) };
-  }
+  prune(before: string | null, keep: KeepStates): Promise<PruneResult> { return pruneRouterData(this.#sql, before, keep); }
   load(after: number): Promise<StoredState | null> { return newerState(this.#sql, after); }
   async learn(base: StoredState, settings: TrainSettings): Promise<LearnResult> {
     const r = await trainPass(this.#sql, base, settings, runTrain);

@@ -8,7 +8,7 @@
 // The quality model is copied in SQL, never parsed here (a state runs to megabytes).
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { emptyState } from './quality/index.ts';
-import { START, type Cursor, type StateOrigin } from './store.ts';
+import { iso, restoreFields, START, type Cursor, type StateOrigin } from './store.ts';
 
 /** One stored version as listed (its quality model's size, not the model). */
 export type StateSummary = {
@@ -32,8 +32,6 @@ export function describeOrigin(o: StateOrigin | null): string {
   return `${what} by ${o.by}${o.reason ? `: ${o.reason}` : ''}`;
 }
 
-const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
-
 const SUMMARY = 'SELECT version, created_at, outcomes, origin, restored_at, LENGTH(quality) AS bytes FROM router_state';
 
 /** The stored versions, newest first. */
@@ -43,9 +41,7 @@ export async function listStates(sql: SqlRunner, limit = 100): Promise<StateSumm
 
 function summaries(rows: ReadonlyArray<Record<string, unknown>>): StateSummary[] {
   return rows.map((r) => ({
-    version: Number(r.version), createdAt: iso(r.created_at), outcomes: Number(r.outcomes),
-    origin: r.origin == null ? null : JSON.parse(String(r.origin)) as StateOrigin,
-    restoredAt: r.restored_at == null ? null : String(r.restored_at), bytes: Number(r.bytes),
+    version: Number(r.version), createdAt: iso(r.created_at), outcomes: Number(r.outcomes), ...restoreFields(r), bytes: Number(r.bytes),
   }));
 }
 

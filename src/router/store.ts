@@ -36,7 +36,8 @@ export type StoredState = {
   restoredAt: string | null;
 };
 
-const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
+/** A timestamp column as ISO text (PostgreSQL gives a Date, SQLite the stored text). */
+export const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
 const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
 
 /** Stores decision rows given as objects (storeDecisions). */
@@ -114,8 +115,13 @@ export async function loadState(sql: SqlRunner, version?: number): Promise<Store
   return {
     version: Number(r.version), createdAt: iso(r.created_at), quality: json(r.quality), output: json(r.output),
     feedbackCursor: json(r.feedback_cursor), decisionCursor: json(r.decision_cursor), outcomes: Number(r.outcomes),
-    origin: r.origin == null ? null : json(r.origin), restoredAt: r.restored_at == null ? null : String(r.restored_at),
+    ...restoreFields(r),
   };
+}
+
+/** A router_state row's origin and restore time (migration 23; null in rows from before it). */
+export function restoreFields(r: Row): Pick<StoredState, 'origin' | 'restoredAt'> {
+  return { origin: r.origin == null ? null : json(r.origin), restoredAt: r.restored_at == null ? null : String(r.restored_at) };
 }
 
 /** Stores a new version; false when another replica stored that version first. */
@@ -249,4 +255,13 @@ export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = 
        SELECT MAX(version) FROM router_state WHERE created_at >= ? GROUP BY ${day})`,
     [newest - keep, new Date(now - days * 86_400_000).toISOString().slice(0, 10) + 'T00:00:00.000Z'],
   );
+}
+
+export type PruneResult = { decisions: number; states: number };
+/** Learned states the retention pass keeps: the newest `states` and the last of each of `days` UTC days. */
+export type KeepStates = { states: number; days: number };
+
+/** The router's retention pass (the worker and the inline backend): decisions created before `before` (null: none), then states. */
+export async function pruneRouterData(sql: SqlRunner, before: string | null, keep: KeepStates): Promise<PruneResult> {
+  return { decisions: before === null ? 0 : await pruneDecisions(sql, before), states: await pruneStates(sql, keep.states, keep.days) };
 }

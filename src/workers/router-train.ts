@@ -8,8 +8,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { packState, train, type Outcome, type QualityState, type TrainOptions } from '../router/quality/index.ts';
 import { foldOutputs, type OutputTable } from '../router/output-stats.ts';
 import { readChunk, type RowChunk } from '../router/decision-row.ts';
-import type { KeepStates } from '../router/backend.ts';
-import { pruneDecisions, pruneStates, storeDecisions, type StoredState } from '../router/store.ts';
+import { pruneRouterData, storeDecisions, type KeepStates, type StoredState } from '../router/store.ts';
 import { emptyStored, newerState, trainPass, type TrainSettings } from '../router/train-pass.ts';
 import { openStore, type OpenStoreOptions } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
@@ -77,10 +76,7 @@ export default async function handle(t: RouterTask): Promise<unknown> {
   const s = await storeOf();
   switch (t.op) {
     case 'decisions': return storeDecisions(s.sql, readChunk(t.chunk));
-    case 'prune': return {
-      decisions: t.before === null ? 0 : await pruneDecisions(s.sql, t.before),
-      states: await pruneStates(s.sql, t.keep.states, t.keep.days),
-    };
+    case 'prune': return pruneRouterData(s.sql, t.before, t.keep);
     case 'load': {
       await newest(s);
       return current && current.version > t.after ? forMain(current, (x) => x) : null;
