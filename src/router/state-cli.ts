@@ -10,7 +10,6 @@ export const ROUTER_USAGE = `usage:
   router rollback --to VERSION [--reason TEXT] route with that version's quality model again
   router reset [--reason TEXT]                 forget what feedback taught: route on the priors again`;
 
-
 const size = (bytes: number): string => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
 
 export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: string) => void, err: (s: string) => void = out): Promise<number> {
