@@ -1,7 +1,8 @@
 // Router mode with its PostgreSQL unreachable (a TCP proxy the test controls in front of the shared
 // server) and back: routed requests are answered from the state in memory; feedback says 503 per event
 // instead of losing it; the decisions made meanwhile reach the store once it returns, so feedback on
-// them trains the next state (the choice moves); the background writers and pollers log the outage a
+// them trains the next state (the choice moves); the admin API's learned-state routes answer 503 with
+// retry-after and store nothing; the background writers and pollers log the outage a
 // line per subject, not one per retry.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -15,6 +16,7 @@ const pgUp = await pgAvailable();
 if (!pgUp && process.env.CI === 'true') throw new Error('PostgreSQL unreachable (CI=true: failing, not skipping)');
 let oa: MockUpstream; let proxy: TcpProxy; let gw: TestGateway; let capture: OutputCapture;
 const schema = freshSchema('gw_router_out');
+const ADMIN_KEY = 'admin-key-for-the-router-outage-test-0123456';
 
 before(async () => {
   if (!pgUp) return;
@@ -24,6 +26,7 @@ before(async () => {
     providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [
       { name: 'cheap', pricing: { prompt: '0.000001', completion: '0.000002' } }, { name: 'dear', pricing: { prompt: '0.000002', completion: '0.000002' } }] }],
     gateway: {
+      auth: { enabled: false, admin_key: ADMIN_KEY },
       storage: { database_url: proxy.url(), writer: { batch_size: 1000, flush_ms: 20, max_queue: 10000 } },
       workers: { threads: 1 },
       router: { exploration: { share: 0 }, quality_signals: [{ metric: 'good', optimize: 'max' }], learning: { train_interval_ms: 300, state_poll_ms: 300, feedback_settle_ms: 0 } },
@@ -60,6 +63,15 @@ test('PostgreSQL down under router traffic: served from memory, feedback refused
   }
   assert.equal((await post('/v1/router/rank', { messages: [{ role: 'user', content: 'x' }] })).status, 200);
   assert.deepEqual((await feedback([ids[0]!])).map((e) => e.error?.status_code), [503], 'not stored: the client is told to retry');
+  // The learned-state versions cannot be read or restored: an error in the admin API's shape, nothing stored.
+  const states = (method: string, body?: unknown) => fetch(`${gw.url}/admin/api/v1/router/states`, {
+    method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(10_000),
+  });
+  for (const r of [await states('GET'), await states('POST', { action: 'reset' })]) {
+    const b = (await r.json()) as { error?: { code: string; message: string } };
+    assert.deepEqual([r.status, b.error?.code, r.headers.get('retry-after')], [503, 'storage_unavailable', '1'], JSON.stringify(b));
+    assert.match(b.error!.message, /database is unavailable/);
+  }
   await new Promise((r) => setTimeout(r, 2000)); // the writers retry every 20-250 ms, the pollers every 300 ms
   assert.equal((await fetch(`${gw.url}/health`)).status, 200);
   proxy.up();
@@ -69,6 +81,9 @@ test('PostgreSQL down under router traffic: served from memory, feedback refused
     const lines = log.split('\n').filter((l) => l.startsWith(`${subject}:`)).length;
     assert.ok(lines >= 1 && lines <= 2, `${subject}: ${lines} lines in 2 s of outage:\n${log}`);
   }
+  const back = await states('GET');
+  assert.equal(back.status, 200, 'the versions read again once it is back');
+  assert.ok(((await back.json()) as { data: Array<{ origin: unknown }> }).data.every((v) => v.origin === null), 'the refused reset stored nothing');
   // Back: the decisions made while it was down are stored, so feedback on them is accepted and trains.
   let stored = 0;
   for (let i = 0; i < 100 && stored < ids.length; i++) {

@@ -1,10 +1,12 @@
 // The admin API's own route table under /admin/api/v1 (one gateway route per method hands over the
 // whole prefix): each entry names its method, path (`:id` segments), whether only admins may call it,
-// and a handler given the authenticated caller and what it may see.
+// and a handler given the authenticated caller and what it may see. A database that cannot be reached
+// is a 503 with retry-after on every route (the error path would make it a 500).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Access } from '../../dashboard/access.ts';
 import type { DashboardServices } from '../../dashboard/services.ts';
 import { GatewayError } from '../../gateway-error.ts';
+import { classifyStoreError } from '../../store/errors.ts';
 import type { Route, RouteParams } from '../routes.ts';
 import type { Services } from '../services.ts';
 import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } from './context.ts';
@@ -53,6 +55,15 @@ export function matchApiPath(pattern: string, path: string): string[] | null {
 export function adminApiRoutes(svc: Services): Route[] {
   const table = apiRoutes();
   const dispatch = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
+    try { await route(req, res, params); } catch (e) {
+      // The database unreachable (PostgreSQL down, SQLite's disk full...): a 503 the caller may retry, not a 500.
+      if (!(e instanceof GatewayError) && classifyStoreError(e) === 'unavailable') {
+        throw new GatewayError('storage_unavailable', `the gateway's database is unavailable (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } });
+      }
+      throw e;
+    }
+  };
+  const route = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
     const d = dashboardOf(svc);
     const allowed: string[] = [];
     for (const r of table) {
