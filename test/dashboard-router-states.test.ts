@@ -1,7 +1,8 @@
 // The Router page's "Undo learning" section in a real browser (Debian's chromium through playwright-core):
 // an admin sees the stored learned-state versions, rolls back to an earlier one with a reason (the
 // confirmation accepted) and then resets to the priors; the table and the store show the new versions
-// with who and why, and this replica routes with them. A member sees no such section. axe-core finds
+// with who and why, and this replica routes with them; an overview that fails to load leaves the section
+// usable. A member sees no such section. axe-core finds
 // no serious or critical violation; a screenshot is kept in test/artifacts/dashboard.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,6 +108,15 @@ test('an admin rolls the router back and resets it from the Router page; a membe
   assert.match(await page.locator('.notice.error').innerText(), /router state version 2 is not stored \(kept: 5, 4, 3, 1/);
   assert.equal((await listStates(gw.services.store!.sql))[0]!.version, 5);
   assert.equal(await page.locator('tr:has-text("v2") button').isDisabled(), false, 'the button is usable again after the error');
+
+  // An overview that fails to load (the rollups' read refused) leaves undoing learning reachable.
+  await page.route(/\/admin\/api\/v1\/router(\?|$)/, (r) => r.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { type: 'storage_unavailable', message: 'the overview could not be read' } }) }));
+  await page.goto(`${gw.url}/dashboard/router`);
+  await page.waitForSelector('.notice.error', { timeout: 10_000 });
+  assert.match(await page.locator('.notice.error').first().innerText(), /the overview could not be read/);
+  await bodyHas('Roll back to this');
+  assert.match((await versionRows('v5'))[0]!, /^v5 routing with it/);
+  await page.unroute(/\/admin\/api\/v1\/router(\?|$)/);
 
   await page.click('button:has-text("Sign out")');
   await signIn('mia@example.com');

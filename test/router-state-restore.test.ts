@@ -177,7 +177,7 @@ for (const b of backends) {
     } finally { await store.close(); }
   });
 
-  test(`${b.name}: the router command lists, rolls back and resets; usage errors exit 2, a version not stored 1`, async () => {
+  test(`${b.name}: the router command lists, rolls back and resets; a reason is trimmed as the admin API trims it; usage errors exit 2 (a reason past 500 characters among them), a version not stored 1`, async () => {
     const store = await b.open();
     try {
       await clear(store.sql);
@@ -187,9 +187,9 @@ for (const b of backends) {
       assert.equal(await cmd('states'), 0);
       assert.match(lines.pop()!, /no learned state stored yet/);
       for (const v of [1, 2]) await saveState(store.sql, marked(v, v));
-      assert.equal(await cmd('rollback', '--to', '1', '--reason', 'undo the flood'), 0);
+      assert.equal(await cmd('rollback', '--to', '1', '--reason', '  undo the flood '), 0);
       assert.match(lines.pop()!, /^stored v3: rollback to v1 by cli: undo the flood;/);
-      assert.equal(await cmd('reset'), 0);
+      assert.equal(await cmd('reset', '--reason', '   '), 0);
       assert.match(lines.pop()!, /^stored v4: reset to the priors by cli;/);
       assert.equal(await cmd('states', '--limit', '3'), 0);
       assert.deepEqual(lines.splice(0).map((l) => l.replace(/\s+/g, ' ').replace(/ \S+Z /, ' T ')), [
@@ -202,6 +202,8 @@ for (const b of backends) {
       assert.equal(await cmd('rollback', '--to', 'x'), 2);
       assert.equal(await cmd('states', '--limit', '0'), 2);
       assert.equal(await cmd('undo'), 2);
+      assert.equal(await cmd('reset', '--reason', 'x'.repeat(501)), 2);
+      assert.match(errs.at(-1)!, /--reason must be at most 500 characters/);
       assert.equal(await cmd('rollback', '--to', '77'), 1);
       assert.match(errs.pop()!, /77 is not stored/);
       assert.equal((await listStates(store.sql)).length, 4, 'nothing stored by the refused commands');

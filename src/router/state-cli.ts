@@ -3,7 +3,7 @@
 // Exit codes: 0 done, 1 the operation failed (a version not stored), 2 usage error.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { flagReader, UsageError } from '../util/cli-args.ts';
-import { describeOrigin, listStates, restoreState, StateNotFound } from './state-restore.ts';
+import { describeOrigin, listStates, REASON_MAX, restoreReason, restoreState, StateNotFound } from './state-restore.ts';
 
 export const ROUTER_USAGE = `usage:
   router states [--limit N] [--json]           the stored learned-state versions, newest first
@@ -33,7 +33,9 @@ export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: 
       case 'rollback': case 'reset': {
         const to = sub === 'rollback' ? count('to', 1) : null;
         if (sub === 'rollback' && to === undefined) throw new UsageError('router rollback needs --to VERSION (see router states)');
-        const s = await restoreState(sql, { from: to ?? null, by: 'cli', reason: flag('reason') ?? null });
+        const reason = restoreReason(flag('reason'));
+        if (reason === undefined) throw new UsageError(`--reason must be at most ${REASON_MAX} characters`);
+        const s = await restoreState(sql, { from: to ?? null, by: 'cli', reason });
         out(`stored v${s.version}: ${describeOrigin(s.origin)}; running gateways route with it within router.learning.state_poll_ms`);
         return 0;
       }

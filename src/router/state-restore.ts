@@ -52,6 +52,21 @@ export type RestoreRequest = {
   by: string; reason: string | null;
 };
 
+/** Longest reason kept with a rollback or reset. */
+export const REASON_MAX = 500;
+
+/**
+ * A rollback's or reset's reason as stored, whoever gives it (the admin API, the command line): trimmed,
+ * null when empty or absent; undefined when it is not a string of at most REASON_MAX characters (the
+ * caller refuses it in its own terms).
+ */
+export function restoreReason(raw: unknown): string | null | undefined {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'string' || raw.length > REASON_MAX) return undefined;
+  const t = raw.trim();
+  return t === '' ? null : t;
+}
+
 /** Attempts before giving up when training replicas keep storing the next version first. */
 const TRIES = 5;
 

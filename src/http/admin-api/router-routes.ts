@@ -4,14 +4,12 @@
 // (src/router/state-restore.ts), which this replica adopts at once and the others on their next poll.
 import { routerOverview } from '../../dashboard/router-overview.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
-import { listStates, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
+import { listStates, REASON_MAX, restoreReason, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
 import { sendApiJson } from './context.ts';
 import { jsonBody } from './session-routes.ts';
 import { seriesParams } from './usage-routes.ts';
 import { int, range } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
-
-const REASON_MAX = 500;
 
 const stateView = (s: StateSummary) => ({
   version: s.version, created_at: s.createdAt, outcomes: s.outcomes, bytes: s.bytes, restored_at: s.restoredAt,
@@ -25,10 +23,8 @@ const serving = (c: ApiCall): number | null => c.svc.router?.learning.state.vers
 function restoreBody(body: Record<string, unknown>): { from: number | null; reason: string | null } {
   const { action, version, reason } = body;
   if (action !== 'rollback' && action !== 'reset') throw invalidParam('action', 'action must be "rollback" (with "version") or "reset"');
-  if (reason !== undefined && reason !== null && (typeof reason !== 'string' || reason.length > REASON_MAX)) {
-    throw invalidParam('reason', `reason must be a string of at most ${REASON_MAX} characters`);
-  }
-  const why = typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : null;
+  const why = restoreReason(reason);
+  if (why === undefined) throw invalidParam('reason', `reason must be a string of at most ${REASON_MAX} characters`);
   if (action === 'reset') {
     if (version !== undefined && version !== null) throw invalidParam('version', 'a reset takes no version (it returns to the priors); use action "rollback" to go back to a version');
     return { from: null, reason: why };

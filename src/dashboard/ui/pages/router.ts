@@ -97,9 +97,10 @@ export async function routerPage(root: HTMLElement, admin: boolean): Promise<voi
   range.addEventListener('change', () => navigate(`/dashboard/router${withQuery(q, { range: range.value, from: null, to: null })}`));
   const filters = h('form', { class: 'filters', 'aria-label': 'Router filters', onsubmit: (e: Event) => e.preventDefault() }, field('Range', range));
   const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
-  mount(root, h('h1', null, 'Router'), filters, body);
+  // The learned states load on their own: an overview that fails to load leaves undoing learning reachable.
+  mount(root, h('h1', null, 'Router'), filters, body, ...(admin ? [routerStatesSection()] : []));
   try {
-    mount(body, ...render(await api.router(routerApiQuery(q)), q), ...(admin ? [routerStatesSection()] : []));
+    mount(body, ...render(await api.router(routerApiQuery(q)), q));
   } catch (e) {
     mount(body, errorBox(e));
   }
