@@ -18,6 +18,7 @@ const USAGE = `usage: gateway <command> [--config FILE]
   catalog check         report the catalog's invariants (also part of check)
   router states | router rollback --to VERSION [--reason TEXT] | router reset [--reason TEXT]
                         the router's learned-state versions; undo what feedback taught (docs/router.md)
+  store vacuum          rewrite the SQLite database with 16 KB pages and without free pages (gateway stopped)
   router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]
                         offline evaluation of the router's quality model (docs/router.md)`;
 
@@ -86,6 +87,11 @@ async function main(argv: string[]): Promise<number> {
       const { runRouterCommand } = await import('./router/state-cli.ts');
       const store = await openStoreFor(compileConfig(loadConfig(file)));
       try { return await runRouterCommand(rest, store.sql, (s) => console.log(s), (s) => console.error(s)); } finally { await store.close(); }
+    }
+    case 'store': {
+      const { storeOptionsFor } = await import('./serve.ts');
+      const { runStoreCommand } = await import('./store/vacuum-cli.ts');
+      return runStoreCommand(rest, storeOptionsFor(compileConfig(loadConfig(file))), (s) => console.log(s), (s) => console.error(s));
     }
     case 'router-bench': {
       const { runRouterBench } = await import('./router/bench/run.ts');

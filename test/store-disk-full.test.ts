@@ -5,7 +5,6 @@
 // pages) when the test may mount one (root, as on CI), else SQLite's max_page_count on an ordinary
 // file as the stand-in; the output says which.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { classifyStoreError } from '../src/store/errors.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { InferenceRecord } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
+import { smallFilesystem } from './helpers/small-fs.ts';
 
 const rec = (body: string): InferenceRecord => ({
   id: uuidv7(), createdAt: new Date().toISOString(), keyId: 'k', route: '/v1/chat/completions', clientFormat: 'openai-chat',
@@ -25,20 +25,8 @@ const rec = (body: string): InferenceRecord => ({
   responseBody: null,
 });
 
-/** A directory on a 4 MiB tmpfs (unmounted by the returned cleanup), or null when mounting is not allowed here. */
-function smallFilesystem(): { dir: string; cleanup: () => void } | null {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return null;
-  }
-  return { dir, cleanup: () => { try { execFileSync('umount', [dir], { stdio: 'ignore' }); } finally { rmSync(dir, { recursive: true, force: true }); } } };
-}
-
 test('a full disk is reported as a full disk, classified as an outage, and the rows are written once space is back', async (t) => {
-  const fs = smallFilesystem();
+  const fs = smallFilesystem(4);
   const dir = fs?.dir ?? mkdtempSync(join(tmpdir(), 'gw-full-'));
   mkdirSync(join(dir, 'db'), { recursive: true });
   // Something else on the same filesystem, removed later to free space as an operator would.
