@@ -71,8 +71,11 @@ test('spend admitted while Redis was down (fail-open) is added to the counter wh
     const before = await l.spentNanos(k);
     redis.pause();
     const a = await attempt(l, k, '0.5');
-    const b = await attempt(l, k, '0.5');
+    const b = await attempt(l, k, '0.4');
     assert.ok(!(a instanceof LimitError) && !(b instanceof LimitError), 'admitted while Redis hangs (fail open)');
+    // Fail open still holds what this replica can see: $0.1 spent and $0.9 running leave no room for $0.2.
+    const c = await attempt(l, k, '0.2');
+    assert.ok(c instanceof LimitError && c.reason === 'budget', 'no room left by what this replica admitted (before: admitted)');
     await a.settle({ tokens: 1, costUsd: '0.4' });
     await b.settle({ tokens: 1, costUsd: '0.4' });
     redis.resume();
@@ -137,5 +140,56 @@ test('when Redis returns, limits are enforced through it again', async () => {
     await until(() => !l.unavailable);
     const rs = await Promise.all(Array.from({ length: 6 }, () => attempt(l, k, '0')));
     assert.equal(rs.filter((r) => r instanceof LimitError).length, 3);
+  } finally { redis.resume(); await l.close(); }
+});
+
+test('fail open holds rpm and tpm as this replica sees them: its view of the minute plus what it admitted without Redis', async () => {
+  const at = Date.UTC(2031, 4, 6, 10, 20, 5);
+  let now = at;
+  const rpm = key({ rpmLimit: 3 });
+  const tpm = key({ tpmLimit: 100 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: () => {}, now: () => now });
+  const take = async (k: KeyRecord, tokens: number) => { try { return await l.acquire(k, { tokens, costUsd: '0' }); } catch (e) { if (e instanceof LimitError) return e; throw e; } };
+  try {
+    await l.seed(store, [rpm, tpm]);
+    assert.ok(!(await take(rpm, 1) instanceof LimitError));
+    assert.ok(!(await take(tpm, 40) instanceof LimitError));
+    await redis.kill();
+    try {
+      await take(rpm, 1); // trips the breaker (the connection's loss may have tripped it already): admitted, the minute's second
+      assert.ok(l.unavailable);
+      assert.ok(!(await take(rpm, 1) instanceof LimitError), 'the third of 3');
+      const fourth = await take(rpm, 1);
+      assert.ok(fourth instanceof LimitError && fourth.reason === 'rpm', 'the fourth in the minute is refused without Redis (before: admitted)');
+      assert.equal(fourth.headers['retry-after'], '55');
+      assert.ok(!(await take(tpm, 50) instanceof LimitError), '40 + 50 of 100 tokens');
+      const over = await take(tpm, 20);
+      assert.ok(over instanceof LimitError && over.reason === 'tpm', '40 + 50 + 20 tokens pass 100');
+      // The next minute starts empty.
+      now = at + 60_000;
+      for (let i = 0; i < 3; i++) assert.ok(!(await take(rpm, 1) instanceof LimitError), `minute two, request ${i + 1}`);
+      assert.ok(await take(rpm, 1) instanceof LimitError);
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});
+
+test('requests admitted fail open while Redis hung are added to its minute window when it returns', async () => {
+  const at = Date.UTC(2031, 4, 6, 11, 30, 5);
+  const k = key({ rpmLimit: 4 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 100, onError: () => {}, now: () => at });
+  const take = async () => { try { return await l.acquire(k, { tokens: 1, costUsd: '0' }); } catch (e) { if (e instanceof LimitError) return e; throw e; } };
+  try {
+    await l.seed(store, [k]);
+    assert.ok(!(await take() instanceof LimitError));
+    redis.pause();
+    try {
+      assert.ok(!(await take() instanceof LimitError)); // waits the command timeout, trips the breaker
+      assert.ok(!(await take() instanceof LimitError));
+    } finally { redis.resume(); }
+    await until(() => !l.unavailable);
+    // Redis kept its window (1 request, or 2 if the timed-out acquire ran) and got the one it never saw: 3 or 4 of 4.
+    const fourth = await take();
+    const fifth = await take();
+    assert.ok(fifth instanceof LimitError && fifth.reason === 'rpm', `the minute's fifth is refused (before: admitted; fourth ${fourth instanceof LimitError ? 'refused' : 'admitted'})`);
   } finally { redis.resume(); await l.close(); }
 });

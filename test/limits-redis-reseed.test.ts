@@ -439,9 +439,11 @@ test('spend admitted fail-open while Redis was away is in the counter rebuilt af
     await reseeded(l);
     assert.ok(admitted(await attempt(l, k, '0.1')));
     await redis.kill();
-    await attempt(l, k, '0.5'); // trips the breaker
-    const a = await attempt(l, k, '0.5'); const b = await attempt(l, k, '0.5');
+    const trip = await attempt(l, k, '0'); // trips the breaker
+    if (admitted(trip)) await trip.release();
+    const a = await attempt(l, k, '0.5'); const b = await attempt(l, k, '0.4');
     assert.ok(admitted(a) && admitted(b), 'fail open');
+    assert.ok(!admitted(await attempt(l, k, '0.2')), 'fail open, $0.1 spent and $0.9 running: no room for $0.2 (before: admitted)');
     await a.settle({ tokens: 1, costUsd: '0.4' }); await b.settle({ tokens: 1, costUsd: '0.4' });
     queued.set(k.id, ['0.4', '0.4']);
     s.delayMs = 1500; // the store re-seed lands late

@@ -1,7 +1,8 @@
 // Redis limiter for several gateway replicas: each check-and-take is one Lua script (redis-scripts.ts),
 // so limits hold across processes. Money is integer nano-dollars (INCRBY is exact).
-// Redis failing is survivable: a circuit breaker stops requests waiting on it, spend admitted meanwhile
-// (fail-open) is added back once it returns, and a budget counter it lost is rebuilt at once from the
+// Redis failing is survivable: a circuit breaker stops requests waiting on it, fail-open admits within
+// the limits this process can see (#withoutRedis) and what it admits meanwhile is added back once
+// Redis returns, and a budget counter it lost is rebuilt at once from the
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
 // waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
 import type { Redis } from 'ioredis';
@@ -64,6 +65,10 @@ export class RedisLimiter implements Limiter {
   readonly #uncertain: Uncertain[] = [];
   /** The last value of each key's spend counter this process saw: the base of a counter Redis lost. */
   readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string }>();
+  /** Estimates of the requests admitted fail-open and still running, by spend counter: a budget's room while Redis is away. */
+  readonly #heldWithout = new Map<string, bigint>();
+  /** Requests and estimated tokens admitted fail-open in a key's current minute (one entry a key, replaced when the minute turns). */
+  readonly #windowWithout = new Map<string, { wk: string; requests: number; tokens: number }>();
   /** Open reservations per spend counter (budgeted keys, with a store): a re-seed counts those of earlier epochs. */
   readonly #open = new Map<string, Set<Held>>();
   readonly #reseeds = new Map<string, Reseed>();
@@ -124,6 +129,18 @@ export class RedisLimiter implements Limiter {
       await this.#script('reconcile', [k], [nanos.toString()]);
       const left = (this.#pending.get(k) ?? 0n) - nanos;
       if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
+    }
+    // Requests admitted without Redis go into their minute's window where Redis still has it (a window
+    // it lost is rebuilt and re-seeded from the store's records, which hold them); past minutes limit nothing.
+    const minute = `:w:${minuteOf(this.#now())}`;
+    for (const [id, w] of [...this.#windowWithout]) {
+      if (w.wk.endsWith(minute)) {
+        const { requests, tokens } = w;
+        if (requests > 0 || tokens > 0) await this.#script('reconcileWindow', [w.wk], [requests, tokens]);
+        w.requests -= requests; w.tokens -= tokens;
+        if (w.requests > 0 || w.tokens > 0) continue; // admitted during the call: the next reconciliation adds them
+      }
+      if (this.#windowWithout.get(id) === w) this.#windowWithout.delete(id);
     }
     // Requests still running keep their entry until they settle (which reconciles again).
     for (const u of [...this.#uncertain]) {
@@ -195,15 +212,37 @@ export class RedisLimiter implements Limiter {
 
   /**
    * Redis did not answer: refused (fail closed), or admitted uncounted (fail open), in which case what
-   * the request spends is remembered and added to the counter once Redis is back.
+   * the request spends is remembered and added to the counter once Redis is back. Fail open still
+   * holds a budget this process can see is spent: its last view of the counter (spent or reserved when
+   * Redis last answered it), plus what it admitted and settled since, plus the estimates of what it
+   * admitted that is still running, leaves no room for this estimate: refused as Redis would have.
+   * A key this process has no view of is admitted (nothing known); several replicas each hold their own
+   * view, so together they can pass a budget by what each admits while Redis is away.
    */
-  #withoutRedis(keyId: string, spendKey: string | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
+  #withoutRedis(key: KeyRecord, window: { wk: string; tokens: number; now: number }, budget: { spendKey: string; nanos: bigint; est: bigint; now: number } | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
+    // A refusal the client sent anyway may have been taken: give it back once Redis answers.
+    const giveBack = (): void => { if (sent) { this.#uncertain.push({ ...sent, actual: 0n }); this.#reconcileSoon(); } };
     if (!this.#failOpen) {
-      // A refusal the client sent anyway may have been taken: give it back once Redis answers.
-      if (sent) { this.#uncertain.push({ ...sent, actual: 0n }); this.#reconcileSoon(); }
+      giveBack();
       throw new LimitError('rpm', 'Rate limiter unavailable; retry shortly.', { 'retry-after': '1' });
     }
-    if (spendKey === null) return FREE_PASS;
+    const count = this.#windowRoom(key, window, giveBack);
+    if (budget === null) { count(); return FREE_PASS; }
+    const keyId = key.id, spendKey = budget.spendKey;
+    const seen = this.#views.get(keyId);
+    const running = this.#heldWithout.get(spendKey) ?? 0n;
+    const used = seen && seen.sk === spendKey ? seen.nanos + running : null;
+    // The acquire script's own test (redis-scripts.ts): nothing left, or not enough for the estimate.
+    if (used !== null && (used >= budget.nanos || used + budget.est > budget.nanos)) {
+      giveBack();
+      throw budgetError(key, used, budget.est, budget.now);
+    }
+    count();
+    this.#heldWithout.set(spendKey, running + budget.est);
+    const unhold = (): void => {
+      const left = (this.#heldWithout.get(spendKey) ?? 0n) - budget.est;
+      if (left > 0n) this.#heldWithout.set(spendKey, left); else this.#heldWithout.delete(spendKey);
+    };
     let done = false;
     // What it spends goes into this process's view too: if Redis lost the counter meanwhile, the
     // provisional one rebuilt from the view holds it at once, not only after the store re-seed lands.
@@ -215,13 +254,30 @@ export class RedisLimiter implements Limiter {
       // The acquire was sent and its answer lost: whether it was taken is settled on recovery.
       const u: Uncertain = { ...sent, actual: null };
       this.#uncertain.push(u);
-      const end = (nanos: bigint): void => { if (done) return; done = true; u.actual = nanos; spent(nanos); this.#reconcileSoon(); };
+      const end = (nanos: bigint): void => { if (done) return; done = true; unhold(); u.actual = nanos; spent(nanos); this.#reconcileSoon(); };
       return { settle: async (actual) => end(toNanos(actual.costUsd)), release: async () => end(0n) };
     }
     return {
-      settle: async (actual) => { if (done) return; done = true; spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
-      release: async () => { done = true; },
+      settle: async (actual) => { if (done) return; done = true; unhold(); spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
+      release: async () => { if (done) return; done = true; unhold(); },
     };
+  }
+
+  /**
+   * Fail open, a key's rpm and tpm as this process can see them: its last view of the minute's window
+   * (when it is still this minute) plus what it admitted without Redis in the minute; refused as the
+   * acquire script would (redis-scripts.ts). Returns what counts the request once it is admitted.
+   */
+  #windowRoom(key: KeyRecord, w: { wk: string; tokens: number; now: number }, giveBack: () => void): () => void {
+    if (key.rpmLimit === null && key.tpmLimit === null) return () => {};
+    let mine = this.#windowWithout.get(key.id);
+    if (!mine || mine.wk !== w.wk) this.#windowWithout.set(key.id, (mine = { wk: w.wk, requests: 0, tokens: 0 }));
+    const seen = this.#windowViews.get(key.id);
+    const requests = mine.requests + (seen?.wk === w.wk ? seen.requests : 0);
+    const tokens = mine.tokens + (seen?.wk === w.wk ? seen.tokens : 0);
+    if (key.rpmLimit !== null && key.rpmLimit > 0 && requests + 1 > key.rpmLimit) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, requests, 1, w.now); }
+    if (key.tpmLimit !== null && key.tpmLimit > 0 && tokens + w.tokens > key.tpmLimit) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, tokens, w.tokens, w.now); }
+    return () => { mine.requests++; mine.tokens += w.tokens; };
   }
 
   async acquire(key: KeyRecord, est: Usage): Promise<Reservation> {
@@ -234,7 +290,9 @@ export class RedisLimiter implements Limiter {
     const wk = this.#windowKey(key.id, minute);
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
     // The breaker is open: Redis is down or hung, so this request does not wait on it.
-    if (this.#breaker.isOpen) return this.#withoutRedis(key.id, budget ? sk : null);
+    const without = budget ? { spendKey: sk, nanos: budget.nanos, est: estNanos, now } : null;
+    const window = { wk, tokens, now };
+    if (this.#breaker.isOpen) return this.#withoutRedis(key, window, without);
     const token = `x:${this.#instance}:${++this.#seq}`;
     // With a store, a missing counter or window is rebuilt in the script from this process's last view of it.
     const tracked = budget !== null && this.#store !== null;
@@ -252,7 +310,7 @@ export class RedisLimiter implements Limiter {
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
-      return this.#withoutRedis(key.id, budget ? sk : null, budget ? { wk, sk, token, est: estNanos } : undefined);
+      return this.#withoutRedis(key, window, without, budget ? { wk, sk, token, est: estNanos } : undefined);
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {

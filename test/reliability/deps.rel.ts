@@ -148,6 +148,10 @@ for (const failOpen of [true, false]) {
       const limited = await mk({ name: 'rpm', rpm_limit: RPM });
       let stop = false;
       const prompt = (i: number) => `budget request ${i}`;
+      // The load (8.5 s) within one UTC minute: a record's time is taken before the limiter's, so a request
+      // admitted in a minute's first milliseconds can be counted in the minute before, one over the limit there.
+      const second = new Date().getUTCSeconds();
+      if (second > 48) await sleep((61 - second) * 1000);
       const loads = [
         runLoad({ url: gw.url, key: budgeted.key, models: MODELS, concurrency: CONCURRENCY, prompt, until: () => stop }),
         runLoad({ url: gw.url, key: limited.key, models: MODELS, concurrency: 2, prompt, until: () => stop }),
@@ -188,7 +192,6 @@ for (const failOpen of [true, false]) {
         }
       }
       const billed = [...stored.values()].filter((r) => r.keyId === budgeted.id).reduce((s, r) => s + Number(r.costUsd), 0);
-      const downBilled = Number(byPhase['Redis down']!.billedUsd);
       const lastTen = bShots.slice(-10).map((s) => s.status);
       // When the limits were in force again after the restart: the rpm key's first 429 after it.
       const back = rShots.filter((x) => x.status === 429 && x.at > marks.restart!).map((x) => x.at).sort((a, b) => a - b)[0];
@@ -200,19 +203,21 @@ for (const failOpen of [true, false]) {
       assert.equal(cmp.lost, 0, 'no acknowledged record lost');
       assert.equal(cmp.duplicates, 0);
       // The budget: fail closed, at most one reservation over it across the flush and the restart (each
-      // lost counter is rebuilt from the last view and re-seeded from the store). Fail open also serves,
-      // by design, while the breaker is still open after the restart (counted outside the outage here):
-      // until a reconnect (at most every 250 ms, src/util/redis-retry.ts) and the probe find Redis back.
-      // ioredis's own back-off (up to 2 s) made that 855 ms and 320 requests under load, past this bound.
-      const outsideOutage = billed - downBilled;
+      // lost counter is rebuilt from the last view and re-seeded from the store). Fail open serves while
+      // Redis is away and until the breaker closes after the restart, but within what this replica can see
+      // (its view of the counter, what it admitted since and what is running): at most the requests running
+      // at once over the budget, the outage included. Before 2026-11-29 fail open admitted without limit
+      // there: 1,893 requests and $0.0246 of a spent $0.004 budget while Redis was down, and $0.0038 more
+      // in the 274 ms after the restart (past this bound on a loaded machine).
       const allowed = Number(budgetUsd) + (failOpen ? CONCURRENCY : 1) * RESERVATION;
-      assert.ok(outsideOutage <= allowed, `billed ${outsideOutage.toFixed(6)} outside the outage: within ${budgetUsd} + ${failOpen ? CONCURRENCY : 1} reservation(s)`);
+      assert.ok(billed <= allowed, `billed ${billed.toFixed(6)}: within ${budgetUsd} + ${failOpen ? CONCURRENCY : 1} reservation(s)`);
       if (!failOpen) assert.equal(byPhase['Redis down']!.budgetServed, 0, 'fail closed: nothing served while Redis is down');
       assert.ok(lastTen.every((s) => s === 402), `still refused at the end: ${lastTen.join(',')}`);
-      // rpm: a minute's count lost with Redis's data is rebuilt and re-seeded, so fail closed holds each UTC
-      // minute across the flush and the restart; fail open serves while Redis is away and until the breaker
-      // closes, so there only the stretches with Redis up are checked (each against the whole limit).
-      for (const [minute, accepted] of failOpen ? rpmPerMinuteBeforeKill : rpmPerMinute) assert.ok(accepted <= RPM, `rpm ${RPM}: ${accepted} accepted in ${minute}`);
+      // rpm: a minute's count lost with Redis's data is rebuilt and re-seeded, so each UTC minute holds across
+      // the flush and the restart; fail open, while Redis is away, counts the minute as this replica saw it
+      // plus what it admitted meanwhile (before 2026-11-29 it admitted without limit: 934 requests in the
+      // outage against rpm 40).
+      for (const [minute, accepted] of rpmPerMinute) assert.ok(accepted <= RPM, `rpm ${RPM}: ${accepted} accepted in ${minute}`);
       assert.ok(back !== undefined, 'the rpm limit refuses again after the restart');
     } finally {
       await gw.stop();
