@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { OpenStoreOptions } from './open.ts';
 
 export const STORE_USAGE = `usage: gateway store vacuum
-  rewrites the SQLite database (GATEWAY_DB, default ./data/gateway.db) with 16 KB pages and without
+  rewrites the SQLite database (storage.sqlite_path or GATEWAY_DB) with 16 KB pages and without
   its free pages; stop the gateway first (docs/storage.md)`;
 
 /** The page size SqliteStore gives a new database (src/store/sqlite.ts). */
@@ -36,7 +36,7 @@ export async function runStoreCommand(args: readonly string[], opts: OpenStoreOp
     return 2;
   }
   const path = opts.sqlitePath;
-  if (path === ':memory:' || !existsSync(path)) { err(`no SQLite database at ${path} (GATEWAY_DB)`); return 1; }
+  if (path === ':memory:' || !existsSync(path)) { err(`no SQLite database at ${path} (storage.sqlite_path or GATEWAY_DB)`); return 1; }
   const before = onDisk(path);
   const t0 = performance.now();
   // No busy wait: a gateway holding the file is reported at once rather than waited for.
@@ -69,8 +69,9 @@ export async function runStoreCommand(args: readonly string[], opts: OpenStoreOp
       err(`${path}: VACUUM failed (${(e as Error).message}); the database is as it was (it needs free disk space about its own size, ${mb(before)}, for the copy)`);
       return 1;
     } finally {
-      // Back to the mode every store connection sets (src/store/sqlite.ts), whatever happened above.
-      db.exec('PRAGMA journal_mode = WAL');
+      // Back to the mode every store connection sets (src/store/sqlite.ts), whatever happened above; should
+      // that fail too, the next gateway to open the file sets it.
+      try { db.exec('PRAGMA journal_mode = WAL'); } catch (e) { err(`${path}: left in rollback-journal mode (${(e as Error).message}); the gateway sets WAL mode again when it opens the file`); }
     }
     const after = onDisk(path);
     out(`${path}: ${kb(page)} -> ${kb(pragma(db, 'page_size'))} pages, ${mb(before)} -> ${mb(after)} (${free} free pages reclaimed) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
