@@ -2,8 +2,8 @@
 // an admin sees the stored learned-state versions, rolls back to an earlier one with a reason (the
 // confirmation accepted) and then resets to the priors; the table and the store show the new versions
 // with who and why, and this replica routes with them; an overview that fails to load leaves the section
-// usable. A member sees no such section. axe-core finds
-// no serious or critical violation; a screenshot is kept in test/artifacts/dashboard.
+// usable. "Providers now" shows an ejected provider first, for members too; a member sees no Undo
+// section. axe-core finds no serious or critical violation; a screenshot is kept in test/artifacts/dashboard.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -26,7 +26,7 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   oa = await startMockOpenAI();
   gw = await startTestGateway({
-    providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
+    providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }, { id: 'flaky', format: 'openai-chat', base_url: oa.url }],
     gateway: { auth: { enabled: true, admin_key: 'admin-key-for-the-router-states-browser-test' }, router: { quality_signals: [{ metric: 'helpful' }] } },
   });
   const users = gw.services.dashboard!.users;
@@ -34,6 +34,8 @@ before(async () => {
   await users.create({ email: 'mia@example.com', name: 'Mia Member', role: 'member', password: PW });
   for (const v of [1, 2, 3]) assert.equal(await saveState(gw.services.store!.sql, { ...emptyStored(), version: v, outcomes: 40 * v, createdAt: new Date(Date.now() - (4 - v) * 3_600_000).toISOString() }), true);
   await gw.services.router!.learning.refresh();
+  // An ejection as another replica relays it (src/router/health-share.ts): "Providers now" lists it first.
+  gw.services.health.ejectUntil('flaky', Date.now() + 120_000);
   browser = await launchBrowser();
   page = browser.context.pages()[0] ?? await browser.context.newPage();
   page.on('dialog', (d) => { dialogs.push(d.message()); void d.accept(); });
@@ -69,6 +71,11 @@ test('an admin rolls the router back and resets it from the Router page; a membe
   await page.goto(`${gw.url}/dashboard/router`);
   await bodyHas('Undo learning');
   await bodyHas('Roll back to this');
+  await bodyHas('Providers now');
+  await bodyHas('ejected until');
+  const providers = (await rowTexts()).filter((t) => /^(flaky|mockai) \|/.test(t));
+  assert.match(providers[0]!, /^flaky \| ejected until .+ \| – \| 0\.0%$/);
+  assert.match(providers[1]!, /^mockai \| no attempts yet \| – \| 0\.0%$/);
   let rows = (await rowTexts()).filter((t) => /^v\d/.test(t));
   assert.deepEqual(rows.map((t) => t.split(' ')[0]), ['v3', 'v2', 'v1']);
   assert.match(rows[2]!, /^v1 \| .+ \| 40 \| 1 KB \| trained \| Roll back to this$/);
@@ -122,6 +129,7 @@ test('an admin rolls the router back and resets it from the Router page; a membe
   await signIn('mia@example.com');
   await page.goto(`${gw.url}/dashboard/router`);
   await bodyHas('Learned state used');
+  await bodyHas('ejected until');
   assert.equal(await page.locator('text=Undo learning').count(), 0, 'members see no rollback');
   assert.equal(await page.locator('button:has-text("Roll back to this")').count(), 0);
 });

@@ -63,8 +63,11 @@ export class UpstreamHealth {
     return true;
   }
 
-  snapshot(): Record<string, { ejected: boolean; consecutive_failures: number }> {
+  /** Each provider this replica has seen fail or heard ejected: ejected until when (ISO, null when not), failures in a row. */
+  snapshot(): Record<string, { ejected: boolean; ejected_until: string | null; consecutive_failures: number }> {
     const now = Date.now();
-    return Object.fromEntries([...this.#providers].map(([id, h]) => [id, { ejected: h.ejectedUntil > now, consecutive_failures: h.failures }]));
+    return Object.fromEntries([...this.#providers].map(([id, h]) => [id, {
+      ejected: h.ejectedUntil > now, ejected_until: h.ejectedUntil > now ? new Date(h.ejectedUntil).toISOString() : null, consecutive_failures: h.failures,
+    }]));
   }
 }

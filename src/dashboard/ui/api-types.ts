@@ -198,6 +198,14 @@ export type RouterStoredState = {
 /** GET /router/states: the stored versions, newest first, and the one this replica routes with. */
 export type RouterStates = { data: RouterStoredState[]; serving_version: number | null };
 
+/** GET /router/providers: the providers as the answering replica's router sees them now. */
+export type RouterProviderNow = {
+  provider: string; ejected: boolean; ejected_until: string | null; consecutive_failures: number;
+  /** Measured over about the last 20 attempts (what policies read as candidate.latency_ms / error_rate). */
+  latency_ms: number | null; error_rate: number;
+};
+export type RouterProviders = { data: RouterProviderNow[]; as_of: string };
+
 /** GET /router: the router as a whole over a time window (the caller's keys only, for members). */
 export type RouterOverview = {
   /** The window asked for, rounded out to whole UTC hours (the rollups' rows). */

@@ -1,7 +1,7 @@
 // The dashboard's one typed client of the admin API (/admin/api/v1): every page reads through it. Changes
 // carry the session's CSRF token; errors become ApiError with the API's stable code.
 import type {
-  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterStates, RouterStoredState, SessionView,
+  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterProviders, RouterStates, RouterStoredState, SessionView,
   UsageReport, UserView,
 } from './api-types.ts';
 
@@ -65,6 +65,7 @@ export const api = {
   models: () => call<{ data: ModelInfo[] }>('GET', '/models'),
   compare: (query: string) => call<ModelComparison>('GET', `/models/compare${query}`),
   router: (query: string) => call<RouterOverview>('GET', `/router${query}`),
+  routerProviders: () => call<RouterProviders>('GET', '/router/providers'),
   routerStates: (limit: number) => call<RouterStates>('GET', `/router/states${qs({ limit })}`),
   /** A rollback to `version`, or a reset to the priors (version null). */
   restoreRouterState: (version: number | null, reason: string) => call<{ state: RouterStoredState; serving_version: number | null }>('POST', '/router/states',

@@ -1,9 +1,11 @@
-// GET /router: the router overview (the Router page's one call) for a time window, the caller's keys only;
-// `bucket` and `tz` shape its time series as GET /usage's. GET /router/states and POST /router/states
+// GET /router: the router overview (the Router page's main call) for a time window, the caller's keys only;
+// `bucket` and `tz` shape its time series as GET /usage's. GET /router/providers: the providers as this
+// replica's router sees them now (src/router/providers-now.ts). GET /router/states and POST /router/states
 // (admins): the learned-state versions, and a rollback to one of them or a reset to the priors
 // (src/router/state-restore.ts), which this replica adopts at once and the others on their next poll.
 import { routerOverview } from '../../dashboard/router-overview.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
+import { providersNow } from '../../router/providers-now.ts';
 import { listStates, REASON_MAX, restoreReason, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
 import { sendApiJson } from './context.ts';
 import { jsonBody } from './session-routes.ts';
@@ -48,6 +50,13 @@ export function routerApi(): ApiRoute[] {
           if (e instanceof RangeError) throw invalidParam('bucket', 'too many buckets for this range (at most 2000): choose a larger bucket');
           throw e;
         }
+      },
+    },
+    {
+      // This replica's view of the providers now (memory only): ejections, failures in a row, measured latency and error rate.
+      method: 'GET', path: '/router/providers', who: 'any',
+      handler: async (c) => {
+        sendApiJson(c.res, 200, { data: providersNow(c.svc.holder.current.providers.keys(), c.svc.health, c.svc.router?.stats ?? null), as_of: new Date().toISOString() });
       },
     },
     {

@@ -2,8 +2,9 @@
 // share, the chosen models (share, real cost against the router's estimates, feedback on its quality
 // signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
 // the learned state versions used; routed requests, errors and cost over time, and per prompt kind the
-// requests, errors, cost and the models chosen for it. The range lives in the URL. Admins also see the
-// stored learned-state versions, with a rollback and a reset (router-states.ts).
+// requests, errors, cost and the models chosen for it. The range lives in the URL. Below, the providers
+// as the router sees them now (router-providers.ts), and for admins the stored learned-state versions,
+// with a rollback and a reset (router-states.ts).
 import { api, qs } from '../api.ts';
 import type { RouterKind, RouterModelShare, RouterOverview } from '../api-types.ts';
 import { barChart, lineChart } from '../charts.ts';
@@ -13,6 +14,7 @@ import { feedbackText, kindModelsText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
+import { routerProvidersSection } from './router-providers.ts';
 import { routerStatesSection } from './router-states.ts';
 
 /** The API query for the page's URL state. */
@@ -97,8 +99,8 @@ export async function routerPage(root: HTMLElement, admin: boolean): Promise<voi
   range.addEventListener('change', () => navigate(`/dashboard/router${withQuery(q, { range: range.value, from: null, to: null })}`));
   const filters = h('form', { class: 'filters', 'aria-label': 'Router filters', onsubmit: (e: Event) => e.preventDefault() }, field('Range', range));
   const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
-  // The learned states load on their own: an overview that fails to load leaves undoing learning reachable.
-  mount(root, h('h1', null, 'Router'), filters, body, ...(admin ? [routerStatesSection()] : []));
+  // The providers and the learned states load on their own: an overview that fails to load leaves them reachable.
+  mount(root, h('h1', null, 'Router'), filters, body, routerProvidersSection(), ...(admin ? [routerStatesSection()] : []));
   try {
     mount(body, ...render(await api.router(routerApiQuery(q)), q));
   } catch (e) {
