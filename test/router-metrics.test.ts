@@ -1,6 +1,7 @@
 // Router mode at /metrics: routed requests by the model chosen and why (utility, explored, affinity),
 // refusals by the constraint that excluded candidates, the decision-time histogram, the learned
-// state version and training passes by result. The dry run and count_tokens move none of them.
+// state version and training passes by result, and the decisions waiting to be recorded (or dropped),
+// also in /health. The dry run and count_tokens move none of them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyStored } from '../src/router/learning.ts';
@@ -148,4 +149,17 @@ test('the state version gauge follows the state routed with; training passes cou
   sql.all = () => Promise.reject(new Error('store down'));
   try { assert.equal(await learning.trainOnce(), false); } finally { sql.all = all; }
   assert.equal(await sample('gateway_router_training_runs_total', 'result="failed"'), 1);
+});
+
+test('decisions waiting to be recorded and dropped: at /metrics and in /health', async () => {
+  const r = await chat({ models: ['small'] });
+  await r.text();
+  const health = async () => ((await (await fetch(`${gw.url}/health`)).json()) as { router: { state_version: number; decisions: { pending: number; dropped: number } } }).router;
+  await gw.services.router!.flush();
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  assert.match(text, /\ngateway_router_decisions_pending 0\n/);
+  assert.match(text, /\ngateway_router_decisions_dropped_total 0\n/);
+  const h = await health();
+  assert.deepEqual(h.decisions, { pending: 0, dropped: 0 });
+  assert.equal(h.state_version, gw.services.router!.learning.state.version);
 });

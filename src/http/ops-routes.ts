@@ -1,5 +1,5 @@
 // Operator routes: GET /health (liveness: cheap, from memory: config, last reload error, settings that
-// need a restart, the last dependency probes, writer, limiter, workers, upstreams), GET /health/ready (readiness:
+// need a restart, the last dependency probes, writer, limiter, workers, upstreams, router), GET /health/ready (readiness:
 // probes the dependencies, 503 when one the gateway needs is down) and GET /metrics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './envelope.ts';
@@ -32,6 +32,8 @@ export async function handleHealth(svc: Services, req: IncomingMessage, res: Ser
     // threads: the size of the pools in service (0: all inline); retiring: replaced pools still finishing tasks.
     workers: { threads: svc.pools?.threads ?? 0, retiring: svc.pools?.retiring ?? 0 },
     upstreams: svc.health.snapshot(),
+    // Router mode: the learned state routed with, and decisions waiting to be recorded or dropped unrecorded. null when off.
+    router: svc.router ? { state_version: svc.router.learning.state.version, decisions: svc.router.recording() } : null,
   });
 }
 

@@ -8,11 +8,14 @@ const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60];
 /** A routing decision takes tens of microseconds; long texts counted in slices take milliseconds. */
 const DECISION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05];
 
+/** What the router's gauges read: its state version, and its decision queue (null without a store). */
+export type RouterGauges = { version: () => number; recording: () => { pending: number; dropped: number } | null };
+
 /** Builds a fresh set (tests use their own); the process-wide one is exported below. */
 export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
   const registry = new Registry(opts);
   let writer: (() => WriterStats) | null = null;
-  let routerVersion: (() => number) | null = null;
+  let router: RouterGauges | null = null;
   const m = {
     registry,
     requestsTotal: registry.counter('gateway_requests_total', 'Requests answered, by route, served model, provider and final HTTP status.',
@@ -45,8 +48,8 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
       [], DECISION_BUCKETS),
     routerTrainingRunsTotal: registry.counter('gateway_router_training_runs_total', 'Router training passes on this replica by result (stored, nothing_new, raced: another replica stored that version first, failed).',
       ['result']),
-    /** Points the router's state version gauge at a live router; until then it renders no sample. */
-    attachRouter(version: () => number): void { routerVersion = version; },
+    /** Points the router's gauges (state version, decisions waiting to be recorded and dropped) at a live router; until then they render no sample. */
+    attachRouter(g: RouterGauges): void { router = g; },
     /** Points the writer gauges at a live writer; until then they render no sample. */
     attachWriter(stats: () => WriterStats): void { writer = stats; },
   };
@@ -59,7 +62,11 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
   registry.collected('gateway_writer_failures_total', 'Failed batch writes (each is retried with back-off).', 'counter',
     () => (writer ? writer().failures : null));
   registry.collected('gateway_router_state_version', 'Version of the learned router state this replica routes with (every replica should show the same).', 'gauge',
-    () => (routerVersion ? routerVersion() : null));
+    () => (router ? router.version() : null));
+  registry.collected('gateway_router_decisions_pending', 'Routed requests\' decisions waiting for the router\'s worker to record them.', 'gauge',
+    () => router?.recording()?.pending ?? null);
+  registry.collected('gateway_router_decisions_dropped_total', 'Routed requests\' decisions dropped unrecorded (the queue\'s bound, 20,000, passed while the worker or the store fell behind).', 'counter',
+    () => router?.recording()?.dropped ?? null);
   return m;
 }
 

@@ -1,8 +1,9 @@
 // What the router shows at /metrics: each routed request's decision (the model chosen first and why,
-// or the constraints that refused it), how long deciding took, training passes and the state version.
+// or the constraints that refused it), how long deciding took, training passes, the state version and
+// the queue of decisions waiting to be recorded (and those dropped).
 // Series are bound once per model and constraint, so a routed request adds two clock reads, a map
 // lookup and two increments.
-import type { GatewayMetrics } from '../metrics/gateway.ts';
+import type { GatewayMetrics, RouterGauges } from '../metrics/gateway.ts';
 import type { Decision } from './decision.ts';
 import type { TrainOutcome } from './learning.ts';
 
@@ -18,10 +19,10 @@ export class RouterMetrics {
   readonly #constraints = new Map<string, Inc>();
   readonly #seconds: { observe(v: number): void };
 
-  constructor(m: GatewayMetrics, stateVersion: () => number) {
+  constructor(m: GatewayMetrics, gauges: RouterGauges) {
     this.#m = m;
     this.#seconds = m.routerDecisionSeconds.bind();
-    m.attachRouter(stateVersion);
+    m.attachRouter(gauges);
   }
 
   /** A routed request's decision, `startedAt` its performance.now() when the body was read. */

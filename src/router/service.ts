@@ -93,7 +93,7 @@ export class RouterService {
     const s = o.settings();
     this.affinity = new Affinity(s.affinity.ttlMs, s.affinity.maxEntries);
     const backend = this.#backend = o.storeOptions && o.useWorker !== false ? new WorkerBackend(o.storeOptions) : o.sql ? new InlineBackend(o.sql) : null;
-    const metrics = this.#metrics = new RouterMetrics(o.metrics ?? processMetrics, () => this.learning.state.version);
+    const metrics = this.#metrics = new RouterMetrics(o.metrics ?? processMetrics, { version: () => this.learning.state.version, recording: () => this.recording() });
     this.learning = new RouterLearning({ backend, settings: o.settings, ...(o.onError ? { onError: o.onError } : {}), onTrained: (r) => metrics.trained(r), ...(o.onRestored ? { onRestored: o.onRestored } : {}) });
     this.#share = o.redis ? new AffinityShare(o.redis.url, this.affinity, {
       prefix: o.redis.prefix,
@@ -105,6 +105,11 @@ export class RouterService {
       latencyMs: (p) => this.stats.latencyMs(p),
       errorRate: (p) => this.stats.errorRate(p),
     };
+  }
+
+  /** Decisions waiting for the router's worker to record them, and those dropped past the queue's bound; null without a store. */
+  recording(): { pending: number; dropped: number } | null {
+    return this.#writer ? { pending: this.#writer.pending, dropped: this.#writer.dropped } : null;
   }
 
   async start(): Promise<void> {
