@@ -193,3 +193,24 @@ test('requests admitted fail open while Redis hung are added to its minute windo
     assert.ok(fifth instanceof LimitError && fifth.reason === 'rpm', `the minute's fifth is refused (before: admitted; fourth ${fourth instanceof LimitError ? 'refused' : 'admitted'})`);
   } finally { redis.resume(); await l.close(); }
 });
+
+test('fail open reads the view with what this replica settled since: a reservation settled for less leaves its room', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    const big = await attempt(l, k, '0.5'); // the view: $0.5 reserved
+    assert.ok(!(big instanceof LimitError));
+    await big.settle({ tokens: 1, costUsd: '0.05' }); // Redis moves the counter to $0.05; the view keeps $0.5 until the next acquire
+    await redis.kill();
+    try {
+      await attempt(l, k, '0'); // trips the breaker
+      assert.ok(l.unavailable);
+      const next = await attempt(l, k, '0.6');
+      assert.ok(!(next instanceof LimitError), '$0.05 spent leaves room for $0.6 (the view alone, $0.5, did not)');
+      const over = await attempt(l, k, '0.4');
+      assert.ok(over instanceof LimitError && over.reason === 'budget', '$0.05 + $0.6 running: no room for $0.4');
+      await next.release();
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});

@@ -63,8 +63,12 @@ export class RedisLimiter implements Limiter {
   /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
   readonly #pending = new Map<string, bigint>();
   readonly #uncertain: Uncertain[] = [];
-  /** The last value of each key's spend counter this process saw: the base of a counter Redis lost. */
-  readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string }>();
+  /**
+   * The last value of each key's spend counter this process saw: the base of a counter Redis lost.
+   * `drift`: what this process's own settlements have moved the counter since (actual - estimate, in
+   * the view's epoch), which only fail-open reads: a view holds the reservations open when it was taken.
+   */
+  readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string; drift: bigint }>();
   /** Estimates of the requests admitted fail-open and still running, by spend counter: a budget's room while Redis is away. */
   readonly #heldWithout = new Map<string, bigint>();
   /** Requests and estimated tokens admitted fail-open in a key's current minute (one entry a key, replaced when the minute turns). */
@@ -204,7 +208,7 @@ export class RedisLimiter implements Limiter {
           s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
           view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
         ]) as [string | null, number, string];
-        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e });
+        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e, drift: 0n });
         if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
       }
     } catch (err) { this.#onError(err); }
@@ -231,7 +235,8 @@ export class RedisLimiter implements Limiter {
     const keyId = key.id, spendKey = budget.spendKey;
     const seen = this.#views.get(keyId);
     const running = this.#heldWithout.get(spendKey) ?? 0n;
-    const used = seen && seen.sk === spendKey ? seen.nanos + running : null;
+    const base = seen && seen.sk === spendKey ? seen.nanos + seen.drift : null;
+    const used = base === null ? null : (base > 0n ? base : 0n) + running;
     // The acquire script's own test (redis-scripts.ts): nothing left, or not enough for the estimate.
     if (used !== null && (used >= budget.nanos || used + budget.est > budget.nanos)) {
       giveBack();
@@ -314,7 +319,7 @@ export class RedisLimiter implements Limiter {
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {
-      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch });
+      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; view.drift = 0n; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch, drift: 0n });
     }
     if (windowed && code !== 6) {
       if (wview && wview.wk === wk) { wview.requests = Number(requests); wview.tokens = Number(windowTokensNow); wview.epoch = wepoch; }
@@ -328,11 +333,11 @@ export class RedisLimiter implements Limiter {
     if (code === 6) {
       throw new LimitError('rpm', 'This API key\'s budget is being re-checked (the shared limiter lost its counters); retry shortly.', { 'retry-after': '1' });
     }
-    return this.#reservation(wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
+    return this.#reservation(key.id, wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
       tracked ? { est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
   }
 
-  #reservation(wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null, wheld: WindowHeld, trackWindow: boolean): Reservation {
+  #reservation(keyId: string, wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null, wheld: WindowHeld, trackWindow: boolean): Reservation {
     if (held) {
       let set = this.#open.get(sk);
       if (!set) this.#open.set(sk, (set = new Set()));
@@ -374,6 +379,9 @@ export class RedisLimiter implements Limiter {
           String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
           wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
         ]);
+        // The counter moved by the correction: fail open reads it with the view it was taken in.
+        const view = held && nanoDelta !== 0n ? this.#views.get(keyId) : undefined;
+        if (view && view.sk === sk && view.epoch === held!.epoch) view.drift += nanoDelta;
       } catch (err) {
         // The correction is not lost: it is added to the counter once Redis answers again.
         this.#failed(err);
