@@ -104,8 +104,16 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_writer_failures_total 2',
   ]) assert.ok(text.split('\n').includes(line), `missing: ${line}`);
   const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]} ${x[2]}`);
-  assert.equal(types.length, 25);
-  for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter']) assert.ok(types.includes(t), t);
+  assert.equal(types.length, 27);
+  for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter',
+    'gateway_router_decisions_pending gauge', 'gateway_router_decisions_dropped_total counter']) assert.ok(types.includes(t), t);
+  // The router's gauges render no sample until a router is attached, then read it at render time.
+  assert.ok(!text.includes('\ngateway_router_decisions_pending '));
+  let pending = 3;
+  m.attachRouter({ version: () => 9, recording: () => ({ pending, dropped: 2 }) });
+  pending = 5;
+  const after = m.registry.render().split('\n');
+  for (const line of ['gateway_router_state_version 9', 'gateway_router_decisions_pending 5', 'gateway_router_decisions_dropped_total 2']) assert.ok(after.includes(line), `missing: ${line}`);
   assert.ok(types.includes('gateway_cost_usd_total counter'));
   assert.ok(types.includes('gateway_request_duration_seconds histogram'));
 });
