@@ -222,30 +222,33 @@ export class RedisLimiter implements Limiter {
    * admitted that is still running, leaves no room for this estimate: refused as Redis would have.
    * A key this process has no view of is admitted (nothing known); several replicas each hold their own
    * view, so together they can pass a budget by what each admits while Redis is away.
+   * `budget`: the key's budget in nanos (null: none), `est` this request's estimate against it, `token`
+   * its reservation token when its acquire was sent and the answer lost (budgeted keys).
    */
-  #withoutRedis(key: KeyRecord, window: { wk: string; tokens: number; now: number }, budget: { spendKey: string; nanos: bigint; est: bigint; now: number } | null, sent?: Omit<Uncertain, 'actual'>): Reservation {
+  #withoutRedis(key: KeyRecord, now: number, wk: string, tokens: number, spendKey: string, budget: bigint | null, est: bigint, token?: string): Reservation {
+    const sent = token === undefined ? undefined : { wk, sk: spendKey, token, est };
     // A refusal the client sent anyway may have been taken: give it back once Redis answers.
     const giveBack = (): void => { if (sent) { this.#uncertain.push({ ...sent, actual: 0n }); this.#reconcileSoon(); } };
     if (!this.#failOpen) {
       giveBack();
       throw new LimitError('rpm', 'Rate limiter unavailable; retry shortly.', { 'retry-after': '1' });
     }
-    const count = this.#windowRoom(key, window, giveBack);
+    const count = this.#windowRoom(key, now, wk, tokens, giveBack);
     if (budget === null) { count(); return FREE_PASS; }
-    const keyId = key.id, spendKey = budget.spendKey;
+    const keyId = key.id;
     const seen = this.#views.get(keyId);
     const running = this.#heldWithout.get(spendKey) ?? 0n;
     const base = seen && seen.sk === spendKey ? seen.nanos + seen.drift : null;
     const used = base === null ? null : (base > 0n ? base : 0n) + running;
     // The acquire script's own test (redis-scripts.ts): nothing left, or not enough for the estimate.
-    if (used !== null && (used >= budget.nanos || used + budget.est > budget.nanos)) {
+    if (used !== null && (used >= budget || used + est > budget)) {
       giveBack();
-      throw budgetError(key, used, budget.est, budget.now);
+      throw budgetError(key, used, est, now);
     }
     count();
-    this.#heldWithout.set(spendKey, running + budget.est);
+    this.#heldWithout.set(spendKey, running + est);
     const unhold = (): void => {
-      const left = (this.#heldWithout.get(spendKey) ?? 0n) - budget.est;
+      const left = (this.#heldWithout.get(spendKey) ?? 0n) - est;
       if (left > 0n) this.#heldWithout.set(spendKey, left); else this.#heldWithout.delete(spendKey);
     };
     let done = false;
@@ -273,16 +276,16 @@ export class RedisLimiter implements Limiter {
    * (when it is still this minute) plus what it admitted without Redis in the minute; refused as the
    * acquire script would (redis-scripts.ts). Returns what counts the request once it is admitted.
    */
-  #windowRoom(key: KeyRecord, w: { wk: string; tokens: number; now: number }, giveBack: () => void): () => void {
+  #windowRoom(key: KeyRecord, now: number, wk: string, need: number, giveBack: () => void): () => void {
     if (key.rpmLimit === null && key.tpmLimit === null) return () => {};
     let mine = this.#windowWithout.get(key.id);
-    if (!mine || mine.wk !== w.wk) this.#windowWithout.set(key.id, (mine = { wk: w.wk, requests: 0, tokens: 0 }));
+    if (!mine || mine.wk !== wk) this.#windowWithout.set(key.id, (mine = { wk, requests: 0, tokens: 0 }));
     const seen = this.#windowViews.get(key.id);
-    const requests = mine.requests + (seen?.wk === w.wk ? seen.requests : 0);
-    const tokens = mine.tokens + (seen?.wk === w.wk ? seen.tokens : 0);
-    if (key.rpmLimit !== null && key.rpmLimit > 0 && requests + 1 > key.rpmLimit) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, requests, 1, w.now); }
-    if (key.tpmLimit !== null && key.tpmLimit > 0 && tokens + w.tokens > key.tpmLimit) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, tokens, w.tokens, w.now); }
-    return () => { mine.requests++; mine.tokens += w.tokens; };
+    const requests = mine.requests + (seen?.wk === wk ? seen.requests : 0);
+    const tokens = mine.tokens + (seen?.wk === wk ? seen.tokens : 0);
+    if (key.rpmLimit !== null && key.rpmLimit > 0 && requests + 1 > key.rpmLimit) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, requests, 1, now); }
+    if (key.tpmLimit !== null && key.tpmLimit > 0 && tokens + need > key.tpmLimit) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, tokens, need, now); }
+    return () => { mine.requests++; mine.tokens += need; };
   }
 
   async acquire(key: KeyRecord, est: Usage): Promise<Reservation> {
@@ -295,9 +298,7 @@ export class RedisLimiter implements Limiter {
     const wk = this.#windowKey(key.id, minute);
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
     // The breaker is open: Redis is down or hung, so this request does not wait on it.
-    const without = budget ? { spendKey: sk, nanos: budget.nanos, est: estNanos, now } : null;
-    const window = { wk, tokens, now };
-    if (this.#breaker.isOpen) return this.#withoutRedis(key, window, without);
+    if (this.#breaker.isOpen) return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos);
     const token = `x:${this.#instance}:${++this.#seq}`;
     // With a store, a missing counter or window is rebuilt in the script from this process's last view of it.
     const tracked = budget !== null && this.#store !== null;
@@ -315,7 +316,7 @@ export class RedisLimiter implements Limiter {
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
-      return this.#withoutRedis(key, window, without, budget ? { wk, sk, token, est: estNanos } : undefined);
+      return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos, budget ? token : undefined);
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {

@@ -27,7 +27,8 @@ function onDisk(path: string): number {
   return n;
 }
 
-const pragma = (db: DatabaseSync, name: string): number => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() ?? {})[0]);
+/** A pragma's answer (its one column), e.g. `page_size` or `journal_mode = DELETE`. */
+const pragma = (db: DatabaseSync, text: string): unknown => Object.values(db.prepare(`PRAGMA ${text}`).get() ?? {})[0];
 
 export async function runStoreCommand(args: readonly string[], opts: OpenStoreOptions, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   if (args[0] !== 'vacuum' || args.length > 1) { err(`${args[0] === undefined ? 'name a subcommand' : `unknown arguments "${args.join(' ')}"`}\n${STORE_USAGE}`); return 2; }
@@ -49,14 +50,14 @@ export async function runStoreCommand(args: readonly string[], opts: OpenStoreOp
   }
   try {
     try {
-      page = pragma(db, 'page_size'); free = pragma(db, 'freelist_count');
+      page = Number(pragma(db, 'page_size')); free = Number(pragma(db, 'freelist_count'));
     } catch (e) {
       err(`${path}: cannot read it (${(e as Error).message}); nothing was changed`);
       return 1;
     }
     try {
       // A page size changes only outside WAL mode; leaving it needs every other connection closed.
-      const mode = String(Object.values(db.prepare('PRAGMA journal_mode = DELETE').get() ?? {})[0]);
+      const mode = String(pragma(db, 'journal_mode = DELETE'));
       if (mode !== 'delete') throw new Error(`the journal stayed in ${mode} mode`);
     } catch (e) {
       err(`${path} is in use (${(e as Error).message}): stop the gateway (and every command using this database), then run store vacuum again; nothing was changed`);
@@ -74,7 +75,7 @@ export async function runStoreCommand(args: readonly string[], opts: OpenStoreOp
       try { db.exec('PRAGMA journal_mode = WAL'); } catch (e) { err(`${path}: left in rollback-journal mode (${(e as Error).message}); the gateway sets WAL mode again when it opens the file`); }
     }
     const after = onDisk(path);
-    out(`${path}: ${kb(page)} -> ${kb(pragma(db, 'page_size'))} pages, ${mb(before)} -> ${mb(after)} (${free} free pages reclaimed) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    out(`${path}: ${kb(page)} -> ${kb(Number(pragma(db, 'page_size')))} pages, ${mb(before)} -> ${mb(after)} (${free} free pages reclaimed) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     return 0;
   } finally {
     db.close();
