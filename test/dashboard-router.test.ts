@@ -23,6 +23,7 @@ import { addDecimal, compareDecimal } from '../src/catalog/decimal.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { PG_URL, dropSchema, freshSchema, pgAvailable } from './helpers/pg.ts';
+import { createApiKey, sessionHeaders } from './helpers/admin-api.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-router-overview-test-0123';
 const PW = 'a long enough password';
@@ -67,11 +68,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const res = await fetch(`${gw.url}/admin/api/v1${path}`, { headers: callers[who]! });
       return { status: res.status, body: await res.json() };
     };
-    const signIn = async (email: string): Promise<Record<string, string>> => {
-      const res = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PW }) });
-      assert.equal(res.status, 200);
-      return { cookie: res.headers.get('set-cookie')!.split(';')[0]! };
-    };
+    const signIn = (email: string): Promise<Record<string, string>> => sessionHeaders(gw.url, email, PW);
 
     before(async () => {
       if (!havePg) return;
@@ -94,10 +91,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       callers.admin = await signIn('root@example.com');
       callers.alice = await signIn('alice@example.com');
       callers.carol = await signIn('carol@example.com');
-      const mk = async (name: string, owner: string): Promise<{ key: string; record: { id: string } }> => {
-        const res = await fetch(`${gw.url}/admin/api/v1/keys`, { method: 'POST', headers: { ...callers.key, 'content-type': 'application/json' }, body: JSON.stringify({ name, owner_id: owner }) });
-        return (await res.json()) as { key: string; record: { id: string } };
-      };
+      const mk = (name: string, owner: string) => createApiKey(gw.url, callers.key!, { name, owner_id: owner });
       const ak = await mk('alice-key', alice.id);
       fx.aliceKey = ak.record.id;
       fx.aliceSecret = ak.key;

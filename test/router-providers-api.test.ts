@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { createApiKey, sessionHeaders } from './helpers/admin-api.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-router-providers-test-0123';
 const PW = 'a long enough password';
@@ -31,10 +32,8 @@ before(async () => {
     },
   });
   await gw.services.dashboard!.users.create({ email: 'mo@example.com', role: 'member', password: PW });
-  const res = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'mo@example.com', password: PW }) });
-  member = { cookie: res.headers.get('set-cookie')!.split(';')[0]! };
-  const key = await fetch(`${gw.url}/admin/api/v1/keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'app' }) });
-  apiKey = ((await key.json()) as { key: string }).key;
+  member = await sessionHeaders(gw.url, 'mo@example.com', PW);
+  apiKey = (await createApiKey(gw.url, admin, { name: 'app' })).key;
 });
 after(async () => { await gw?.stop(); await good?.close(); await bad?.close(); });
 

@@ -9,6 +9,7 @@ import { saveState } from '../src/router/store.ts';
 import { emptyStored } from '../src/router/train-pass.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { createApiKey, sessionHeaders } from './helpers/admin-api.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-router-state-test-0123456';
 const PW = 'a long enough password';
@@ -27,10 +28,8 @@ before(async () => {
     gateway: { auth: { enabled: true, admin_key: ADMIN_KEY }, router: { quality_signals: [{ metric: 'good' }] }, workers: { threads: 1 } },
   });
   await gw.services.dashboard!.users.create({ email: 'alice@example.com', role: 'member', password: PW });
-  const res = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'alice@example.com', password: PW }) });
-  member = { cookie: res.headers.get('set-cookie')!.split(';')[0]! };
-  const key = await fetch(`${gw.url}/admin/api/v1/keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'app' }) });
-  apiKey = ((await key.json()) as { key: string }).key;
+  member = await sessionHeaders(gw.url, 'alice@example.com', PW);
+  apiKey = (await createApiKey(gw.url, admin, { name: 'app' })).key;
   for (const v of [1, 2, 3]) assert.equal(await saveState(gw.services.store!.sql, { ...emptyStored(), version: v, outcomes: v }), true);
 });
 after(async () => { await gw?.stop(); await oa?.close(); });
