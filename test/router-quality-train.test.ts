@@ -232,6 +232,56 @@ test('the local correction learns what the clusters miss: a marked sub-topic whe
   }
 });
 
+test('past the stored prompts\' bound, a prompt gives its outcomes to the stored prompt most like it instead of being dropped', async () => {
+  const { TUNING } = await import('../src/router/quality/tuning.ts');
+  const saved = { clusterMax: TUNING.clusterMax, exemplars: TUNING.exemplars, mergeSimilarity: TUNING.mergeSimilarity };
+  // The setting above with room for 40 of 640 prompts: about 5 marked ones are stored, each with one
+  // outcome per model, too little evidence for the correction (shrunk by TUNING.localStrength).
+  TUNING.clusterMax = 1; TUNING.exemplars = 40;
+  try {
+    const r = rnd(12);
+    const MARK = ['saffron', 'paella', 'risotto'];
+    const make = (marked: boolean) => {
+      const n = 8 + Math.floor(r() * 6);
+      const ws = Array.from({ length: n }, () => COOK[Math.floor(r() * COOK.length)]);
+      if (marked) ws.splice(2, 0, MARK[Math.floor(r() * 3)]!, MARK[Math.floor(r() * 3)]!);
+      return extractPromptFeatures({ turns: [`Tell me about ${ws.join(' ')}`] });
+    };
+    const outs: Outcome[] = [];
+    for (let i = 0; i < 640; i++) {
+      const marked = i % 8 === 0, f = make(marked);
+      outs.push({ features: f, model: 'alpha', score: r() < (marked ? 0.1 : 0.9) ? 1 : 0, time: 0 });
+      outs.push({ features: f, model: 'beta', score: r() < (marked ? 0.9 : 0.6) ? 1 : 0, time: 0 });
+    }
+    const held = Array.from({ length: 20 }, () => make(true)), plain = Array.from({ length: 20 }, () => make(false));
+    const flips = (s: QualityState, fs: PromptFeatures[]) => fs.filter((f) => q(s, f, 'beta') > q(s, f, 'alpha')).length;
+    type Stored = { idx: number[]; m: string[]; n: number[] };
+    const stored = (s: QualityState) => (s.learned as { exemplars: Stored[] }).exemplars;
+    const weight = (s: QualityState) => stored(s).reduce((w, e) => w + e.n[e.m.indexOf('alpha')]!, 0);
+    const merged = train(outs);
+    assert.equal(stored(merged).length, 40, 'the sample stays at its bound');
+    // Every marked prompt shares a marker word with a stored marked one: their 80 outcomes per model
+    // are all kept; plain prompts share only words in most stored prompts (no postings): dropped.
+    assert.ok(weight(merged) >= 80 && weight(merged) < 640, `alpha's stored evidence ${weight(merged)}`);
+    assert.ok(flips(merged, held) >= 18, `merged: beta ranked first on ${flips(merged, held)}/20 held-out marked prompts`);
+    assert.ok(flips(merged, plain) <= 2, `merged: beta ranked first on ${flips(merged, plain)}/20 plain prompts`);
+    TUNING.mergeSimilarity = 2; // dropped past the bound, as before
+    const dropped = train(outs);
+    assert.equal(stored(dropped).length, 40);
+    assert.equal(weight(dropped), 40, 'one outcome per stored prompt');
+    assert.ok(flips(dropped, held) < flips(merged, held), `dropped: beta first on ${flips(dropped, held)}/20, merged ${flips(merged, held)}/20`);
+    // Training in batches (the feedback worker's way) keeps the bound and the evidence.
+    TUNING.mergeSimilarity = saved.mergeSimilarity;
+    let s: QualityState | undefined;
+    for (let i = 0; i < outs.length; i += 100) s = train(outs.slice(i, i + 100), s);
+    assert.equal(stored(s!).length, 40);
+    assert.ok(weight(s!) >= 80, `batched: alpha's stored evidence ${weight(s!)}`);
+    assert.ok(flips(s!, held) >= 18, `batched: beta first on ${flips(s!, held)}/20`);
+  } finally {
+    Object.assign(TUNING, saved);
+  }
+});
+
 test('prepareState builds the derived tables ahead: same predictions, any state', () => {
   const s = train(planted(4, 120));
   const copy = JSON.parse(JSON.stringify(s)) as QualityState;

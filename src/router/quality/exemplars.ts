@@ -42,8 +42,10 @@ function strongest(v: Vec, keep: number): Vec {
 /**
  * Returns the sample with `prompts` folded in (the input is not modified; its vectors are shared): outcomes of a stored
  * prompt add to it; new prompts join; prompts whose evidence decayed below `minWeight` leave; past
- * TUNING.exemplars the smallest sampling ranks stay. Residuals of changed entries are stale until
- * setResiduals runs.
+ * TUNING.exemplars the smallest sampling ranks stay, and each prompt past the bound gives its
+ * outcomes to the stored prompt most like it (at least TUNING.mergeSimilarity alike; less alike,
+ * they are dropped), so the sample stays bounded while its evidence keeps growing with the history.
+ * Residuals of changed entries are stale until setResiduals runs.
  */
 export function foldExemplars(items: readonly Exemplar[], prompts: readonly PromptOutcomes[]): Exemplar[] {
   const out = new Map<number, Exemplar>();
@@ -51,15 +53,28 @@ export function foldExemplars(items: readonly Exemplar[], prompts: readonly Prom
   for (const p of prompts) {
     let e = out.get(p.key);
     if (!e) { const v = strongest(p.vec, TUNING.exemplarCoords); e = { key: p.key, kind: p.kind, idx: v.idx, val: v.val, m: [], n: [], s: [], r: [] }; out.set(p.key, e); }
-    for (const o of p.outs) {
-      let j = e.m.indexOf(o.model);
-      if (j < 0) { j = e.m.length; e.m.push(o.model); e.n.push(0); e.s.push(0); e.r.push(0); }
-      e.n[j] += o.w; e.s[j] += o.w * o.score;
-    }
+    for (const o of p.outs) addOutcome(e, o.model, o.w, o.w * o.score);
   }
   const all = [...out.values()].filter((e) => e.n.some((n) => n >= TUNING.exemplarMinWeight));
   all.sort((a, b) => rank(a.key) - rank(b.key) || a.key - b.key);
-  return all.slice(0, TUNING.exemplars);
+  if (all.length <= TUNING.exemplars) return all;
+  const kept = all.slice(0, TUNING.exemplars);
+  if (TUNING.mergeSimilarity > 1) return kept;
+  const ix = indexExemplars(kept, new Map());
+  for (let x = TUNING.exemplars; x < all.length; x++) {
+    const e = all[x]!;
+    const near = nearestExemplar(ix, e);
+    if (near.at < 0 || near.sim < TUNING.mergeSimilarity) continue;
+    const to = kept[near.at]!;
+    for (let j = 0; j < e.m.length; j++) addOutcome(to, e.m[j]!, e.n[j]!, e.s[j]!);
+  }
+  return kept;
+}
+
+function addOutcome(e: Exemplar, model: string, n: number, s: number): void {
+  let j = e.m.indexOf(model);
+  if (j < 0) { j = e.m.length; e.m.push(model); e.n.push(0); e.s.push(0); e.r.push(0); }
+  e.n[j] += n; e.s[j] += s;
 }
 
 /** A score `from` folded into a stored prompt with weight w, now `to` (a correction). */
@@ -153,19 +168,18 @@ export function indexExemplars(items: readonly Exemplar[], modelIndex: ReadonlyM
 
 let sims = new Float64Array(0);
 let hit = new Int32Array(0);
+/** The query's norm's inverse, set by gather. */
+let queryScale = 0;
 const HIST = 128;
 const hist = new Int32Array(HIST);
 
 /**
- * Per model (by index), the shrunk similarity-weighted mean residual over the TUNING.neighbours
- * nearest exemplars, written into corr (zeroed first; wsum is scratch of the same length).
- * Returns the number of neighbours used.
+ * Accumulates the query's unnormalised similarity to every stored prompt that shares a feature
+ * with it into `sims` (listing them in `hit`; the rest stay 0) and sets queryScale. Returns how
+ * many were hit; the caller reads them and sets `sims` back to 0.
  */
-export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum: Float64Array): number {
-  corr.fill(0); wsum.fill(0);
-  if (ix.n === 0 || TUNING.neighbours <= 0) return 0;
+function gather(ix: LocalIndex, v: Vec): number {
   if (sims.length < ix.n) { sims = new Float64Array(ix.n * 2); hit = new Int32Array(ix.n * 2); }
-  // Similarities accumulate for the prompts that share a feature (listed in `hit`); the rest stay 0.
   let nHit = 0, qn = 0;
   for (let j = 0; j < v.idx.length; j++) {
     const f = v.idx[j]!;
@@ -179,7 +193,33 @@ export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum
       sims[p] += x * w === 0 ? 1e-300 : x * w;
     }
   }
-  const qs = qn > 0 ? 1 / Math.sqrt(qn) : 0;
+  queryScale = qn > 0 ? 1 / Math.sqrt(qn) : 0;
+  return nHit;
+}
+
+/** The stored prompt most like `v` (cosine over the index's IDF-weighted vectors) and its similarity; at -1 when none shares a feature. */
+export function nearestExemplar(ix: LocalIndex, v: Vec): { at: number; sim: number } {
+  if (ix.n === 0) return { at: -1, sim: 0 };
+  const nHit = gather(ix, v);
+  let at = -1, best = 0;
+  for (let t = 0; t < nHit; t++) {
+    const x = hit[t]!, s = sims[x]! * queryScale;
+    sims[x] = 0;
+    if (s > best || (s === best && at >= 0 && x < at)) { best = s; at = x; }
+  }
+  return { at, sim: best };
+}
+
+/**
+ * Per model (by index), the shrunk similarity-weighted mean residual over the TUNING.neighbours
+ * nearest exemplars, written into corr (zeroed first; wsum is scratch of the same length).
+ * Returns the number of neighbours used.
+ */
+export function localCorrection(ix: LocalIndex, v: Vec, corr: Float64Array, wsum: Float64Array): number {
+  corr.fill(0); wsum.fill(0);
+  if (ix.n === 0 || TUNING.neighbours <= 0) return 0;
+  const nHit = gather(ix, v);
+  const qs = queryScale;
   // The k nearest: the similarity bin that holds the k-th largest, by a histogram (no sort).
   hist.fill(0);
   for (let t = 0; t < nHit; t++) { const s = sims[hit[t]!]! * qs; if (s > 0) hist[Math.min(HIST - 1, Math.floor(s * HIST))]!++; }

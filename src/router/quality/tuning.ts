@@ -42,6 +42,11 @@ export const TUNING = {
    * Cross-validated on held-out prompts: k 80 over 40 and 160, strength 16-32 over 4 and 64.
    */
   exemplars: 2048,
+  /**
+   * A prompt past the sample's bound gives its outcomes to the stored prompt most like it when at
+   * least this alike (IDF-weighted cosine); above 1: dropped, as before.
+   */
+  mergeSimilarity: 0,
   exemplarCoords: 256,
   exemplarMinWeight: 0.01,
   neighbours: 80,
