@@ -15,6 +15,7 @@ import type { QualityState } from '../src/router/quality/types.ts';
 import { predict } from '../src/router/quality/predict.ts';
 import { SHAPE } from '../src/router/quality/features.ts';
 import { folds } from './router-quality.ts';
+import { median } from './lib/stats.ts';
 
 export type Method = (train: readonly BenchRow[], test: readonly BenchRow[], state: QualityState) => (row: BenchRow, model: string) => number;
 
@@ -303,7 +304,7 @@ if (import.meta.main) {
       bySplit.set(name, d);
       const first = [...bySplit.values()][0]!;
       const paired = d.map((x, i) => x - first[i]!);
-      console.log(`${split.padEnd(8)} #${vi} ${name.slice(0, 90).padEnd(90)} AIQ ${mean(r).toFixed(4)} ± ${sd(r).toFixed(4)}  vs single ${mean(d).toFixed(4)} ± ${sd(d).toFixed(4)}  vs #0 ${mean(paired) >= 0 ? '+' : ''}${mean(paired).toFixed(4)} ± ${(sd(paired) / Math.sqrt(paired.length)).toFixed(4)}  reached ${c.filter((x) => x < 1).length}/${c.length} half ${c.filter((x) => x < 0.5).length}  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      console.log(`${split.padEnd(8)} #${vi} ${name.slice(0, 90).padEnd(90)} AIQ ${mean(r).toFixed(4)} ± ${sd(r).toFixed(4)}  vs single ${mean(d).toFixed(4)} ± ${sd(d).toFixed(4)}  vs #0 ${mean(paired) >= 0 ? '+' : ''}${mean(paired).toFixed(4)} ± ${(sd(paired) / Math.sqrt(paired.length)).toFixed(4)}  reached ${c.filter((x) => x < 1).length}/${c.length} half ${c.filter((x) => x < 0.5).length} cost at best single (median, 1 = not reached) ${median(c.map((x) => (x < 1 ? x : 1))).toFixed(2)}  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
   }
 }
