@@ -179,13 +179,14 @@ test('storage.redis_fail_open applies on reload; /health and /metrics show the l
   const chat = () => fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }),
   });
-  type Health = { status: string; restart_required: string[]; limiter: { backend: string; fail_open: boolean; breaker: { state: string; since: string; last_error: string | null; opened: number } } };
+  type Health = { status: string; restart_required: string[]; limiter: { backend: string; fail_open: boolean; replicas: number; breaker: { state: string; since: string; last_error: string | null; opened: number } } };
   const health = async (): Promise<Health> => await (await fetch(`${gw.url}/health`)).json() as Health;
   const breakerLine = async (): Promise<string> => (await (await fetch(`${gw.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('gateway_limiter_breaker')).join('\n');
 
   assert.equal((await chat()).status, 200);
   const h0 = await health();
   assert.deepEqual([h0.limiter.backend, h0.limiter.fail_open, h0.limiter.breaker.state, h0.limiter.breaker.last_error], ['redis', false, 'closed', null]);
+  assert.equal(h0.limiter.replicas, 1, 'one gateway counted on its Redis (fail open\'s share)');
   assert.match(await breakerLine(), /gateway_limiter_breaker_state\{state="closed"\} 1/);
 
   redis.pause(); // hung: the first limited request waits the command timeout, which opens the breaker

@@ -214,3 +214,69 @@ test('fail open reads the view with what this replica settled since: a reservati
     } finally { await redis.restart(); }
   } finally { await l.close(); }
 });
+
+test('fail open with two replicas: each takes half of what it saw was left, so together they stay within the budget and the minute', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 40, 5);
+  const prefix = `t${process.pid}:${n++}:`;
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month', rpmLimit: 10 });
+  await store.insertInferences([spendRecord(k, '0.2', new Date(at - 60_000))]);
+  const replica = () => new RedisLimiter({ redis: redis.url, prefix, probeMs: 60_000, presenceMs: 100, onError: () => {}, now: () => at });
+  const a = replica(), b = replica();
+  try {
+    await until(() => a.replicas === 2 && b.replicas === 2);
+    await a.seed(store, [k]); await b.seed(store, [k]);
+    // One request each through Redis: both views hold $0.2 spent (settled at $0) and the minute's 1 or 2 requests.
+    for (const l of [a, b]) { const r = await attempt(l, k, '0'); assert.ok(!(r instanceof LimitError)); await r.settle({ tokens: 1, costUsd: '0' }); }
+    await redis.kill();
+    try {
+      const admitted = { a: 0, b: 0 }, spend = { a: 0, b: 0 };
+      for (const l of [a, b]) {
+        await attempt(l, k, '0'); // trips the breaker ($0 estimated, never settled): not counted below
+        assert.ok(l.unavailable);
+      }
+      // $0.8 left, $0.4 each: two requests of $0.15 each, not a third; both replicas alike.
+      for (const [name, l] of [['a', a], ['b', b]] as const) {
+        for (let i = 0; i < 5; i++) {
+          const r = await attempt(l, k, '0.15');
+          if (r instanceof LimitError) { assert.ok(r.reason === 'budget' || r.reason === 'rpm', r.reason); continue; }
+          admitted[name]++; spend[name] += 0.15;
+          await r.settle({ tokens: 1, costUsd: '0.15' });
+        }
+      }
+      assert.ok(spend.a + spend.b <= 0.8 + 1e-9, `together $${(spend.a + spend.b).toFixed(2)} of the $0.80 left (before: $1.50, five each)`);
+      assert.equal(admitted.a, 2, 'replica a: its $0.40 share');
+      assert.equal(admitted.b, 2, 'replica b: its $0.40 share');
+    } finally { await redis.restart(); }
+  } finally { await a.close(); await b.close(); }
+});
+
+test('fail open with two replicas: the minute\'s requests are shared the same way', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 50, 5);
+  const prefix = `t${process.pid}:${n++}:`;
+  const k = key({ rpmLimit: 10 });
+  const replica = () => new RedisLimiter({ redis: redis.url, prefix, probeMs: 60_000, presenceMs: 100, onError: () => {}, now: () => at });
+  const a = replica(), b = replica();
+  try {
+    await until(() => a.replicas === 2 && b.replicas === 2);
+    await a.seed(store, [k]); await b.seed(store, [k]);
+    assert.ok(!(await attempt(a, k, '0') instanceof LimitError)); // a's view: 1 of 10
+    assert.ok(!(await attempt(b, k, '0') instanceof LimitError)); // b's view: 2 of 10
+    await redis.kill();
+    try {
+      let admitted = 0;
+      for (const l of [a, b]) {
+        for (let i = 0; i < 10; i++) {
+          const r = await attempt(l, k, '0');
+          if (r instanceof LimitError) assert.equal(r.reason, 'rpm'); else admitted++;
+        }
+        assert.ok(l.unavailable);
+      }
+      // a: floor((10 - 1) / 2) = 4, b: floor((10 - 2) / 2) = 4 (the first of each may be the one that tripped the breaker).
+      assert.ok(2 + admitted <= 10, `${2 + admitted} requests in the minute of rpm 10 (before: 2 + 9 + 8 = 19)`);
+      assert.equal(admitted, 8);
+    } finally { await redis.restart(); }
+    // A replica leaving is no longer counted: the one left takes all of what it sees again.
+    await b.close();
+    await until(() => a.replicas === 1, 10_000);
+  } finally { await a.close(); await b.close(); }
+});

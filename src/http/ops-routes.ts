@@ -43,7 +43,7 @@ function limiterView(svc: Services): Record<string, unknown> | null {
   if (l.backend === 'memory') return { backend: 'memory' };
   const b = l.breaker;
   return {
-    backend: 'redis', fail_open: l.failOpen, reseeding: l.reseeding,
+    backend: 'redis', fail_open: l.failOpen, reseeding: l.reseeding, replicas: l.replicas,
     breaker: { state: b.state, since: b.since, last_error: b.lastError, last_error_at: b.lastErrorAt, opened: b.opened },
   };
 }

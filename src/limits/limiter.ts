@@ -38,6 +38,8 @@ export type LimiterStatus =
     breaker: { state: 'closed' | 'open' | 'half-open'; since: string; lastError: string | null; lastErrorAt: string | null; opened: number };
     /** Budget counters Redis lost being corrected from the store in the background. */
     reseeding: number;
+    /** Replicas sharing the counters, as last counted in Redis: fail open gives each 1/replicas of the room it sees. */
+    replicas: number;
   };
 
 export interface Limiter {

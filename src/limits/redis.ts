@@ -43,6 +43,11 @@ export type RedisLimiterOptions = {
   unwritten?: (keyId: string, since: string, until: string) => readonly LimitedRecord[];
   /** How long a re-seed waits before reading the store, so records queued anywhere before the loss are written (default 600 ms). */
   reseedDelayMs?: () => number;
+  /**
+   * How often this replica marks itself present in Redis and counts the replicas marked within three
+   * such intervals (default 5000 ms): fail open gives each replica its share of what it saw was left.
+   */
+  presenceMs?: number;
 };
 
 /** Error text fit for /health: no credentials from a URL. */
@@ -68,7 +73,7 @@ export class RedisLimiter implements Limiter {
    * `drift`: what this process's own settlements have moved the counter since (actual - estimate, in
    * the view's epoch), which only fail-open reads: a view holds the reservations open when it was taken.
    */
-  readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string; drift: bigint }>();
+  readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string; drift: bigint; without: bigint }>();
   /** Estimates of the requests admitted fail-open and still running, by spend counter: a budget's room while Redis is away. */
   readonly #heldWithout = new Map<string, bigint>();
   /** Requests and estimated tokens admitted fail-open in a key's current minute (one entry a key, replaced when the minute turns). */
@@ -86,6 +91,10 @@ export class RedisLimiter implements Limiter {
   /** Reservation tokens: unique per limiter instance (several replicas share the hashes). */
   readonly #instance = Math.random().toString(36).slice(2, 8);
   #seq = 0;
+  /** Replicas sharing these counters, as last counted in Redis (this one included): fail open takes 1/this of the room it sees. */
+  #replicas = 1;
+  readonly #presenceMs: number;
+  readonly #presenceTimer: NodeJS.Timeout;
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -105,7 +114,31 @@ export class RedisLimiter implements Limiter {
     // restored one is probed at once.
     this.#redis.on('close', () => this.#breaker.trip(new Error('connection to Redis closed')));
     this.#redis.on('ready', () => this.#breaker.probeSoon());
+    this.#presenceMs = opts.presenceMs ?? 5000;
+    this.#presenceTimer = setInterval(() => { void this.#presence(); }, this.#presenceMs);
+    this.#presenceTimer.unref();
+    void this.#presence();
   }
+
+  /**
+   * Marks this replica present (a sorted set of instance -> last mark) and counts the replicas marked
+   * within three intervals. Not on any request's path; a failure leaves the last count (1 until the
+   * first count: one replica's fail open as before).
+   */
+  async #presence(): Promise<void> {
+    if (this.#closed || this.#breaker.isOpen) return;
+    const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
+    try {
+      const res = await this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec();
+      const n = Number(res?.[2]?.[1]);
+      if (Number.isInteger(n) && n >= 1) this.#replicas = n;
+    } catch {
+      // Redis unreachable: the requests' own calls report it and open the breaker; the last count stays.
+    }
+  }
+
+  /** Replicas sharing this limiter's counters, as last counted (fail open's divisor). */
+  get replicas(): number { return this.#replicas; }
 
   /** True while Redis is considered down (requests take the fail-open/closed path without waiting on it). */
   get unavailable(): boolean { return this.#breaker.isOpen; }
@@ -119,6 +152,7 @@ export class RedisLimiter implements Limiter {
       backend: 'redis', failOpen: this.#failOpen,
       breaker: { state: b.state, since: new Date(b.since).toISOString(), lastError: b.lastError, lastErrorAt: b.lastErrorAt === null ? null : new Date(b.lastErrorAt).toISOString(), opened: b.opened },
       reseeding: this.#reseeds.size + this.#windowReseeds.size,
+      replicas: this.#replicas,
     };
   }
 
@@ -208,7 +242,7 @@ export class RedisLimiter implements Limiter {
           s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
           view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
         ]) as [string | null, number, string];
-        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e, drift: 0n });
+        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e, drift: 0n, without: 0n });
         if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
       }
     } catch (err) { this.#onError(err); }
@@ -238,12 +272,19 @@ export class RedisLimiter implements Limiter {
     const keyId = key.id;
     const seen = this.#views.get(keyId);
     const running = this.#heldWithout.get(spendKey) ?? 0n;
-    const base = seen && seen.sk === spendKey ? seen.nanos + seen.drift : null;
-    const used = base === null ? null : (base > 0n ? base : 0n) + running;
-    // The acquire script's own test (redis-scripts.ts): nothing left, or not enough for the estimate.
-    if (used !== null && (used >= budget || used + est > budget)) {
-      giveBack();
-      throw budgetError(key, used, est, now);
+    if (seen && seen.sk === spendKey) {
+      // What the counter held when Redis last answered (with this replica's own settlements since), and
+      // what this replica took without Redis: what it settled and the estimates still running.
+      const atView = seen.nanos - seen.without + seen.drift;
+      const base = atView > 0n ? atView : 0n;
+      const mine = seen.without + running;
+      // The acquire script's own test (redis-scripts.ts), against this replica's share of the room
+      // left: every replica sees the same counter, so each takes 1/replicas of it.
+      const share = (budget - base) / BigInt(this.#replicas);
+      if (base >= budget || mine >= share || mine + est > share) {
+        giveBack();
+        throw budgetError(key, base + mine, est, now);
+      }
     }
     count();
     this.#heldWithout.set(spendKey, running + est);
@@ -256,7 +297,7 @@ export class RedisLimiter implements Limiter {
     // provisional one rebuilt from the view holds it at once, not only after the store re-seed lands.
     const spent = (nanos: bigint): void => {
       const view = this.#views.get(keyId);
-      if (view && view.sk === spendKey) view.nanos += nanos;
+      if (view && view.sk === spendKey) { view.nanos += nanos; view.without += nanos; }
     };
     if (sent) {
       // The acquire was sent and its answer lost: whether it was taken is settled on recovery.
@@ -281,10 +322,12 @@ export class RedisLimiter implements Limiter {
     let mine = this.#windowWithout.get(key.id);
     if (!mine || mine.wk !== wk) this.#windowWithout.set(key.id, (mine = { wk, requests: 0, tokens: 0 }));
     const seen = this.#windowViews.get(key.id);
-    const requests = mine.requests + (seen?.wk === wk ? seen.requests : 0);
-    const tokens = mine.tokens + (seen?.wk === wk ? seen.tokens : 0);
-    if (key.rpmLimit !== null && key.rpmLimit > 0 && requests + 1 > key.rpmLimit) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, requests, 1, now); }
-    if (key.tpmLimit !== null && key.tpmLimit > 0 && tokens + need > key.tpmLimit) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, tokens, need, now); }
+    const seenRequests = seen?.wk === wk ? seen.requests : 0, seenTokens = seen?.wk === wk ? seen.tokens : 0;
+    // Each replica takes its share of what is left of the minute (the view, or all of a new minute).
+    const r = this.#replicas;
+    const over = (limit: number, used: number, mine: number, add: number): boolean => used + mine + add > limit || mine + add > Math.floor((limit - used) / r);
+    if (key.rpmLimit !== null && key.rpmLimit > 0 && over(key.rpmLimit, seenRequests, mine.requests, 1)) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, seenRequests + mine.requests, 1, now); }
+    if (key.tpmLimit !== null && key.tpmLimit > 0 && over(key.tpmLimit, seenTokens, mine.tokens, need)) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, seenTokens + mine.tokens, need, now); }
     return () => { mine.requests++; mine.tokens += need; };
   }
 
@@ -320,7 +363,7 @@ export class RedisLimiter implements Limiter {
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
     if (tracked && (code === 0 || code === 3)) {
-      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; view.drift = 0n; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch, drift: 0n });
+      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; view.drift = 0n; view.without = 0n; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch, drift: 0n, without: 0n });
     }
     if (windowed && code !== 6) {
       if (wview && wview.wk === wk) { wview.requests = Number(requests); wview.tokens = Number(windowTokensNow); wview.epoch = wepoch; }
@@ -485,6 +528,9 @@ export class RedisLimiter implements Limiter {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#presenceTimer);
+    // Leaving: the others' share grows at their next count instead of three intervals later.
+    if (!this.#breaker.isOpen) await this.#redis.zrem(`${this.#prefix}replicas`, this.#instance).catch(() => {});
     this.#breaker.close();
     if (this.#owned) await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
