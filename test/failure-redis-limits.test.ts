@@ -280,3 +280,30 @@ test('fail open with two replicas: the minute\'s requests are shared the same wa
     await until(() => a.replicas === 1, 10_000);
   } finally { await a.close(); await b.close(); }
 });
+
+test('fail open reads tpm with the tokens requests settled for, not their estimates (before Redis went away and after)', async () => {
+  const at = Date.UTC(2031, 4, 6, 13, 10, 5);
+  const k = key({ tpmLimit: 100 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: () => {}, now: () => at });
+  const take = async (tokens: number) => { try { return await l.acquire(k, { tokens, costUsd: '0' }); } catch (e) { if (e instanceof LimitError) return e; throw e; } };
+  try {
+    await l.seed(store, [k]);
+    const first = await take(60); // the view: 60 estimated
+    assert.ok(!(first instanceof LimitError));
+    await first.settle({ tokens: 10, costUsd: '0' }); // Redis's window: 10; the view follows
+    await redis.kill();
+    try {
+      await take(0); // trips the breaker
+      assert.ok(l.unavailable);
+      const big = await take(80);
+      assert.ok(!(big instanceof LimitError), '10 used + 80 of 100 (the view alone, 60, left no room)');
+      await big.settle({ tokens: 20, costUsd: '0' });
+      const next = await take(60);
+      assert.ok(!(next instanceof LimitError), '10 + 20 used + 60 of 100 (the estimate, 80, left no room)');
+      const over = await take(20);
+      assert.ok(over instanceof LimitError && over.reason === 'tpm', '10 + 20 + 60 running + 20 pass 100');
+      await next.release(); // released: its 60 tokens are given back
+      assert.ok(!(await take(60) instanceof LimitError), 'a released request leaves its tokens');
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});

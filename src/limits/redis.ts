@@ -26,6 +26,8 @@ type Held = { est: bigint; epoch: string; under: boolean };
 /** An open reservation's share of its minute's window: its estimated tokens and the window's epoch. */
 type WindowHeld = { tokens: number; epoch: string };
 
+const NOTHING = (): void => {};
+
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
 
@@ -254,8 +256,8 @@ export class RedisLimiter implements Limiter {
    * holds a budget this process can see is spent: its last view of the counter (spent or reserved when
    * Redis last answered it), plus what it admitted and settled since, plus the estimates of what it
    * admitted that is still running, leaves no room for this estimate: refused as Redis would have.
-   * A key this process has no view of is admitted (nothing known); several replicas each hold their own
-   * view, so together they can pass a budget by what each admits while Redis is away.
+   * A key this process has no view of is admitted (nothing known). Several replicas see the same
+   * counter, so each takes its share of the room its view leaves (1/replicas, #presence).
    * `budget`: the key's budget in nanos (null: none), `est` this request's estimate against it, `token`
    * its reservation token when its acquire was sent and the answer lost (budgeted keys).
    */
@@ -268,7 +270,13 @@ export class RedisLimiter implements Limiter {
       throw new LimitError('rpm', 'Rate limiter unavailable; retry shortly.', { 'retry-after': '1' });
     }
     const count = this.#windowRoom(key, now, wk, tokens, giveBack);
-    if (budget === null) { count(); return FREE_PASS; }
+    if (budget === null) {
+      const tokensUsed = count();
+      if (key.tpmLimit === null) return FREE_PASS;
+      let over = false;
+      const end = (used: number): void => { if (!over) { over = true; tokensUsed(used); } };
+      return { settle: async (actual) => end(Math.max(0, Math.ceil(actual.tokens))), release: async () => end(0) };
+    }
     const keyId = key.id;
     const seen = this.#views.get(keyId);
     const running = this.#heldWithout.get(spendKey) ?? 0n;
@@ -286,7 +294,7 @@ export class RedisLimiter implements Limiter {
         throw budgetError(key, base + mine, est, now);
       }
     }
-    count();
+    const tokensUsed = count();
     this.#heldWithout.set(spendKey, running + est);
     const unhold = (): void => {
       const left = (this.#heldWithout.get(spendKey) ?? 0n) - est;
@@ -303,22 +311,24 @@ export class RedisLimiter implements Limiter {
       // The acquire was sent and its answer lost: whether it was taken is settled on recovery.
       const u: Uncertain = { ...sent, actual: null };
       this.#uncertain.push(u);
-      const end = (nanos: bigint): void => { if (done) return; done = true; unhold(); u.actual = nanos; spent(nanos); this.#reconcileSoon(); };
-      return { settle: async (actual) => end(toNanos(actual.costUsd)), release: async () => end(0n) };
+      const end = (nanos: bigint, used: number): void => { if (done) return; done = true; unhold(); tokensUsed(used); u.actual = nanos; spent(nanos); this.#reconcileSoon(); };
+      return { settle: async (actual) => end(toNanos(actual.costUsd), Math.max(0, Math.ceil(actual.tokens))), release: async () => end(0n, 0) };
     }
     return {
-      settle: async (actual) => { if (done) return; done = true; unhold(); spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
-      release: async () => { if (done) return; done = true; unhold(); },
+      settle: async (actual) => { if (done) return; done = true; unhold(); tokensUsed(Math.max(0, Math.ceil(actual.tokens))); spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
+      release: async () => { if (done) return; done = true; unhold(); tokensUsed(0); },
     };
   }
 
   /**
    * Fail open, a key's rpm and tpm as this process can see them: its last view of the minute's window
    * (when it is still this minute) plus what it admitted without Redis in the minute; refused as the
-   * acquire script would (redis-scripts.ts). Returns what counts the request once it is admitted.
+   * acquire script would (redis-scripts.ts). Returns what counts the request once it is admitted, which
+   * returns what puts its actual tokens in place of the estimate when it settles (0 when released), as
+   * the adjust script does with Redis.
    */
-  #windowRoom(key: KeyRecord, now: number, wk: string, need: number, giveBack: () => void): () => void {
-    if (key.rpmLimit === null && key.tpmLimit === null) return () => {};
+  #windowRoom(key: KeyRecord, now: number, wk: string, need: number, giveBack: () => void): () => (usedTokens: number) => void {
+    if (key.rpmLimit === null && key.tpmLimit === null) return () => NOTHING;
     let mine = this.#windowWithout.get(key.id);
     if (!mine || mine.wk !== wk) this.#windowWithout.set(key.id, (mine = { wk, requests: 0, tokens: 0 }));
     const seen = this.#windowViews.get(key.id);
@@ -328,7 +338,11 @@ export class RedisLimiter implements Limiter {
     const over = (limit: number, used: number, mine: number, add: number): boolean => used + mine + add > limit || mine + add > Math.floor((limit - used) / r);
     if (key.rpmLimit !== null && key.rpmLimit > 0 && over(key.rpmLimit, seenRequests, mine.requests, 1)) { giveBack(); throw rateLimitError('rpm', key.rpmLimit, seenRequests + mine.requests, 1, now); }
     if (key.tpmLimit !== null && key.tpmLimit > 0 && over(key.tpmLimit, seenTokens, mine.tokens, need)) { giveBack(); throw rateLimitError('tpm', key.tpmLimit, seenTokens + mine.tokens, need, now); }
-    return () => { mine.requests++; mine.tokens += need; };
+    return () => {
+      mine.requests++; mine.tokens += need;
+      // Already sent to Redis by a reconciliation, the estimate stays there (more, never less, than used).
+      return (used) => { mine.tokens = Math.max(0, mine.tokens + used - need); };
+    };
   }
 
   async acquire(key: KeyRecord, est: Usage): Promise<Reservation> {
@@ -417,7 +431,7 @@ export class RedisLimiter implements Limiter {
         if (rs && !rs.snapshot && held.epoch !== rs.epoch) { rs.skipped += actual; nanoDelta = 0n; whole = 0n; }
       }
       if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
-      if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); return; }
+      if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); this.#windowDrift(keyId, wk, tokenDelta); return; }
       try {
         await this.#script('adjust', [wk, sk, `${sk}:m`], [
           String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
@@ -426,10 +440,12 @@ export class RedisLimiter implements Limiter {
         // The counter moved by the correction: fail open reads it with the view it was taken in.
         const view = held && nanoDelta !== 0n ? this.#views.get(keyId) : undefined;
         if (view && view.sk === sk && view.epoch === held!.epoch) view.drift += nanoDelta;
+        this.#windowDrift(keyId, wk, tokenDelta);
       } catch (err) {
         // The correction is not lost: it is added to the counter once Redis answers again.
         this.#failed(err);
         if (budgeted) this.#remember(sk, nanoDelta);
+        this.#windowDrift(keyId, wk, tokenDelta);
       }
     };
     return {
@@ -439,6 +455,18 @@ export class RedisLimiter implements Limiter {
       },
       release: () => adjust(-tokens, 0n, 0),
     };
+  }
+
+  /**
+   * A settlement's tokens (actual - estimate) in this process's view of the minute's window, which only
+   * fail open reads: the view holds the estimates of the requests open when it was taken. Replies on the
+   * one connection come in order, so a view taken after the adjust script already holds it. While Redis
+   * is away the window there keeps the estimate (more than used, never less).
+   */
+  #windowDrift(keyId: string, wk: string, tokenDelta: number): void {
+    if (tokenDelta === 0) return;
+    const view = this.#windowViews.get(keyId);
+    if (view && view.wk === wk) view.tokens = Math.max(0, view.tokens + tokenDelta);
   }
 
   /** Starts (once per counter) the background re-seed of a provisional counter this process must correct. */
