@@ -51,11 +51,33 @@ export class KnnIndex {
   }
 }
 
-/** Indices of the k largest similarities, skipping `skip` (leave-one-out). */
-function topK(s: Float64Array, k: number, skip = -1): number[] {
-  const order = Array.from(s.keys()).filter((j) => j !== skip);
-  order.sort((a, b) => s[b]! - s[a]!);
-  return order.slice(0, k);
+/**
+ * Indices of the k largest similarities, skipping `skip` (leave-one-out), ties to the lower index:
+ * what a stable sort of every index would put first, kept in a heap of k (the leave-one-out pass
+ * runs this once per train row: sorting every row made it O(n^2 log n), 76 s of a 17,736-row file).
+ */
+export function topK(s: Float64Array, k: number, skip = -1): number[] {
+  // A min-heap by rank: its root is the worst index kept. `below(a, b)`: a ranks after b.
+  const heap: number[] = [];
+  const below = (a: number, b: number): boolean => s[a]! < s[b]! || (s[a] === s[b] && a > b);
+  for (let j = 0; j < s.length && k > 0; j++) {
+    if (j === skip) continue;
+    if (heap.length < k) {
+      let i = heap.push(j) - 1;
+      while (i > 0) { const p = (i - 1) >> 1; if (!below(heap[i]!, heap[p]!)) break; [heap[i], heap[p]] = [heap[p]!, heap[i]!]; i = p; }
+    } else if (below(heap[0]!, j)) {
+      heap[0] = j;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < heap.length && below(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && below(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!]; i = m;
+      }
+    }
+  }
+  return heap.sort((a, b) => s[b]! - s[a]! || a - b);
 }
 
 /** Each model's mean score over the neighbours that it answered (no answer: the model's mean). */
