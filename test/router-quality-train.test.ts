@@ -196,6 +196,28 @@ test('a model seen on one kind of prompt is predicted on another by its offset a
   assert.ok(Math.abs(mid! - 0.5) < 0.03, `mid ${mid}`);
 });
 
+/**
+ * 640 cooking prompts, one in eight marked by rarer words (saffron, paella, risotto) where alpha
+ * fails and beta succeeds; elsewhere alpha is the better. `make` draws more prompts of either sort.
+ */
+function markedSubtopic(seed: number): { make: (marked: boolean) => PromptFeatures; outs: Outcome[] } {
+  const r = rnd(seed);
+  const MARK = ['saffron', 'paella', 'risotto'];
+  const make = (marked: boolean) => {
+    const n = 8 + Math.floor(r() * 6);
+    const ws = Array.from({ length: n }, () => COOK[Math.floor(r() * COOK.length)]);
+    if (marked) ws.splice(2, 0, MARK[Math.floor(r() * 3)]!, MARK[Math.floor(r() * 3)]!);
+    return extractPromptFeatures({ turns: [`Tell me about ${ws.join(' ')}`] });
+  };
+  const outs: Outcome[] = [];
+  for (let i = 0; i < 640; i++) {
+    const marked = i % 8 === 0, f = make(marked);
+    outs.push({ features: f, model: 'alpha', score: r() < (marked ? 0.1 : 0.9) ? 1 : 0, time: 0 });
+    outs.push({ features: f, model: 'beta', score: r() < (marked ? 0.9 : 0.6) ? 1 : 0, time: 0 });
+  }
+  return { make, outs };
+}
+
 test('the local correction learns what the clusters miss: a marked sub-topic where one model fails', async () => {
   const { TUNING } = await import('../src/router/quality/tuning.ts');
   const saved = { clusterMax: TUNING.clusterMax, neighbours: TUNING.neighbours };
@@ -204,20 +226,7 @@ test('the local correction learns what the clusters miss: a marked sub-topic whe
   // lists them) are where alpha fails and beta succeeds.
   TUNING.clusterMax = 1;
   try {
-    const r = rnd(11);
-    const MARK = ['saffron', 'paella', 'risotto'];
-    const make = (marked: boolean) => {
-      const n = 8 + Math.floor(r() * 6);
-      const ws = Array.from({ length: n }, () => COOK[Math.floor(r() * COOK.length)]);
-      if (marked) ws.splice(2, 0, MARK[Math.floor(r() * 3)]!, MARK[Math.floor(r() * 3)]!);
-      return extractPromptFeatures({ turns: [`Tell me about ${ws.join(' ')}`] });
-    };
-    const outs: Outcome[] = [];
-    for (let i = 0; i < 640; i++) {
-      const marked = i % 8 === 0, f = make(marked);
-      outs.push({ features: f, model: 'alpha', score: r() < (marked ? 0.1 : 0.9) ? 1 : 0, time: 0 });
-      outs.push({ features: f, model: 'beta', score: r() < (marked ? 0.9 : 0.6) ? 1 : 0, time: 0 });
-    }
+    const { make, outs } = markedSubtopic(11);
     const s = train(outs);
     assert.equal((s.learned as { clusters: unknown[] }).clusters.length, 1);
     const held = Array.from({ length: 20 }, () => make(true)), plain = Array.from({ length: 20 }, () => make(false));
@@ -239,20 +248,7 @@ test('past the stored prompts\' bound, a prompt gives its outcomes to the stored
   // outcome per model, too little evidence for the correction (shrunk by TUNING.localStrength).
   TUNING.clusterMax = 1; TUNING.exemplars = 40;
   try {
-    const r = rnd(12);
-    const MARK = ['saffron', 'paella', 'risotto'];
-    const make = (marked: boolean) => {
-      const n = 8 + Math.floor(r() * 6);
-      const ws = Array.from({ length: n }, () => COOK[Math.floor(r() * COOK.length)]);
-      if (marked) ws.splice(2, 0, MARK[Math.floor(r() * 3)]!, MARK[Math.floor(r() * 3)]!);
-      return extractPromptFeatures({ turns: [`Tell me about ${ws.join(' ')}`] });
-    };
-    const outs: Outcome[] = [];
-    for (let i = 0; i < 640; i++) {
-      const marked = i % 8 === 0, f = make(marked);
-      outs.push({ features: f, model: 'alpha', score: r() < (marked ? 0.1 : 0.9) ? 1 : 0, time: 0 });
-      outs.push({ features: f, model: 'beta', score: r() < (marked ? 0.9 : 0.6) ? 1 : 0, time: 0 });
-    }
+    const { make, outs } = markedSubtopic(12);
     const held = Array.from({ length: 20 }, () => make(true)), plain = Array.from({ length: 20 }, () => make(false));
     const flips = (s: QualityState, fs: PromptFeatures[]) => fs.filter((f) => q(s, f, 'beta') > q(s, f, 'alpha')).length;
     type Stored = { idx: number[]; m: string[]; n: number[] };
