@@ -11,6 +11,7 @@ import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { feedbackSince, insertDecisions, START, type Cursor, type FeedbackJoin } from '../src/router/store.ts';
+import { settleSpans } from '../src/router/train-pass.ts';
 import { extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
 import type { Learned } from '../src/router/quality/train.ts';
 import { fitParams } from '../src/router/quality/model-fit.ts';
@@ -88,6 +89,54 @@ for (const b of backends) {
         // Later, the unsettled change comes after the cursor as a correction, and nothing else does.
         assert.deepEqual((await feedbackSince(store.sql, ['good'], c, 100, new Date(t).toISOString(), W)).map(show), [['late', 'true', 'false', first('late')]]);
       }
+    } finally { await store.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: feedback_settle_ms changed between passes: each first value keeps the window it was read with (nothing skipped, nothing counted twice)`, async () => {
+    const store = await b.open();
+    try {
+      await store.sql.run('DELETE FROM feedback', []); // this file's database: the test above's rows would move the cursors
+      const t = Date.now();
+      const at = (ago: number): string => new Date(t - ago).toISOString();
+      const features = extractPromptFeatures({ turns: ['Is this right?'] });
+      const longer = uuidv7(), shorter = uuidv7();
+      await insertDecisions(store.sql, [longer, shorter].map((id) => ({ inferenceId: id, createdAt: at(400_000), keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: features.kind, status: 200, costUsd: '0', features, decision: {} })));
+      await store.insertInferences([inference(longer, at(400_000)), inference(shorter, at(400_000))]);
+      const label = new Map<string, string>();
+      const row = (inf: string, value: string, ago: number): FeedbackRow => {
+        const id = uuidv7();
+        label.set(id, inf === longer ? 'longer' : 'shorter');
+        return { id, inferenceId: inf, keyId: 'k1', metric: 'good', type: 'boolean', value, reason: null, tags: {}, optimize: 'max', createdAt: at(ago) };
+      };
+      await store.insertFeedback([
+        row(shorter, 'false', 300_000), row(shorter, 'true', 260_000), // 40 s apart
+        row(longer, 'false', 200_000), row(longer, 'true', 160_000), // 40 s apart
+      ]);
+      const show = (f: FeedbackJoin) => [label.get(f.id), f.from ?? null, f.value];
+      // One pass as train-pass.ts runs it: the spans from the cursor, then the next cursor.
+      const pass = async (c: Cursor, ms: number, ago: number): Promise<{ rows: FeedbackJoin[]; next: Cursor }> => {
+        const earlier = settleSpans(c, ms);
+        const rows = await feedbackSince(store.sql, ['good'], c, 100, at(ago + ms), ms, earlier);
+        const last = rows.at(-1);
+        return { rows, next: last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}) } : c };
+      };
+      // 60 s, a pass 170 s ago: "shorter"'s first value is read with its change 40 s later inside its window.
+      const p1 = await pass(START, 60_000, 170_000);
+      assert.deepEqual(p1.rows.map(show), [['shorter', null, 'true']]);
+      // 30 s from then on, a pass 140 s ago: "longer"'s first value is read with nothing in its window;
+      // "shorter"'s change, already in its first value (60 s), is not read again (before: read here as
+      // a correction, counted twice).
+      const p2 = await pass(p1.next, 30_000, 140_000);
+      assert.deepEqual(p2.rows.map(show), [['longer', null, 'false']]);
+      // Back to 60 s, a pass now: "longer"'s change, 40 s after its first value, corrects it (read with
+      // 30 s, it was outside that window; before, the 60 s window left it out: skipped).
+      const p3 = await pass(p2.next, 60_000, 0);
+      assert.deepEqual(p3.rows.map(show), [['longer', 'false', 'true']]);
+      assert.deepEqual(p3.next.earlier, [{ until: p1.rows[0]!.at, ms: 60_000 }, { until: p2.rows[0]!.at, ms: 30_000 }]);
+      // The cursor's spans survive the store's JSON column (the state row keeps them).
+      assert.deepEqual(JSON.parse(JSON.stringify(p3.next)), p3.next);
     } finally { await store.close(); }
   });
 }

@@ -20,8 +20,15 @@ export type DecisionRow = {
  */
 export type StoredDecision = RollupSource & { inferenceId: string; servedModel: string | null; canonical: string | null; features: string; decision: string };
 
-/** Position in a time-ordered table: (created_at, id) of the last row folded in. */
-export type Cursor = { at: string; id: string };
+/**
+ * Position in a time-ordered table: (created_at, id) of the last row folded in. The feedback cursor
+ * also keeps the settle window its rows were read with (`settleMs`) and the windows of first values
+ * read before router.learning.feedback_settle_ms last changed (`earlier`, oldest first): a value keeps
+ * the window it was learned with, so a change neither skips nor counts twice what lies between.
+ */
+export type Cursor = { at: string; id: string; settleMs?: number; earlier?: SettleSpan[] };
+/** The settle window of the first values created at or before `until`. */
+export type SettleSpan = { until: string; ms: number };
 export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
 
 /** An operator's rollback to an earlier version (`from`) or reset to the priors (from null), with who asked and why. */
@@ -148,6 +155,19 @@ export type FeedbackJoin = {
   canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
 };
 
+const ISO_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+/**
+ * SQL for the end of a first value's settle window: `col` plus `ms`, or plus the window of the earliest
+ * span holding it (spans ascending by `until`; timestamps this module wrote, checked before they are
+ * written into the statement).
+ */
+function windowEnd(sql: SqlRunner, col: string, ms: number, earlier: readonly SettleSpan[]): string {
+  const spans = earlier.filter((e) => ISO_TEXT.test(e.until) && Number.isFinite(e.ms));
+  if (spans.length === 0) return plusMs(sql, col, ms);
+  return `(CASE ${spans.map((e) => `WHEN ${col} <= '${e.until}' THEN ${plusMs(sql, col, e.ms)}`).join(' ')} ELSE ${plusMs(sql, col, ms)} END)`;
+}
+
 /** SQL for the timestamp `col` plus `ms` milliseconds, comparable with created_at in each dialect. */
 function plusMs(sql: SqlRunner, col: string, ms: number): string {
   const n = Math.max(0, Math.round(ms));
@@ -165,11 +185,12 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   value corrects by nothing: one client posting the same verdict 100 times still counts once
  *   (5 negatives flip a kind, docs/router.md Learning).
  * Rows inside a first row's window teach nothing of their own and are left out. The window also
- * covers feedback rows the batched writer lands late.
+ * covers feedback rows the batched writer lands late. `earlier`: the windows of first values read
+ * before the setting last changed (Cursor), which they keep.
  */
-export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number): Promise<FeedbackJoin[]> {
+export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number, earlier: readonly SettleSpan[] = []): Promise<FeedbackJoin[]> {
   if (metrics.length === 0) return [];
-  const end = plusMs(sql, 'ff.created_at', settleMs);
+  const end = windowEnd(sql, 'ff.created_at', settleMs, earlier);
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
     `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id,

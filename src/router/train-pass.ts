@@ -6,7 +6,7 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type FeedbackJoin, type StoredState } from './store.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
 /** Rows folded per training pass (a backlog is worked off over several passes). */
@@ -52,6 +52,21 @@ export async function fromTrustedKeys(sql: SqlRunner, fb: FeedbackJoin[], signal
   });
 }
 
+/** Settle windows kept per cursor (the oldest past this take the next one's window). */
+const MAX_SPANS = 16;
+
+/**
+ * The windows of the first values read so far: a cursor stored with another window than `ms` (the
+ * setting changed since) closes a span at its position, where every first value up to it was read.
+ * A cursor without one (stored before this was kept, or by a rollback, after which earlier values
+ * are not corrected) has none.
+ */
+export function settleSpans(c: Cursor, ms: number): SettleSpan[] {
+  const earlier = c.earlier ?? [];
+  if (c.settleMs === undefined || c.settleMs === ms) return earlier;
+  return [...earlier, { until: c.at, ms: c.settleMs }].slice(-MAX_SPANS);
+}
+
 /** The newest stored state if its version is above `after`, else null. */
 export async function newerState(sql: SqlRunner, after: number): Promise<StoredState | null> {
   const v = await latestVersion(sql);
@@ -66,7 +81,8 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
  */
 export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean }> {
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs);
+  const earlier = settleSpans(base.feedbackCursor, settings.feedbackSettleMs);
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
   const answers = await answersSince(sql, base.decisionCursor, BATCH, new Date(Date.now() - ANSWER_LAG_MS).toISOString());
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
   const outcomes: Outcome[] = [];
@@ -96,7 +112,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: lastF ? { at: lastF.at, id: lastF.id } : base.feedbackCursor,
+    feedbackCursor: lastF ? { at: lastF.at, id: lastF.id, settleMs: settings.feedbackSettleMs, ...(earlier.length > 0 ? { earlier } : {}) } : base.feedbackCursor,
     decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
