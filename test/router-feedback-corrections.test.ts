@@ -11,7 +11,7 @@ import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { feedbackSince, insertDecisions, START, type Cursor, type FeedbackJoin } from '../src/router/store.ts';
-import { settleSpans } from '../src/router/train-pass.ts';
+import { nextFeedbackCursor, settleSpans } from '../src/router/train-pass.ts';
 import { extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
 import type { Learned } from '../src/router/quality/train.ts';
 import { fitParams } from '../src/router/quality/model-fit.ts';
@@ -119,8 +119,7 @@ for (const b of backends) {
       const pass = async (c: Cursor, ms: number, ago: number): Promise<{ rows: FeedbackJoin[]; next: Cursor }> => {
         const earlier = settleSpans(c, ms);
         const rows = await feedbackSince(store.sql, ['good'], c, 100, at(ago + ms), ms, earlier);
-        const last = rows.at(-1);
-        return { rows, next: last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}) } : c };
+        return { rows, next: nextFeedbackCursor(c, rows.at(-1), ms, earlier) };
       };
       // 60 s, a pass 170 s ago: "shorter"'s first value is read with its change 40 s later inside its window.
       const p1 = await pass(START, 60_000, 170_000);

@@ -139,6 +139,13 @@ export class RedisLimiter implements Limiter {
     }
   }
 
+  /** Redis's answer for a key's spend counter: the view fail open starts from, with nothing since (updated in place). */
+  #see(keyId: string, sk: string, nanos: bigint, epoch: string): void {
+    const view = this.#views.get(keyId);
+    if (view && view.sk === sk) { view.nanos = nanos; view.epoch = epoch; view.drift = 0n; view.without = 0n; }
+    else this.#views.set(keyId, { sk, nanos, epoch, drift: 0n, without: 0n });
+  }
+
   /** Replicas sharing this limiter's counters, as last counted (fail open's divisor). */
   get replicas(): number { return this.#replicas; }
 
@@ -244,7 +251,7 @@ export class RedisLimiter implements Limiter {
           s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
           view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
         ]) as [string | null, number, string];
-        this.#views.set(s.key.id, { sk, nanos: BigInt(v ?? s.nanos.toString()), epoch: e, drift: 0n, without: 0n });
+        this.#see(s.key.id, sk, BigInt(v ?? s.nanos.toString()), e);
         if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
       }
     } catch (err) { this.#onError(err); }
@@ -376,9 +383,7 @@ export class RedisLimiter implements Limiter {
       return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos, budget ? token : undefined);
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
-    if (tracked && (code === 0 || code === 3)) {
-      if (view && view.sk === sk) { view.nanos = BigInt(used); view.epoch = epoch; view.drift = 0n; view.without = 0n; } else this.#views.set(key.id, { sk, nanos: BigInt(used), epoch, drift: 0n, without: 0n });
-    }
+    if (tracked && (code === 0 || code === 3)) this.#see(key.id, sk, BigInt(used), epoch);
     if (windowed && code !== 6) {
       if (wview && wview.wk === wk) { wview.requests = Number(requests); wview.tokens = Number(windowTokensNow); wview.epoch = wepoch; }
       else this.#windowViews.set(key.id, { wk, requests: Number(requests), tokens: Number(windowTokensNow), epoch: wepoch });

@@ -67,6 +67,11 @@ export function settleSpans(c: Cursor, ms: number): SettleSpan[] {
   return [...earlier, { until: c.at, ms: c.settleMs }].slice(-MAX_SPANS);
 }
 
+/** The feedback cursor after a pass that read up to `last` (none: unchanged) with window `ms` and the spans settleSpans gave. */
+export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[]): Cursor {
+  return last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}) } : c;
+}
+
 /** The newest stored state if its version is above `after`, else null. */
 export async function newerState(sql: SqlRunner, after: number): Promise<StoredState | null> {
   const v = await latestVersion(sql);
@@ -112,7 +117,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: lastF ? { at: lastF.at, id: lastF.id, settleMs: settings.feedbackSettleMs, ...(earlier.length > 0 ? { earlier } : {}) } : base.feedbackCursor,
+    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, lastF, settings.feedbackSettleMs, earlier),
     decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,

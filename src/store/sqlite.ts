@@ -20,6 +20,9 @@ export type SqliteOptions = { path: string; busyTimeoutMs?: number };
 
 const bind = (p: unknown[]): SQLInputValue[] => p as SQLInputValue[];
 
+/** The page size a new database gets (the constructor says why); `store vacuum` converts an existing one to it. */
+export const PAGE_SIZE = 16_384;
+
 const INSERT_INFERENCE = `INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES (${placeholders(27, false)}) ON CONFLICT (id) DO NOTHING`;
 const INSERT_FEEDBACK = `INSERT INTO feedback (${FEEDBACK_COLUMNS}) VALUES (${placeholders(10, false)}) ON CONFLICT (id) DO NOTHING`;
 
@@ -49,7 +52,7 @@ export class SqliteStore implements Store {
     // first page is written). The writers append rows of 0.3-2 KB in batches and a commit writes each
     // dirty page to the WAL as its own frame: 16 KB pages write the same bytes in a quarter of the
     // frames, 21.0 -> 16.0 us of the router's worker per recorded decision (bench/router-record.ts).
-    this.#db.exec('PRAGMA page_size = 16384');
+    this.#db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec('PRAGMA synchronous = NORMAL');
     this.#db.aggregate('dec_sum', {

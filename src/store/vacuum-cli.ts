@@ -9,13 +9,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import type { OpenStoreOptions } from './open.ts';
+import { PAGE_SIZE } from './sqlite.ts';
 
 export const STORE_USAGE = `usage: gateway store vacuum
   rewrites the SQLite database (storage.sqlite_path or GATEWAY_DB) with 16 KB pages and without
   its free pages; stop the gateway first (docs/storage.md)`;
-
-/** The page size SqliteStore gives a new database (src/store/sqlite.ts). */
-const PAGE = 16_384;
 
 const mb = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MB`;
 const kb = (bytes: number): string => `${bytes / 1024} KB`;
@@ -64,7 +62,7 @@ export async function runStoreCommand(args: readonly string[], opts: OpenStoreOp
       return 1;
     }
     try {
-      db.exec(`PRAGMA page_size = ${PAGE}`);
+      db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
       db.exec('VACUUM');
     } catch (e) {
       err(`${path}: VACUUM failed (${(e as Error).message}); the database is as it was (it needs free disk space about its own size, ${mb(before)}, for the copy)`);
