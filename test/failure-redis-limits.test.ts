@@ -307,3 +307,64 @@ test('fail open reads tpm with the tokens requests settled for, not their estima
     } finally { await redis.restart(); }
   } finally { await l.close(); }
 });
+
+test('fail open with no view of a key: its spend is read from the store, so a budget the records show spent holds (seeded while Redis was away, a key seeded later, a new period)', async () => {
+  let at = Date.UTC(2031, 6, 31, 23, 59, 0);
+  const seededDown = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const later = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const turning = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  await store.insertInferences([
+    spendRecord(seededDown, '0.9', new Date(at - 60_000)), spendRecord(later, '0.9', new Date(at - 60_000)),
+    spendRecord(turning, '0.2', new Date(at - 60_000)),
+  ]);
+  const errors: unknown[] = [];
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: (e) => errors.push(e), now: () => at });
+  try {
+    await l.seed(store, [turning]); // a view of July's counter, through Redis
+    await redis.kill();
+    try {
+      await l.seed(store, [seededDown]); // Redis away: the store's $0.9 is the view
+      assert.ok(errors.length > 0, 'the failed seed is reported');
+      await attempt(l, turning, '0'); // trips the breaker if the seed did not
+      assert.ok(l.unavailable);
+      const over = await attempt(l, seededDown, '0.2');
+      assert.ok(over instanceof LimitError && over.reason === 'budget', 'seeded while Redis was away: $0.9 of $1 spent, no room for $0.2 (before: admitted)');
+      const fits = await attempt(l, seededDown, '0.05');
+      assert.ok(!(fits instanceof LimitError), '$0.05 fits');
+      await fits.settle({ tokens: 1, costUsd: '0.05' });
+      assert.ok(await attempt(l, seededDown, '0.06') instanceof LimitError, 'what it settled counts: $0.95 spent');
+      // Never seeded: two requests at once share one read of the store.
+      const [a, b] = await Promise.all([attempt(l, later, '0.2'), attempt(l, later, '0.2')]);
+      assert.ok(a instanceof LimitError && b instanceof LimitError, 'a key with no view: the store\'s $0.9 holds');
+      assert.ok(!(await attempt(l, later, '0.1') instanceof LimitError));
+      // The month turns while Redis is away: August's counter is read from August's records ($0.85).
+      const july = await attempt(l, turning, '0.5');
+      assert.ok(!(july instanceof LimitError), `July: $0.2 spent, room for $0.5 ${String(july instanceof LimitError ? july.message : '')}`);
+      at = Date.UTC(2031, 7, 1, 0, 1, 0);
+      await store.insertInferences([spendRecord(turning, '0.85', new Date(at - 30_000))]); // another replica's August spend, in the store
+      const aug = await attempt(l, turning, '0.2');
+      assert.ok(aug instanceof LimitError && aug.reason === 'budget', 'August: $0.85 spent, no room for $0.2');
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});
+
+test('fail open with no view and a store that fails too: admitted (nothing known), the store asked again only after a pause', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  let reads = 0;
+  const failing = { keySpend: async () => { reads++; throw new Error('database is down'); } } as unknown as SqliteStore;
+  const errors: unknown[] = [];
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: (e) => errors.push(e) });
+  try {
+    await l.seed(failing, []); // the store to read from, no key
+    await redis.kill();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await attempt(l, k, '5');
+        assert.ok(!(r instanceof LimitError), 'fail open: nothing known of the key, admitted');
+        await r.release();
+      }
+      assert.equal(reads, 1, 'one failed read, not one per request');
+      assert.ok(errors.some((e) => String(e).includes('database is down')), 'reported');
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});

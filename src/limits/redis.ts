@@ -28,6 +28,9 @@ type WindowHeld = { tokens: number; epoch: string };
 
 const NOTHING = (): void => {};
 
+/** Fail open: after a failed read of a key's spend from the store, how long requests admit it without asking again. */
+const STORE_RETRY_MS = 5000;
+
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
 
@@ -76,6 +79,11 @@ export class RedisLimiter implements Limiter {
    * the view's epoch), which only fail-open reads: a view holds the reservations open when it was taken.
    */
   readonly #views = new Map<string, { sk: string; nanos: bigint; epoch: string; drift: bigint; without: bigint }>();
+  /**
+   * Fail open's reads of a key's spend from the store, by spend counter, for a key with no view of it
+   * (concurrent requests share one; `failedAt`: a read that failed is not tried again for STORE_RETRY_MS).
+   */
+  readonly #storeReads = new Map<string, { read: Promise<void> | null; failedAt: number }>();
   /** Estimates of the requests admitted fail-open and still running, by spend counter: a budget's room while Redis is away. */
   readonly #heldWithout = new Map<string, bigint>();
   /** Requests and estimated tokens admitted fail-open in a key's current minute (one entry a key, replaced when the minute turns). */
@@ -239,22 +247,65 @@ export class RedisLimiter implements Limiter {
   async seed(store: Store, keys: readonly KeyRecord[]): Promise<void> {
     this.#store = store;
     const now = this.#now();
-    try {
-      for (const s of await loadSpend(store, keys, now)) {
-        const period = s.key.budgetPeriod ?? 'month';
-        const sk = this.#spendKey(s.key.id, period, s.start);
-        const view = this.#views.get(s.key.id);
+    let spends: Awaited<ReturnType<typeof loadSpend>>;
+    try { spends = await loadSpend(store, keys, now); } catch (err) { this.#onError(err); return; }
+    let redisDown = false;
+    for (const s of spends) {
+      const period = s.key.budgetPeriod ?? 'month';
+      const sk = this.#spendKey(s.key.id, period, s.start);
+      const view = this.#views.get(s.key.id);
+      if (!redisDown) {
         const epoch = `${this.#instance}.s${++this.#seq}`;
         // The re-seed reads up to and including this millisecond, as the store's spend above did.
         const t0 = now + 1;
-        const [v, reseed, e] = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`], [
-          s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
-          view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
-        ]) as [string | null, number, string];
-        this.#see(s.key.id, sk, BigInt(v ?? s.nanos.toString()), e);
-        if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
+        try {
+          const [v, reseed, e] = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`], [
+            s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
+            view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
+          ]) as [string | null, number, string];
+          this.#see(s.key.id, sk, BigInt(v ?? s.nanos.toString()), e);
+          if (reseed === 1) this.#startReseed(s.key, budgetOf(s.key, now)!, sk, e, t0);
+          continue;
+        } catch (err) { this.#onError(err); redisDown = true; }
       }
-    } catch (err) { this.#onError(err); }
+      // Redis did not answer (the rest are not asked): fail open starts from the store's figure.
+      if (!view || view.sk !== sk) this.#storeView(s.key.id, sk, s.nanos);
+    }
+  }
+
+  /** A view of a key's counter taken from the store's records (no Redis epoch), where this process had none of it. */
+  #storeView(keyId: string, sk: string, nanos: bigint): void {
+    this.#views.set(keyId, { sk, nanos, epoch: '', drift: 0n, without: 0n });
+  }
+
+  /**
+   * Fail open meets a budgeted key with no view of its counter for this period (Redis was away when
+   * the key was seeded or its budget set, or the period turned while Redis was away): its spend in
+   * the period is read from the store, once (concurrent requests wait on the same read), and becomes
+   * the view, so the budget holds at what the records show. A store that fails leaves the key admitted
+   * as before (nothing known) and is asked again after STORE_RETRY_MS.
+   */
+  async #viewFromStore(key: KeyRecord, sk: string, start: number): Promise<void> {
+    const store = this.#store;
+    const seen = this.#views.get(key.id);
+    if (store === null || (seen && seen.sk === sk)) return;
+    let r = this.#storeReads.get(sk);
+    if (r?.read) return r.read;
+    if (r && this.#now() - r.failedAt < STORE_RETRY_MS) return;
+    const entry = r ?? { read: null, failedAt: 0 };
+    this.#storeReads.set(sk, entry);
+    entry.read = (async () => {
+      try {
+        const nanos = toNanos(await store.keySpend(key.id, new Date(start).toISOString()));
+        const now = this.#views.get(key.id);
+        if (!now || now.sk !== sk) this.#storeView(key.id, sk, nanos);
+        this.#storeReads.delete(sk);
+      } catch (err) {
+        this.#onError(err);
+        entry.read = null; entry.failedAt = this.#now();
+      }
+    })();
+    return entry.read;
   }
 
   /**
@@ -263,7 +314,8 @@ export class RedisLimiter implements Limiter {
    * holds a budget this process can see is spent: its last view of the counter (spent or reserved when
    * Redis last answered it), plus what it admitted and settled since, plus the estimates of what it
    * admitted that is still running, leaves no room for this estimate: refused as Redis would have.
-   * A key this process has no view of is admitted (nothing known). Several replicas see the same
+   * A key this process has no view of (acquire reads one from the store first) is admitted only when
+   * the store did not answer either (nothing known). Several replicas see the same
    * counter, so each takes its share of the room its view leaves (1/replicas, #presence).
    * `budget`: the key's budget in nanos (null: none), `est` this request's estimate against it, `token`
    * its reservation token when its acquire was sent and the answer lost (budgeted keys).
@@ -362,7 +414,10 @@ export class RedisLimiter implements Limiter {
     const wk = this.#windowKey(key.id, minute);
     const sk = budget ? this.#spendKey(key.id, budget.period, budget.start) : `${this.#prefix}{${key.id}}:s:none`;
     // The breaker is open: Redis is down or hung, so this request does not wait on it.
-    if (this.#breaker.isOpen) return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos);
+    if (this.#breaker.isOpen) {
+      if (budget) await this.#viewFromStore(key, sk, budget.start);
+      return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos);
+    }
     const token = `x:${this.#instance}:${++this.#seq}`;
     // With a store, a missing counter or window is rebuilt in the script from this process's last view of it.
     const tracked = budget !== null && this.#store !== null;
@@ -380,6 +435,7 @@ export class RedisLimiter implements Limiter {
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
+      if (budget) await this.#viewFromStore(key, sk, budget.start);
       return this.#withoutRedis(key, now, wk, tokens, sk, budget?.nanos ?? null, estNanos, budget ? token : undefined);
     }
     const [code, used, epoch, reseed, under, t0, wepoch, wreseed, wt0, requests, windowTokensNow] = res;
