@@ -1,5 +1,6 @@
 // Redis unreachable: with redis_fail_open the gateway keeps serving and says so (log line and
-// gateway_limiter_errors_total); with it off, limited keys are refused with a 429.
+// gateway_limiter_errors_total); with it off, limited keys are refused with a 429; with it on, a budgeted key still holds its budget
+// (its spend read from the store).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI } from './mocks/index.ts';
