@@ -278,6 +278,26 @@ test('past the stored prompts\' bound, a prompt gives its outcomes to the stored
   }
 });
 
+test('a stored prompt keeps at most TUNING.exemplarModels models, the heaviest, and drops a model whose evidence decayed away', async () => {
+  const { TUNING } = await import('../src/router/quality/tuning.ts');
+  const day = 86_400_000;
+  const f = extractPromptFeatures({ turns: ['Which planet has the longest day?'] });
+  type Stored = { m: string[]; n: number[] };
+  const models = (s: QualityState) => (s.learned as { exemplars: Stored[] }).exemplars[0]!;
+  // Live traffic: one prompt, each answer from one model; model i answered i + 1 times.
+  const outs: Outcome[] = [];
+  for (let i = 0; i < TUNING.exemplarModels + 36; i++) for (let k = 0; k <= i; k++) outs.push({ features: f, model: `p/m${i}`, score: k % 2, time: 1 });
+  const s = train(outs, undefined, { halfLifeDays: 1 });
+  const e = models(s);
+  assert.equal(e.m.length, TUNING.exemplarModels, 'bounded: not one entry per model seen');
+  assert.deepEqual(new Set(e.m), new Set(Array.from({ length: TUNING.exemplarModels }, (_, j) => `p/m${j + 36}`)), 'the heaviest stay');
+  assert.ok(s.models['p/m0'], 'the model\'s tallies elsewhere are kept');
+  // Twenty half-lives later a fresh answer from a new model: the heaviest old entry (p/m99, 100
+  // outcomes) weighs 1e-4, below the 0.01 a stored entry needs.
+  const later = train([{ features: f, model: 'p/new', score: 1, time: 20 * day }], s, { halfLifeDays: 1 });
+  assert.deepEqual(models(later).m, ['p/new'], 'entries decayed below the minimum weight leave');
+});
+
 test('prepareState builds the derived tables ahead: same predictions, any state', () => {
   const s = train(planted(4, 120));
   const copy = JSON.parse(JSON.stringify(s)) as QualityState;

@@ -57,7 +57,7 @@ export function foldExemplars(items: readonly Exemplar[], prompts: readonly Prom
   }
   const all = [...out.values()].filter((e) => e.n.some((n) => n >= TUNING.exemplarMinWeight));
   all.sort((a, b) => rank(a.key) - rank(b.key) || a.key - b.key);
-  if (all.length <= TUNING.exemplars) return all;
+  if (all.length <= TUNING.exemplars) { for (const e of all) trimModels(e); return all; }
   const kept = all.slice(0, TUNING.exemplars);
   if (TUNING.mergeSimilarity > 1) return kept;
   const ix = indexExemplars(kept, new Map());
@@ -68,7 +68,24 @@ export function foldExemplars(items: readonly Exemplar[], prompts: readonly Prom
     const to = kept[near.at]!;
     for (let j = 0; j < e.m.length; j++) addOutcome(to, e.m[j]!, e.n[j]!, e.s[j]!);
   }
+  for (const e of kept) trimModels(e);
   return kept;
+}
+
+/**
+ * Bounds a stored prompt's models: an entry whose (decayed) weight fell below
+ * TUNING.exemplarMinWeight leaves, as a whole prompt does; past TUNING.exemplarModels the heaviest
+ * stay (ties to the earlier entry). Live traffic answers a prompt with one model, so a merged group
+ * gathers an entry per model its prompts went to; without this the sample's size grew with the
+ * models in use as well as with the bound.
+ */
+function trimModels(e: Exemplar): void {
+  let light = false;
+  for (const n of e.n) if (n < TUNING.exemplarMinWeight) { light = true; break; }
+  if (!light && e.m.length <= TUNING.exemplarModels) return;
+  let keep = e.m.map((_, j) => j).filter((j) => e.n[j]! >= TUNING.exemplarMinWeight);
+  if (keep.length > TUNING.exemplarModels) keep = keep.sort((a, b) => e.n[b]! - e.n[a]! || a - b).slice(0, TUNING.exemplarModels).sort((a, b) => a - b);
+  e.m = keep.map((j) => e.m[j]!); e.n = keep.map((j) => e.n[j]!); e.s = keep.map((j) => e.s[j]!); e.r = keep.map((j) => e.r[j]!);
 }
 
 function addOutcome(e: Exemplar, model: string, n: number, s: number): void {

@@ -49,6 +49,12 @@ export const TUNING = {
   mergeSimilarity: 0,
   exemplarCoords: 256,
   exemplarMinWeight: 0.01,
+  /**
+   * Models a stored prompt keeps (the heaviest): bounds the sample at exemplars x exemplarModels
+   * entries however many models traffic reaches. 64: more than the models a prompt kind is
+   * usually routed to, so it binds only on very long histories spread over many models.
+   */
+  exemplarModels: 64,
   neighbours: 80,
   localStrength: 16,
   /**
