@@ -10,7 +10,7 @@
 // With --baseline DIR (a checkout of another commit with node_modules linked in) the same is measured
 // on that checkout's code in the same run, the two taking turns, and printed as a ratio.
 // Run: node bench/router-record.ts [--rows N (per chunk, 250)] [--chunks N (per run, 40)] [--runs N (7)]
-//      [--baseline DIR] [--pg URL (e.g. postgres://127.0.0.1:5432/test)] [--profile]
+//      [--baseline DIR] [--pg URL (e.g. postgres://127.0.0.1:5432/test)]; for a CPU profile run it under `node --cpu-prof --cpu-prof-dir DIR` and read DIR with bench/profile-top.ts
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
