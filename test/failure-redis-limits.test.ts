@@ -368,3 +368,28 @@ test('fail open with no view and a store that fails too: admitted (nothing known
     } finally { await redis.restart(); }
   } finally { await l.close(); }
 });
+
+test('fail open with no view and a store that hangs: a request waits at most a second on it, and the answer, when it comes, holds the later ones', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  let answer: (usd: string) => void = () => {};
+  const hanging = { keySpend: () => new Promise<string>((resolve) => { answer = resolve; }) } as unknown as SqliteStore;
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: () => {} });
+  try {
+    await l.seed(hanging, []);
+    await redis.kill();
+    try {
+      await attempt(l, key({ rpmLimit: 100 }), '0'); // trips the breaker (a key without a budget: no store read)
+      assert.ok(l.unavailable);
+      const t0 = Date.now();
+      const first = await attempt(l, k, '0.5');
+      const waited = Date.now() - t0;
+      assert.ok(!(first instanceof LimitError), 'admitted: nothing known yet');
+      assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms on the store`);
+      await first.release();
+      answer('0.9'); // the store answers late: $0.9 spent
+      await new Promise((r) => setImmediate(r));
+      const next = await attempt(l, k, '0.5');
+      assert.ok(next instanceof LimitError && next.reason === 'budget', 'the late answer is the view');
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});

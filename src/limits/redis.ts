@@ -30,6 +30,8 @@ const NOTHING = (): void => {};
 
 /** Fail open: after a failed read of a key's spend from the store, how long requests admit it without asking again. */
 const STORE_RETRY_MS = 5000;
+/** Fail open: how long a request waits on that read (a hung database must not hang requests); it lands for later ones. */
+const STORE_WAIT_MS = 1000;
 
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
@@ -283,14 +285,15 @@ export class RedisLimiter implements Limiter {
    * the key was seeded or its budget set, or the period turned while Redis was away): its spend in
    * the period is read from the store, once (concurrent requests wait on the same read), and becomes
    * the view, so the budget holds at what the records show. A store that fails leaves the key admitted
-   * as before (nothing known) and is asked again after STORE_RETRY_MS.
+   * as before (nothing known) and is asked again after STORE_RETRY_MS; one that has not answered
+   * within STORE_WAIT_MS leaves the request admitted the same way, and its answer serves the later ones.
    */
   async #viewFromStore(key: KeyRecord, sk: string, start: number): Promise<void> {
     const store = this.#store;
     const seen = this.#views.get(key.id);
     if (store === null || (seen && seen.sk === sk)) return;
-    let r = this.#storeReads.get(sk);
-    if (r?.read) return r.read;
+    const r = this.#storeReads.get(sk);
+    if (r?.read) return this.#waitOn(r.read);
     if (r && this.#now() - r.failedAt < STORE_RETRY_MS) return;
     const entry = r ?? { read: null, failedAt: 0 };
     this.#storeReads.set(sk, entry);
@@ -305,7 +308,14 @@ export class RedisLimiter implements Limiter {
         entry.read = null; entry.failedAt = this.#now();
       }
     })();
-    return entry.read;
+    return this.#waitOn(entry.read);
+  }
+
+  /** Waits on a store read for at most STORE_WAIT_MS. */
+  async #waitOn(read: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, STORE_WAIT_MS); });
+    try { await Promise.race([read, late]); } finally { clearTimeout(timer); }
   }
 
   /**
