@@ -85,7 +85,7 @@ export class RedisLimiter implements Limiter {
    * Fail open's reads of a key's spend from the store, by spend counter, for a key with no view of it
    * (concurrent requests share one; `failedAt`: a read that failed is not tried again for STORE_RETRY_MS).
    */
-  readonly #storeReads = new Map<string, { read: Promise<void> | null; failedAt: number }>();
+  readonly #storeReads = new Map<string, { read: Promise<void> | null; since: number; failedAt: number }>();
   /** Estimates of the requests admitted fail-open and still running, by spend counter: a budget's room while Redis is away. */
   readonly #heldWithout = new Map<string, bigint>();
   /** Requests and estimated tokens admitted fail-open in a key's current minute (one entry a key, replaced when the minute turns). */
@@ -286,17 +286,19 @@ export class RedisLimiter implements Limiter {
    * the period is read from the store, once (concurrent requests wait on the same read), and becomes
    * the view, so the budget holds at what the records show. A store that fails leaves the key admitted
    * as before (nothing known) and is asked again after STORE_RETRY_MS; one that has not answered
-   * within STORE_WAIT_MS leaves the request admitted the same way, and its answer serves the later ones.
+   * within STORE_WAIT_MS of the read's start leaves the requests admitted the same way (none waits
+   * on it again), and its answer, if it comes, serves the later ones.
    */
   async #viewFromStore(key: KeyRecord, sk: string, start: number): Promise<void> {
     const store = this.#store;
     const seen = this.#views.get(key.id);
     if (store === null || (seen && seen.sk === sk)) return;
     const r = this.#storeReads.get(sk);
-    if (r?.read) return this.#waitOn(r.read);
-    if (r && this.#now() - r.failedAt < STORE_RETRY_MS) return;
-    const entry = r ?? { read: null, failedAt: 0 };
+    if (r?.read) return this.#waitOn(r);
+    if (r && performance.now() - r.failedAt < STORE_RETRY_MS) return;
+    const entry = r ?? { read: null, since: 0, failedAt: 0 };
     this.#storeReads.set(sk, entry);
+    entry.since = performance.now();
     entry.read = (async () => {
       try {
         const nanos = toNanos(await store.keySpend(key.id, new Date(start).toISOString()));
@@ -305,17 +307,19 @@ export class RedisLimiter implements Limiter {
         this.#storeReads.delete(sk);
       } catch (err) {
         this.#onError(err);
-        entry.read = null; entry.failedAt = this.#now();
+        entry.read = null; entry.failedAt = performance.now();
       }
     })();
-    return this.#waitOn(entry.read);
+    return this.#waitOn(entry);
   }
 
-  /** Waits on a store read for at most STORE_WAIT_MS. */
-  async #waitOn(read: Promise<void>): Promise<void> {
+  /** Waits on a store read until STORE_WAIT_MS after it started (a read still hanging past that is not waited on again). */
+  async #waitOn(r: { read: Promise<void> | null; since: number }): Promise<void> {
+    const left = STORE_WAIT_MS - (performance.now() - r.since);
+    if (r.read === null || left <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, STORE_WAIT_MS); });
-    try { await Promise.race([read, late]); } finally { clearTimeout(timer); }
+    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, left); });
+    try { await Promise.race([r.read, late]); } finally { clearTimeout(timer); }
   }
 
   /**
