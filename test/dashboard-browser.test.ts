@@ -214,6 +214,18 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   // Every bar label fits inside its chart (a 30-character label ran past the left edge).
   const labelLeft = await page.$$eval('svg.chart.bars text.barlabel', (els) => els.map((e) => (e as unknown as { getBBox(): { x: number } }).getBBox().x));
   assert.ok(labelLeft.length >= 3 && labelLeft.every((x) => x >= 0), `bar labels start inside the chart: ${labelLeft.map((x) => x.toFixed(1)).join(', ')}`);
+  // Try the router: a bad field is the gateway's 400 naming it; then a prompt ranked with every candidate listed.
+  const tryIt = 'section[aria-label="Try the router"]';
+  await page.fill(`${tryIt} textarea[name=prompt]`, 'Write a Python function that reverses a linked list');
+  await page.fill(`${tryIt} input[name=willingness_to_pay]`, 'lots');
+  await page.click(`${tryIt} button[type=submit]`);
+  assert.match(await (await page.waitForSelector(`${tryIt} .notice.error`)).textContent() ?? '', /'willingness_to_pay' must be a number/);
+  await page.fill(`${tryIt} input[name=willingness_to_pay]`, '0.001');
+  await page.click(`${tryIt} button[type=submit]`);
+  const verdict = await (await page.waitForSelector(`${tryIt} section[aria-label="What the router would do"] [data-testid=router-why]`)).textContent() ?? '';
+  assert.match(verdict, /^mockai\/\S+ had the highest utility 10 × W × quality − expected cost = 10 × 0\.001 × /, verdict);
+  const candidates = await page.$$eval(`${tryIt} section[aria-label="What the router would do"] tbody tr`, (trs) => trs.length);
+  assert.ok(candidates >= 2, `the candidates are listed (${candidates} rows)`);
   await check('router');
   // A chosen model links to its routed requests on the Requests page.
   await page.click('main a[href*="served=mockai%2Fsecond"]');

@@ -112,3 +112,13 @@ test('router page: feedback lines, links to the routed requests', () => {
     'p/a 50.0% · p/b 16.7% · 2 more 33.3%');
   assert.equal(kindModelsText({ models: [], other: null }), '–');
 });
+
+test('previewBody: empty fields are left out, numbers parsed, anything else sent as written (the gateway names the field), models split', async () => {
+  const { previewBody } = await import('../src/dashboard/ui/pages/router-preview.ts');
+  const blank = { prompt: 'hi', wtp: '', maxCost: ' ', maxCostPerMillion: '', models: '' };
+  assert.deepEqual(previewBody(blank), { model: 'router', messages: [{ role: 'user', content: 'hi' }] });
+  assert.deepEqual(previewBody({ ...blank, wtp: '0.001', maxCost: '1e-3', maxCostPerMillion: 'cheap', models: ' openai/gpt-5.4, claude-sonnet-5\nx ' }), {
+    model: 'router', messages: [{ role: 'user', content: 'hi' }], willingness_to_pay: 0.001, max_cost: 0.001, max_cost_per_million_tokens: 'cheap',
+    models: ['openai/gpt-5.4', 'claude-sonnet-5', 'x'],
+  });
+});

@@ -2,6 +2,7 @@
 // and its attempt plan, with the explanation headers), and the dry run POST /v1/router/rank.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config, ModelEntry } from '../config/types.ts';
+import type { ClientFormat } from '../formats/codec.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
 import type { KeyRecord } from '../store/types.ts';
 import type { Routed } from '../router/service.ts';
@@ -17,7 +18,7 @@ import type { Services } from './services.ts';
 
 type Rec = Record<string, unknown>;
 
-function routerOf(svc: Services): NonNullable<Services['router']> {
+export function routerOf(svc: Services): NonNullable<Services['router']> {
   if (!svc.router) throw new GatewayError('not_implemented', 'router mode is not available on this gateway', { param: 'model' });
   return svc.router;
 }
@@ -110,20 +111,26 @@ export async function handleRouterRank(svc: Services, req: IncomingMessage, res:
   const q = p.query.get('format') ?? 'chat';
   const format = RANK_FORMATS[q];
   if (!format) throw new GatewayError('invalid_parameter', `'format' must be one of ${Object.keys(RANK_FORMATS).join(', ')}`, { param: 'format' });
-  let raw: Rec;
-  try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
-  // model is optional here: the dry run is always router mode.
-  const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
-  let body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
-  if (body.model !== 'router') {
-    // A named model with a cost bound is routed as its only candidate (src/http/inference.ts): ranked the same way.
-    if (!boundsCost(body)) throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking, or a named model with max_cost or max_cost_per_million_tokens", { param: 'model' });
-    const named = resolveModel(cfg, body.model as string, { budgeted: client.key?.budgetUsd != null });
-    if (client.key) svc.keys?.checkModel(client.key, named.id);
-    body = onlyCandidate(body, named);
-  }
+  const body = dryRunBody(svc, cfg, buf, format, client.key);
   if (format === 'openai-responses') await prependHistory(svc, body, client);
   const id = uuidv7();
   const out = await router.rank(cfg, body, format, client.key, p.path, id);
   sendJson(res, 200, out.body, out.headers);
+}
+
+/**
+ * A dry run's request body (POST /v1/router/rank, the dashboard's preview), parsed and validated as
+ * the real route would: `model` may be left out (the dry run is router mode); a named model with a
+ * cost bound is ranked as its only candidate, as src/http/inference.ts routes it.
+ */
+export function dryRunBody(svc: Services, cfg: Config, buf: Buffer, format: ClientFormat, key: KeyRecord | null): Rec {
+  let raw: Rec;
+  try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
+  const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
+  const body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
+  if (body.model === 'router') return body;
+  if (!boundsCost(body)) throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking, or a named model with max_cost or max_cost_per_million_tokens", { param: 'model' });
+  const named = resolveModel(cfg, body.model as string, { budgeted: key?.budgetUsd != null });
+  if (key) svc.keys?.checkModel(key, named.id);
+  return onlyCandidate(body, named);
 }

@@ -19,7 +19,7 @@ import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
 import { decide, noRouteError, type Decision, type HealthView } from './decide.ts';
 import { DecisionWriter } from './decision-writer.ts';
-import { decisionHeaders, rankBody } from './explain.ts';
+import { decisionHeaders, rankBody, recordedDecision, roundRecorded, type RecordedDecision } from './explain.ts';
 import { RouterLearning } from './learning.ts';
 import type { StoredState } from './store.ts';
 import { describeDefaults, parseRouterParams, withDefaults, type RouterParams } from './params.ts';
@@ -215,6 +215,15 @@ export class RouterService {
   async rank(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Promise<{ body: Record<string, unknown>; headers: Record<string, string> }> {
     const d = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
     return { body: { ...rankBody(id, d.decision, cfg.router.priors), defaults_applied: d.defaultsApplied }, headers: this.#headers(id, d) };
+  }
+
+  /**
+   * The dashboard's dry run: the same decision as rank(), as the request detail shows a recorded one
+   * (every candidate listed, figures rounded as stored), without calling any model or recording it.
+   */
+  async preview(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Promise<{ decision: RecordedDecision; defaultsApplied: string | null }> {
+    const d = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
+    return { decision: roundRecorded(recordedDecision(d.decision, [], true)), defaultsApplied: d.defaultsApplied };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */

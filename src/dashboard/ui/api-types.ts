@@ -123,6 +123,9 @@ export type RouterDecisionView = {
   raw: unknown;
 };
 
+/** POST /router/preview: what the router would choose for a prompt, as a key would get it (nothing is called or recorded). */
+export type RouterPreview = { decision: RouterDecisionView; defaults_applied: string | null; key_id: string | null };
+
 export type TailEvent = RequestSummary;
 
 export type ModelInfo = {

@@ -1,7 +1,7 @@
 // The dashboard's one typed client of the admin API (/admin/api/v1): every page reads through it. Changes
 // carry the session's CSRF token; errors become ApiError with the API's stable code.
 import type {
-  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterProviders, RouterStates, RouterStoredState, SessionView,
+  ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterPreview, RouterProviders, RouterStates, RouterStoredState, SessionView,
   UsageReport, UserView,
 } from './api-types.ts';
 
@@ -66,6 +66,8 @@ export const api = {
   compare: (query: string) => call<ModelComparison>('GET', `/models/compare${query}`),
   router: (query: string) => call<RouterOverview>('GET', `/router${query}`),
   routerProviders: () => call<RouterProviders>('GET', '/router/providers'),
+  /** A dry run: `body` a chat-completions request (model "router" or left out), ranked as key `keyId` (or no key) would get it. */
+  routerPreview: (body: Record<string, unknown>, keyId: string | null) => call<RouterPreview>('POST', `/router/preview${qs({ key_id: keyId })}`, body),
   routerStates: (limit: number) => call<RouterStates>('GET', `/router/states${qs({ limit })}`),
   /** A rollback to `version`, or a reset to the priors (version null). */
   restoreRouterState: (version: number | null, reason: string) => call<{ state: RouterStoredState; serving_version: number | null }>('POST', '/router/states',

@@ -3,10 +3,17 @@
 // replica's router sees them now (src/router/providers-now.ts). GET /router/states and POST /router/states
 // (admins): the learned-state versions, and a rollback to one of them or a reset to the priors
 // (src/router/state-restore.ts), which this replica adopts at once and the others on their next poll.
+// POST /router/preview: the dashboard's dry run, what the router would choose for a chat-completions
+// body as one of the caller's keys (or none) would get it, every candidate listed; no model is called.
+import { keyScope } from '../../dashboard/access.ts';
+import { decisionView } from '../../dashboard/router-decision.ts';
 import { routerOverview } from '../../dashboard/router-overview.ts';
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { providersNow } from '../../router/providers-now.ts';
 import { listStates, REASON_MAX, restoreReason, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
+import type { KeyRecord } from '../../store/types.ts';
+import { readBody } from '../body.ts';
+import { dryRunBody, routerOf } from '../router-mode.ts';
 import { sendApiJson } from './context.ts';
 import { jsonBody } from './session-routes.ts';
 import { seriesParams } from './usage-routes.ts';
@@ -57,6 +64,25 @@ export function routerApi(): ApiRoute[] {
       method: 'GET', path: '/router/providers', who: 'any',
       handler: async (c) => {
         sendApiJson(c.res, 200, { data: providersNow(c.svc.holder.current.providers.keys(), c.svc.health, c.svc.router?.stats ?? null), as_of: new Date().toISOString() });
+      },
+    },
+    {
+      method: 'POST', path: '/router/preview', who: 'any',
+      handler: async (c) => {
+        const router = routerOf(c.svc);
+        const cfg = c.svc.holder.current;
+        const keyId = c.query.get('key_id');
+        let key: KeyRecord | null = null;
+        if (keyId) {
+          // A member ranks as their own keys only; a key they cannot see is not found, as on GET /keys/:id.
+          const scope = keyScope(c.access);
+          key = scope && !scope.includes(keyId) ? null : await c.d.store.getKey(keyId);
+          if (!key) throw new GatewayError('resource_not_found', `API key ${keyId} not found`, { param: 'key_id' });
+          if (key.revokedAt !== null) throw invalidParam('key_id', `API key ${key.name} is revoked: its requests are refused before routing`);
+        }
+        const body = dryRunBody(c.svc, cfg, await readBody(c.req, Math.min(cfg.server.bodyLimitBytes, 1024 * 1024)), 'openai-chat', key);
+        const out = await router.preview(cfg, body, 'openai-chat', key, '/v1/chat/completions');
+        sendApiJson(c.res, 200, { decision: decisionView(out.decision), defaults_applied: out.defaultsApplied, key_id: key?.id ?? null });
       },
     },
     {

@@ -18,10 +18,11 @@ export function whyChosen(d: RouterDecisionView): string {
   return `${d.chosen} had the highest utility 10 × W × quality − expected cost = 10 × ${d.willingness_to_pay} × ${n(d.chosen_quality)} − ${money(d.chosen_cost_usd)}.`;
 }
 
-export function routerDecisionSection(d: RouterDecisionView): HTMLElement {
+/** The decision's section; `title` and `rawLabel` name it and its JSON (a recorded decision by default). */
+export function routerDecisionSection(d: RouterDecisionView, o: { title?: string; rawLabel?: string } = {}): HTMLElement {
   const excluded = Object.entries(d.excluded_by);
   const shown = d.included.length + d.excluded.length;
-  return section('Router decision',
+  return section(o.title ?? 'Router decision',
     h('p', { 'data-testid': 'router-why' }, whyChosen(d)),
     h('dl', { class: 'facts' },
       ...([
@@ -40,5 +41,5 @@ export function routerDecisionSection(d: RouterDecisionView): HTMLElement {
       c.model === d.chosen ? h('strong', null, c.model) : c.model, n(c.quality), money(c.expected_cost_usd), n(c.utility)]), { numeric: [1, 2, 3], empty: 'None listed.' }),
     d.excluded.length ? [h('h3', null, 'Excluded'),
       table(['Model', 'Excluded by', 'Expected cost', 'Least possible cost'], d.excluded.map((c) => [c.model, c.constraint, money(c.expected_cost_usd), money(c.min_cost_usd)]), { numeric: [2, 3] })] : null,
-    h('details', null, h('summary', null, 'As recorded (JSON)'), textBlock(JSON.stringify(d.raw), '')));
+    h('details', null, h('summary', null, o.rawLabel ?? 'As recorded (JSON)'), textBlock(JSON.stringify(d.raw), '')));
 }

@@ -3,8 +3,8 @@
 // signals), how often each constraint excluded candidates, fallbacks, exploration, cache affinity and
 // the learned state versions used; routed requests, errors and cost over time, and per prompt kind the
 // requests, errors, cost and the models chosen for it. The range lives in the URL. Below, the providers
-// as the router sees them now (router-providers.ts), and for admins the stored learned-state versions,
-// with a rollback and a reset (router-states.ts).
+// as the router sees them now (router-providers.ts), a dry run of a prompt (router-preview.ts), and for
+// admins the stored learned-state versions, with a rollback and a reset (router-states.ts).
 import { api, qs } from '../api.ts';
 import type { RouterKind, RouterModelShare, RouterOverview } from '../api-types.ts';
 import { barChart, lineChart } from '../charts.ts';
@@ -14,6 +14,7 @@ import { feedbackText, kindModelsText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
+import { routerPreviewSection } from './router-preview.ts';
 import { routerProvidersSection } from './router-providers.ts';
 import { routerStatesSection } from './router-states.ts';
 
@@ -99,8 +100,8 @@ export async function routerPage(root: HTMLElement, admin: boolean): Promise<voi
   range.addEventListener('change', () => navigate(`/dashboard/router${withQuery(q, { range: range.value, from: null, to: null })}`));
   const filters = h('form', { class: 'filters', 'aria-label': 'Router filters', onsubmit: (e: Event) => e.preventDefault() }, field('Range', range));
   const body = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading the router overview…'));
-  // The providers and the learned states load on their own: an overview that fails to load leaves them reachable.
-  mount(root, h('h1', null, 'Router'), filters, body, routerProvidersSection(), ...(admin ? [routerStatesSection()] : []));
+  // The providers, the dry run and the learned states load on their own: an overview that fails to load leaves them reachable.
+  mount(root, h('h1', null, 'Router'), filters, body, routerProvidersSection(), routerPreviewSection(), ...(admin ? [routerStatesSection()] : []));
   try {
     mount(body, ...render(await api.router(routerApiQuery(q)), q));
   } catch (e) {
