@@ -10,6 +10,7 @@ import { csvCell } from '../src/http/admin-api/export.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { keyInput } from '../src/dashboard/ui/key-input.ts';
 import { feedbackText, kindModelsText, requestsLink } from '../src/dashboard/ui/router-text.ts';
+import { previewBody } from '../src/dashboard/ui/preview-body.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
 
@@ -113,8 +114,7 @@ test('router page: feedback lines, links to the routed requests', () => {
   assert.equal(kindModelsText({ models: [], other: null }), '–');
 });
 
-test('previewBody: empty fields are left out, numbers parsed, anything else sent as written (the gateway names the field), models split', async () => {
-  const { previewBody } = await import('../src/dashboard/ui/pages/router-preview.ts');
+test('previewBody: empty fields are left out, numbers parsed, anything else sent as written (the gateway names the field), models split', () => {
   const blank = { prompt: 'hi', wtp: '', maxCost: ' ', maxCostPerMillion: '', models: '' };
   assert.deepEqual(previewBody(blank), { model: 'router', messages: [{ role: 'user', content: 'hi' }] });
   assert.deepEqual(previewBody({ ...blank, wtp: '0.001', maxCost: '1e-3', maxCostPerMillion: 'cheap', models: ' openai/gpt-5.4, claude-sonnet-5\nx ' }), {

@@ -75,6 +75,12 @@ test('router fields are validated: 400 naming the field, in the route envelope',
     const j = await r.json() as { error: { param: string; message: string } };
     assert.equal(j.error.param, param, JSON.stringify(j));
   }
+  // A number JSON.parse reads as Infinity: out of range, said so.
+  const huge = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"router","willingness_to_pay":1e400,"messages":[{"role":"user","content":"hi"}]}' });
+  assert.equal(huge.status, 400);
+  const hj = await huge.json() as { error: { param: string; message: string } };
+  assert.equal(hj.error.param, 'willingness_to_pay');
+  assert.match(hj.error.message, /must be a finite number \(USD\); Infinity is out of range/);
   const m = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', max_tokens: 50, max_cost: -2, messages: [{ role: 'user', content: 'hi' }] }) });
   assert.equal(m.status, 400);
   const mj = await m.json() as Rec;

@@ -18,7 +18,8 @@ const bad = (param: string, message: string): GatewayError => new GatewayError('
 
 function bound(v: unknown, param: string, allowZero: boolean): number | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(param, `'${param}' must be a number (USD)`);
+  if (typeof v !== 'number') throw bad(param, `'${param}' must be a number (USD)`);
+  if (!Number.isFinite(v)) throw bad(param, `'${param}' must be a finite number (USD); ${v} is out of range`);
   if (v < 0 || (!allowZero && v === 0)) throw bad(param, `'${param}' must be ${allowZero ? 'zero or more' : 'greater than zero'}, got ${v}`);
   return v;
 }
