@@ -43,7 +43,7 @@ export function routerPreviewSection(): HTMLElement {
     h('p', { class: 'muted small' }, 'Ranks a prompt over the catalog as a request with "model": "router" would be ranked, without calling any model or recording anything: the model it would choose, the plan it would try, and why each other candidate lost or was excluded. Leave a field empty to leave it out of the request.'),
     h('form', { class: 'grid-form', 'aria-label': 'Try the router', onsubmit: (e: Event) => { void submit(e); } },
       wide(field('Prompt', prompt)),
-      field('Willingness to pay (W)', wtp, 'USD per unit of quality; empty: best quality'),
+      field('Willingness to pay (W)', wtp, 'USD a 10% quality gain is worth; empty: best quality'),
       field('Max cost (USD)', maxCost, 'for the whole request'),
       field('Max cost per million tokens (USD)', perMillion),
       wide(field('Models', models, 'provider/model ids or bare names, separated by commas')),
