@@ -77,6 +77,9 @@ const ROUTES: Route[] = [
   { name: 'admin API keys (create)', method: 'POST', path: '/admin/api/v1/keys', envelope: 'openai', auth: 'admin', body: keyBody, ok: [200, 201] },
   { name: 'admin API keys (edit)', method: 'PATCH', path: () => `/admin/api/v1/keys/${keyId}`, envelope: 'openai', auth: 'admin', body: fc.record({ ...keyFields, name: maybe(fc.constantFrom('fuzz', 'renamed')) }, open) },
   { name: 'admin API users', method: 'POST', path: '/admin/api/v1/users', envelope: 'openai', auth: 'admin', body: userBody, ok: [200, 201] },
+  // The dashboard's dry run takes the rank route's bodies (through the same preparation).
+  { name: 'admin API router preview', method: 'POST', path: '/admin/api/v1/router/preview', envelope: 'openai', auth: 'admin', body: rankBody,
+    examples: [{ models: ['oai/test-model', 'ant/test-model'], max_cost: 1e308, messages: [{ role: 'user', content: 'hi' }] }] },
 ];
 
 function checkEnvelope(envelope: Route['envelope'], body: Record<string, any>): void {
