@@ -3,6 +3,7 @@
 // always come from the production state so only the quality model differs.
 //   node bench/router-quality-methods.ts [--data FILE] [--splits prompts,tasks] [--seeds 1,2,3] [--batch N]
 //     [--variants '[{"method":"production"},{"tuning":{"temperature":0.05}},{"shape":{"keep":128}}]']
+//     (methods: the names in METHODS, "resid:k:s:p:gate", "irt:k:s:p", "gated:k:lambda:lo:hi")
 // Each variant's per-fold AIQ gain over the single-model hull is paired with variant #0's.
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
@@ -106,6 +107,34 @@ function knnMethod(k: number): Method {
       let sum = 0, n = 0;
       for (const j of nb) { const o = train[j]!.outcomes.get(m); if (o) { sum += o.score; n++; } }
       return n ? sum / n : 0.5;
+    };
+  };
+}
+
+/**
+ * Experiment: the production q blended with kNN scores (k nearest train prompts), the blend weight
+ * `lambda` gated by how near the neighbours are: full above a mean top-k similarity of `hi`, none below
+ * `lo` (a prompt unlike the training data keeps the production q).
+ */
+function gatedBlend(k: number, lambda: number, lo: number, hi: number): Method {
+  return (train, test, state) => {
+    const base = production(train, test, state);
+    const index = new KnnIndex(train);
+    const cache = new Map<BenchRow, { nb: number[]; g: number }>();
+    return (row, m) => {
+      let c = cache.get(row);
+      if (!c) {
+        const s = index.similarities(row);
+        const nb = Array.from(s.keys()).sort((x, y) => s[y]! - s[x]!).slice(0, k);
+        const mean = nb.reduce((a, j) => a + s[j]!, 0) / Math.max(1, nb.length);
+        c = { nb, g: lambda * Math.min(1, Math.max(0, (mean - lo) / Math.max(1e-9, hi - lo))) };
+        cache.set(row, c);
+      }
+      const q = base(row, m);
+      if (c.g === 0) return q;
+      let sum = 0, n = 0;
+      for (const j of c.nb) { const o = train[j]!.outcomes.get(m); if (o) { sum += o.score; n++; } }
+      return n ? (1 - c.g) * q + c.g * (sum / n) : q;
     };
   };
 }
@@ -290,7 +319,8 @@ if (import.meta.main) {
     // "resid:k:s:p:gate" names a residualKnn variant.
     const rk = /^resid:(\d+):([\d.]+):([\d.]+):([\d.]+)(?::(\d+))?$/.exec(v.method ?? '');
     const ik = /^irt:(\d+):([\d.]+):([\d.]+)$/.exec(v.method ?? '');
-    const method = ik ? irtKnn(Number(ik[1]), Number(ik[2]), Number(ik[3])) : rk ? residualKnn(Number(rk[1]), Number(rk[2]), Number(rk[3]), Number(rk[4]), Number(rk[5] ?? 0)) : METHODS[v.method ?? 'production'];
+    const gk = /^gated:(\d+):([\d.]+):([\d.]+):([\d.]+)$/.exec(v.method ?? '');
+    const method = gk ? gatedBlend(Number(gk[1]), Number(gk[2]), Number(gk[3]), Number(gk[4])) : ik ? irtKnn(Number(ik[1]), Number(ik[2]), Number(ik[3])) : rk ? residualKnn(Number(rk[1]), Number(rk[2]), Number(rk[3]), Number(rk[4]), Number(rk[5] ?? 0)) : METHODS[v.method ?? 'production'];
     if (!method) throw new Error(`unknown method ${v.method}`);
     for (const split of a.splits!.split(',')) {
       const fs = split === 'prompts' ? a.seeds!.split(',').flatMap((seed) => folds(rows, split, 5, Number(seed))) : folds(rows, split, 5, 1);
