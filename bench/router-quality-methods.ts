@@ -111,6 +111,13 @@ function knnMethod(k: number): Method {
   };
 }
 
+/** The k train rows most similar to `row` (most similar first), their mean similarity, and every similarity. */
+function nearest(index: KnnIndex, row: BenchRow, k: number): { nb: number[]; mean: number; sims: Float64Array } {
+  const sims = index.similarities(row);
+  const nb = Array.from(sims.keys()).sort((x, y) => sims[y]! - sims[x]!).slice(0, k);
+  return { nb, mean: nb.reduce((a, j) => a + sims[j]!, 0) / Math.max(1, nb.length), sims };
+}
+
 /**
  * Experiment: the production q blended with kNN scores (k nearest train prompts), the blend weight
  * `lambda` gated by how near the neighbours are: full above a mean top-k similarity of `hi`, none below
@@ -124,9 +131,7 @@ function gatedBlend(k: number, lambda: number, lo: number, hi: number): Method {
     return (row, m) => {
       let c = cache.get(row);
       if (!c) {
-        const s = index.similarities(row);
-        const nb = Array.from(s.keys()).sort((x, y) => s[y]! - s[x]!).slice(0, k);
-        const mean = nb.reduce((a, j) => a + s[j]!, 0) / Math.max(1, nb.length);
+        const { nb, mean } = nearest(index, row, k);
         c = { nb, g: lambda * Math.min(1, Math.max(0, (mean - lo) / Math.max(1e-9, hi - lo))) };
         cache.set(row, c);
       }
@@ -169,9 +174,7 @@ function residualKnn(k: number, s: number, p: number, gate: number, keep = 0): M
     return (row, m) => {
       let c = cache.get(row);
       if (!c) {
-        const sims = index.similarities(row);
-        const nb = Array.from(sims.keys()).sort((x, y) => sims[y]! - sims[x]!).slice(0, k);
-        const ms = nb.reduce((a, j) => a + sims[j]!, 0) / Math.max(1, nb.length);
+        const { nb, mean: ms, sims } = nearest(index, row, k);
         c = { nb, w: nb.map((j) => Math.max(0, sims[j]!) ** p), g: gate > 0 ? Math.min(1, ms / gate) : 1 };
         cache.set(row, c);
       }

@@ -7,13 +7,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { lowHighProviders } from './helpers/low-high.ts';
 import { createApiKey } from './helpers/admin-api.ts';
 
 type Rec = Record<string, any>;
 const ADMIN_KEY = 'admin-key-for-the-router-preview-test-0123';
 const PW = 'a long enough password';
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
-const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
 let up: MockUpstream; let gw: TestGateway;
 let member: Record<string, string>;
 let batch: { key: string; record: { id: string } }; let other: { key: string; record: { id: string } };
@@ -21,10 +21,7 @@ let batch: { key: string; record: { id: string } }; let other: { key: string; re
 before(async () => {
   up = await startMockOpenAI();
   gw = await startTestGateway({
-    providers: [
-      { id: 'low', format: 'openai-chat', base_url: up.url, models: [{ name: 'small', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps }] },
-      { id: 'high', format: 'openai-chat', base_url: up.url, models: [{ name: 'large', pricing: { prompt: '0.00001', completion: '0.00003' }, capabilities: caps }] },
-    ],
+    providers: lowHighProviders(up.url),
     gateway: {
       auth: { enabled: true, admin_key: ADMIN_KEY },
       router: { exploration: { share: 0 }, key_policies: { 'batch-*': 'cheap' }, policies: { cheap: [{ name: 'no-high', exclude: { '==': [{ var: 'candidate.provider' }, 'high'] } }] } },

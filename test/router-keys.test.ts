@@ -4,19 +4,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { lowHighProviders } from './helpers/low-high.ts';
 
 type Rec = Record<string, unknown>;
 const ADMIN = 'router-keys-test-admin-key-0123456789';
 let up: MockUpstream; let gw: TestGateway;
-const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
 
 before(async () => {
   up = await startMockOpenAI();
   gw = await startTestGateway({
-    providers: [
-      { id: 'low', format: 'openai-chat', base_url: up.url, models: [{ name: 'small', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps }] },
-      { id: 'high', format: 'openai-chat', base_url: up.url, models: [{ name: 'large', pricing: { prompt: '0.00001', completion: '0.00003' }, capabilities: caps }] },
-    ],
+    providers: lowHighProviders(up.url),
     gateway: {
       auth: { enabled: true, admin_key: ADMIN },
       router: {
