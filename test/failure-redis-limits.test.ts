@@ -397,3 +397,21 @@ test('fail open with no view and a store that hangs: requests wait at most a sec
     } finally { await redis.restart(); }
   } finally { await l.close(); }
 });
+
+test('fail closed with no view of a key: refused at once, without reading the store', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  let reads = 0;
+  const counted = { keySpend: async () => { reads++; return '0'; } } as unknown as SqliteStore;
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, failOpen: false, onError: () => {} });
+  try {
+    await l.seed(counted, []);
+    await redis.kill();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await attempt(l, k, '0.1');
+        assert.ok(r instanceof LimitError, 'fail closed: refused');
+      }
+      assert.equal(reads, 0, 'a refusal does not wait on the store');
+    } finally { await redis.restart(); }
+  } finally { await l.close(); }
+});

@@ -292,7 +292,8 @@ export class RedisLimiter implements Limiter {
   async #viewFromStore(key: KeyRecord, sk: string, start: number): Promise<void> {
     const store = this.#store;
     const seen = this.#views.get(key.id);
-    if (store === null || (seen && seen.sk === sk)) return;
+    // Failing closed refuses without a view: nothing to read.
+    if (!this.#failOpen || store === null || (seen && seen.sk === sk)) return;
     const r = this.#storeReads.get(sk);
     if (r?.read) return this.#waitOn(r);
     if (r && performance.now() - r.failedAt < STORE_RETRY_MS) return;
