@@ -12,10 +12,9 @@ import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { providersNow } from '../../router/providers-now.ts';
 import { listStates, REASON_MAX, restoreReason, restoreState, StateNotFound, type StateSummary } from '../../router/state-restore.ts';
 import type { KeyRecord } from '../../store/types.ts';
-import { readBody } from '../body.ts';
 import { dryRunBody, routerOf } from '../router-mode.ts';
 import { sendApiJson } from './context.ts';
-import { jsonBody } from './session-routes.ts';
+import { apiBody, jsonBody } from './session-routes.ts';
 import { seriesParams } from './usage-routes.ts';
 import { int, range } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
@@ -80,7 +79,7 @@ export function routerApi(): ApiRoute[] {
           if (!key) throw new GatewayError('resource_not_found', `API key ${keyId} not found`, { param: 'key_id' });
           if (key.revokedAt !== null) throw invalidParam('key_id', `API key ${key.name} is revoked: its requests are refused before routing`);
         }
-        const body = dryRunBody(c.svc, cfg, await readBody(c.req, Math.min(cfg.server.bodyLimitBytes, 1024 * 1024)), 'openai-chat', key);
+        const body = dryRunBody(c.svc, cfg, await apiBody(c), 'openai-chat', key);
         const out = await router.preview(cfg, body, 'openai-chat', key, '/v1/chat/completions');
         sendApiJson(c.res, 200, { decision: decisionView(out.decision), defaults_applied: out.defaultsApplied, key_id: key?.id ?? null });
       },

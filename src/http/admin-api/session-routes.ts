@@ -7,9 +7,13 @@ import type { Services } from '../services.ts';
 import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
+/** An admin API call's body, bounded by server.body_limit_bytes and 1 MiB. */
+export function apiBody(c: ApiCall): Promise<Buffer> {
+  return readBody(c.req, Math.min(c.svc.holder.current.server.bodyLimitBytes, 1024 * 1024));
+}
+
 export async function jsonBody(c: ApiCall): Promise<Record<string, unknown>> {
-  const cfg = c.svc.holder.current;
-  return parseJsonObject(await readBody(c.req, Math.min(cfg.server.bodyLimitBytes, 1024 * 1024)), cfg.server.jsonMaxDepth) as Record<string, unknown>;
+  return parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
 }
 
 function sessionView(svc: Services, caller: Caller): SessionView {
