@@ -10,7 +10,7 @@
 // With --baseline DIR (a checkout of another commit with node_modules linked in) the same is measured
 // on that checkout's code in the same run, the two taking turns, and printed as a ratio.
 // Run: node bench/router-record.ts [--rows N (per chunk, 250)] [--chunks N (per run, 40)] [--runs N (7)]
-//      [--baseline DIR] [--pg URL (e.g. postgres://127.0.0.1:5432/test)]; for a CPU profile run it under `node --cpu-prof --cpu-prof-dir DIR` and read DIR with bench/profile-top.ts
+//      [--keep N|all (candidates listed per group, as router.record_candidates; default 10)] [--baseline DIR] [--pg URL (e.g. postgres://127.0.0.1:5432/test)]; for a CPU profile run it under `node --cpu-prof --cpu-prof-dir DIR` and read DIR with bench/profile-top.ts
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,8 +28,11 @@ import type { RowChunk } from '../src/router/decision-row.ts';
 
 const { values: f } = parseArgs({ options: {
   rows: { type: 'string', default: '250' }, chunks: { type: 'string', default: '40' }, runs: { type: 'string', default: '7' },
-  baseline: { type: 'string' }, pg: { type: 'string' },
+  baseline: { type: 'string' }, pg: { type: 'string' }, keep: { type: 'string' },
 } });
+// Candidates listed per group in each stored decision (router.record_candidates): absent, the default
+// (10); a number, or 'all'. A tree before that option took a boolean there: give --keep to this tree only.
+const KEEP = f.keep === undefined ? undefined : f.keep === 'all' ? Number.POSITIVE_INFINITY : Number(f.keep);
 const ROWS = Number(f.rows);
 const CHUNKS = Number(f.chunks);
 
@@ -37,7 +40,7 @@ type Tree = { name: string; root: string };
 const trees: Tree[] = [{ name: 'this', root: benchPath('..') }, ...(f.baseline ? [{ name: 'baseline', root: path.resolve(f.baseline) }] : [])];
 const mod = async <T>(t: Tree, p: string): Promise<T> => await import(pathToFileURL(path.join(t.root, p)).href) as T;
 
-type Sample = { features: PromptFeatures; decision: Decision; attempts: AttemptRecord[]; all: boolean };
+type Sample = { features: PromptFeatures; decision: Decision; attempts: AttemptRecord[] };
 
 /** Decisions of varied requests routed by this checkout's RouterService over the whole catalog (with and without the bench policy). */
 async function samples(): Promise<Sample[]> {
@@ -63,7 +66,7 @@ async function samples(): Promise<Sample[]> {
     const attempts: AttemptRecord[] = i % 7 === 0
       ? [{ provider: first.split('/')[0]!, model: first, status: 503, error: 'upstream returned 503', latencyMs: 120 + i }, { provider: 'openai', model: 'openai/gpt-4o-mini', status: 200, error: null, latencyMs: 340 }]
       : [{ provider: first.split('/')[0]!, model: first, status: 200, error: null, latencyMs: 200 + i }];
-    out.push({ features: r.view.features, decision: r.decision, attempts, all: false });
+    out.push({ features: r.view.features, decision: r.decision, attempts });
   }
   await router.close();
   return out;
@@ -119,7 +122,7 @@ for (let run = -1; run < runs; run++) { // run -1 warms up
           inferenceId: `r${seq}`, createdAt: new Date(at).toISOString(), keyId: seq % 5 === 0 ? null : `key-${seq % 4}`,
           servedModel: x.decision.chosen?.id ?? null, canonical: x.decision.chosen?.canonical ?? null, kind: x.features.kind,
           status: seq % 23 === 0 ? 502 : 200, costUsd: seq % 23 === 0 ? '0' : `0.000${(seq * 7919) % 100000}`,
-        }, x.features, x.decision, x.attempts, x.all);
+        }, x.features, x.decision, x.attempts, KEEP);
         seq++;
       }
       chunks.push(structuredClone(enc.seal())); // the worker gets a copy, as piscina posts it

@@ -117,7 +117,7 @@ async function sideOf(root: string, dir: string): Promise<Side> {
         const r = got instanceof Promise ? await got : got;
         const entry = r.targets[0]!.entry;
         router.completed(`id${n++}`, r, { status: 200, served: entry, attempts: [], usage: null, finishReason: 'stop', ttftMs: 1, adjustments: [] } as never, '0.0001');
-        return shown({ headers: r.headers, targets: r.targets.map((t) => [t.entry.id, t.maxOutputTokens]), decision: r.decision, recorded: recordedDecision(r.decision, [], false), all: recordedDecision(r.decision, [], true), defaults: r.defaultsApplied, features: r.view.features });
+        return shown({ headers: r.headers, targets: r.targets.map((t) => [t.entry.id, t.maxOutputTokens]), decision: r.decision, recorded: recordedDecision(r.decision, []), all: recordedDecision(r.decision, [], Number.POSITIVE_INFINITY), defaults: r.defaultsApplied, features: r.view.features });
       } catch (e) {
         const g = e as { message?: string; headers?: unknown; param?: unknown };
         return shown({ error: g.message, param: g.param, headers: g.headers });

@@ -7,13 +7,15 @@
 // with node_modules linked in) the same is measured on that checkout's code in the same run, the two
 // taking turns, so "before" and "after" see the same machine.
 // Run: npx node bench/router.ts [--decisions N] [--duration S] [--rounds N] [--connections C] [--baseline DIR] [--skip-load]
-//      [--skip-decisions] [--agent-kb KB]: every request a coding agent's conversation of about KB kilobytes (the same
+//      [--skip-decisions] [--record-candidates N|top|all (this tree's router.record_candidates)] [--agent-kb KB]: every request a coding agent's conversation of about KB kilobytes (the same
 //      conversation resent, as an agent resends its earlier turns), for pass-through and router alike.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway, type Gateway } from './lib/gateway.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
@@ -29,6 +31,10 @@ const { values: f } = parseArgs({ options: {
   // this many KB (system prompt, tools, tool calls and results) instead of one short question.
   'agent-kb': { type: 'string' },
   'skip-decisions': { type: 'boolean', default: false },
+  // This tree's gateway stores this many candidates per group with each routed request
+  // (router.record_candidates: a number, top or all); a baseline keeps its own config. With
+  // --baseline set to this same checkout it measures the setting alone.
+  'record-candidates': { type: 'string' },
 } });
 
 /** A coding agent's request body of about `kb` KB in the chat-completions shape: system prompt, 12 tools, tool calls and their results. */
@@ -141,6 +147,19 @@ async function decisions(): Promise<void> {
   for (const r of routers) await r.close();
 }
 
+/** The tree's bench config, or for this tree with --record-candidates a copy of it (in a temporary directory) setting router.record_candidates. */
+function configFor(tree: Tree): string {
+  const file = path.join(tree.root, 'bench/gateway.router.yaml');
+  const v = f['record-candidates'];
+  if (v === undefined || tree.name !== 'this') return file;
+  const doc = parseYaml(readFileSync(file, 'utf8')) as { providers_dir: string; router: Record<string, unknown> };
+  doc.providers_dir = path.resolve(path.dirname(file), doc.providers_dir);
+  doc.router.record_candidates = /^\d+$/.test(v) ? Number(v) : v;
+  const out = path.join(mkdtempSync(path.join(tmpdir(), 'gw-bench-cfg-')), 'gateway.yaml');
+  writeFileSync(out, stringifyYaml(doc));
+  return out;
+}
+
 /** CPU per request (us) by thread group, one entry per round. */
 type Cpu = Map<string, number[]>;
 type Side = { tree: Tree; gw: Gateway; plain: LoadTarget; routed: LoadTarget; named: LoadTarget; cpu: Record<'plain' | 'router' | 'named', Cpu>; ratios: number[] };
@@ -158,7 +177,7 @@ async function throughput(): Promise<void> {
   try {
     for (const tree of trees) {
       const prof = f.profile ? { profileDir: path.join(f.profile, tree.name) } : {};
-      const gw = await startGateway({ config: path.join(tree.root, 'bench/gateway.router.yaml'), upstream: origin, withKey: false, repo: tree.root, env: everyProviderKey(), ...prof });
+      const gw = await startGateway({ config: configFor(tree), upstream: origin, withKey: false, repo: tree.root, env: everyProviderKey(), ...prof });
       const t = (body: Record<string, unknown>): LoadTarget => ({ origin: gw.origin, path: '/v1/chat/completions', headers, body: JSON.stringify(body) });
       sides.push({
         tree, gw, plain: t({ model: 'openai/gpt-4o-mini', messages: msg, ...extra }), routed: t({ model: 'router', messages: msg, ...extra }),

@@ -67,6 +67,14 @@ test('semantic checks: json-logic operations and variables, ids, fallbacks, tran
   assert.ok(p.some((m) => /gateway\.yaml at \/fallbacks\/acme\/test-model: unknown model "acme\/ghost"/.test(m)), p.join('\n'));
 });
 
+test('router.record_candidates: top, all or a whole number of candidates; anything else is refused naming the path', () => {
+  for (const v of ['top', 'all', 0, 25]) assert.deepEqual(problemsOf(tempConfig({ router: { record_candidates: v } }, [ok])), [], String(v));
+  for (const [v, why] of [[-1, /must be >= 0/], [2.5, /must be integer/], ['some', /must be equal to one of the allowed values/]] as const) {
+    const p = problemsOf(tempConfig({ router: { record_candidates: v } }, [ok]));
+    assert.ok(p.some((m) => /gateway\.yaml at \/router\/record_candidates: /.test(m) && why.test(m)), `${v}: ${p.join('\n')}`);
+  }
+});
+
 test('YAML syntax errors name the line', () => {
   const file = tempConfig({}, [], { 'providers/bad.yaml': 'id: bad\nname: [unclosed\n' });
   const p = problemsOf(file);

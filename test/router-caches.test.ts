@@ -141,10 +141,10 @@ test('recorded decisions encoded for the worker decode to recordedDecision (roun
     for (const fullRanking of [false, true]) {
       const inp = input(body, { ...over, fullRanking });
       const d = decide(inp);
-      for (const all of [false, true]) {
+      for (const keep of [10, Number.POSITIVE_INFINITY, 0]) {
         const head = { inferenceId: `id-${k++}`, createdAt: new Date(k).toISOString(), keyId: k % 2 ? 'key' : null, servedModel: 'pa/gpt-4o', canonical: null, kind: inp.view.features.kind, status: k % 3 ? 200 : 502, costUsd: k % 3 ? `0.${k}000000000000000001` : '0' };
-        enc.add(head, inp.view.features, d, attempts, all);
-        want.push({ ...head, features: inp.view.features, decision: roundRecorded(recordedDecision(d, attempts, all)) });
+        enc.add(head, inp.view.features, d, attempts, keep);
+        want.push({ ...head, features: inp.view.features, decision: roundRecorded(recordedDecision(d, attempts, keep)) });
       }
     }
   }
@@ -163,7 +163,7 @@ test('decision writer: rows are written in chunks off the request, a failed chun
   const written: string[] = [];
   let fail = true;
   const w = new DecisionWriter(async (c) => { if (fail) throw new Error('store down'); written.push(...readChunk(c).map((r) => r.inferenceId)); }, { flushMs: 3_600_000, maxQueue: 1200, onError: () => {} });
-  const add = (i: number) => w.enqueue({ inferenceId: `r${i}`, createdAt: new Date(0).toISOString(), keyId: null, servedModel: null, canonical: null, kind: 'chat', status: 200, costUsd: '0' }, inp.view.features, d, [], false);
+  const add = (i: number) => w.enqueue({ inferenceId: `r${i}`, createdAt: new Date(0).toISOString(), keyId: null, servedModel: null, canonical: null, kind: 'chat', status: 200, costUsd: '0' }, inp.view.features, d, [], 10);
   for (let i = 0; i < 10; i++) add(i);
   await w.flush();
   assert.equal(written.length, 0);

@@ -288,6 +288,28 @@ test('policies: exclude, require, prefer, selected per key name; unknown variabl
   assert.ok((await gw.services.holder.reload()).ok);
 });
 
+test('router.record_candidates applies on reload: 0 stores no candidate lists (the chosen model, plan and counts stay), the default lists them', async () => {
+  const cfgPath = gw.configFile;
+  const doc = parse(readFileSync(cfgPath, 'utf8')) as Rec;
+  const stored = async (v: number | undefined): Promise<Rec> => {
+    if (v === undefined) delete (doc.router as Rec).record_candidates; else (doc.router as Rec).record_candidates = v;
+    writeFileSync(cfgPath, stringify(doc));
+    assert.ok((await gw.services.holder.reload()).ok);
+    const r = await chat({ max_cost: 0.0001 });
+    assert.equal(r.status, 200, await r.clone().text());
+    await r.text();
+    await gw.services.router!.flush();
+    const rows = await gw.services.store!.sql.all('SELECT decision FROM router_decisions WHERE inference_id = ?', [r.headers.get('x-router-decision-id')]);
+    return JSON.parse(String(rows[0]!.decision)) as Rec;
+  };
+  const none = await stored(0);
+  assert.deepEqual([none.included, none.excluded], [[], {}]);
+  assert.ok(Number((none.excluded_by as Rec).max_cost) > 0, JSON.stringify(none));
+  assert.ok(typeof none.chosen === 'string' && (none.plan as unknown[]).length > 0 && (none.attempts as unknown[]).length === 1, JSON.stringify(none));
+  const top = await stored(undefined);
+  assert.ok((top.included as unknown[]).length > 0 && ((top.excluded as Rec).max_cost as unknown[]).length > 0, JSON.stringify(top));
+});
+
 test('a model added to the catalog joins the router on reload', async () => {
   const before = cands(await rank({}));
   assert.ok(!before.some((x) => x.id === 'alt/new-2'));

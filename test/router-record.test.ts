@@ -1,7 +1,7 @@
 // The router's worker writes the stored decision and features texts straight from the encoded chunk
 // (src/router/decision-text.ts): they must be, character for character, what the object path writes,
 // JSON.stringify(roundRecorded(recordedDecision(...))) and JSON.stringify(features), over varied
-// decisions (exploration, affinity, no route, excluded groups past the 10 kept, record_candidates all,
+// decisions (exploration, affinity, no route, excluded groups past the 10 kept, record_candidates all, 0 and 3,
 // figures to round, unicode and escaped ids, constraint names JSON would reorder, attempts with errors);
 // the rollup cells counted from the chunk equal those counted from the objects; and the chunk path
 // stores the same rows and rollups as insertDecisions, a retried chunk and a repeated id counted once,
@@ -17,6 +17,7 @@ import { extractPromptFeatures, train, type Outcome } from '../src/router/qualit
 import { caps, decideInput, model, routerTestConfig } from './helpers/router-decide.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
 import { recordedDecision, roundRecorded } from '../src/router/explain.ts';
+import { ALL, compileRouterSettings, RECORDED } from '../src/router/settings.ts';
 import { RowEncoder, readChunk, type RowHead } from '../src/router/decision-row.ts';
 import { round } from '../src/router/round.ts';
 import { decisionFields, routerCells } from '../src/store/router-rollup.ts';
@@ -68,7 +69,10 @@ const ATTEMPTS: AttemptRecord[][] = [
   [{ provider: 'pb', model: 'pb/gpt-4o', status: 503, error: 'upstream said "no"\nretry later ✗', latencyMs: 12.5 }, { provider: 'pa', model: 'pa/gpt-4o', status: null, error: 'timeout \ud83d', latencyMs: 30000 }],
 ];
 
-type Case = { head: RowHead; features: ReturnType<typeof extractPromptFeatures>; d: Decision; attempts: AttemptRecord[]; all: boolean };
+/** router.record_candidates as the settings compile it: top (10), all, none, a number. */
+const KEEPS = [RECORDED, ALL, 0, 3];
+
+type Case = { head: RowHead; features: ReturnType<typeof extractPromptFeatures>; d: Decision; attempts: AttemptRecord[]; keep: number };
 
 async function cases(): Promise<Case[]> {
   await warmTokenizers();
@@ -101,7 +105,7 @@ async function cases(): Promise<Case[]> {
             // Now and then targets the key's budget left out (recorded as budget_dropped).
             ...(k % 7 === 0 ? { budgetDropped: ['pa/gpt-4o', `pz/modèle-été-${k}-✓`] } : {}),
           },
-          features: inp.view.features, d, attempts: ATTEMPTS[k % ATTEMPTS.length]!, all: k % 3 === 0,
+          features: inp.view.features, d, attempts: ATTEMPTS[k % ATTEMPTS.length]!, keep: KEEPS[k % KEEPS.length]!,
         });
       }
     }
@@ -111,11 +115,11 @@ async function cases(): Promise<Case[]> {
 
 const all = await cases();
 /** What the object path stores for a case (DecisionRow, as before the chunk path). */
-const rowOf = (c: Case): DecisionRow => ({ ...c.head, features: c.features, decision: roundRecorded(recordedDecision(c.d, c.attempts, c.all, c.head.budgetDropped)) });
+const rowOf = (c: Case): DecisionRow => ({ ...c.head, features: c.features, decision: roundRecorded(recordedDecision(c.d, c.attempts, c.keep, c.head.budgetDropped)) });
 
 function encode(list: readonly Case[]) {
   const enc = new RowEncoder();
-  for (const c of list) enc.add(c.head, c.features, c.d, c.attempts, c.all);
+  for (const c of list) enc.add(c.head, c.features, c.d, c.attempts, c.keep);
   return structuredClone(enc.seal());
 }
 
@@ -194,6 +198,32 @@ function referenceCells(rows: readonly DecisionRow[]) {
   const sorted = (m: Map<string, Record<string, unknown>>) => [...m.values()].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
   return { models: sorted(models), versions: sorted(versions), excl: sorted(excl), kinds: sorted(kinds) };
 }
+
+test('record_candidates: each group lists that many candidates (none with 0), the counts, the chosen figures and the plan stay whole', () => {
+  assert.deepEqual(['top', 'all', 0, 3, undefined].map((v) => compileRouterSettings({ record_candidates: v }).recordCandidates), [10, ALL, 0, 3, 10]);
+  const seen = new Set<number>();
+  for (const c of all) {
+    const d = JSON.parse(readChunk(encode([c]))[0]!.decision) as ReturnType<typeof roundRecorded>;
+    const included = c.d.ranked.filter((r) => !r.excluded);
+    assert.equal(d.included.length, Math.min(c.keep, included.length));
+    assert.deepEqual(d.included.map((x) => x[0]), included.slice(0, d.included.length).map((r) => r.id));
+    for (const [name, n] of Object.entries(c.d.excludedBy)) {
+      if (c.keep === 0) { assert.equal(d.excluded[name], undefined); continue; }
+      const members = c.d.ranked.filter((r) => r.excluded?.constraint === name);
+      // A decision not ranked in full holds only the first few of a group (its count is whole).
+      assert.equal(d.excluded[name]?.length ?? 0, Math.min(c.keep, members.length), name);
+      assert.ok(n >= members.length);
+    }
+    assert.deepEqual(d.excluded_by, c.d.excludedBy);
+    assert.equal(d.chosen, c.d.chosen?.id ?? null);
+    assert.deepEqual(d.plan.map((p) => p[0]), c.d.plan.map((t) => t.candidate.id));
+    if (c.d.ranked.some((r) => r.excluded) || included.length > 0) seen.add(c.keep);
+  }
+  assert.deepEqual([...seen].sort(), [...KEEPS].sort(), 'every setting covered');
+  // Listing none makes the stored decision smaller (about half on these 30-candidate decisions; a catalog-wide one: docs/router.md).
+  const size = (keep: number) => all.reduce((t, c) => t + readChunk(encode([{ ...c, keep }]))[0]!.decision.length, 0);
+  assert.ok(size(0) < size(RECORDED) * 0.6, `${size(0)} vs ${size(RECORDED)}`);
+});
 
 test('rollup cells from the chunk equal the cells counted row by row from the decision objects', () => {
   const unique = all.filter((c, i) => all.findIndex((x) => x.head.inferenceId === c.head.inferenceId) === i);

@@ -124,7 +124,7 @@ const decision = {
 } as unknown as Decision;
 const chunkOf = (rows: Array<[string, string]>) => {
   const enc = new RowEncoder();
-  for (const [id, at] of rows) enc.add({ inferenceId: id, createdAt: at, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: 'chat', status: 200, costUsd: '0' }, extractPromptFeatures({ turns: ['hello there'] }), decision, [], false);
+  for (const [id, at] of rows) enc.add({ inferenceId: id, createdAt: at, keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: 'chat', status: 200, costUsd: '0' }, extractPromptFeatures({ turns: ['hello there'] }), decision, []);
   return enc.seal();
 };
 

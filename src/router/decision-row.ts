@@ -15,8 +15,8 @@
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
 import { decisionText, featuresText, type TextReader } from './decision-text.ts';
-import { RECORDED } from './explain.ts';
 import type { PromptFeatures } from './quality/index.ts';
+import { RECORDED } from './settings.ts';
 import type { DecisionRow, StoredDecision } from './store.ts';
 
 /** Rows encoded together: `json` their text (UTF-8), two lines per row and the strings' line, `nums` their numbers in order. */
@@ -27,8 +27,8 @@ export type RowHead = Omit<DecisionRow, 'features' | 'decision'> & { budgetDropp
 
 const num = (x: number | null): number => (x === null ? Number.NaN : x);
 
-/** recordedDecision (src/router/explain.ts) written flat into `s` and `n`: the same candidates, unrounded. */
-export function packDecision(d: Decision, all: boolean, s: Array<string | null>, n: number[]): void {
+/** recordedDecision (src/router/explain.ts) written flat into `s` and `n`: the same candidates (`keep` per group), unrounded. */
+export function packDecision(d: Decision, keep: number, s: Array<string | null>, n: number[]): void {
   const c = d.chosen;
   s.push(d.policy, d.kind, d.affinity, c?.id ?? null, c?.tokenMethod ?? null);
   n.push(num(d.w), d.stateVersion, d.explored ? 1 : 0, num(c ? c.q : null), num(c ? c.expectedCostUsd : null), num(c?.inputTokens ?? null), num(c?.outputTokens ?? null), d.candidates);
@@ -43,9 +43,10 @@ export function packDecision(d: Decision, all: boolean, s: Array<string | null>,
   const at: number[] = [];
   d.ranked.forEach((r, i) => {
     if (r.excluded) {
+      if (keep === 0) return;
       const g = groups.get(r.excluded.constraint);
-      if (!g) groups.set(r.excluded.constraint, [i]); else if (all || g.length < RECORDED) g.push(i);
-    } else if (all || nIncluded < RECORDED) { nIncluded++; at.push(i); }
+      if (!g) groups.set(r.excluded.constraint, [i]); else if (g.length < keep) g.push(i);
+    } else if (nIncluded < keep) { nIncluded++; at.push(i); }
   });
   n.push(at.length);
   for (const i of at) { const r = d.ranked[i]!; s.push(r.id); n.push(r.q, r.expectedCostUsd, r.utility); }
@@ -97,12 +98,12 @@ export class RowEncoder {
   }
 
   /** Rows' numbers: [decision numbers' count, packDecision's numbers, strings' count, their indexes (-1: null), features' count, idx, val]. */
-  add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
+  add(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], keep = RECORDED): void {
     const s = this.#s;
     const n = this.#scratch;
     s.length = 0;
     n.length = 0;
-    packDecision(d, all, s, n);
+    packDecision(d, keep, s, n);
     const { idx, val, ...meta } = features;
     this.#room(n.length + s.length + 3 + 2 * idx.length);
     const nums = this.#nums;

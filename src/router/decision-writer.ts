@@ -32,8 +32,8 @@ export class DecisionWriter {
   /** Rows waiting to be written. */
   get pending(): number { return this.#queued + this.#open.rows; }
 
-  enqueue(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], all: boolean): void {
-    this.#open.add(head, features, d, attempts, all);
+  enqueue(head: RowHead, features: PromptFeatures, d: Decision, attempts: readonly AttemptRecord[], keep: number): void {
+    this.#open.add(head, features, d, attempts, keep);
     if (this.#open.rows >= CHUNK_ROWS) this.#seal();
     this.#bound();
   }

@@ -5,6 +5,7 @@ import { fmt, type Decision, type Ranked } from './decide.ts';
 import { priorWithBasis, type CompiledPriors } from './quality/prior.ts';
 import type { TaskKind } from './quality/index.ts';
 import { round } from './round.ts';
+import { RECORDED } from './settings.ts';
 
 /** Headers on routed responses (and on the router's 400s). */
 export function decisionHeaders(id: string, d: Decision): Record<string, string> {
@@ -67,8 +68,6 @@ export function rankBody(id: string, d: Decision, priors: CompiledPriors): Recor
   };
 }
 
-/** Candidates stored per group unless router.record_candidates is "all". */
-export const RECORDED = 10;
 
 /** The decision as stored with the inference (see recordedDecision); figures rounded by roundRecorded. */
 export type RecordedDecision = {
@@ -89,18 +88,20 @@ export type RecordedDecision = {
  * The decision as stored with the inference: included candidates as [id, q, expected cost, utility]
  * (plan order first), excluded ones per constraint as [id, expected cost, min cost] (the reason is
  * the constraint with those figures), plus counts, tokens, plan, attempts and the state version.
- * `all` false keeps the first 10 of each group (the counts stay whole): a full catalog decision is
- * ~40 KB, which would cost more than the decision itself to write and grow the table fast.
+ * `keep` candidates of each group are listed (the counts stay whole): 10 by default, since a full
+ * catalog decision (ALL) is ~40 KB, which would cost more than the decision itself to write and grow
+ * the table fast; 0 lists none (the chosen model's figures, the plan and the counts stay).
  * Figures are left unrounded: roundRecorded runs where the row is written (the router's worker).
  */
-export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[], all = false, budgetDropped: readonly string[] = []): RecordedDecision {
+export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[], keep = RECORDED, budgetDropped: readonly string[] = []): RecordedDecision {
   const included: RecordedDecision['included'] = [];
   const excluded: RecordedDecision['excluded'] = {};
   for (const r of d.ranked) {
     if (r.excluded) {
+      if (keep === 0) continue;
       const list = (excluded[r.excluded.constraint] ??= []);
-      if (all || list.length < RECORDED) list.push([r.id, r.expectedCostUsd, r.minCostUsd]);
-    } else if (all || included.length < RECORDED) included.push([r.id, r.q, r.expectedCostUsd, r.utility]);
+      if (list.length < keep) list.push([r.id, r.expectedCostUsd, r.minCostUsd]);
+    } else if (included.length < keep) included.push([r.id, r.q, r.expectedCostUsd, r.utility]);
   }
   const c = d.chosen;
   return {

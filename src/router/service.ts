@@ -17,7 +17,7 @@ import { isoFromMs } from '../util/iso-time.ts';
 import { Affinity } from './affinity.ts';
 import { AffinityShare } from './affinity-share.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from './backend.ts';
-import { decide, noRouteError, type Decision, type HealthView } from './decide.ts';
+import { decide, noRouteError, SHOWN, type Decision, type HealthView } from './decide.ts';
 import { DecisionWriter } from './decision-writer.ts';
 import { decisionHeaders, rankBody, recordedDecision, roundRecorded, type RecordedDecision } from './explain.ts';
 import { RouterLearning } from './learning.ts';
@@ -26,8 +26,11 @@ import { describeDefaults, parseRouterParams, withDefaults, type RouterParams } 
 import { ProviderStats } from './provider-stats.ts';
 import { RouterMetrics } from './router-metrics.ts';
 import { viewRequest, type RequestView } from './request-view.ts';
-import { defaultsFor, type RouterSettings } from './settings.ts';
+import { ALL, defaultsFor, type RouterSettings } from './settings.ts';
 import type { CompiledPolicy } from './policy.ts';
+
+/** A routed request's ranking is built whole when its record lists more candidates than a decision shows by default. */
+const ranksAll = (cfg: Config): boolean => cfg.router.recordCandidates > SHOWN;
 
 export type Routed = {
   decision: Decision;
@@ -154,7 +157,7 @@ export class RouterService {
   /** A routed request's plan; throws GatewayError 400 (bad router fields, or no candidate qualifies). */
   route(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string): Routed {
     const t0 = performance.now();
-    return this.#plan(id, this.#decide(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates), t0);
+    return this.#plan(id, this.#decide(cfg, this.#read(cfg, body, format, key, route), key, ranksAll(cfg)), t0);
   }
 
   /**
@@ -167,7 +170,7 @@ export class RouterService {
    */
   routeSliced(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string, id: string, counted = true): Routed | Promise<Routed> {
     const t0 = counted ? performance.now() : null;
-    const d = this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, cfg.router.recordAllCandidates);
+    const d = this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, ranksAll(cfg));
     return d instanceof Promise ? d.then((x) => this.#plan(id, x, t0)) : this.#plan(id, d, t0);
   }
 
@@ -223,7 +226,7 @@ export class RouterService {
    */
   async preview(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Promise<{ decision: RecordedDecision; defaultsApplied: string | null }> {
     const d = await this.#decideSliced(cfg, this.#read(cfg, body, format, key, route), key, true);
-    return { decision: roundRecorded(recordedDecision(d.decision, [], true)), defaultsApplied: d.defaultsApplied };
+    return { decision: roundRecorded(recordedDecision(d.decision, [], ALL)), defaultsApplied: d.defaultsApplied };
   }
 
   /** Every request's attempts (routed or not) feed the measured latency and error rate per provider. */
@@ -245,7 +248,7 @@ export class RouterService {
       inferenceId: id, createdAt: isoFromMs(Date.now()), keyId: r.keyId, servedModel: served?.id ?? null,
       canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
       ...(r.budgetDropped ? { budgetDropped: r.budgetDropped } : {}),
-    }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordAllCandidates);
+    }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordCandidates);
   }
 
   /** Writes queued decisions now (tests, shutdown). */

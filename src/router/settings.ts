@@ -6,6 +6,10 @@ import { compilePolicies, type CompiledPolicy } from './policy.ts';
 import type { RouterDefaults } from './params.ts';
 import { globToRegExp } from '../util/glob.ts';
 
+/** Candidates stored per group by default (router.record_candidates: "top"); "all" keeps every one (ALL), a number that many. */
+export const RECORDED = 10;
+export const ALL = Number.POSITIVE_INFINITY;
+
 export type RouterSettings = {
   /** Cold-start priors: the shipped table, with router.priors_file's models over it. */
   priors: CompiledPriors;
@@ -24,8 +28,8 @@ export type RouterSettings = {
   /** Feedback is learned once its first value is this old, with the value standing then. */
   feedbackSettleMs: number;
   affinity: { enabled: boolean; ttlMs: number; maxEntries: number; bonus: number };
-  /** Store every candidate of a decision with the inference (else the first 10 per group and the counts). */
-  recordAllCandidates: boolean;
+  /** Candidates of a decision stored with the inference per group (included; each exclusion): 10 ("top"), ALL, or the number configured; the counts are always whole. */
+  recordCandidates: number;
   /** Characters of new text encoded exactly, at most, to tighten a max_cost bound (src/tokens PromptTokens.bound). */
   maxExactChars: number;
   /** Recorded decisions older than this are deleted (null: kept); learned states but the newest `states` are deleted. */
@@ -94,7 +98,7 @@ export function compileRouterSettings(raw: unknown, priors: PriorTable | null = 
     },
     maxExactChars: pick(r, 'max_exact_token_chars', 32_768),
     retention: { decisionsDays: pick<number | null>(ret, 'decisions_days', 30), states: pick(ret, 'states', 50), dailyStates: pick(ret, 'daily_states', 14) },
-    recordAllCandidates: r.record_candidates === 'all',
+    recordCandidates: r.record_candidates === 'all' ? ALL : typeof r.record_candidates === 'number' ? r.record_candidates : RECORDED,
     policies: compilePolicies(obj(r.policies)),
     defaultPolicy: (r.default_policy as string | undefined) ?? null,
     keyPolicies: Object.entries(obj(r.key_policies)).map(([glob, policy]) => ({ glob, pattern: globToRegExp(glob), policy: policy as string })),
