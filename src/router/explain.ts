@@ -68,7 +68,6 @@ export function rankBody(id: string, d: Decision, priors: CompiledPriors): Recor
   };
 }
 
-
 /** The decision as stored with the inference (see recordedDecision); figures rounded by roundRecorded. */
 export type RecordedDecision = {
   w: number | null; policy: string | null; state_version: number; kind: string; explored: boolean; affinity: string | null;
