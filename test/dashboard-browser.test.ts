@@ -232,6 +232,29 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   await page.waitForURL(/\/dashboard\/requests\?.*routed=true/);
   await ready(page);
   assert.equal((await page.$$('tr[data-id]')).length, 2, 'the two routed requests served by mockai/second');
+  // A decision stored with router.record_candidates: 0 lists no candidate: the detail says why and where to see them.
+  const bareId = uuidv7();
+  await gw.services.store!.insertInferences([{
+    id: bareId, createdAt: new Date().toISOString(), keyId: null, route: '/v1/chat/completions', clientFormat: 'openai-chat', requestedModel: 'router',
+    servedModel: 'mockai/second', provider: 'mockai', attempts: [{ provider: 'mockai', model: 'second', status: 200, error: null, latencyMs: 80 }],
+    status: 200, errorCode: null, latencyMs: 90, ttftMs: 20, stream: false, inputTokens: 20, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0,
+    reasoningTokens: 0, costUsd: '0.000034', finishReason: 'stop', metadata: null, extra: null, clientIp: null, requestBody: null, responseBody: null, partial: false,
+  }]);
+  await insertDecisions(gw.services.store!.sql, [{
+    inferenceId: bareId, createdAt: new Date().toISOString(), keyId: null, servedModel: 'mockai/second', canonical: 'second', kind: 'chat', status: 200, costUsd: '0.000034',
+    features: { schema: 1, kind: 'chat', stats: {}, idx: [], val: [] } as never,
+    decision: {
+      w: null, policy: null, state_version: 1, kind: 'chat', explored: false, affinity: null, chosen: 'mockai/second', chosen_quality: 0.74, chosen_cost_usd: 0.00004,
+      input_tokens: 20, token_method: 'exact', expected_output_tokens: 300, plan: [['mockai/second', null]], candidates: 294, excluded_by: { max_cost: 250 },
+      included: [], excluded: {}, attempts: [],
+    },
+  }]);
+  await page.goto(`${gw.url}/dashboard/requests/${bareId}`);
+  await page.waitForSelector('[data-testid=router-why]');
+  const bare = await page.textContent('main') ?? '';
+  assert.match(bare, /294 considered, 0 listed/);
+  assert.match(bare, /stores no candidate list with a decision \(router\.record_candidates: 0\)/);
+  await check('request-detail-unlisted');
 
   // Usage, filtered (the filters are in the URL) and grouped by key.
   await page.goto(`${gw.url}/dashboard/usage?group=key&model=mockai/test-model&range=24h`);

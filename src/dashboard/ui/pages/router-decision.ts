@@ -8,6 +8,8 @@ import { badge, section, table, textBlock } from '../widgets.ts';
 
 const n = (x: number | null, digits = 4): string => (x === null ? '–' : String(Number(x.toPrecision(digits))));
 const money = (x: number | null): string => (x === null ? '–' : usd(String(x)));
+/** A record that lists no candidate at all was stored with router.record_candidates: 0. */
+const UNLISTED = 'None listed: this gateway stores no candidate list with a decision (router.record_candidates: 0). "Try the router" on the Router page ranks every candidate.';
 
 /** One sentence on why the chosen model won. */
 export function whyChosen(d: RouterDecisionView): string {
@@ -38,7 +40,7 @@ export function routerDecisionSection(d: RouterDecisionView, o: { title?: string
     table(['#', 'Model', 'Output cap'], d.plan.map((p, i) => [String(i + 1), p.model, p.max_output_tokens === null ? 'none' : compact(p.max_output_tokens)]), { numeric: [2], empty: 'No plan.' }),
     h('h3', null, 'Candidates'),
     table(['Model', 'Quality', 'Expected cost', 'Utility'], d.included.map((c) => [
-      c.model === d.chosen ? h('strong', null, c.model) : c.model, n(c.quality), money(c.expected_cost_usd), n(c.utility)]), { numeric: [1, 2, 3], empty: 'None listed.' }),
+      c.model === d.chosen ? h('strong', null, c.model) : c.model, n(c.quality), money(c.expected_cost_usd), n(c.utility)]), { numeric: [1, 2, 3], empty: shown === 0 && (d.candidates ?? 0) > 0 ? UNLISTED : 'None listed.' }),
     d.excluded.length ? [h('h3', null, 'Excluded'),
       table(['Model', 'Excluded by', 'Expected cost', 'Least possible cost'], d.excluded.map((c) => [c.model, c.constraint, money(c.expected_cost_usd), money(c.min_cost_usd)]), { numeric: [2, 3] })] : null,
     h('details', null, h('summary', null, o.rawLabel ?? 'As recorded (JSON)'), textBlock(JSON.stringify(d.raw), '')));
