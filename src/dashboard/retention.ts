@@ -9,11 +9,12 @@ export type RetentionSettings = { recordsDays: number | null; bodiesDays: number
 const CHUNK = 2000;
 const DAY = 86_400_000;
 
-export type PruneResult = { records: number; bodies: number };
+/** `more`: the pass stopped at its bound (maxChunks) with records or bodies left (the next pass comes soon: src/util/catch-up.ts). */
+export type PruneResult = { records: number; bodies: number; more: boolean };
 
 /** One pass; returns how many records were deleted and how many had bodies cleared. */
 export async function pruneOnce(sql: SqlRunner, s: RetentionSettings, now = Date.now(), maxChunks = 500): Promise<PruneResult> {
-  const out: PruneResult = { records: 0, bodies: 0 };
+  const out: PruneResult = { records: 0, bodies: 0, more: false };
   if (s.recordsDays !== null) {
     const bound = idAt(now - s.recordsDays * DAY);
     for (let i = 0; i < maxChunks; i++) {
@@ -23,6 +24,7 @@ export async function pruneOnce(sql: SqlRunner, s: RetentionSettings, now = Date
       });
       out.records += n;
       if (n < CHUNK) break;
+      if (i === maxChunks - 1) out.more = true;
       await new Promise((r) => setImmediate(r));
     }
   }
@@ -33,6 +35,7 @@ export async function pruneOnce(sql: SqlRunner, s: RetentionSettings, now = Date
         SELECT id FROM inferences WHERE id < ? AND (request_body IS NOT NULL OR response_body IS NOT NULL) ORDER BY id LIMIT ${CHUNK})`, [bound]);
       out.bodies += n;
       if (n < CHUNK) break;
+      if (i === maxChunks - 1) out.more = true;
       await new Promise((r) => setImmediate(r));
     }
   }

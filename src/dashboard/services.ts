@@ -8,6 +8,7 @@ import { LoginLimiter } from './login-limiter.ts';
 import { sweepPendingFeedback } from '../store/rollup-fold.ts';
 import { pruneRollups } from '../store/rollup-retention.ts';
 import { pruneOnce } from './retention.ts';
+import { catchUpTimer } from '../util/catch-up.ts';
 import { Sessions } from './sessions.ts';
 import { TailHub } from './tail.ts';
 import { Users } from './users.ts';
@@ -21,6 +22,8 @@ export type DashboardServices = {
 };
 
 const RETENTION_EVERY_MS = 3_600_000;
+/** After a pass that stopped at its bound (a million records) with more to delete. */
+const RETENTION_AGAIN_MS = 1_000;
 
 /** `onKeysChanged` reloads the key ring and re-seeds the limiter after an edit, a rotation or a revocation. */
 export function createDashboardServices(store: Store, holder: ConfigHolder, onKeysChanged: () => Promise<void>): DashboardServices {
@@ -44,26 +47,26 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   const tail = new TailHub(keyName);
   if (store.kind === 'postgres' && cfg().tailPollMs > 0) tail.pollDatabase(store.sql, cfg().tailPollMs);
   const logins = new LoginLimiter(store.sql);
-  const retention = async (): Promise<void> => {
+  /** One retention pass; true when it stopped at its bound with records left (the next comes soon). */
+  const retention = async (): Promise<boolean> => {
     const r = cfg().retention;
     try {
-      await pruneOnce(store.sql, r);
+      const { more } = await pruneOnce(store.sql, r);
       await sessions.prune();
       await keys.pruneGrace();
       await logins.prune();
       await sweepPendingFeedback(store.sql);
       await pruneRollups(store.sql, r);
+      return more;
     } catch (e) {
       console.error('dashboard retention pass failed:', (e as Error).message);
+      return false;
     }
   };
-  const timer = setInterval(() => void retention(), RETENTION_EVERY_MS);
-  timer.unref();
-  const first = setTimeout(() => void retention(), 30_000);
-  first.unref();
+  const timer = catchUpTimer(retention, { firstMs: 30_000, everyMs: RETENTION_EVERY_MS, againMs: RETENTION_AGAIN_MS });
   void refreshKeyNames().catch(() => {});
   return {
     users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames,
-    close: () => { clearInterval(timer); clearTimeout(first); tail.close(); },
+    close: () => { timer.stop(); tail.close(); },
   };
 }

@@ -5,16 +5,18 @@
 // own store connection in the gateway), never on the request path.
 import type { RouterBackend } from './backend.ts';
 import type { RouterSettings } from './settings.ts';
-import type { StoredState } from './store.ts';
+import type { PruneResult, StoredState } from './store.ts';
+import { catchUpTimer } from '../util/catch-up.ts';
 import { emptyStored } from './train-pass.ts';
 import { prepareState } from './quality/index.ts';
 
 export { emptyStored, scoreOf } from './train-pass.ts';
 
 const DAY_MS = 86_400_000;
-/** Retention runs this often (and once shortly after start). */
+/** Retention runs this often (and once shortly after start); a pass that stopped at its bound with decisions left is followed by another after PRUNE_AGAIN_MS. */
 const PRUNE_EVERY_MS = 3_600_000;
 const FIRST_PRUNE_MS = 60_000;
+const PRUNE_AGAIN_MS = 1_000;
 
 /** A training pass's result: stored a new version, found nothing new, lost the race to another replica, or failed. */
 export type TrainOutcome = 'stored' | 'nothing_new' | 'raced' | 'failed';
@@ -33,6 +35,7 @@ export class RouterLearning {
   #state: StoredState = emptyStored();
   readonly #o: LearningOptions;
   #timers: NodeJS.Timeout[] = [];
+  #pruning: { stop(): void } | null = null;
   #training: Promise<boolean> | null = null;
   #refreshing: Promise<boolean> | null = null;
   #closed = false;
@@ -48,10 +51,9 @@ export class RouterLearning {
     const s = this.#o.settings();
     const poll = setInterval(() => { void this.refresh(); }, s.statePollMs);
     const trainT = setInterval(() => { void this.trainOnce(); }, s.trainIntervalMs);
-    const prune = setInterval(() => { void this.prune(); }, PRUNE_EVERY_MS);
-    const first = setTimeout(() => { void this.prune(); }, FIRST_PRUNE_MS);
-    for (const t of [poll, trainT, prune, first]) t.unref();
-    this.#timers.push(poll, trainT, prune, first);
+    for (const t of [poll, trainT]) t.unref();
+    this.#timers.push(poll, trainT);
+    this.#pruning = catchUpTimer(async () => (await this.prune())?.more ?? false, { firstMs: FIRST_PRUNE_MS, everyMs: PRUNE_EVERY_MS, againMs: PRUNE_AGAIN_MS });
   }
 
   #adopt(s: StoredState | null): boolean {
@@ -96,8 +98,8 @@ export class RouterLearning {
     } catch (e) { this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
   }
 
-  /** The retention pass: decisions older than router.retention.decisions_days, states but the newest router.retention.states and the last of each of daily_states days. */
-  async prune(now = Date.now()): Promise<{ decisions: number; states: number } | null> {
+  /** The retention pass: decisions older than router.retention.decisions_days (a bounded number: `more` says some are left), states but the newest router.retention.states and the last of each of daily_states days. */
+  async prune(now = Date.now()): Promise<PruneResult | null> {
     const b = this.#o.backend;
     if (!b || this.#closed) return null;
     const r = this.#o.settings().retention;
@@ -113,6 +115,7 @@ export class RouterLearning {
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
+    this.#pruning?.stop();
     await this.#training?.catch(() => {});
     await this.#refreshing?.catch(() => {});
   }

@@ -242,12 +242,14 @@ export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, bef
 
 /** Rows deleted per statement by the retention pass (the index on created_at finds them). */
 const PRUNE_CHUNK = 2000;
+/** Chunks a retention pass deletes at most (100,000 decisions); one that reaches it is followed by another within seconds. */
+const PRUNE_PASS_CHUNKS = 50;
 
 /**
  * Deletes recorded decisions created before `before`, oldest first, in chunks of 2000, at most
  * `maxChunks` of them (the rest waits for the next pass); resolves with the rows deleted.
  */
-export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks = 50): Promise<number> {
+export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks = PRUNE_PASS_CHUNKS): Promise<number> {
   let total = 0;
   for (let i = 0; i < maxChunks; i++) {
     const n = await sql.run(
@@ -278,11 +280,13 @@ export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = 
   );
 }
 
-export type PruneResult = { decisions: number; states: number };
+/** `more`: the pass stopped at its bound with decisions left to delete (the next comes soon: src/util/catch-up.ts). */
+export type PruneResult = { decisions: number; states: number; more: boolean };
 /** Learned states the retention pass keeps: the newest `states` and the last of each of `days` UTC days. */
 export type KeepStates = { states: number; days: number };
 
 /** The router's retention pass (the worker and the inline backend): decisions created before `before` (null: none), then states. */
-export async function pruneRouterData(sql: SqlRunner, before: string | null, keep: KeepStates): Promise<PruneResult> {
-  return { decisions: before === null ? 0 : await pruneDecisions(sql, before), states: await pruneStates(sql, keep.states, keep.days) };
+export async function pruneRouterData(sql: SqlRunner, before: string | null, keep: KeepStates, maxChunks = PRUNE_PASS_CHUNKS): Promise<PruneResult> {
+  const decisions = before === null ? 0 : await pruneDecisions(sql, before, maxChunks);
+  return { decisions, states: await pruneStates(sql, keep.states, keep.days), more: decisions >= maxChunks * PRUNE_CHUNK };
 }

@@ -1,0 +1,22 @@
+// A background pass on a timer that catches up: each pass is bounded (so it never holds the store or
+// a thread for long) and says whether it stopped at its bound with work left; then the next pass
+// comes after `againMs` instead of `everyMs`, until one finishes. Retention passes use it: deleting at
+// most a bounded number of rows an hour falls behind, for good, any traffic that writes more.
+
+export type CatchUpTiming = { firstMs: number; everyMs: number; againMs: number };
+
+/** Runs `pass` after `firstMs`, then `everyMs` after each pass, or `againMs` after one that returned true (work left). A pass that throws counts as done. */
+export function catchUpTimer(pass: () => Promise<boolean>, t: CatchUpTiming): { stop(): void } {
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  const schedule = (ms: number): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = null;
+      pass().then((more) => more, () => false).then((more) => schedule(more ? t.againMs : t.everyMs));
+    }, ms);
+    timer.unref();
+  };
+  schedule(t.firstMs);
+  return { stop: () => { stopped = true; if (timer) clearTimeout(timer); timer = null; } };
+}
