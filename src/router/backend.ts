@@ -11,7 +11,8 @@ import { pruneRouterData, storeDecisions, type KeepStates, type PruneResult, typ
 import { newerState, trainPass, type TrainSettings } from './train-pass.ts';
 import { runTrain, type RouterTask, type WorkerData } from '../workers/router-train.ts';
 
-export type LearnResult = { state: StoredState | null; stored: boolean };
+/** `more`: the pass stopped at its bound with feedback or answers left (the next comes soon). */
+export type LearnResult = { state: StoredState | null; stored: boolean; more: boolean };
 
 export interface RouterBackend {
   writeDecisions(chunk: RowChunk): Promise<void>;
@@ -35,8 +36,8 @@ export class InlineBackend implements RouterBackend {
   load(after: number): Promise<StoredState | null> { return newerState(this.#sql, after); }
   async learn(base: StoredState, settings: TrainSettings): Promise<LearnResult> {
     const r = await trainPass(this.#sql, base, settings, runTrain);
-    if (r.next) return { state: r.next, stored: true };
-    return { state: r.raced ? await newerState(this.#sql, base.version) : null, stored: false };
+    if (r.next) return { state: r.next, stored: true, more: r.more };
+    return { state: r.raced ? await newerState(this.#sql, base.version) : null, stored: false, more: false };
   }
   async close(): Promise<void> {}
 }

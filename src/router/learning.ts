@@ -17,6 +17,8 @@ const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const FIRST_PRUNE_MS = 60_000;
 const PRUNE_AGAIN_MS = 1_000;
+/** After a training pass that stopped at its bound (5,000 feedback rows or 100,000 answers) with more to fold. */
+const TRAIN_AGAIN_MS = 1_000;
 
 /** A training pass's result: stored a new version, found nothing new, lost the race to another replica, or failed. */
 export type TrainOutcome = 'stored' | 'nothing_new' | 'raced' | 'failed';
@@ -36,6 +38,9 @@ export class RouterLearning {
   readonly #o: LearningOptions;
   #timers: NodeJS.Timeout[] = [];
   #pruning: { stop(): void } | null = null;
+  #trainingTimer: { stop(): void } | null = null;
+  /** The last training pass stopped at its bound with feedback or answers left. */
+  #more = false;
   #training: Promise<boolean> | null = null;
   #refreshing: Promise<boolean> | null = null;
   #closed = false;
@@ -50,9 +55,10 @@ export class RouterLearning {
     await this.refresh();
     const s = this.#o.settings();
     const poll = setInterval(() => { void this.refresh(); }, s.statePollMs);
-    const trainT = setInterval(() => { void this.trainOnce(); }, s.trainIntervalMs);
-    for (const t of [poll, trainT]) t.unref();
-    this.#timers.push(poll, trainT);
+    poll.unref();
+    this.#timers.push(poll);
+    // A pass that stopped at its bound with feedback or answers left is followed by the next soon.
+    this.#trainingTimer = catchUpTimer(async () => { await this.trainOnce(); return this.#more; }, { firstMs: s.trainIntervalMs, everyMs: s.trainIntervalMs, againMs: TRAIN_AGAIN_MS });
     this.#pruning = catchUpTimer(async () => (await this.prune())?.more ?? false, { firstMs: FIRST_PRUNE_MS, everyMs: PRUNE_EVERY_MS, againMs: PRUNE_AGAIN_MS });
   }
 
@@ -91,11 +97,12 @@ export class RouterLearning {
       const s = this.#o.settings();
       const base = this.#state;
       const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays, feedbackSettleMs: s.feedbackSettleMs });
+      this.#more = r.more;
       // After a lost race the winner's state comes back: adopted, but not counted as trained here.
       this.#adopt(r.state);
       this.#o.onTrained?.(r.stored ? 'stored' : r.state ? 'raced' : 'nothing_new');
       return r.stored;
-    } catch (e) { this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
+    } catch (e) { this.#more = false; this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
   }
 
   /** The retention pass: decisions older than router.retention.decisions_days (a bounded number: `more` says some are left), states but the newest router.retention.states and the last of each of daily_states days. */
@@ -116,6 +123,7 @@ export class RouterLearning {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
     this.#pruning?.stop();
+    this.#trainingTimer?.stop();
     await this.#training?.catch(() => {});
     await this.#refreshing?.catch(() => {});
   }

@@ -6,11 +6,18 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
-/** Rows folded per training pass (a backlog is worked off over several passes). */
+/** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
 const BATCH = 5000;
+/**
+ * Reads of answers per pass (100,000 answers): every routed answer teaches expected output, so at one
+ * read a pass (every train_interval_ms, 30 s) routed traffic above ~167 requests a second left the
+ * output table further behind with every pass. A pass that stops at either bound says so (`more`):
+ * the next comes within a second (RouterLearning).
+ */
+const ANSWER_READS = 20;
 /** Answers are read this long after they happened, so their inference records have been written. */
 const ANSWER_LAG_MS = 5000;
 
@@ -84,12 +91,22 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
  * Folds what is new since `base` into the next version and stores it. `next` null: nothing new, or
  * another replica stored that version first (`raced`: reload it).
  */
-export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean }> {
+export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean; more: boolean }> {
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
   const earlier = settleSpans(base.feedbackCursor, settings.feedbackSettleMs);
   const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
-  const answers = await answersSince(sql, base.decisionCursor, BATCH, new Date(Date.now() - ANSWER_LAG_MS).toISOString());
-  if (fb.length === 0 && answers.length === 0) return { next: null, raced: false };
+  const answers: AnswerJoin[] = [];
+  const answeredBefore = new Date(Date.now() - ANSWER_LAG_MS).toISOString();
+  let answersLeft = false;
+  for (let read = 0, c = base.decisionCursor; ; read++) {
+    const part = await answersSince(sql, c, BATCH, answeredBefore);
+    for (const a of part) answers.push(a);
+    if (part.length < BATCH) break;
+    if (read === ANSWER_READS - 1) { answersLeft = true; break; }
+    c = { at: part.at(-1)!.at, id: part.at(-1)!.id };
+  }
+  if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
+  const more = fb.length === BATCH || answersLeft;
   const outcomes: Outcome[] = [];
   let learned = 0;
   for (const f of await fromTrustedKeys(sql, fb, signals)) {
@@ -122,6 +139,6 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
   };
-  if (!(await saveState(sql, next))) return { next: null, raced: true };
-  return { next, raced: false };
+  if (!(await saveState(sql, next))) return { next: null, raced: true, more: false };
+  return { next, raced: false, more };
 }

@@ -85,9 +85,9 @@ export default async function handle(t: RouterTask): Promise<unknown> {
       await newest(s);
       const base = current ?? emptyStored();
       const r = await trainPass(s.sql, base, t.settings, runTrain);
-      if (r.next) { current = r.next; return forMain(r.next, (state) => ({ state, stored: true })); }
+      if (r.next) { current = r.next; return forMain(r.next, (state) => ({ state, stored: true, more: r.more })); }
       const won = r.raced ? await newest(s) : null;
-      return won ? forMain(won, (state) => ({ state, stored: false })) : { state: null, stored: false };
+      return won ? forMain(won, (state) => ({ state, stored: false, more: false })) : { state: null, stored: false, more: false };
     }
   }
 }
