@@ -1,4 +1,4 @@
-// Training keeps up with the traffic: one pass folds up to 100,000 routed answers (20 reads of
+// Training keeps up with the traffic: one pass folds up to 50,000 routed answers (10 reads of
 // 5,000; before, one read a pass every 30 s left the output table further behind with every pass
 // above ~167 routed requests a second) and 5,000 feedback rows; a pass that stops at either bound says
 // so (`more`), and RouterLearning runs the next within a second. On SQLite and PostgreSQL.
@@ -51,11 +51,17 @@ async function answers(s: Store, n: number, outputTokens: number): Promise<strin
 }
 
 for (const b of backends) {
-  test(`${b.name}: a pass folds every answer up to 100,000 and every feedback row up to 5,000, and says when more are left`, async () => {
+  test(`${b.name}: a pass folds every answer up to 50,000 and every feedback row up to 5,000, and says when more are left`, async () => {
     const s = await b.open();
     try {
       const ids = await answers(s, 12_001, 321);
-      const first = await trainPass(s.sql, emptyStored(), settings, runTrain);
+      // With a bound of two reads a pass stops at 10,000 answers and says more are left.
+      const bounded = await trainPass(s.sql, emptyStored(), settings, runTrain, 2);
+      assert.deepEqual([bounded.more, bounded.next?.output['m-a']?.chat?.[0], bounded.next?.decisionCursor.id], [true, 10_000, ids[9_999]]);
+      const rest = await trainPass(s.sql, bounded.next!, settings, runTrain, 2);
+      assert.deepEqual([rest.more, rest.next?.output['m-a']?.chat?.[0]], [false, 12_001]);
+      // Unbounded (the default, ten reads): every answer in one pass, read again from the start.
+      const first = await trainPass(s.sql, { ...emptyStored(), version: rest.next!.version }, settings, runTrain);
       assert.ok(first.next);
       assert.equal(first.more, false, 'three reads took every answer');
       assert.equal(first.next.decisionCursor.id, ids.at(-1), 'the cursor is past the last answer');

@@ -17,7 +17,7 @@ const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const FIRST_PRUNE_MS = 60_000;
 const PRUNE_AGAIN_MS = 1_000;
-/** After a training pass that stopped at its bound (5,000 feedback rows or 100,000 answers) with more to fold. */
+/** After a training pass that stopped at its bound (5,000 feedback rows or 50,000 answers) with more to fold. */
 const TRAIN_AGAIN_MS = 1_000;
 
 /** A training pass's result: stored a new version, found nothing new, lost the race to another replica, or failed. */

@@ -12,12 +12,13 @@ import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
 const BATCH = 5000;
 /**
- * Reads of answers per pass (100,000 answers): every routed answer teaches expected output, so at one
+ * Reads of answers per pass (50,000 answers): every routed answer teaches expected output, so at one
  * read a pass (every train_interval_ms, 30 s) routed traffic above ~167 requests a second left the
  * output table further behind with every pass. A pass that stops at either bound says so (`more`):
- * the next comes within a second (RouterLearning).
+ * the next comes within a second (RouterLearning). Not more a pass: the worker writes the decisions
+ * too, and they wait (queued, bounded) while a pass runs (50,000 answers: ~0.5 s on SQLite).
  */
-const ANSWER_READS = 20;
+const ANSWER_READS = 10;
 /** Answers are read this long after they happened, so their inference records have been written. */
 const ANSWER_LAG_MS = 5000;
 
@@ -91,7 +92,7 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
  * Folds what is new since `base` into the next version and stores it. `next` null: nothing new, or
  * another replica stored that version first (`raced`: reload it).
  */
-export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult): Promise<{ next: StoredState | null; raced: boolean; more: boolean }> {
+export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult, answerReads = ANSWER_READS): Promise<{ next: StoredState | null; raced: boolean; more: boolean }> {
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
   const earlier = settleSpans(base.feedbackCursor, settings.feedbackSettleMs);
   const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
@@ -102,7 +103,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     const part = await answersSince(sql, c, BATCH, answeredBefore);
     for (const a of part) answers.push(a);
     if (part.length < BATCH) break;
-    if (read === ANSWER_READS - 1) { answersLeft = true; break; }
+    if (read === answerReads - 1) { answersLeft = true; break; }
     c = { at: part.at(-1)!.at, id: part.at(-1)!.id };
   }
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
