@@ -1,7 +1,8 @@
 // A background pass on a timer that catches up: each pass is bounded (so it never holds the store or
 // a thread for long) and says whether it stopped at its bound with work left; then the next pass
-// comes after `againMs` instead of `everyMs`, until one finishes. Retention passes use it: deleting at
-// most a bounded number of rows an hour falls behind, for good, any traffic that writes more.
+// comes after `againMs` instead of `everyMs`, until one finishes. Retention and the router's training
+// use it: a bounded number of rows an hour (or every 30 s) falls behind, for good, any traffic that
+// writes more.
 
 export type CatchUpTiming = { firstMs: number; everyMs: number; againMs: number };
 
