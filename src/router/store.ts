@@ -5,6 +5,7 @@ import type { Row } from '../store/rows.ts';
 import { addRouterCells, decisionFields, routerCells, type RollupSource } from '../store/router-rollup.ts';
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
+import { chunkedPass } from '../util/catch-up.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
@@ -247,20 +248,14 @@ const PRUNE_PASS_CHUNKS = 50;
 
 /**
  * Deletes recorded decisions created before `before`, oldest first, in chunks of 2000, at most
- * `maxChunks` of them (the rest waits for the next pass); resolves with the rows deleted.
+ * `maxChunks` of them (`more`: the pass stopped there, the rest waits for the next).
  */
-export async function pruneDecisions(sql: SqlRunner, before: string, maxChunks = PRUNE_PASS_CHUNKS): Promise<number> {
-  let total = 0;
-  for (let i = 0; i < maxChunks; i++) {
-    const n = await sql.run(
-      `DELETE FROM router_decisions WHERE inference_id IN (
-         SELECT inference_id FROM router_decisions WHERE created_at < ? ORDER BY created_at, inference_id LIMIT ${PRUNE_CHUNK})`,
-      [before],
-    );
-    total += n;
-    if (n < PRUNE_CHUNK) break;
-  }
-  return total;
+export function pruneDecisions(sql: SqlRunner, before: string, maxChunks = PRUNE_PASS_CHUNKS): Promise<{ rows: number; more: boolean }> {
+  return chunkedPass(() => sql.run(
+    `DELETE FROM router_decisions WHERE inference_id IN (
+       SELECT inference_id FROM router_decisions WHERE created_at < ? ORDER BY created_at, inference_id LIMIT ${PRUNE_CHUNK})`,
+    [before],
+  ), PRUNE_CHUNK, maxChunks);
 }
 
 /**
@@ -287,6 +282,6 @@ export type KeepStates = { states: number; days: number };
 
 /** The router's retention pass (the worker and the inline backend): decisions created before `before` (null: none), then states. */
 export async function pruneRouterData(sql: SqlRunner, before: string | null, keep: KeepStates, maxChunks = PRUNE_PASS_CHUNKS): Promise<PruneResult> {
-  const decisions = before === null ? 0 : await pruneDecisions(sql, before, maxChunks);
-  return { decisions, states: await pruneStates(sql, keep.states, keep.days), more: decisions >= maxChunks * PRUNE_CHUNK };
+  const d = before === null ? { rows: 0, more: false } : await pruneDecisions(sql, before, maxChunks);
+  return { decisions: d.rows, states: await pruneStates(sql, keep.states, keep.days), more: d.more };
 }

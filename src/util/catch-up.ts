@@ -21,3 +21,20 @@ export function catchUpTimer(pass: () => Promise<boolean>, t: CatchUpTiming): { 
   schedule(t.firstMs);
   return { stop: () => { stopped = true; if (timer) clearTimeout(timer); timer = null; } };
 }
+
+/**
+ * One bounded pass of chunked statements: `step` runs one (resolving with the rows it touched) until
+ * one touches fewer than `chunk` rows or `maxChunks` have run. `more`: it stopped at maxChunks with
+ * every chunk full, so rows may be left for the next pass. `between` runs between statements (a turn
+ * of the event loop, where the pass runs on it).
+ */
+export async function chunkedPass(step: () => Promise<number>, chunk: number, maxChunks: number, between?: () => Promise<void>): Promise<{ rows: number; more: boolean }> {
+  let rows = 0;
+  for (let i = 0; i < maxChunks; i++) {
+    const n = await step();
+    rows += n;
+    if (n < chunk) return { rows, more: false };
+    if (between && i < maxChunks - 1) await between();
+  }
+  return { rows, more: maxChunks > 0 };
+}
