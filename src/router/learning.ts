@@ -39,9 +39,8 @@ export class RouterLearning {
   #timers: NodeJS.Timeout[] = [];
   #pruning: { stop(): void } | null = null;
   #trainingTimer: { stop(): void } | null = null;
-  /** The last training pass stopped at its bound with feedback or answers left. */
-  #more = false;
-  #training: Promise<boolean> | null = null;
+  /** The pass running, if any: `more` when it stopped at its bound with feedback or answers left. */
+  #training: Promise<{ stored: boolean; more: boolean }> | null = null;
   #refreshing: Promise<boolean> | null = null;
   #closed = false;
 
@@ -58,7 +57,7 @@ export class RouterLearning {
     poll.unref();
     this.#timers.push(poll);
     // A pass that stopped at its bound with feedback or answers left is followed by the next soon.
-    this.#trainingTimer = catchUpTimer(async () => { await this.trainOnce(); return this.#more; }, { firstMs: s.trainIntervalMs, everyMs: s.trainIntervalMs, againMs: TRAIN_AGAIN_MS });
+    this.#trainingTimer = catchUpTimer(async () => (await this.#pass()).more, { firstMs: s.trainIntervalMs, everyMs: s.trainIntervalMs, againMs: TRAIN_AGAIN_MS });
     this.#pruning = catchUpTimer(async () => (await this.prune())?.more ?? false, { firstMs: FIRST_PRUNE_MS, everyMs: PRUNE_EVERY_MS, againMs: PRUNE_AGAIN_MS });
   }
 
@@ -84,25 +83,26 @@ export class RouterLearning {
   }
 
   /** One training pass (one at a time per replica); true when this replica stored a new version. */
-  trainOnce(): Promise<boolean> {
+  async trainOnce(): Promise<boolean> { return (await this.#pass()).stored; }
+
+  #pass(): Promise<{ stored: boolean; more: boolean }> {
     this.#training ??= this.#train().finally(() => { this.#training = null; });
     return this.#training;
   }
 
-  async #train(): Promise<boolean> {
+  async #train(): Promise<{ stored: boolean; more: boolean }> {
     const b = this.#o.backend;
-    if (!b || this.#closed) return false;
+    if (!b || this.#closed) return { stored: false, more: false };
     try {
       await this.refresh();
       const s = this.#o.settings();
       const base = this.#state;
       const r = await b.learn(base, { qualitySignals: s.qualitySignals, halfLifeDays: s.halfLifeDays, feedbackSettleMs: s.feedbackSettleMs });
-      this.#more = r.more;
       // After a lost race the winner's state comes back: adopted, but not counted as trained here.
       this.#adopt(r.state);
       this.#o.onTrained?.(r.stored ? 'stored' : r.state ? 'raced' : 'nothing_new');
-      return r.stored;
-    } catch (e) { this.#more = false; this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return false; }
+      return { stored: r.stored, more: r.more };
+    } catch (e) { this.#o.onError?.('training', e); this.#o.onTrained?.('failed'); return { stored: false, more: false }; }
   }
 
   /** The retention pass: decisions older than router.retention.decisions_days (a bounded number: `more` says some are left), states but the newest router.retention.states and the last of each of daily_states days. */
