@@ -348,70 +348,65 @@ test('fail open with no view of a key: its spend is read from the store, so a bu
   } finally { await l.close(); }
 });
 
+/** A limiter whose store is `st` (no key seeded), run with Redis killed, then Redis restarted and the limiter closed. */
+async function withRedisDown(st: SqliteStore, opts: { failOpen?: boolean; onError?: (e: unknown) => void }, run: (l: RedisLimiter) => Promise<void>): Promise<void> {
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: () => {}, ...opts });
+  try {
+    await l.seed(st, []); // the store to read from, no key
+    await redis.kill();
+    try { await run(l); } finally { await redis.restart(); }
+  } finally { await l.close(); }
+}
+
 test('fail open with no view and a store that fails too: admitted (nothing known), the store asked again only after a pause', async () => {
   const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
   let reads = 0;
   const failing = { keySpend: async () => { reads++; throw new Error('database is down'); } } as unknown as SqliteStore;
   const errors: unknown[] = [];
-  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: (e) => errors.push(e) });
-  try {
-    await l.seed(failing, []); // the store to read from, no key
-    await redis.kill();
-    try {
-      for (let i = 0; i < 3; i++) {
-        const r = await attempt(l, k, '5');
-        assert.ok(!(r instanceof LimitError), 'fail open: nothing known of the key, admitted');
-        await r.release();
-      }
-      assert.equal(reads, 1, 'one failed read, not one per request');
-      assert.ok(errors.some((e) => String(e).includes('database is down')), 'reported');
-    } finally { await redis.restart(); }
-  } finally { await l.close(); }
+  await withRedisDown(failing, { onError: (e) => errors.push(e) }, async (l) => {
+    for (let i = 0; i < 3; i++) {
+      const r = await attempt(l, k, '5');
+      assert.ok(!(r instanceof LimitError), 'fail open: nothing known of the key, admitted');
+      await r.release();
+    }
+    assert.equal(reads, 1, 'one failed read, not one per request');
+    assert.ok(errors.some((e) => String(e).includes('database is down')), 'reported');
+  });
 });
 
 test('fail open with no view and a store that hangs: requests wait at most a second from the read\'s start, and the answer, when it comes, holds the later ones', async () => {
   const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
   let answer: (usd: string) => void = () => {};
   const hanging = { keySpend: () => new Promise<string>((resolve) => { answer = resolve; }) } as unknown as SqliteStore;
-  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, onError: () => {} });
-  try {
-    await l.seed(hanging, []);
-    await redis.kill();
-    try {
-      await attempt(l, key({ rpmLimit: 100 }), '0'); // trips the breaker (a key without a budget: no store read)
-      assert.ok(l.unavailable);
-      const t0 = Date.now();
-      const first = await attempt(l, k, '0.5');
-      const waited = Date.now() - t0;
-      assert.ok(!(first instanceof LimitError), 'admitted: nothing known yet');
-      assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms on the store`);
-      await first.release();
-      const t1 = Date.now();
-      const second = await attempt(l, k, '0.5');
-      assert.ok(!(second instanceof LimitError) && Date.now() - t1 < 300, `the read still hangs: the next request does not wait on it again (${Date.now() - t1} ms)`);
-      await second.release();
-      answer('0.9'); // the store answers late: $0.9 spent
-      await new Promise((r) => setImmediate(r));
-      const next = await attempt(l, k, '0.5');
-      assert.ok(next instanceof LimitError && next.reason === 'budget', 'the late answer is the view');
-    } finally { await redis.restart(); }
-  } finally { await l.close(); }
+  await withRedisDown(hanging, {}, async (l) => {
+    await attempt(l, key({ rpmLimit: 100 }), '0'); // trips the breaker (a key without a budget: no store read)
+    assert.ok(l.unavailable);
+    const t0 = Date.now();
+    const first = await attempt(l, k, '0.5');
+    const waited = Date.now() - t0;
+    assert.ok(!(first instanceof LimitError), 'admitted: nothing known yet');
+    assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms on the store`);
+    await first.release();
+    const t1 = Date.now();
+    const second = await attempt(l, k, '0.5');
+    assert.ok(!(second instanceof LimitError) && Date.now() - t1 < 300, `the read still hangs: the next request does not wait on it again (${Date.now() - t1} ms)`);
+    await second.release();
+    answer('0.9'); // the store answers late: $0.9 spent
+    await new Promise((r) => setImmediate(r));
+    const next = await attempt(l, k, '0.5');
+    assert.ok(next instanceof LimitError && next.reason === 'budget', 'the late answer is the view');
+  });
 });
 
 test('fail closed with no view of a key: refused at once, without reading the store', async () => {
   const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
   let reads = 0;
   const counted = { keySpend: async () => { reads++; return '0'; } } as unknown as SqliteStore;
-  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 60_000, failOpen: false, onError: () => {} });
-  try {
-    await l.seed(counted, []);
-    await redis.kill();
-    try {
-      for (let i = 0; i < 3; i++) {
-        const r = await attempt(l, k, '0.1');
-        assert.ok(r instanceof LimitError, 'fail closed: refused');
-      }
-      assert.equal(reads, 0, 'a refusal does not wait on the store');
-    } finally { await redis.restart(); }
-  } finally { await l.close(); }
+  await withRedisDown(counted, { failOpen: false }, async (l) => {
+    for (let i = 0; i < 3; i++) {
+      const r = await attempt(l, k, '0.1');
+      assert.ok(r instanceof LimitError, 'fail closed: refused');
+    }
+    assert.equal(reads, 0, 'a refusal does not wait on the store');
+  });
 });
