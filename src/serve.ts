@@ -30,6 +30,7 @@ import { RouterService } from './router/service.ts';
 import { defaultsWarning } from './router/defaults-check.ts';
 import { HealthShare } from './router/health-share.ts';
 import { createDashboardServices } from './dashboard/services.ts';
+import { sqlSteps, type RetentionSteps } from './dashboard/retention.ts';
 import { loadGraceHashes } from './dashboard/keys-data.ts';
 import { throttledLog } from './util/throttled-log.ts';
 
@@ -104,7 +105,12 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   const keysChanged = async (): Promise<void> => { await services.keys?.refresh(); };
   const admin = new KeyAdmin(store, keysChanged);
   // The dashboard's live tail sees every record as it is queued (dashboard.enabled needs a restart).
-  const dashboard = cfg.dashboard.enabled ? createDashboardServices(store, holder, keysChanged) : null;
+  const mainSteps = sqlSteps(store.sql);
+  const retention: RetentionSteps = {
+    records: (bound) => (writes.alive ? writes.pruneRecords(bound) : mainSteps.records(bound)),
+    bodies: (bound) => (writes.alive ? writes.clearBodies(bound) : mainSteps.bodies(bound)),
+  };
+  const dashboard = cfg.dashboard.enabled ? createDashboardServices(store, holder, keysChanged, retention) : null;
   const pools = new WorkerPools(cfg.workers.threads);
   const services: Services = {
     holder, health: new UpstreamHealth(), keys, admin, limiter: keys ? limiter : null, store,

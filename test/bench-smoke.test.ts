@@ -264,12 +264,17 @@ benchTest('responses-store-write.ts', "a stored response's insert, on the main c
   lines(out, /^\s+\d+ KB request: main-thread ms inline [\d.]+\s+via write thread [\d.]+\s+ratio [\d.]+x$/, 3);
 });
 
+benchTest('retention-stall.ts', "the records' retention pass on the main connection and on the write thread", async () => {
+  const out = await ok('retention-stall.ts', ['--records', '3000', '--rounds', '1'], 60_000);
+  lines(out, /^round 1 (main|thread)\s+longest stall [\d.]+ ms, pass \d+ ms$/, 2);
+  positive(lines(out, /^ratio write thread \/ main thread: longest stall ([\d.]+)x, pass time [\d.]+x$/)[0]!, 'ratio', out);
+});
+
 benchTest('models-listing.ts', 'GET /v1/models built and cached, against GET /health', async () => {
   const out = await ok('models-listing.ts', ['--rounds', '1', '--requests', '5'], 60_000);
   positive(lines(out, /^ratio listing \/ health: ([\d.]+)x; gzip \/ health: [\d.]+x; filtered \/ health: [\d.]+x$/)[0]!, 'ratio', out);
 });
 
-/** Scripts of bench/ this file does not run, and why. */
 /** Scripts deliberately not run here, each with its reason (none at present). */
 const NOT_RUN: Record<string, string> = {};
 

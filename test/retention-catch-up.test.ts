@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import type { InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { pruneOnce } from '../src/dashboard/retention.ts';
+import { pruneOnce, sqlSteps } from '../src/dashboard/retention.ts';
 import { catchUpTimer } from '../src/util/catch-up.ts';
 import { pruneRouterData } from '../src/router/store.ts';
 import { InlineBackend } from '../src/router/backend.ts';
@@ -19,6 +19,7 @@ import { RowEncoder } from '../src/router/decision-row.ts';
 import { extractPromptFeatures } from '../src/router/quality/index.ts';
 import type { Decision } from '../src/router/decide.ts';
 import { pgTestDb } from './helpers/pg.ts';
+import { WriteThread } from '../src/store/write-thread.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-retention-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -47,7 +48,7 @@ for (const b of backends) {
       await s.insertFeedback([old[0]!, fresh[0]!].map((inferenceId) => ({ id: uuidv7(), inferenceId, keyId: null, metric: 'good', type: 'boolean', value: 'true', reason: null, tags: {}, optimize: 'max', createdAt: new Date().toISOString() })));
       const settings = { recordsDays: 30, bodiesDays: 7 };
       const passes = [];
-      for (let i = 0; i < 4; i++) passes.push(await pruneOnce(s.sql, settings, now, 1));
+      for (let i = 0; i < 4; i++) passes.push(await pruneOnce(sqlSteps(s.sql), settings, now, 1));
       assert.deepEqual(passes.map((p) => [p.records, p.more]), [[2000, true], [2000, true], [100, false], [0, false]]);
       assert.equal(passes.reduce((t, p) => t + p.bodies, 0), 10, 'the aged records\' bodies cleared once');
       assert.equal(await count(s, `SELECT COUNT(*) AS n FROM inferences WHERE id IN (${old.map(() => '?').join(', ')})`, old), 0);
@@ -79,6 +80,34 @@ for (const b of backends) {
     } finally { await s.close(); }
   });
 }
+
+test('sqlite: the records\' retention runs on the store\'s write thread: its chunks delete the same rows, and the event loop keeps turning while one is deleted', async () => {
+  const path = join(tmp, 'thread.db');
+  const s = await openStore({ sqlitePath: path });
+  const thread = new WriteThread({ sqlitePath: path });
+  try {
+    await thread.ready();
+    const now = Date.now();
+    const old = Array.from({ length: 2_500 }, (_, i) => uuidv7(now - 40 * DAY + i));
+    const fresh = uuidv7(now);
+    await s.insertInferences([...old, fresh].map((id) => record(id, '{"x":1}')));
+    await s.insertFeedback([old[0]!].map((inferenceId) => ({ id: uuidv7(), inferenceId, keyId: null, metric: 'good', type: 'boolean', value: 'true', reason: null, tags: {}, optimize: 'max', createdAt: new Date().toISOString() })));
+    // The first chunk (2,000 records) is deleted by the thread while this loop spins: it turns meanwhile
+    // (on the main store's connection the chunk's statements would run synchronously, with no turn).
+    let turns = 0;
+    let done = false;
+    const spin = (): void => { if (!done) { turns++; setImmediate(spin); } };
+    setImmediate(spin);
+    const r = await pruneOnce({ records: thread.pruneRecords, bodies: thread.clearBodies }, { recordsDays: 30, bodiesDays: null }, now, 1);
+    done = true;
+    assert.deepEqual([r.records, r.more], [2000, true]);
+    assert.ok(turns > 0, 'the event loop turned while the thread deleted the chunk');
+    const rest = await pruneOnce({ records: thread.pruneRecords, bodies: thread.clearBodies }, { recordsDays: 30, bodiesDays: null }, now);
+    assert.deepEqual([rest.records, rest.more], [500, false]);
+    assert.equal(await count(s, 'SELECT COUNT(*) AS n FROM inferences'), 1, 'only the fresh record is left');
+    assert.equal(await count(s, 'SELECT COUNT(*) AS n FROM feedback'), 0, 'the old record\'s feedback went with it');
+  } finally { await thread.close(); await s.close(); }
+});
 
 test('catch-up timer: passes that leave work come back to back (againMs), then the next waits everyMs; a failed pass counts as done; stop ends it', async () => {
   const times: number[] = [];

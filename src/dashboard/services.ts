@@ -7,7 +7,7 @@ import { KeysData } from './keys-data.ts';
 import { LoginLimiter } from './login-limiter.ts';
 import { sweepPendingFeedback } from '../store/rollup-fold.ts';
 import { pruneRollups } from '../store/rollup-retention.ts';
-import { pruneOnce } from './retention.ts';
+import { pruneOnce, type RetentionSteps } from './retention.ts';
 import { catchUpTimer } from '../util/catch-up.ts';
 import { Sessions } from './sessions.ts';
 import { TailHub } from './tail.ts';
@@ -25,8 +25,11 @@ const RETENTION_EVERY_MS = 3_600_000;
 /** After a pass that stopped at its bound (a million records) with more to delete. */
 const RETENTION_AGAIN_MS = 1_000;
 
-/** `onKeysChanged` reloads the key ring and re-seeds the limiter after an edit, a rotation or a revocation. */
-export function createDashboardServices(store: Store, holder: ConfigHolder, onKeysChanged: () => Promise<void>): DashboardServices {
+/**
+ * `onKeysChanged` reloads the key ring and re-seeds the limiter after an edit, a rotation or a
+ * revocation; `retention` runs the records' retention chunks (on the store's write thread in serve.ts).
+ */
+export function createDashboardServices(store: Store, holder: ConfigHolder, onKeysChanged: () => Promise<void>, retention: RetentionSteps): DashboardServices {
   const cfg = () => holder.current.dashboard;
   const names = new Map<string, string>();
   let namesAt = 0;
@@ -48,10 +51,10 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   if (store.kind === 'postgres' && cfg().tailPollMs > 0) tail.pollDatabase(store.sql, cfg().tailPollMs);
   const logins = new LoginLimiter(store.sql);
   /** One retention pass; true when it stopped at its bound with records left (the next comes soon). */
-  const retention = async (): Promise<boolean> => {
+  const retentionPass = async (): Promise<boolean> => {
     const r = cfg().retention;
     try {
-      const { more } = await pruneOnce(store.sql, r);
+      const { more } = await pruneOnce(retention, r);
       await sessions.prune();
       await keys.pruneGrace();
       await logins.prune();
@@ -63,7 +66,7 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
       return false;
     }
   };
-  const timer = catchUpTimer(retention, { firstMs: 30_000, everyMs: RETENTION_EVERY_MS, againMs: RETENTION_AGAIN_MS });
+  const timer = catchUpTimer(retentionPass, { firstMs: 30_000, everyMs: RETENTION_EVERY_MS, againMs: RETENTION_AGAIN_MS });
   void refreshKeyNames().catch(() => {});
   return {
     users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames,

@@ -1,5 +1,5 @@
 // Writes on a thread of their own: the record writer's inserts, the key ring's last-used times, new
-// feedback metric definitions and stored responses (SQLite's synchronous calls, with a busy handler that sleeps while another
+// feedback metric definitions, stored responses and the records' retention chunks (SQLite's synchronous calls, with a busy handler that sleeps while another
 // connection commits; pg's protocol work) leave the event loop that serves requests. Reads stay on the main store.
 import { Worker } from 'node:worker_threads';
 import type { MetricClaim, MetricDef } from '../feedback/metric-store.ts';
@@ -9,7 +9,7 @@ import type { OpenStoreOptions } from './open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from './types.ts';
 import type { StoredResponseRow } from '../responses/rows.ts';
 
-export type WriteKind = 'inferences' | 'feedback' | 'touch' | 'claimMetrics' | 'storedResponse' | 'close';
+export type WriteKind = 'inferences' | 'feedback' | 'touch' | 'claimMetrics' | 'storedResponse' | 'pruneRecords' | 'clearBodies' | 'close';
 export type WriteMessage = { id: number; kind: WriteKind; args: unknown[] };
 type Reply = { id: number; value?: unknown; error?: StoreErrorFields };
 
@@ -64,6 +64,12 @@ export class WriteThread {
   touchKeys = (lastUsed: Array<{ id: string; at: string }>): Promise<void> => this.#call('touch', lastUsed);
   /** One stored response (src/responses/rows.ts): its request body, when sent, is parsed on the thread. */
   insertStoredResponse = (row: StoredResponseRow): Promise<void> => this.#call('storedResponse', [row]);
+  /**
+   * Retention's chunks (src/dashboard/retention.ts), one message each: the records written meanwhile
+   * are queued behind one chunk, not behind a whole pass.
+   */
+  pruneRecords = (bound: string): Promise<number> => this.#call('pruneRecords', [bound]);
+  clearBodies = (bound: string): Promise<number> => this.#call('clearBodies', [bound]);
   /** claimMetricDefs (src/feedback/metric-store.ts) on the thread's connection. */
   claimMetrics = async (scope: string, wanted: MetricClaim[]): Promise<Map<string, MetricDef>> =>
     new Map(await this.#call<Array<[string, MetricDef]>>('claimMetrics', [scope, wanted]));

@@ -1,7 +1,8 @@
 // Worker entry of WriteThread (src/store/write-thread.ts): owns its own store connection and runs the
-// writes (records, feedback, key last-used times, metric definitions), one message at a time,
+// writes (records, feedback, key last-used times, metric definitions, retention chunks), one message at a time,
 // answering each with its result or its error's fields (code kept, so the writer can classify it).
 import { parentPort, workerData } from 'node:worker_threads';
+import { clearBodiesChunk, pruneRecordsChunk } from '../dashboard/retention.ts';
 import { claimMetricDefs, type MetricClaim } from '../feedback/metric-store.ts';
 import { fieldsOf } from '../store/errors.ts';
 import { fromWire, type InferenceWire } from '../store/inference-wire.ts';
@@ -30,6 +31,8 @@ async function run(m: WriteMessage): Promise<unknown> {
       return [...(await claimMetricDefs(store.sql, scope, wanted))];
     }
     case 'storedResponse': return insertStoredResponse(store.sql, m.args[0] as StoredResponseRow);
+    case 'pruneRecords': return pruneRecordsChunk(store.sql, m.args[0] as string);
+    case 'clearBodies': return clearBodiesChunk(store.sql, m.args[0] as string);
     case 'close': return store.close();
   }
 }
