@@ -1,0 +1,94 @@
+// Router mode against upstreams that leave things out: an answer whose usage is missing (or garbage)
+// is billed what it consumed on every path, translated ones and JSON replayed as a stream included,
+// not $0. Each answer is routed (the router's only candidate is the misbehaving offer) and its record checked.
+import { after, before, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRawUpstream, sse, chatChunk, chatFinish, messageStart, textBlock, type RawUpstream } from './helpers/raw-upstream.ts';
+import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
+import { recordOf, settled } from './helpers/records.ts';
+
+let up: RawUpstream; let gw: TestGateway;
+
+before(async () => {
+  up = await startRawUpstream();
+  const models = [{ name: 'test-model', pricing: TEST_PRICING, max_completion_tokens: 4096 }];
+  gw = await startTestGateway({
+    providers: [
+      { id: 'oa', format: 'openai-chat', base_url: `${up.url}/v1`, models },
+      { id: 'an', format: 'anthropic-messages', base_url: `${up.url}/v1`, models },
+      // The Responses API relayed natively (the provider serves it).
+      { id: 'or', format: 'openai-chat', base_url: `${up.url}/v1`, models, paths: { responses: '/responses' } },
+    ],
+    gateway: {
+      upstream: { first_byte_timeout_ms: 1500, idle_timeout_ms: 1500, max_attempts: 1, ejection: { consecutive_failures: 100000 } },
+      router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } },
+    },
+  });
+});
+after(async () => { await gw.stop(); await up.close(); });
+beforeEach(() => up.reset());
+
+type Client = 'chat' | 'messages' | 'responses';
+const PATH: Record<Client, string> = { chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses' };
+
+/** A routed request whose only candidate is `model`. */
+async function routed(client: Client, model: string, stream: boolean): Promise<{ status: number; text: string; id: string }> {
+  const base = client === 'responses' ? { max_output_tokens: 100, store: false, input: 'probe me please' } : { max_tokens: 100, messages: [{ role: 'user', content: 'probe me please' }] };
+  const r = await fetch(gw.url + PATH[client], {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(8000),
+    body: JSON.stringify({ model: 'router', models: [model], stream, ...base }),
+  });
+  const text = await r.text();
+  assert.equal(r.headers.get('x-router-model'), model, 'routed to the only candidate');
+  return { status: r.status, text, id: r.headers.get('x-inference-id')! };
+}
+
+const ANSWER = 'The answer is forty two, as always it has been and ever shall be.';
+const JSON_CT = { 'content-type': 'application/json' };
+const chatJson = (usage?: unknown) => JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: ANSWER }, finish_reason: 'stop' }], ...(usage ? { usage } : {}) });
+const messageJson = () => JSON.stringify({ id: 'msg', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: ANSWER }], stop_reason: 'end_turn', stop_sequence: null });
+const messageStop = sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop') + sse({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }, 'message_delta') + sse({ type: 'message_stop' }, 'message_stop');
+
+/** The record bills the prompt and the answer's characters / 4, not nothing. */
+async function billedWithoutUsage(id: string): Promise<void> {
+  assert.equal(await settled(gw), 0);
+  const rec = await recordOf(gw, id);
+  assert.equal(rec.status, 200);
+  assert.ok(rec.inputTokens > 0, `input billed: ${rec.inputTokens}`);
+  assert.equal(rec.outputTokens, Math.ceil(ANSWER.length / 4), 'output counted from the answer');
+  assert.notEqual(rec.costUsd, '0');
+  assert.equal(rec.partial ?? false, false, 'a complete answer');
+}
+
+const NO_USAGE: Array<{ name: string; client: Client; model: string; stream: boolean; script: () => Parameters<RawUpstream['push']>[0] }> = [
+  { name: 'Anthropic JSON to a chat client (translated)', client: 'chat', model: 'an/test-model', stream: false, script: () => ({ headers: JSON_CT, chunks: [messageJson()] }) },
+  { name: 'OpenAI JSON to a messages client (translated)', client: 'messages', model: 'oa/test-model', stream: false, script: () => ({ headers: JSON_CT, chunks: [chatJson()] }) },
+  { name: 'OpenAI JSON to a Responses client (translated)', client: 'responses', model: 'oa/test-model', stream: false, script: () => ({ headers: JSON_CT, chunks: [chatJson()] }) },
+  { name: 'OpenAI JSON to a chat client that asked to stream (replayed as a stream)', client: 'chat', model: 'oa/test-model', stream: true, script: () => ({ headers: JSON_CT, chunks: [chatJson()] }) },
+  { name: 'Anthropic stream to a chat client (translated)', client: 'chat', model: 'an/test-model', stream: true, script: () => ({ chunks: [messageStart({}), textBlock(ANSWER), messageStop] }) },
+  { name: 'OpenAI stream to a messages client (translated)', client: 'messages', model: 'oa/test-model', stream: true, script: () => ({ chunks: [chatChunk(null), chatChunk(ANSWER), chatFinish(), 'data: [DONE]\n\n'] }) },
+  { name: 'OpenAI stream whose usage is garbage (negative, a string) to a chat client', client: 'chat', model: 'oa/test-model', stream: true, script: () => ({ chunks: [chatChunk(null), chatChunk(ANSWER), chatFinish({ prompt_tokens: -5, completion_tokens: 'NaN' }), 'data: [DONE]\n\n'] }) },
+];
+
+for (const c of NO_USAGE) {
+  test(`no usage reported: ${c.name} is billed what it consumed`, async () => {
+    up.push(c.script());
+    const r = await routed(c.client, c.model, c.stream);
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.text.includes(ANSWER), 'the answer reached the client');
+    await billedWithoutUsage(r.id);
+  });
+}
+
+test('usage the upstream did report is billed as reported (input only: the output is counted)', async () => {
+  up.push({ chunks: [messageStart({ input_tokens: 7 }), textBlock(ANSWER), messageStop] });
+  const r = await routed('chat', 'an/test-model', true);
+  assert.equal(r.status, 200);
+  const rec = await recordOf(gw, r.id);
+  assert.equal(rec.inputTokens, 7);
+  assert.equal(rec.outputTokens, Math.ceil(ANSWER.length / 4));
+  up.push({ headers: JSON_CT, chunks: [chatJson({ prompt_tokens: 9, completion_tokens: 3 })] });
+  const r2 = await routed('messages', 'oa/test-model', false);
+  const rec2 = await recordOf(gw, r2.id);
+  assert.deepEqual([rec2.inputTokens, rec2.outputTokens], [9, 3]);
+});
