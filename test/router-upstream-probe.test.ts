@@ -1,11 +1,15 @@
 // Router mode against upstreams that leave things out: an answer whose usage is missing (or garbage)
 // is billed what it consumed on every path, translated ones and JSON replayed as a stream included,
-// not $0. Each answer is routed (the router's only candidate is the misbehaving offer) and its record checked.
+// not $0; a same-format stream that closes after content without its end ([DONE] after a finish
+// reason, message_stop, response.completed) ends the client's stream with an error event, as a
+// translated one does, instead of one that looks finished. Each answer is routed (the router's only
+// candidate is the misbehaving offer) and its record checked.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRawUpstream, sse, chatChunk, chatFinish, messageStart, textBlock, type RawUpstream } from './helpers/raw-upstream.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { recordOf, settled } from './helpers/records.ts';
+import { parseSse } from './helpers/answer-shape.ts';
 
 let up: RawUpstream; let gw: TestGateway;
 
@@ -91,4 +95,47 @@ test('usage the upstream did report is billed as reported (input only: the outpu
   const r2 = await routed('messages', 'oa/test-model', false);
   const rec2 = await recordOf(gw, r2.id);
   assert.deepEqual([rec2.inputTokens, rec2.outputTokens], [9, 3]);
+});
+
+const responsesEvent = (type: string, seq: number, extra: Record<string, unknown>) => sse({ type, sequence_number: seq, ...extra }, type);
+const responseObject = { id: 'resp_up', object: 'response', created_at: 1, status: 'in_progress', model: 'm', output: [] };
+
+const CUT: Array<{ name: string; client: Client; model: string; chunks: () => string[]; ends: (events: Array<{ event?: string; data: string }>) => void }> = [
+  {
+    name: 'OpenAI chat (no finish reason, no [DONE])', client: 'chat', model: 'oa/test-model', chunks: () => [chatChunk(null), chatChunk('partial text here')],
+    ends: (ev) => { assert.match(ev.at(-2)!.data, /"error":\{"message":"upstream stream ended before completion"/); assert.equal(ev.at(-1)!.data, '[DONE]'); },
+  },
+  {
+    name: 'Anthropic messages (no message_stop)', client: 'messages', model: 'an/test-model', chunks: () => [messageStart(), textBlock('partial text here')],
+    ends: (ev) => { assert.equal(ev.at(-1)!.event, 'error'); assert.match(ev.at(-1)!.data, /upstream stream ended before completion/); },
+  },
+  {
+    name: 'Responses, relayed natively (no response.completed)', client: 'responses', model: 'or/test-model',
+    chunks: () => [responsesEvent('response.created', 0, { response: responseObject }), responsesEvent('response.output_text.delta', 1, { item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'partial text here' })],
+    ends: (ev) => { assert.equal(ev.at(-2)!.event, 'error'); assert.equal(ev.at(-1)!.event, 'response.failed'); assert.match(ev.at(-1)!.data, /upstream stream ended before completion/); },
+  },
+];
+
+for (const c of CUT) {
+  test(`same format, cut after content: ${c.name} ends the client's stream with an error event, billed as partial`, async () => {
+    up.push({ chunks: c.chunks() });
+    const r = await routed(c.client, c.model, true);
+    assert.equal(r.status, 200);
+    assert.ok(r.text.includes('partial text here'));
+    c.ends(parseSse(r.text));
+    assert.equal(await settled(gw), 0);
+    const rec = await recordOf(gw, r.id);
+    assert.equal(rec.partial, true);
+    assert.ok(rec.outputTokens > 0);
+  });
+}
+
+test('control: a chat stream with its finish reason and usage but no [DONE] is complete (no error event)', async () => {
+  up.push({ chunks: [chatChunk(null), chatChunk('whole text'), chatFinish({ prompt_tokens: 5, completion_tokens: 3 })] });
+  const r = await routed('chat', 'oa/test-model', true);
+  assert.doesNotMatch(r.text, /"error"/);
+  assert.equal(parseSse(r.text).at(-1)!.data, '[DONE]');
+  const rec = await recordOf(gw, r.id);
+  assert.equal(rec.partial ?? false, false);
+  assert.deepEqual([rec.inputTokens, rec.outputTokens], [5, 3]);
 });
