@@ -24,7 +24,7 @@ before(async () => {
       { id: 'or', format: 'openai-chat', base_url: `${up.url}/v1`, models, paths: { responses: '/responses' } },
     ],
     gateway: {
-      upstream: { first_byte_timeout_ms: 1500, idle_timeout_ms: 1500, max_attempts: 1, ejection: { consecutive_failures: 100000 } },
+      upstream: { first_byte_timeout_ms: 1500, idle_timeout_ms: 1500, max_attempts: 2, retry_budget_floor: 1000, ejection: { consecutive_failures: 100000 } },
       router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } },
     },
   });
@@ -138,4 +138,42 @@ test('control: a chat stream with its finish reason and usage but no [DONE] is c
   const rec = await recordOf(gw, r.id);
   assert.equal(rec.partial ?? false, false);
   assert.deepEqual([rec.inputTokens, rec.outputTokens], [5, 3]);
+});
+
+const NOT_ANSWERS: Array<{ name: string; client: Client; first: string; body: string; stream?: boolean }> = [
+  { name: '`{}` from an OpenAI upstream to a chat client (relayed as it is)', client: 'chat', first: 'oa/test-model', body: '{}' },
+  { name: '`choices: []` from an OpenAI upstream to a chat client', client: 'chat', first: 'oa/test-model', body: '{"id":"x","object":"chat.completion","choices":[]}' },
+  { name: '`{}` from an Anthropic upstream to a messages client (relayed as it is)', client: 'messages', first: 'an/test-model', body: '{}' },
+  { name: '`{}` from an OpenAI upstream to a messages client (translated)', client: 'messages', first: 'oa/test-model', body: '{}' },
+  { name: '`{}` from an OpenAI upstream to a chat client that asked to stream', client: 'chat', first: 'oa/test-model', body: '{}', stream: true },
+];
+
+for (const c of NOT_ANSWERS) {
+  test(`no answer with status 200: ${c.name} is fallen back from`, async () => {
+    const next = c.first.startsWith('oa/') ? 'an/test-model' : 'oa/test-model';
+    up.push({ headers: JSON_CT, chunks: [c.body] }, next.startsWith('an/') ? { headers: JSON_CT, chunks: [messageJson()] } : { headers: JSON_CT, chunks: [chatJson({ prompt_tokens: 5, completion_tokens: 17 })] });
+    const base = { max_tokens: 100, messages: [{ role: 'user', content: 'probe me please' }] };
+    const r = await fetch(gw.url + PATH[c.client], {
+      method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(8000),
+      body: JSON.stringify({ model: 'router', models: [c.first, next], stream: c.stream ?? false, ...base }),
+    });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    assert.equal(r.headers.get('x-router-model'), c.first);
+    assert.equal(r.headers.get('x-gateway-provider'), next.split('/')[0], 'served by the next target');
+    assert.ok(text.includes(ANSWER));
+    const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+    assert.deepEqual(rec.attempts.map((a) => [a.model, a.status, a.error]), [[c.first, 200, `${c.first.split('/')[0].toUpperCase()} sent a response without an answer`], [next, 200, null]]);
+  });
+}
+
+test('no answer with nowhere to fall back is a 502 in the envelope; an empty answer with a stop reason is still an answer', async () => {
+  up.push({ headers: JSON_CT, chunks: ['{}'] });
+  const r = await routed('messages', 'an/test-model', false);
+  assert.equal(r.status, 502);
+  assert.equal(JSON.parse(r.text).type, 'error');
+  up.push({ headers: JSON_CT, chunks: [JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'length' }], usage: { prompt_tokens: 5, completion_tokens: 0 } })] });
+  const r2 = await routed('chat', 'oa/test-model', false);
+  assert.equal(r2.status, 200);
+  assert.equal(JSON.parse(r2.text).choices[0].finish_reason, 'length');
 });

@@ -42,6 +42,17 @@ function contentChars(content: CanonicalResponse['content']): number {
   return n;
 }
 
+/**
+ * An answer with neither content nor a stop reason (`{}`, a status object, `choices: []`) is no
+ * answer: a failure to fall back from, as a stream that closes before any content is.
+ */
+const noAnswer = (a: CanonicalResponse): boolean => a.content.length === 0 && a.stop_reason === null;
+
+/** noAnswer of a JSON answer in the upstream's format (one its codec cannot read is relayed as before). */
+function decodedNoAnswer(codec: Codec, json: unknown): boolean {
+  try { return noAnswer(codec.upstream.decodeResponse(json)); } catch { return false; }
+}
+
 /** contentChars of a JSON answer in the upstream's format. */
 function outputChars(codec: Codec, json: unknown): number {
   try { return contentChars(codec.upstream.decodeResponse(json).content); } catch { return 0; /* an answer its own codec cannot read: its input is still billed */ }
@@ -352,6 +363,7 @@ export class AttemptSink implements ResponseSink {
     const relay = relayCodecFor(entry.provider, r.clientFormat);
     if (r.stream || !relay) {
       try { res = codec.upstream.decodeResponse(json); } catch { return this.#unusable('a response the gateway cannot read'); }
+      if (noAnswer(res)) return this.#unusable('a response without an answer');
       res.id = r.id;
       res.model = entry.id;
       markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
@@ -371,6 +383,9 @@ export class AttemptSink implements ResponseSink {
     let out: unknown; let observed: Observed;
     if (!res) {
       observed = relay!.rewriteResponse(json, { id: r.id, model: entry.id, request: r.body });
+      // Relayed as it is: an answer without a stop reason is read by its own codec (the upstream's
+      // format; a relay for another format, such as the native Responses one, has its own shapes).
+      if (observed.finishReason === null && entry.provider.format === r.clientFormat && decodedNoAnswer(codec, json)) return this.#unusable('a response without an answer');
       // An upstream that reports no usage is billed an estimate, not nothing.
       observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => outputChars(codec, json));
       out = json;
