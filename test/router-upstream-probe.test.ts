@@ -177,3 +177,41 @@ test('no answer with nowhere to fall back is a 502 in the envelope; an empty ans
   assert.equal(r2.status, 200);
   assert.equal(JSON.parse(r2.text).choices[0].finish_reason, 'length');
 });
+
+const AFTER_END: Array<{ name: string; client: Client; model: string; chunks: () => string[]; text: string }> = [
+  {
+    name: 'OpenAI chat: a frame that is not JSON after [DONE]', client: 'chat', model: 'oa/test-model', text: 'whole answer',
+    chunks: () => [chatChunk(null), chatChunk('whole answer'), chatFinish({ prompt_tokens: 5, completion_tokens: 2 }), 'data: [DONE]\n\n', 'data: {"trailing\n\n'],
+  },
+  {
+    name: 'OpenAI chat: a content chunk after [DONE]', client: 'chat', model: 'oa/test-model', text: 'whole answer',
+    chunks: () => [chatChunk(null), chatChunk('whole answer'), chatFinish({ prompt_tokens: 5, completion_tokens: 2 }), 'data: [DONE]\n\n', chatChunk(' LATE TEXT')],
+  },
+  {
+    name: 'Anthropic messages: a frame that is not JSON after message_stop', client: 'messages', model: 'an/test-model', text: 'whole answer',
+    chunks: () => [messageStart({ input_tokens: 5, output_tokens: 1 }), textBlock('whole answer'), messageStop, 'data: {"trailing\n\n'],
+  },
+  {
+    name: 'Responses (native): a frame that is not JSON after response.completed', client: 'responses', model: 'or/test-model', text: 'whole answer',
+    chunks: () => [
+      responsesEvent('response.created', 0, { response: responseObject }),
+      responsesEvent('response.output_text.delta', 1, { item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'whole answer' }),
+      responsesEvent('response.completed', 2, { response: { ...responseObject, status: 'completed', usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } } }),
+      'data: {"trailing\n\n',
+    ],
+  },
+];
+
+for (const c of AFTER_END) {
+  test(`same format, after the stream's end: ${c.name} is not relayed, the answer stays complete`, async () => {
+    up.push({ chunks: c.chunks() });
+    const r = await routed(c.client, c.model, true);
+    assert.equal(r.status, 200);
+    assert.ok(r.text.includes(c.text));
+    assert.doesNotMatch(r.text, /"error"|LATE TEXT|cannot read/);
+    assert.equal(await settled(gw), 0);
+    const rec = await recordOf(gw, r.id);
+    assert.equal(rec.partial ?? false, false, 'a complete answer');
+    assert.equal(rec.attempts[0]!.error, null);
+  });
+}

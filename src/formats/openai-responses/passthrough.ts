@@ -81,6 +81,7 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     let seq = -1;
     let response: Rec | null = null;
     const items = new Map<number, Rec>();
+    let done = false;
     const fail = (error: StreamError): string => {
       const code = RESPONSE_ERROR_CODES[error.type];
       let out = sseFrame(JSON.stringify({ type: 'error', sequence_number: ++seq, code, message: error.message, param: null }), 'error');
@@ -94,7 +95,8 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
       progress,
       fail,
       frame(f: SseFrame): string {
-        if ((progress.error !== null && !progress.content) || progress.ended) return '';
+        // Nothing after the terminal event (completed, incomplete, failed) belongs to the answer.
+        if ((progress.error !== null && !progress.content) || progress.ended || done) return '';
         // Responses streams have no [DONE]; a compatible server that ends with one has ended the stream.
         if (f.data === '[DONE]') return '';
         const ev = readEvent(f.data);
@@ -109,6 +111,7 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
           const r = ev.response;
           stamp(r, ctx);
           response = r;
+          if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') done = true;
           if (type === 'response.completed' || type === 'response.incomplete') {
             seen.usage = isRecord(r.usage) ? canonicalResponsesUsage(r.usage) : seen.usage;
             seen.finishReason = stopOfResponse(r);
