@@ -71,6 +71,7 @@ const NO_USAGE: Array<{ name: string; client: Client; model: string; stream: boo
   { name: 'OpenAI JSON to a chat client that asked to stream (replayed as a stream)', client: 'chat', model: 'oa/test-model', stream: true, script: () => ({ headers: JSON_CT, chunks: [chatJson()] }) },
   { name: 'Anthropic stream to a chat client (translated)', client: 'chat', model: 'an/test-model', stream: true, script: () => ({ chunks: [messageStart({}), textBlock(ANSWER), messageStop] }) },
   { name: 'OpenAI stream to a messages client (translated)', client: 'messages', model: 'oa/test-model', stream: true, script: () => ({ chunks: [chatChunk(null), chatChunk(ANSWER), chatFinish(), 'data: [DONE]\n\n'] }) },
+  { name: 'Responses JSON relayed natively to a Responses client', client: 'responses', model: 'or/test-model', stream: false, script: () => ({ headers: JSON_CT, chunks: [JSON.stringify({ id: 'resp_up', object: 'response', status: 'completed', model: 'm', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: ANSWER }] }] })] }) },
   { name: 'OpenAI stream whose usage is garbage (negative, a string) to a chat client', client: 'chat', model: 'oa/test-model', stream: true, script: () => ({ chunks: [chatChunk(null), chatChunk(ANSWER), chatFinish({ prompt_tokens: -5, completion_tokens: 'NaN' }), 'data: [DONE]\n\n'] }) },
 ];
 

@@ -387,7 +387,7 @@ export class AttemptSink implements ResponseSink {
       // format; a relay for another format, such as the native Responses one, has its own shapes).
       if (observed.finishReason === null && entry.provider.format === r.clientFormat && decodedNoAnswer(codec, json)) return this.#unusable('a response without an answer');
       // An upstream that reports no usage is billed an estimate, not nothing.
-      observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => outputChars(codec, json));
+      observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => (relay!.outputChars ? relay!.outputChars(json) : outputChars(codec, json)));
       out = json;
     } else {
       out = client.encodeResponse(res, r.body);

@@ -28,6 +28,21 @@ export function stopOfResponse(r: Rec): StopReason | null {
   return output.some((o) => o.type === 'function_call' || o.type === 'custom_tool_call') ? 'tool_use' : 'end_turn';
 }
 
+const textLength = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
+
+/** Characters of a response object's output: message text and refusals, reasoning summaries, tool call arguments and input. */
+function responseOutputChars(r: Rec): number {
+  let n = 0;
+  for (const item of Array.isArray(r.output) ? r.output : []) {
+    if (!isRecord(item)) continue;
+    n += textLength(item.arguments) + textLength(item.input);
+    for (const part of [...(Array.isArray(item.content) ? item.content : []), ...(Array.isArray(item.summary) ? item.summary : [])]) {
+      if (isRecord(part)) n += textLength(part.text) + textLength(part.refusal);
+    }
+  }
+  return n;
+}
+
 /** Stamps the gateway's id and model and the client's own echo fields on a response object. */
 function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void {
   r.id = ctx.id;
@@ -71,6 +86,8 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     stamp(json, ctx);
     return { usage: isRecord(json.usage) ? canonicalResponsesUsage(json.usage) : null, finishReason: stopOfResponse(json), result: json };
   },
+
+  outputChars: responseOutputChars,
 
   newStream(ctx) {
     const seen: Observed = { usage: null, finishReason: null };
