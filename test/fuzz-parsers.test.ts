@@ -216,18 +216,31 @@ const RELAYS: Array<[string, PassthroughCodec]> = [
 ];
 const relayEvent = fc.oneof({ weight: 4, arbitrary: wireEvent }, { weight: 1, arbitrary: badData.map((data) => ({ event: 'content_block_delta', data })) });
 
+const RESPONSE_ENDS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+/** Whether a frame the relay read is its stream's end: nothing after it belongs to the answer (neither relayed nor read). */
+function endsStream(name: string, f: SseFrame): boolean {
+  if (name === 'openai-chat') return f.data === '[DONE]';
+  if (!isObjectText(f.data)) return false;
+  const ev = JSON.parse(f.data) as Record<string, unknown>;
+  const type = typeof ev.type === 'string' ? ev.type : f.event;
+  if (name === 'anthropic-messages') return type === 'message_stop';
+  return RESPONSE_ENDS.has(type ?? '') && typeof ev.response === 'object' && ev.response !== null && !Array.isArray(ev.response);
+}
+
 for (const [name, codec] of RELAYS) {
   test(`${name} pass-through relay: every frame it forwards parses; a bad frame fails the stream, never a success (${RUNS} runs)`, () => {
     fc.assert(fc.property(fc.array(relayEvent, { maxLength: 10 }), fc.boolean(), (events, includeUsage) => {
       const s = codec.newStream({ id: 'id-1', model: 'p/m', includeUsage, request: { stream: true } });
       let out = '';
       let failed = false;
+      let done = false;
       for (const e of events) {
-        const stopped = s.progress.ended || (s.progress.error !== null && !s.progress.content);
+        const stopped = s.progress.ended || (s.progress.error !== null && !s.progress.content) || done;
         const frame: SseFrame = e.event ? { event: e.event, data: e.data } : { data: e.data };
         const got = s.frame(frame);
         out += got;
-        if (stopped) { assert.equal(got, '', 'nothing is relayed once the stream failed'); continue; }
+        if (stopped) { assert.equal(got, '', 'nothing is relayed once the stream failed or ended'); continue; }
+        done = endsStream(name, frame);
         if (isObjectText(e.data) || e.data === '[DONE]') continue;
         failed = true;
         assert.ok(s.progress.error !== null && !s.progress.complete, 'a bad frame is an error');

@@ -7,6 +7,7 @@
 import type { ModelEntry } from '../config/types.ts';
 import { isRecord } from '../formats/errors.ts';
 import type { Codec, Observed } from '../formats/codec.ts';
+import type { CanonicalResponse } from '../formats/canonical.ts';
 import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
 import { markResponse } from '../formats/signatures.ts';
 import { SseLimitError } from '../formats/sse.ts';
@@ -19,7 +20,7 @@ import { redactorFor, type Redact } from './redact.ts';
 import { answerSigner, collectRelay, passthroughRelay, translateRelay, type Relay } from './relay.ts';
 import type { Flow, ResponseHeaders, ResponseSink } from './transport.ts';
 import { retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Verdict } from './upstream-error.ts';
-import { consumedUsage, inputTokensOf, normalizeUsage } from './usage.ts';
+import { completedUsage, consumedUsage, inputTokensOf } from './usage.ts';
 import { UPSTREAM_LIMITS } from './limits.ts';
 import { restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
 
@@ -34,15 +35,27 @@ const isStreamType = (ct: string): boolean => ct.includes('text/event-stream') |
 const isErrorBody = (j: Record<string, unknown>): boolean =>
   (isRecord(j.error) || j.type === 'error') && j.choices === undefined && j.content === undefined && j.candidates === undefined && j.output === undefined;
 
-/** Characters of text, thinking and tool input in a JSON answer, to estimate output it did not report. */
-function outputChars(codec: Codec, json: unknown): number {
+/** Characters of text, thinking and tool input in an answer's content, to estimate output it did not report. */
+function contentChars(content: CanonicalResponse['content']): number {
   let n = 0;
-  try {
-    for (const b of codec.upstream.decodeResponse(json).content) {
-      n += b.type === 'text' ? b.text.length : b.type === 'thinking' ? b.thinking.length : b.type === 'tool_use' ? JSON.stringify(b.input ?? {}).length : 0;
-    }
-  } catch { /* an answer its own codec cannot read: its input is still billed */ }
+  for (const b of content) n += b.type === 'text' ? b.text.length : b.type === 'thinking' ? b.thinking.length : b.type === 'tool_use' ? JSON.stringify(b.input ?? {}).length : 0;
   return n;
+}
+
+/**
+ * An answer with neither content nor a stop reason (`{}`, a status object, `choices: []`) is no
+ * answer: a failure to fall back from, as a stream that closes before any content is.
+ */
+const noAnswer = (a: CanonicalResponse): boolean => a.content.length === 0 && a.stop_reason === null;
+
+/** noAnswer of a JSON answer in the upstream's format (one its codec cannot read is relayed as before). */
+function decodedNoAnswer(codec: Codec, json: unknown): boolean {
+  try { return noAnswer(codec.upstream.decodeResponse(json)); } catch { return false; }
+}
+
+/** contentChars of a JSON answer in the upstream's format. */
+function outputChars(codec: Codec, json: unknown): number {
+  try { return contentChars(codec.upstream.decodeResponse(json).content); } catch { return 0; /* an answer its own codec cannot read: its input is still billed */ }
 }
 
 export class AttemptSink implements ResponseSink {
@@ -316,7 +329,7 @@ export class AttemptSink implements ResponseSink {
     const o = relay.observed();
     const p = relay.progress;
     const partial = !p.complete;
-    const usage = !partial && o.usage ? normalizeUsage(o.usage) : consumedUsage(o.usage, () => this.#inputTokens(), p.outputChars);
+    const usage = partial ? consumedUsage(o.usage, () => this.#inputTokens(), p.outputChars) : completedUsage(o.usage, () => this.#inputTokens(), p.outputChars);
     return { observed: usage === o.usage ? o : { ...o, usage }, partial };
   }
 
@@ -350,12 +363,13 @@ export class AttemptSink implements ResponseSink {
     const relay = relayCodecFor(entry.provider, r.clientFormat);
     if (r.stream || !relay) {
       try { res = codec.upstream.decodeResponse(json); } catch { return this.#unusable('a response the gateway cannot read'); }
+      if (noAnswer(res)) return this.#unusable('a response without an answer');
       res.id = r.id;
       res.model = entry.id;
       markResponse(res, answerSigner(codec, r, entry), r.clientFormat);
       restoreResponseNames(res, this.#toolNames);
     }
-    const usageOf = (u: Observed['usage'], outputChars: number) => (u ? normalizeUsage(u) : consumedUsage(null, () => this.#inputTokens(), outputChars));
+    const usageOf = (a: CanonicalResponse) => completedUsage(a.usage, () => this.#inputTokens(), () => contentChars(a.content));
     if (res && r.stream) {
       const encoder = client.newStreamEncoder({ includeUsage: r.includeUsage, request: r.body });
       let out = '';
@@ -363,18 +377,21 @@ export class AttemptSink implements ResponseSink {
       out += encoder.end();
       this.#open();
       r.res.end(out);
-      const observed: Observed = { usage: usageOf(res.usage, 0), finishReason: res.stop_reason, ...(encoder.result ? { result: encoder.result() } : {}) };
+      const observed: Observed = { usage: usageOf(res), finishReason: res.stop_reason, ...(encoder.result ? { result: encoder.result() } : {}) };
       return { kind: 'done', observed, ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200, partial: false };
     }
     let out: unknown; let observed: Observed;
     if (!res) {
       observed = relay!.rewriteResponse(json, { id: r.id, model: entry.id, request: r.body });
+      // Relayed as it is: an answer without a stop reason is read by its own codec (the upstream's
+      // format; a relay for another format, such as the native Responses one, has its own shapes).
+      if (observed.finishReason === null && entry.provider.format === r.clientFormat && decodedNoAnswer(codec, json)) return this.#unusable('a response without an answer');
       // An upstream that reports no usage is billed an estimate, not nothing.
-      observed.usage = observed.usage ? normalizeUsage(observed.usage) : consumedUsage(null, () => this.#inputTokens(), outputChars(codec, json));
+      observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => (relay!.outputChars ? relay!.outputChars(json) : outputChars(codec, json)));
       out = json;
     } else {
       out = client.encodeResponse(res, r.body);
-      observed = { usage: usageOf(res.usage, 0), finishReason: res.stop_reason, result: out };
+      observed = { usage: usageOf(res), finishReason: res.stop_reason, result: out };
     }
     const ttft = performance.now() - r.startedAt;
     const body = JSON.stringify(out);

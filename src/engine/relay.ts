@@ -31,8 +31,17 @@ export function passthroughRelay(codec: PassthroughCodec, r: InferenceRequest, e
   const parser = createSseParser();
   const s = codec.newStream({ id: r.id, model: entry.id, includeUsage: r.includeUsage, redact, request: r.body });
   const run = (frames: ReturnType<typeof parser.push>): string => { let out = ''; for (const f of frames) out += s.frame(f); return out; };
+  const end = (): string => {
+    const out = run(parser.end());
+    const p = s.progress;
+    // Closed after content without the format's end ([DONE] after a finish reason, message_stop,
+    // response.completed): the answer was cut short, and the client is told so with an error event,
+    // as the translating relays' decoders do, instead of a stream that looks finished.
+    const cut = p.content && !p.complete && p.error === null && !p.ended ? s.fail({ type: 'api_error', message: 'upstream stream ended before completion' }) : '';
+    return out + cut + s.end();
+  };
   return {
-    progress: s.progress, push: (c) => run(parser.push(c)), end: () => run(parser.end()) + s.end(), observed: () => s.observed(),
+    progress: s.progress, push: (c) => run(parser.push(c)), end, observed: () => s.observed(),
     // In the relay's own format, numbered on from the stream where the format numbers its events.
     fail: (ev) => (ev.type === 'error' ? s.fail(ev.error) : ''),
   };

@@ -63,6 +63,24 @@ export function consumedUsage(reported: Usage | null, inputEstimate: number | ((
 }
 
 /**
+ * What a complete answer consumed: its usage as reported, with what the usage leaves out filled in.
+ * The codecs read an absent usage as zeros (and normalizeUsage makes garbage zeros), so a count of 0
+ * stands for none reported: no input at all (no prompt is 0 tokens) is the request's count, and no
+ * output for an answer that has some is counted from its characters. Counts the upstream did report
+ * are kept as they are. `outputChars` may be a function: worked out only when the output is missing.
+ */
+export function completedUsage(reported: Usage | null, inputEstimate: () => number, outputChars: number | (() => number)): Usage {
+  const u = reported ? normalizeUsage(reported) : emptyUsage();
+  const noInput = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens === 0;
+  const chars = u.output_tokens === 0 ? (typeof outputChars === 'number' ? outputChars : outputChars()) : 0;
+  if (!noInput && chars === 0) return u;
+  const out: Usage = u === reported ? { ...u } : u;
+  if (noInput) out.input_tokens = clean(inputEstimate());
+  if (chars > 0) out.output_tokens = tokensOfChars(chars);
+  return out;
+}
+
+/**
  * The input tokens billed for `r` on `entry` when the upstream reported none (an answer cut short, or
  * one without usage): the prompt counted for the served model by src/tokens (exact for OpenAI
  * families, the measured estimate elsewhere), from the canonical request (decoded here if no target

@@ -93,6 +93,12 @@ export type PassthroughCodec = {
   /** Rewrites a non-streaming response in place (id, model) and reports what it observed. */
   rewriteResponse(json: Record<string, unknown>, ctx: { id: string; model: string; request?: Record<string, unknown> }): Observed;
   /**
+   * Characters of output (text, reasoning, tool arguments) in a non-streaming answer, to bill one
+   * that reports no usage: for a relay of a format the provider's own codec does not read (a
+   * client-only format served natively). Absent: the provider's codec reads the answer.
+   */
+  outputChars?(json: Record<string, unknown>): number;
+  /**
    * Per-stream relay: each upstream SSE frame in, the client's bytes out ('' to hide a frame). Never
    * throws on malformed frames; `redact` cleans upstream error text before it is relayed.
    */

@@ -28,6 +28,21 @@ export function stopOfResponse(r: Rec): StopReason | null {
   return output.some((o) => o.type === 'function_call' || o.type === 'custom_tool_call') ? 'tool_use' : 'end_turn';
 }
 
+const textLength = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
+
+/** Characters of a response object's output: message text and refusals, reasoning summaries, tool call arguments and input. */
+function responseOutputChars(r: Rec): number {
+  let n = 0;
+  for (const item of Array.isArray(r.output) ? r.output : []) {
+    if (!isRecord(item)) continue;
+    n += textLength(item.arguments) + textLength(item.input);
+    for (const part of [...(Array.isArray(item.content) ? item.content : []), ...(Array.isArray(item.summary) ? item.summary : [])]) {
+      if (isRecord(part)) n += textLength(part.text) + textLength(part.refusal);
+    }
+  }
+  return n;
+}
+
 /** Stamps the gateway's id and model and the client's own echo fields on a response object. */
 function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void {
   r.id = ctx.id;
@@ -72,6 +87,8 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     return { usage: isRecord(json.usage) ? canonicalResponsesUsage(json.usage) : null, finishReason: stopOfResponse(json), result: json };
   },
 
+  outputChars: responseOutputChars,
+
   newStream(ctx) {
     const seen: Observed = { usage: null, finishReason: null };
     const progress: StreamProgress = newProgress();
@@ -81,6 +98,7 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     let seq = -1;
     let response: Rec | null = null;
     const items = new Map<number, Rec>();
+    let done = false;
     const fail = (error: StreamError): string => {
       const code = RESPONSE_ERROR_CODES[error.type];
       let out = sseFrame(JSON.stringify({ type: 'error', sequence_number: ++seq, code, message: error.message, param: null }), 'error');
@@ -94,7 +112,8 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
       progress,
       fail,
       frame(f: SseFrame): string {
-        if ((progress.error !== null && !progress.content) || progress.ended) return '';
+        // Nothing after the terminal event (completed, incomplete, failed) belongs to the answer.
+        if ((progress.error !== null && !progress.content) || progress.ended || done) return '';
         // Responses streams have no [DONE]; a compatible server that ends with one has ended the stream.
         if (f.data === '[DONE]') return '';
         const ev = readEvent(f.data);
@@ -109,6 +128,7 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
           const r = ev.response;
           stamp(r, ctx);
           response = r;
+          if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') done = true;
           if (type === 'response.completed' || type === 'response.incomplete') {
             seen.usage = isRecord(r.usage) ? canonicalResponsesUsage(r.usage) : seen.usage;
             seen.finishReason = stopOfResponse(r);

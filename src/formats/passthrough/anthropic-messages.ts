@@ -97,13 +97,15 @@ export const anthropicMessagesPassthrough: PassthroughCodec = {
     const progress = newProgress();
     const redact = ctx.redact ?? ((s: string) => s);
     const fail = (error: StreamError): string => createMessagesStreamEncoder().encode({ type: 'error', error });
+    let done = false;
     return {
       progress,
       fail,
       frame(f) {
         // An error before any content ends the stream (nothing after it is relayed or counted), as does
         // a frame the relay could not read after content.
-        if ((progress.error !== null && !progress.content) || progress.ended) return '';
+        // Nothing after message_stop belongs to the answer (the translating decoder stops there too).
+        if ((progress.error !== null && !progress.content) || progress.ended || done) return '';
         const name = f.event;
         // Text deltas are the bulk of a stream: checked and counted from the raw frame without parsing it.
         if (name === 'content_block_delta') {
@@ -135,6 +137,7 @@ export const anthropicMessagesPassthrough: PassthroughCodec = {
           return sseFrame(f.data, name);
         }
         if (type === 'message_stop') {
+          done = true;
           progress.complete = progress.error === null;
           return sseFrame(f.data, name);
         }

@@ -93,6 +93,7 @@ export const openaiChatPassthrough: PassthroughCodec = {
     let idNeedle = ''; let modelNeedle = '';
     const ourId = `"id":${JSON.stringify(ctx.id)}`;
     const ourModel = `"model":${JSON.stringify(ctx.model)}`;
+    let done = false;
     const finished = (reason: string): void => { seen.finishReason = reason; progress.content = true; progress.complete = progress.error === null; };
     const fail = (error: StreamError): string => createChatStreamEncoder({ includeUsage: false }).encode({ type: 'error', error });
     return {
@@ -101,8 +102,9 @@ export const openaiChatPassthrough: PassthroughCodec = {
       frame(f: SseFrame): string {
         // An error before any content ends the stream (nothing after it is relayed or counted), as does
         // a frame the relay could not read after content.
-        if ((progress.error !== null && !progress.content) || progress.ended) return '';
-        if (f.data === '[DONE]') { if (seen.finishReason !== null) progress.complete = progress.error === null; return ''; }
+        // Nothing after [DONE] belongs to the answer (the translating decoder stops there too).
+        if ((progress.error !== null && !progress.content) || progress.ended || done) return '';
+        if (f.data === '[DONE]') { done = true; if (seen.finishReason !== null) progress.complete = progress.error === null; return ''; }
         const d = f.data;
         if (!idNeedle) {
           // The first chunk names the upstream id and model: read both in place when they are plain.
