@@ -10,6 +10,7 @@ import { startRawUpstream, sse, chatChunk, chatFinish, messageStart, textBlock, 
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { recordOf, settled } from './helpers/records.ts';
 import { parseSse } from './helpers/answer-shape.ts';
+import { foldOutputs, MAX_OBSERVED_OUTPUT } from '../src/router/output-stats.ts';
 
 let up: RawUpstream; let gw: TestGateway;
 
@@ -216,3 +217,53 @@ for (const c of AFTER_END) {
     assert.equal(rec.attempts[0]!.error, null);
   });
 }
+
+// max_cost is hard on the bill whatever the upstream reports: the planner sent an output cap worked
+// out with the prompt's token ceiling, and an attempt is billed at most those counts (an upstream that
+// reported 1e30 tokens was billed 2^31-1 of each: $6,442 against a max_cost of $0.001). The clamp is
+// noted on the attempt; a usage within the bound is billed as reported.
+const HUGE = { prompt_tokens: 1e30, completion_tokens: 1e30 };
+const BOUNDED: Array<{ name: string; client: Client; model: string; stream: boolean; script: () => Parameters<RawUpstream['push']>[0] }> = [
+  { name: 'OpenAI JSON to a chat client (same format)', client: 'chat', model: 'oa/test-model', stream: false, script: () => ({ headers: JSON_CT, chunks: [chatJson(HUGE)] }) },
+  { name: 'OpenAI stream to a messages client (translated)', client: 'messages', model: 'oa/test-model', stream: true, script: () => ({ chunks: [chatChunk(null), chatChunk(ANSWER), chatFinish(HUGE), 'data: [DONE]\n\n'] }) },
+  { name: 'Anthropic stream to a chat client (translated)', client: 'chat', model: 'an/test-model', stream: true, script: () => ({ chunks: [messageStart({ input_tokens: 1e30, output_tokens: 1 }), textBlock(ANSWER), sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop') + sse({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1e30 } }, 'message_delta') + sse({ type: 'message_stop' }, 'message_stop')] }) },
+];
+
+async function routedWithin(client: Client, model: string, stream: boolean, maxCost: number): Promise<{ status: number; text: string; id: string; cap: number }> {
+  const base = client === 'responses' ? { max_output_tokens: 100, store: false, input: 'probe me please' } : { max_tokens: 100, messages: [{ role: 'user', content: 'probe me please' }] };
+  const r = await fetch(gw.url + PATH[client], {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(8000),
+    body: JSON.stringify({ model: 'router', models: [model], stream, max_cost: maxCost, ...base }),
+  });
+  return { status: r.status, text: await r.text(), id: r.headers.get('x-inference-id')!, cap: Number(r.headers.get('x-router-max-output-tokens')) };
+}
+
+for (const c of BOUNDED) {
+  test(`max_cost holds against a usage of 1e30 tokens: ${c.name} is billed at most max_cost, the clamp noted on the attempt`, async () => {
+    up.push(c.script());
+    const r = await routedWithin(c.client, c.model, c.stream, 0.001);
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.cap > 0 && r.cap <= 100, `an output cap was sent: ${r.cap}`);
+    const rec = await recordOf(gw, r.id);
+    assert.ok(Number(rec.costUsd) <= 0.001, `billed ${rec.costUsd}, max_cost 0.001`);
+    assert.ok(Number(rec.costUsd) > 0, 'billed something');
+    assert.equal(rec.outputTokens, r.cap, 'output billed at the cap sent');
+    assert.ok(rec.inputTokens > 0 && rec.inputTokens < 1000, `input held to the prompt's ceiling: ${rec.inputTokens}`);
+    assert.match(rec.attempts[0]!.error ?? '', /usage reported past the max_cost bound \(output \d+ of at most \d+, input \d+ of at most \d+\) billed at the bound/);
+  });
+}
+
+test('max_cost: a usage within the bound is billed as reported, nothing noted', async () => {
+  up.push({ headers: JSON_CT, chunks: [chatJson({ prompt_tokens: 9, completion_tokens: 3 })] });
+  const r = await routedWithin('chat', 'oa/test-model', false, 0.001);
+  assert.equal(r.status, 200, r.text);
+  const rec = await recordOf(gw, r.id);
+  assert.deepEqual([rec.inputTokens, rec.outputTokens, rec.attempts[0]!.error], [9, 3, null]);
+});
+
+test('expected output learns nothing from a count no answer has (garbage usage billed as reported, up to 2^31-1): one would have moved the mean for good', () => {
+  const legit = Array.from({ length: 9 }, () => ({ model: 'm', kind: 'chat', outputTokens: 400 }));
+  const t = foldOutputs({}, [...legit, { model: 'm', kind: 'chat', outputTokens: 2_147_483_647 }, { model: 'm', kind: 'chat', outputTokens: MAX_OBSERVED_OUTPUT }]);
+  // The 2^31-1 count is left out; the largest count an answer can have (the bound itself) is kept.
+  assert.deepEqual(t.m!.chat, [10, (9 * 400 + MAX_OBSERVED_OUTPUT) / 10]);
+});

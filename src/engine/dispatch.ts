@@ -6,6 +6,8 @@ import { GatewayError } from '../gateway-error.ts';
 import type { AttemptRecord } from '../store/types.ts';
 import { runAttempt } from './attempt.ts';
 import { totalTimeout } from './upstream-error.ts';
+import { boundedUsage, type UsageBound } from './usage.ts';
+import type { Usage } from '../formats/canonical.ts';
 import type { InferenceOutcome, InferenceRequest } from './context.ts';
 import type { UpstreamHealth } from './health.ts';
 import { planAttempts, type AttemptTarget } from './plan.ts';
@@ -18,6 +20,19 @@ export type DispatchHooks = {
 /** The answer when the retry budget refuses another attempt: the last failure, saying why it stands. */
 export function budgetExhausted(last: GatewayError): GatewayError {
   return new GatewayError(last.code, `${last.message} (retry budget exhausted)`, { status: last.status, kind: last.kind, headers: last.headers });
+}
+
+/**
+ * An attempt's usage held to its max_cost bound (boundedUsage); a report past it is noted on the
+ * attempt's record with what the upstream said, so the clamp is visible where the attempts are shown.
+ */
+function held(u: Usage, bound: UsageBound, rec: AttemptRecord): Usage {
+  const b = boundedUsage(u, bound);
+  if (b === null) return u;
+  const input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  const note = `usage reported past the max_cost bound (output ${u.output_tokens} of at most ${bound.outputTokens}, input ${input} of at most ${bound.inputTokens}) billed at the bound`;
+  rec.error = rec.error === null ? note : `${rec.error}; ${note}`;
+  return b;
 }
 
 /**
@@ -47,12 +62,14 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     const out = await runAttempt(r, entry, targets?.[i]?.maxOutputTokens);
     const rec: AttemptRecord = { provider: entry.provider.id, model: entry.id, status: out.status, error: null, latencyMs: Math.round(performance.now() - t0) };
     attempts.push(rec);
+    const bound = targets?.[i]?.bound;
     if (out.kind === 'done') {
       health.success(entry.provider.id);
       const o = out.observed;
       if (out.partial) rec.error = 'answer cut short';
+      const usage = bound && o.usage ? held(o.usage, bound, rec) : o.usage;
       return {
-        status: out.status, error: null, served: entry, attempts, usage: o.usage, finishReason: o.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments,
+        status: out.status, error: null, served: entry, attempts, usage, finishReason: o.finishReason, ttftMs: out.ttftMs, adjustments: out.adjustments,
         ...(out.responseText !== undefined ? { responseText: out.responseText } : {}), ...(o.result !== undefined ? { result: o.result } : {}),
         ...(out.partial ? { partial: true } : {}),
       };
@@ -61,7 +78,8 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
       rec.error = 'client disconnected';
       // A stream the client had started is billed for what it consumed (and marked partial).
       const o = out.observed;
-      return { status: 499, error: null, served: entry, attempts, usage: o?.usage ?? null, finishReason: o?.finishReason ?? null, ttftMs: null, adjustments: [], ...(o ? { partial: true } : {}) };
+      const usage = o?.usage && bound ? held(o.usage, bound, rec) : o?.usage ?? null;
+      return { status: 499, error: null, served: entry, attempts, usage, finishReason: o?.finishReason ?? null, ttftMs: null, adjustments: [], ...(o ? { partial: true } : {}) };
     }
     rec.error = out.error.message;
     if (out.kind === 'final') {

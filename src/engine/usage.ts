@@ -62,6 +62,36 @@ export function consumedUsage(reported: Usage | null, inputEstimate: number | ((
   return u;
 }
 
+/** What a routed attempt under max_cost may bill: the output cap it was sent and the prompt ceiling that cap was worked out with. */
+export type UsageBound = { outputTokens: number; inputTokens: number };
+
+/**
+ * `u` held to `b` (null when it is within it): the planner sent the output cap so that no bill within
+ * these counts exceeds max_cost, so an upstream that reports more (garbage, or output past the limit
+ * it was sent) is billed at the bound. Input is cut from the uncached part first, then cache writes,
+ * then cache reads (any split within the ceiling was priced at its dearest); the counts included in
+ * others (reasoning, audio, the cache write's 5m/1h parts) are kept within what holds them.
+ */
+export function boundedUsage(u: Usage, b: UsageBound): Usage | null {
+  const input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  if (u.output_tokens <= b.outputTokens && input <= b.inputTokens) return null;
+  const out: Usage = { ...u };
+  out.output_tokens = Math.min(u.output_tokens, b.outputTokens);
+  let over = input - b.inputTokens;
+  for (const k of ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) {
+    if (over <= 0) break;
+    const cut = Math.min(out[k], over);
+    out[k] -= cut;
+    over -= cut;
+  }
+  out.reasoning_tokens = Math.min(out.reasoning_tokens, out.output_tokens);
+  out.cache_creation_1h = Math.min(out.cache_creation_1h, out.cache_creation_input_tokens);
+  out.cache_creation_5m = Math.min(out.cache_creation_5m, out.cache_creation_input_tokens - out.cache_creation_1h);
+  if (out.audio_output_tokens !== undefined) out.audio_output_tokens = Math.min(out.audio_output_tokens, out.output_tokens);
+  if (out.audio_input_tokens !== undefined) out.audio_input_tokens = Math.min(out.audio_input_tokens, out.input_tokens + out.cache_read_input_tokens + out.cache_creation_input_tokens);
+  return out;
+}
+
 /**
  * What a complete answer consumed: its usage as reported, with what the usage leaves out filled in.
  * The codecs read an absent usage as zeros (and normalizeUsage makes garbage zeros), so a count of 0

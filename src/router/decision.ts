@@ -11,6 +11,7 @@ import type { QualityState } from './quality/index.ts';
 import type { RequestView } from './request-view.ts';
 import type { RouterSettings } from './settings.ts';
 import type { OutputTable } from './output-stats.ts';
+import type { UsageBound } from '../engine/usage.ts';
 
 /** Why a candidate was left out; `constraint` is what the 400 and the headers group by. */
 export type Exclusion = { constraint: string; reason: string };
@@ -27,7 +28,8 @@ export type Ranked = {
   cand: Candidate;
 };
 
-export type PlanTarget = { candidate: Candidate; maxOutputTokens: number | undefined };
+/** `bound`: under max_cost, the counts the output cap was worked out with (an attempt bills at most these: src/engine/usage.ts boundedUsage). */
+export type PlanTarget = { candidate: Candidate; maxOutputTokens: number | undefined; bound?: UsageBound };
 
 export type Decision = {
   w: number | null;

@@ -22,11 +22,18 @@ export function expectedOutput(t: OutputTable, model: string, kind: string, from
   return Math.max(1, Math.round(w * mean + (1 - w) * base));
 }
 
+/**
+ * Output counts past this are no answer's (the catalog's largest output limit is 393,216 tokens) but an
+ * upstream's garbage usage (billed as reported, up to 2^31-1): one such count in a running mean would
+ * move it by count / n for good (2^31 after 1,000 answers: +2 million tokens expected).
+ */
+export const MAX_OBSERVED_OUTPUT = 1_000_000;
+
 /** Folds observations into a copy of the table (per kind and the model-wide '*' row). */
 export function foldOutputs(t: OutputTable, obs: ReadonlyArray<{ model: string; kind: string; outputTokens: number }>): OutputTable {
   const out: OutputTable = structuredClone(t);
   for (const o of obs) {
-    if (!Number.isFinite(o.outputTokens) || o.outputTokens < 0) continue;
+    if (!Number.isFinite(o.outputTokens) || o.outputTokens < 0 || o.outputTokens > MAX_OBSERVED_OUTPUT) continue;
     const m = (out[o.model] ??= {});
     for (const k of [o.kind, '*']) {
       const cell = m[k] ?? [0, 0];

@@ -20,6 +20,7 @@ export function planTarget(r: Ranked, inp: DecideInput): PlanTarget | null {
       return null;
     }
     cap = Math.min(cap ?? c.maxOutput, afford, c.maxOutput);
+    return { candidate: c, maxOutputTokens: cap, bound: { outputTokens: cap, inputTokens: r.inputTokensCeiling } };
   }
   return { candidate: c, maxOutputTokens: cap };
 }

@@ -210,7 +210,9 @@ export class RouterService {
       throw err;
     }
     const targets: AttemptTarget[] = [];
-    for (const t of d.decision.plan) targets.push(t.maxOutputTokens === undefined ? { entry: t.candidate.entry } : { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens });
+    for (const t of d.decision.plan) {
+      targets.push(t.maxOutputTokens === undefined ? { entry: t.candidate.entry } : t.bound ? { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens, bound: t.bound } : { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens });
+    }
     return { ...d, targets, headers };
   }
 
