@@ -1,0 +1,57 @@
+// Router mode against misbehaving clients: bodies a client can send that the router's routes must
+// answer in their own envelope, naming the field, the same way on the real route and the dry run.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+type Rec = Record<string, unknown>;
+const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: false };
+let up: MockUpstream; let gw: TestGateway;
+
+before(async () => {
+  up = await startMockOpenAI({});
+  gw = await startTestGateway({
+    providers: [{ id: 'p', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'small-1', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+      { name: 'big-1', pricing: { prompt: '0.00001', completion: '0.00005' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: { reload: { watch: false }, router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } } },
+  });
+});
+after(async () => { await gw?.stop(); await up?.close(); });
+
+const post = (path: string, raw: string) => fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+
+test('a bound JSON reads as Infinity is refused by the dry run as by the route, with or without model in the body', async () => {
+  for (const field of ['max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay']) {
+    const bodies: Array<[string, string]> = [
+      ['/v1/chat/completions', `{"model":"router","messages":[{"role":"user","content":"hi"}],"${field}":1e400}`],
+      ['/v1/router/rank', `{"model":"router","messages":[{"role":"user","content":"hi"}],"${field}":1e400}`],
+      // `model` left out: the dry run adds it; the bound must reach the router as sent.
+      ['/v1/router/rank', `{"messages":[{"role":"user","content":"hi"}],"${field}":1e400}`],
+      ['/v1/router/rank', ` \n{"${field}":1e400,"messages":[{"role":"user","content":"hi"}]}`],
+      ['/v1/router/rank?format=messages', `{"max_tokens":10,"messages":[{"role":"user","content":"hi"}],"${field}":1e400}`],
+    ];
+    for (const [path, raw] of bodies) {
+      const r = await post(path, raw);
+      const j = await r.json() as { error?: { param?: string; message?: string } };
+      assert.equal(r.status, 400, `${path} ${raw}: ${JSON.stringify(j)}`);
+      assert.equal(j.error?.param, field, JSON.stringify(j));
+      assert.match(String(j.error?.message), /Infinity is out of range/);
+    }
+  }
+  assert.equal(up.requests.length, 0);
+});
+
+test('the dry run without model still ranks an ordinary body, an empty one is a 400 naming messages, and a broken one says it is not JSON', async () => {
+  const ok = await post('/v1/router/rank', '{"messages":[{"role":"user","content":"hi"}],"max_cost":0.01}');
+  assert.equal(ok.status, 200, await ok.clone().text());
+  assert.equal((await ok.json() as Rec).object, 'router.ranking');
+  const empty = await post('/v1/router/rank', '{}');
+  assert.equal(empty.status, 400);
+  assert.equal((await empty.json() as { error: { param: string } }).error.param, 'messages');
+  const broken = await post('/v1/router/rank', '{"messages": [');
+  assert.equal(broken.status, 400);
+  assert.doesNotMatch((await broken.json() as { error: { message: string } }).error.message, /'messages' is required/);
+});
