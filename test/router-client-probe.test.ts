@@ -55,3 +55,31 @@ test('the dry run without model still ranks an ordinary body, an empty one is a 
   assert.equal(broken.status, 400);
   assert.doesNotMatch((await broken.json() as { error: { message: string } }).error.message, /'messages' is required/);
 });
+
+test('candidate.age_days is read when the request is decided: a rule on it follows the clock without a reload', async (t) => {
+  // A model one day old in 1.5 s, and a vetting rule that keeps out models younger than a day.
+  const addedAt = new Date(Date.now() - 86_400_000 + 1500).toISOString();
+  const g = await startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'fresh-1', added_at: addedAt, pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+      { name: 'old-1', added_at: '2025-01-01T00:00:00Z', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: {
+      reload: { watch: false },
+      router: {
+        exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
+        default_policy: 'vetted', policies: { vetted: [{ name: 'vetting', exclude: { '<': [{ var: 'candidate.age_days' }, 1] } }] },
+      },
+    },
+  });
+  t.after(() => g.stop());
+  const fresh = async (): Promise<Rec | undefined> => {
+    const r = await fetch(`${g.url}/v1/router/rank`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+    assert.equal(r.status, 200);
+    return ((await r.json() as Rec).candidates as Rec[]).find((c) => c.id === 'q/fresh-1');
+  };
+  assert.equal(((await fresh())?.excluded as Rec | undefined)?.constraint, 'policy:vetting', 'younger than a day: kept out');
+  await new Promise((r) => setTimeout(r, 2000));
+  const later = await fresh();
+  assert.equal(later?.excluded, undefined, `a day old now, same config version: ${JSON.stringify(later)}`);
+});

@@ -62,8 +62,11 @@ function varsOf(rule: unknown, out: Array<string | null> = []): Array<string | n
   return out;
 }
 
-/** Candidate variables that change per request or with measurements (the rest is fixed per config version). */
-const PER_REQUEST_CANDIDATE = new Set(['candidate', 'candidate.expected_cost_usd', 'candidate.quality', 'candidate.latency_ms', 'candidate.error_rate']);
+/**
+ * Candidate variables that change per request, with measurements or with the clock (`age_days`: a
+ * config version can serve for weeks), the rest is fixed per config version.
+ */
+const PER_REQUEST_CANDIDATE = new Set(['candidate', 'candidate.expected_cost_usd', 'candidate.quality', 'candidate.latency_ms', 'candidate.error_rate', 'candidate.age_days']);
 
 const fixedVar = (v: string | null): boolean =>
   v !== null && (v === 'key' || v.startsWith('key.') || (v.startsWith('candidate.') && !PER_REQUEST_CANDIDATE.has(v)));
