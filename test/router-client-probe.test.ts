@@ -83,3 +83,41 @@ test('candidate.age_days is read when the request is decided: a rule on it follo
   const later = await fresh();
   assert.equal(later?.excluded, undefined, `a day old now, same config version: ${JSON.stringify(later)}`);
 });
+
+test('a policy reading extra.* with a value JSON made unconvertible ({"toString": 1}): routed as a value that fails the test, never a 500', async (t) => {
+  const g = await startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'm1', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+      { name: 'm2', pricing: { prompt: '0.000002', completion: '0.000003' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: {
+      reload: { watch: false },
+      router: {
+        exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
+        default_policy: 'teams', policies: { teams: [
+          { name: 'research-cheap', when: { '==': [{ var: 'extra.team' }, 'research'] }, exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
+          { name: 'not-blocked', exclude: { in: [{ var: 'candidate.model' }, { var: 'extra.blocked' }] } },
+          { name: 'tiers', prefer: { '<': [{ var: 'extra.tier' }, 3] } },
+        ] },
+      },
+    },
+  });
+  t.after(() => g.stop());
+  const bad = '{"toString":1}';
+  const bodies: Array<[string, string]> = [];
+  for (const extra of [`{"team":${bad}}`, `{"team":[${bad}]}`, `{"blocked":${bad}}`, `{"tier":${bad}}`]) {
+    bodies.push(
+      ['/v1/chat/completions', `{"model":"router","messages":[{"role":"user","content":"hi"}],"extra":${extra}}`],
+      ['/v1/messages', `{"model":"router","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"extra":${extra}}`],
+      ['/v1/responses', `{"model":"router","input":"hi","extra":${extra}}`],
+      ['/v1/router/rank', `{"messages":[{"role":"user","content":"hi"}],"extra":${extra}}`],
+      ['/v1/messages/count_tokens', `{"model":"router","messages":[{"role":"user","content":"hi"}],"extra":${extra}}`],
+    );
+  }
+  for (const [path, raw] of bodies) {
+    const r = await fetch(g.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+    assert.equal(r.status, 200, `${path} ${raw}: ${await r.text()}`);
+    if (path !== '/v1/messages/count_tokens' && path !== '/v1/router/rank') assert.equal(r.headers.get('x-router-model'), 'q/m2', 'team is not "research": m2 stays in and wins on quality');
+    await r.arrayBuffer().catch(() => {});
+  }
+});
