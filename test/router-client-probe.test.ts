@@ -121,3 +121,47 @@ test('a policy reading extra.* with a value JSON made unconvertible ({"toString"
     await r.arrayBuffer().catch(() => {});
   }
 });
+
+test('a routed request refused before any attempt (nothing qualifies; the key\'s budget after the decision) has its decision recorded and counted', async (t) => {
+  const ADMIN = 'admin-key-for-router-probe-0123456789';
+  const g = await startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'm1', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: { auth: { enabled: true, admin_key: ADMIN }, reload: { watch: false }, router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } } },
+  });
+  t.after(() => g.stop());
+  const mk = async (body: Rec): Promise<{ key: string }> => (await (await fetch(`${g.url}/admin/keys`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  })).json()) as { key: string };
+  const rich = await mk({ name: 'rich' });
+  const poor = await mk({ name: 'poor', budget_usd: '0.0000001' });
+  const chat = (key: string, extra: Rec) => fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }], ...extra }),
+  });
+  const noRoute = await chat(rich.key, { max_cost: 1e-12 });
+  assert.equal(noRoute.status, 400);
+  const broke = await chat(poor.key, {});
+  assert.equal(broke.status, 402);
+  const ok = await chat(rich.key, {});
+  assert.equal(ok.status, 200);
+  const ids = [noRoute, broke, ok].map((r) => r.headers.get('x-router-decision-id')!);
+  await Promise.all([noRoute, broke, ok].map((r) => r.arrayBuffer()));
+  await g.services.router!.flush();
+  const rows = await g.services.store!.sql.all('SELECT inference_id, served_model, decision FROM router_decisions');
+  const byId = new Map(rows.map((r) => [String(r.inference_id), r]));
+  for (const id of ids) assert.ok(byId.has(id), `decision ${id} recorded`);
+  const chosen = (id: string) => (JSON.parse(String(byId.get(id)!.decision)) as { chosen: string | null }).chosen;
+  assert.equal(chosen(ids[0]!), null, 'nothing qualified: no model chosen');
+  assert.equal(byId.get(ids[0]!)!.served_model, null);
+  assert.equal(chosen(ids[1]!), 'q/m1', 'the budget refused what the router chose');
+  assert.equal(byId.get(ids[1]!)!.served_model, null);
+  // The router's rollups count all three, two of them errors.
+  const [cells] = await g.services.store!.sql.all('SELECT SUM(n) AS n, SUM(errors) AS errors FROM router_rollup');
+  assert.deepEqual([Number(cells!.n), Number(cells!.errors)], [3, 2]);
+  // A dry run and count_tokens decide without recording.
+  await fetch(`${g.url}/v1/router/rank`, { method: 'POST', headers: { authorization: `Bearer ${rich.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ max_cost: 1e-12, messages: [{ role: 'user', content: 'hi' }] }) });
+  await g.services.router!.flush();
+  assert.equal(Number((await g.services.store!.sql.all('SELECT count(*) AS n FROM router_decisions'))[0]!.n), 3);
+});
