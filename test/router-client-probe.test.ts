@@ -1,7 +1,13 @@
-// Router mode against misbehaving clients: bodies a client can send that the router's routes must
-// answer in their own envelope, naming the field, the same way on the real route and the dry run.
+// Router mode against misbehaving clients and config: bodies a client can send that the router's
+// routes must answer in their own envelope, naming the field, the same way on the real route and the
+// dry run; policies over client values; decisions of refused requests; config the load must refuse.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { loadConfig } from '../src/config/load.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 
@@ -164,4 +170,16 @@ test('a routed request refused before any attempt (nothing qualifies; the key\'s
   await fetch(`${g.url}/v1/router/rank`, { method: 'POST', headers: { authorization: `Bearer ${rich.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ max_cost: 1e-12, messages: [{ role: 'user', content: 'hi' }] }) });
   await g.services.router!.flush();
   assert.equal(Number((await g.services.store!.sql.all('SELECT count(*) AS n FROM router_decisions'))[0]!.n), 3);
+});
+
+test('a metric listed twice in router.quality_signals fails the config at load, naming the path (training would keep only the last)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-router-signals-'));
+  try {
+    mkdirSync(join(dir, 'providers'));
+    const write = (router: unknown) => writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router }));
+    write({ quality_signals: [{ metric: 'good' }, { metric: 'score', min: 0, max: 10 }, { metric: 'good', optimize: 'min' }] });
+    assert.throws(() => loadConfig(join(dir, 'gateway.yaml'), {}), /gateway\.yaml at \/router\/quality_signals\/2\/metric: metric "good" is already quality_signals\[0\]/);
+    write({ quality_signals: [{ metric: 'good' }, { metric: 'score', min: 0, max: 10 }] });
+    assert.doesNotThrow(() => loadConfig(join(dir, 'gateway.yaml'), {}));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });
