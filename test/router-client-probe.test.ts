@@ -183,3 +183,20 @@ test('a metric listed twice in router.quality_signals fails the config at load, 
     assert.doesNotThrow(() => loadConfig(join(dir, 'gateway.yaml'), {}));
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
+
+test('a willingness_to_pay so large that 10 * W * q overflows ranks quality first, as W absent and W = 1e300 do, not cheapest first', async () => {
+  const rank = async (extra: string): Promise<Rec> => {
+    const r = await post('/v1/router/rank', `{"messages":[{"role":"user","content":"hi"}]${extra}}`);
+    assert.equal(r.status, 200);
+    return await r.json() as Rec;
+  };
+  const best = (await rank('')).model;
+  assert.equal(best, 'p/big-1', 'quality first: the dearer model has the higher prior here');
+  for (const w of ['1e300', '1e307', '1.7e308']) {
+    const out = await rank(`,"willingness_to_pay":${w}`);
+    assert.equal(out.model, best, `W=${w}`);
+    assert.equal(out.willingness_to_pay, Number(w), 'the W sent is what the decision says it used');
+    for (const c of out.candidates as Rec[]) assert.ok(c.excluded || Number.isFinite(c.utility), JSON.stringify(c));
+  }
+  assert.equal((await rank(',"willingness_to_pay":1e-9')).model, 'p/small-1', 'a tiny W still buys the cheapest');
+});
