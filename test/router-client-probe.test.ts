@@ -200,3 +200,35 @@ test('a willingness_to_pay so large that 10 * W * q overflows ranks quality firs
   }
   assert.equal((await rank(',"willingness_to_pay":1e-9')).model, 'p/small-1', 'a tiny W still buys the cheapest');
 });
+
+test('policy and rule names and model ids in any script: shown in the decision headers with "?" for what a header cannot carry, never a 500', async (t) => {
+  const g = await startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'モデル-1', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+      { name: 'm2', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: {
+      reload: { watch: false },
+      router: {
+        exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
+        default_policy: 'économe', policies: { 'économe': [
+          { name: 'pas de m2 ✓', exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
+          { name: 'two\nlines', exclude: { '==': [{ var: 'extra.x' }, 1] } },
+        ] },
+      },
+    },
+  });
+  t.after(() => g.stop());
+  const send = (path: string, extra: Rec) => fetch(g.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }], ...extra }) });
+  for (const path of ['/v1/chat/completions', '/v1/router/rank']) {
+    const ok = await send(path, {});
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(ok.headers.get('x-router-model'), 'q/???-1');
+    assert.equal(ok.headers.get('x-router-excluded'), 'policy:pas de m2 ?=1');
+    if (path === '/v1/chat/completions') assert.equal((await ok.json() as Rec).model, 'q/モデル-1', 'the body keeps the name');
+    const none = await send(path, { extra: { x: 1 } });
+    assert.equal(none.status, path === '/v1/router/rank' ? 200 : 400);
+    assert.equal(none.headers.get('x-router-excluded'), 'policy:pas de m2 ?=1, policy:two?lines=1');
+    if (path !== '/v1/router/rank') assert.match((await none.json() as { error: { message: string } }).error.message, /pas de m2 ✓ excluded 1/);
+  }
+});
