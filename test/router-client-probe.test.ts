@@ -232,3 +232,33 @@ test('policy and rule names and model ids in any script: shown in the decision h
     if (path !== '/v1/router/rank') assert.match((await none.json() as { error: { message: string } }).error.message, /pas de m2 ✓ excluded 1/);
   }
 });
+
+test('a key\'s budget dropping a target named in another script: x-gateway-budget-dropped with "?", the cheaper target answers, nothing stays reserved', async (t) => {
+  const ADMIN = 'admin-key-for-router-probe-0123456789';
+  const g = await startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
+      { name: 'グランデ', pricing: { prompt: '0.001', completion: '0.001' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+      { name: 'small', pricing: { prompt: '0.0000001', completion: '0.0000001' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
+    ] }],
+    gateway: { auth: { enabled: true, admin_key: ADMIN }, reload: { watch: false }, router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 } } },
+  });
+  t.after(() => g.stop());
+  const key = (await (await fetch(`${g.url}/admin/keys`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'near-limit', budget_usd: '0.01' }),
+  })).json()) as { key: string };
+  const r = await fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  assert.equal(r.headers.get('x-router-model'), 'q/????', 'the router chose the dear one first');
+  assert.equal(r.headers.get('x-gateway-budget-dropped'), 'q/????');
+  assert.equal((await r.json() as Rec).model, 'q/small');
+  // Settled: a second request is served the same way (the first one's reservation was not left behind).
+  const again = await fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(again.status, 200);
+  await again.arrayBuffer();
+});

@@ -95,6 +95,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       }
     }
   } catch (e) {
+    // Nothing is sent upstream after a refusal here: a reservation already taken goes back to the key.
+    if (reservation) void reservation.release();
     sendError(res, e, envelope, { 'x-inference-id': id });
     svc.books.rejected({ id, route, format, requested, resolved: entry?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
     // Refused after the router decided (the key's budget or rate limit): the decision its headers name is recorded.
