@@ -46,3 +46,25 @@ test('the operations mapping rows use', () => {
   assert.equal(compileRule({ var: ['body.absent', false] })(data), false);
   assert.equal(compileRule(undefined)(data), true);
 });
+
+test('a value JSON made unconvertible ({"toString": 1}) fails every test instead of throwing mid-request', () => {
+  const bad = JSON.parse('{"toString": 1, "valueOf": 2}') as unknown;
+  const datas = [{ model: 'o3', body: { temperature: bad, tools: [bad], n: [[bad]] } }, { model: bad, body: bad }];
+  const r = rng(7);
+  for (let i = 0; i < 5_000; i++) {
+    const rule = gen(r, 4);
+    const pred = compileRule(rule);
+    for (const d of datas) assert.equal(typeof pred(d), 'boolean', JSON.stringify(rule));
+  }
+  const d = datas[0]!;
+  assert.equal(compileRule({ '==': [{ var: 'body.temperature' }, 'x'] })(d), false);
+  assert.equal(compileRule({ '!=': [{ var: 'body.temperature' }, 'x'] })(d), true);
+  assert.equal(compileRule({ '!': { '==': [{ var: 'body.temperature' }, 'x'] } })(d), true);
+  assert.equal(compileRule({ '<': [{ var: 'body.temperature' }, 3] })(d), false);
+  assert.equal(compileRule({ '>=': [{ var: 'body.tools' }, 3] })(d), false);
+  assert.equal(compileRule({ in: [{ var: 'body.temperature' }, 'NaN and more'] })(d), true, 'converted as NaN: a string holding "NaN" contains it');
+  assert.equal(compileRule({ in: [{ var: 'body.temperature' }, 'gpt'] })(d), false);
+  assert.equal(compileRule({ in: ['o3', { var: 'body.tools' }] })(d), false);
+  assert.equal(compileRule({ '==': [{ '+': [{ var: 'body.temperature' }, 1] }, 2] })(d), false);
+  assert.equal(compileRule({ '==': [{ var: 'body.temperature' }, { var: 'body.temperature' }] })(d), true, 'two objects: identity, nothing converted');
+});

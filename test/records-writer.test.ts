@@ -285,3 +285,24 @@ test('an outage met while isolating a refused batch puts back exactly the unwrit
   await until(async () => (await count(store)) === 4);
   assert.equal(w.stats().flushed, 4, 'each row written once');
 });
+
+test('the byte bound counts what metadata and extra hold: large extra objects (a router field any request can carry) cannot keep an outage queue past it', async (t) => {
+  const store = await flaky();
+  t.after(() => store.close());
+  store.down = true;
+  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 20, maxQueue: 1_000_000, maxQueueBytes: 1024 * 1024, maxBackoffMs: 40 });
+  t.after(async () => { store.down = false; await w.close(500); });
+  // About 100 KB a record in extra (nested, as JSON gives it), bodies not logged; and one in metadata.
+  const extra = () => ({ team: 'x', notes: Array.from({ length: 100 }, (_, i) => ({ i, text: 'e'.repeat(1000) })) });
+  for (let i = 0; i < 60; i++) w.enqueue(rec({ extra: extra() }));
+  w.enqueue(rec({ metadata: { note: 'm'.repeat(200_000) } }));
+  const s = w.stats();
+  assert.ok(s.queuedBytes <= 1024 * 1024, `queued ${s.queuedBytes} bytes`);
+  assert.equal(s.queued + s.dropped, 61);
+  assert.ok(s.dropped >= 49, `dropped ${s.dropped}`);
+  // What is taken and put back during the outage is counted as it was queued: the estimate does not drift.
+  await sleep(150);
+  const later = w.stats();
+  assert.equal(later.queued + later.dropped, 61);
+  assert.ok(later.queuedBytes <= 1024 * 1024 && later.queuedBytes > 0, `queued ${later.queuedBytes} bytes`);
+});

@@ -68,3 +68,21 @@ test('keying a conversation of megabytes costs about what a short one does', () 
   const ratio = least(big) / Math.max(0.05, least(small) * 20); // 20x the blocks of the small one
   assert.ok(ratio < 5, `a 20-turn-pair conversation of megabytes keyed ${ratio.toFixed(1)}x slower per block than a small one`);
 });
+
+test('new bounds on reload apply to what is remembered: max_entries cuts the map at once (0 forgets), a shorter TTL shortens every entry', () => {
+  const a = new Affinity(300_000, 100);
+  const convs = ['one', 'two', 'three'].map((w) => conversation({ file: w }));
+  for (const [i, c] of convs.entries()) a.remember('key-1', asked(c), `p/model-${i}`, 50_000);
+  a.configure(300_000, 2);
+  assert.equal(a.size, 2);
+  assert.equal(a.lookup('key-1', followUp(convs[0]!)), null, 'least recently used first out');
+  assert.equal(a.lookup('key-1', followUp(convs[2]!))?.id, 'p/model-2');
+  const now = Date.now();
+  a.configure(1_000, 2, now);
+  assert.equal(a.lookup('key-1', followUp(convs[2]!), now + 500)?.id, 'p/model-2');
+  assert.equal(a.lookup('key-1', followUp(convs[2]!), now + 1_500), null, 'the old 5-minute expiry cut to the new second');
+  a.remember('key-1', asked(convs[1]!), 'p/model-1', 50_000);
+  a.configure(1_000, 0);
+  assert.equal(a.size, 0);
+  assert.equal(a.lookup('key-1', followUp(convs[1]!)), null, 'max_entries 0: nothing is followed any more');
+});

@@ -204,6 +204,12 @@ for (const b of backends) {
       assert.equal(await cmd('undo'), 2);
       assert.equal(await cmd('reset', '--reason', 'x'.repeat(501)), 2);
       assert.match(errs.at(-1)!, /--reason must be at most 500 characters/);
+      // A reset with a version meant a rollback; a mistyped or foreign flag is not ignored: nothing is stored.
+      assert.equal(await cmd('reset', '--to', '1'), 2);
+      assert.match(errs.pop()!, /reset takes no version/);
+      assert.equal(await cmd('rollback', '--to', '1', '--reson', 'typo'), 2);
+      assert.match(errs.pop()!, /unexpected argument "--reson"/);
+      assert.equal(await cmd('states', '--json', 'extra'), 2);
       assert.equal(await cmd('rollback', '--to', '77'), 1);
       assert.match(errs.pop()!, /77 is not stored/);
       assert.equal((await listStates(store.sql)).length, 4, 'nothing stored by the refused commands');

@@ -14,7 +14,7 @@ import { worstUsage, type Reservation, type Usage } from '../limits/limiter.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
 import { readBody, requireJsonContentType } from './body.ts';
-import { sendError, type Envelope } from './envelope.ts';
+import { asGatewayError, sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo } from './routes.ts';
 import type { Services } from './services.ts';
@@ -95,8 +95,12 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       }
     }
   } catch (e) {
+    // Nothing is sent upstream after a refusal here: a reservation already taken goes back to the key.
+    if (reservation) void reservation.release();
     sendError(res, e, envelope, { 'x-inference-id': id });
     svc.books.rejected({ id, route, format, requested, resolved: entry?.id ?? null, key: client.key, ip: client.ip, error: e, startedAt, body, bodyText });
+    // Refused after the router decided (the key's budget or rate limit): the decision its headers name is recorded.
+    if (routed) svc.router?.refused(id, routed, asGatewayError(e).status);
     return;
   }
   const stream = body.stream === true;

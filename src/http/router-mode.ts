@@ -124,13 +124,26 @@ export async function handleRouterRank(svc: Services, req: IncomingMessage, res:
  * cost bound is ranked as its only candidate, as src/http/inference.ts routes it.
  */
 export function dryRunBody(svc: Services, cfg: Config, buf: Buffer, format: ClientFormat, key: KeyRecord | null): Rec {
-  let raw: Rec;
-  try { raw = JSON.parse(buf.toString('utf8')) as Rec; } catch { raw = {}; }
-  const patched = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.model === undefined ? Buffer.from(JSON.stringify({ ...raw, model: 'router' })) : buf;
+  // A body that is not JSON goes to parseAndValidate as sent, which says what is wrong with it.
+  let raw: unknown = null;
+  try { raw = JSON.parse(buf.toString('utf8')); } catch { /* refused below */ }
+  const isObj = raw !== null && typeof raw === 'object' && !Array.isArray(raw);
+  const patched = isObj && (raw as Rec).model === undefined ? withRouterModel(buf, raw as Rec) : buf;
   const body = parseAndValidate(patched, format, cfg.server.jsonMaxDepth);
   if (body.model === 'router') return body;
   if (!boundsCost(body)) throw new GatewayError('invalid_parameter', "'model' must be \"router\" (or left out) for a ranking, or a named model with max_cost or max_cost_per_million_tokens", { param: 'model' });
   const named = resolveModel(cfg, body.model as string, { budgeted: key?.budgetUsd != null });
   if (key) svc.keys?.checkModel(key, named.id);
   return onlyCandidate(body, named);
+}
+
+/**
+ * A JSON object's bytes with `"model":"router"` written in after its opening brace, every other byte
+ * as sent: parsed and stringified again, a number JSON reads as Infinity (`"max_cost": 1e400`) would
+ * become null, an unset bound, and the dry run would rank what the real route refuses with a 400.
+ */
+function withRouterModel(buf: Buffer, raw: Rec): Buffer {
+  const open = buf.indexOf(0x7b); // `{`: the first byte that is not whitespace, since `raw` parsed as an object
+  const rest = Object.keys(raw).length > 0 ? ',' : '';
+  return Buffer.concat([buf.subarray(0, open + 1), Buffer.from(`"model":"router"${rest}`), buf.subarray(open + 1)]);
 }

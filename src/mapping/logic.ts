@@ -49,6 +49,25 @@ const truthy = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : Boole
 
 const NOT_FOUND = Symbol('not found');
 
+const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/**
+ * An object operand as JavaScript's comparisons, `in` on a string and `cat` convert it (its string:
+ * for JSON data the two conversions agree), or NaN when it cannot be converted: JSON can give an
+ * object an own `toString` that is not a function (`{"toString": 1}`), which would throw a TypeError
+ * in the middle of a request (a router policy reading the client's `extra.*`, a mapping row reading
+ * `body.*`). NaN equals nothing and orders against nothing, so such a value fails every test.
+ */
+function coerced(v: object): unknown {
+  try { return String(v); } catch { return NaN; }
+}
+
+/** A comparison operand: primitives as they are, objects as coerced() converts them. */
+const operand = (v: unknown): unknown => (isObject(v) ? coerced(v) : v);
+
+/** `==` made safe: two objects compare by identity (no conversion), an object against a primitive by its conversion. */
+const looseEq = (x: unknown, y: unknown): boolean => (isObject(x) === isObject(y) ? x == y : operand(x) == operand(y));
+
 function readVar(data: unknown, path: string): unknown {
   return readKeys(data, path.split('.'));
 }
@@ -98,9 +117,9 @@ function compileExpr(rule: unknown): Expr {
         return fallback === undefined ? null : fallback;
       };
     }
-    case '==': return (d) => a(d) == b(d);
+    case '==': return (d) => looseEq(a(d), b(d));
     case '===': return (d) => a(d) === b(d);
-    case '!=': return (d) => a(d) != b(d);
+    case '!=': return (d) => !looseEq(a(d), b(d));
     case '!==': return (d) => a(d) !== b(d);
     case '!': return (d) => !truthy(a(d));
     case '!!': return (d) => truthy(a(d));
@@ -111,16 +130,21 @@ function compileExpr(rule: unknown): Expr {
       for (; i + 1 < args.length; i += 2) if (truthy(args[i]!(d))) return args[i + 1]!(d);
       return i < args.length ? args[i]!(d) : null;
     };
-    case '<': return c ? (d) => { const y = b(d) as number; return (a(d) as number) < y && y < (c(d) as number); } : (d) => (a(d) as number) < (b(d) as number);
-    case '<=': return c ? (d) => { const y = b(d) as number; return (a(d) as number) <= y && y <= (c(d) as number); } : (d) => (a(d) as number) <= (b(d) as number);
-    case '>': return (d) => (a(d) as number) > (b(d) as number);
-    case '>=': return (d) => (a(d) as number) >= (b(d) as number);
-    case 'in': return (d) => { const hay = b(d); return Boolean(hay) && (Array.isArray(hay) || typeof hay === 'string') && (hay as string).indexOf(a(d) as string) !== -1; };
+    case '<': return c ? (d) => { const y = operand(b(d)) as number; return (operand(a(d)) as number) < y && y < (operand(c(d)) as number); } : (d) => (operand(a(d)) as number) < (operand(b(d)) as number);
+    case '<=': return c ? (d) => { const y = operand(b(d)) as number; return (operand(a(d)) as number) <= y && y <= (operand(c(d)) as number); } : (d) => (operand(a(d)) as number) <= (operand(b(d)) as number);
+    case '>': return (d) => (operand(a(d)) as number) > (operand(b(d)) as number);
+    case '>=': return (d) => (operand(a(d)) as number) >= (operand(b(d)) as number);
+    case 'in': return (d) => {
+      const hay = b(d);
+      if (Array.isArray(hay)) return hay.indexOf(a(d)) !== -1; // strict equality: nothing converted
+      return typeof hay === 'string' && hay !== '' && hay.indexOf(operand(a(d)) as string) !== -1;
+    };
     case 'starts_with': return (d) => { const s = a(d); const p = b(d); return typeof s === 'string' && typeof p === 'string' && s.startsWith(p); };
-    case 'cat': return (d) => args.map((f) => f(d)).join(''); // join, as the library does: null and undefined become ''
+    case 'cat': return (d) => args.map((f) => operand(f(d))).join(''); // join, as the library does: null and undefined become ''
     default: {
       // missing, missing_some, substr and arithmetic: rare in conditions; the library evaluates them.
-      return (d) => jsonLogic.apply(rule as jsonLogic.RulesLogic, d);
+      // A value it cannot convert (see coerced) gives null, json-logic's nothing, instead of a TypeError mid-request.
+      return (d) => { try { return jsonLogic.apply(rule as jsonLogic.RulesLogic, d); } catch (e) { if (e instanceof TypeError) return null; throw e; } };
     }
   }
 }

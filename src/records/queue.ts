@@ -3,13 +3,36 @@
 import type { FeedbackRow, InferenceRecord } from '../store/types.ts';
 
 /**
- * Approximate bytes a record holds: its free text (bodies, metadata, attempts) plus a fixed part for the
- * rest. Strings count one byte per UTF-16 unit (V8 keeps ASCII in one byte; the bound is an estimate,
- * not an accounting). Objects are not serialised here: this runs on the request path.
+ * Approximate bytes a record holds: its free text (bodies, metadata, extra, attempts) plus a fixed part
+ * for the rest. Strings count one byte per UTF-16 unit (V8 keeps ASCII in one byte; the bound is an
+ * estimate, not an accounting). Objects are not serialised here (this runs on the request path): the
+ * client's `metadata` and `extra` are walked once each (objectBytes). They were counted as 256 and 128
+ * bytes whatever they held, so requests carrying megabytes of `extra` kept a store outage's queue far
+ * past max_queue_bytes.
  */
 export function recordBytes(r: InferenceRecord): number {
   return 400 + (r.requestBody?.length ?? 0) + (r.responseBody?.length ?? 0) + r.requestedModel.length
-    + (r.metadata === null ? 0 : 256) + (r.extra === null ? 0 : 128) + r.attempts.length * 96;
+    + objectBytes(r.metadata) + objectBytes(r.extra) + r.attempts.length * 96;
+}
+
+/** Estimated bytes per object walked: a queue sizes a row when it is pushed, taken and put back (each retry of an outage). */
+const walked = new WeakMap<object, number>();
+
+function objectBytes(o: object | null): number {
+  if (o === null) return 0;
+  let n = walked.get(o);
+  if (n === undefined) { n = jsonBytes(o); walked.set(o, n); }
+  return n;
+}
+
+/** About the length of `v` as JSON (strings by their length, other scalars 8); JSON from a request is depth-limited. */
+function jsonBytes(v: unknown): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (v === null || typeof v !== 'object') return 8;
+  let n = 2;
+  if (Array.isArray(v)) { for (const x of v) n += jsonBytes(x) + 1; return n; }
+  for (const k in v) n += k.length + 4 + jsonBytes((v as Record<string, unknown>)[k]);
+  return n;
 }
 
 export function feedbackBytes(f: FeedbackRow): number {

@@ -87,7 +87,17 @@ export class Affinity {
 
   constructor(ttlMs: number, maxEntries: number) { this.#ttl = ttlMs; this.#max = maxEntries; }
 
-  configure(ttlMs: number, maxEntries: number): void { this.#ttl = ttlMs; this.#max = maxEntries; }
+  /**
+   * New bounds (a reload): the map is cut to the new maximum at once, least recently used first, so
+   * `max_entries: 0` forgets at once (nothing would be remembered again to cut it, and lookups would
+   * keep following the old entries), and no entry outlives the new TTL from now.
+   */
+  configure(ttlMs: number, maxEntries: number, now = Date.now()): void {
+    this.#ttl = ttlMs;
+    this.#max = maxEntries;
+    while (this.#map.size > Math.max(0, maxEntries)) this.#map.delete(this.#map.keys().next().value!);
+    for (const e of this.#map.values()) if (e.until > now + ttlMs) e.until = now + ttlMs;
+  }
 
   get size(): number { return this.#map.size; }
 

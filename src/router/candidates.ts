@@ -42,6 +42,8 @@ export type Candidate = {
   refIndex: number;
   /** The candidate's attributes as policies see them (`candidate.*`); dynamic fields are set per request. */
   policyView: Record<string, unknown>;
+  /** `added_at` in ms since the epoch: `candidate.age_days` is worked out from it when a request is decided. */
+  addedMs: number;
 };
 
 /** Capability bits of CandidateTable.caps (and of a request's needs). */
@@ -121,6 +123,9 @@ export function routable(e: ModelEntry): boolean {
  */
 const setUp = (p: Provider): boolean => p.credentialed && p.routerEnvMissing.length === 0;
 
+/** Days since `addedMs` now (`candidate.age_days`). */
+export const ageDays = (addedMs: number): number => Math.max(0, (Date.now() - addedMs) / 86_400_000);
+
 function build(cfg: Config): CandidateSet {
   const all: Candidate[] = [];
   const refs: ModelRef[] = [];
@@ -131,7 +136,6 @@ function build(cfg: Config): CandidateSet {
   const provAt = new Map<string, number>();
   const byId = new Map<string, Candidate>();
   const byName = new Map<string, Candidate[]>();
-  const now = Date.now();
   for (const e of cfg.models.values()) {
     if (!routable(e)) continue;
     const p = prices(e.model.pricing);
@@ -141,6 +145,7 @@ function build(cfg: Config): CandidateSet {
     const canonical = e.canonical;
     const tk = tokenizerFor(e.upstream || e.model.name);
     const caps = e.model.capabilities;
+    const addedMs = Date.parse(e.model.added_at);
     const c: Candidate = {
       index: all.length, entry: e, id: e.id, provider: e.provider.id, canonical, tokenizer: tk, tokenizerKey: tokenizerKey(tk), tokIndex: 0, provIndex: 0, prices: p, tiers,
       contextWindow: e.model.context_window, maxOutput: e.model.max_completion_tokens, caps,
@@ -150,9 +155,10 @@ function build(cfg: Config): CandidateSet {
         id: e.id, provider: e.provider.id, model: e.model.name, canonical, reliability_tier: e.model.reliability_tier,
         context_window: e.model.context_window, max_output_tokens: e.model.max_completion_tokens, capabilities: caps,
         price: { input_per_million: p.input * 1e6, output_per_million: p.output * 1e6 },
-        added_at: e.model.added_at, age_days: Math.max(0, (now - Date.parse(e.model.added_at)) / 86_400_000),
+        added_at: e.model.added_at, age_days: ageDays(addedMs),
         expected_cost_usd: 0, quality: 0, latency_ms: null, error_rate: 0,
       },
+      addedMs,
     };
     // The first offer of a model (first-party offers come first in the catalog's order) gives its ref.
     let ri = refAt.get(canonical);

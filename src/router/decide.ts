@@ -25,6 +25,14 @@ export { noRouteError } from './no-route.ts';
 const EPS = 1e-12;
 
 /**
+ * A W at and past which cost cannot change the order (10 * W times any difference in q dwarfs any
+ * request's cost): ranked as W absent, quality first and ties to the cheaper, which is that order.
+ * Computed, 10 * W * q overflowed to Infinity from about W = 1.8e307 (a finite W the request may send),
+ * and candidates tied at Infinity went to the cheapest: the opposite of what such a W asks for.
+ */
+const QUALITY_FIRST_W = 1e200;
+
+/**
  * The candidates still in the running, healthy providers' first, then ejected ones', in one array
  * reused from decision to decision with explicit lengths (decide is synchronous and its result never
  * holds it; emptying an array by its length frees its storage, which the pushes then grow again):
@@ -92,6 +100,7 @@ export function decide(inp: DecideInput): Decision {
     if (run.tokens.deferred.size > 0) return deferredDecision(run, n);
   }
   const w = params.wtp;
+  const wRank = w === null || w >= QUALITY_FIRST_W ? null : w;
   // healthy = RUNNING[0, hc), ejected = RUNNING[n, n + ec) (at most n each).
   if (RUNNING.length < 2 * n) RUNNING = new Array<number>(2 * n).fill(0);
   const running = RUNNING;
@@ -105,7 +114,7 @@ export function decide(inp: DecideInput): Decision {
     if (code !== 0) { f.code[j] = code; continue; }
     let qRank = est.q[T.ref[i]!]! + f.bonus[j]!;
     if (i === run.affIdx) qRank += settings.affinity.bonus;
-    f.util[j] = w === null ? qRank : 10 * w * qRank - f.cost[j]!;
+    f.util[j] = wRank === null ? qRank : 10 * wRank * qRank - f.cost[j]!;
     const p = T.prov[i]!;
     let ej = ejectedAt[p]!;
     if (ej < 0) ej = ejectedAt[p] = inp.health.isEjected(set.providers[p]!) ? 1 : 0;

@@ -2,7 +2,7 @@
 // prompt's token ceiling) in typed arrays reused across decisions, the max_cost tightening of token
 // ceilings, and per-request policy rules: the arithmetic decide.ts runs per candidate.
 import type { PromptTokens, TokenCount } from '../tokens/index.ts';
-import { CAP, pricesFor, type CandidateSet } from './candidates.ts';
+import { ageDays, CAP, pricesFor, type CandidateSet } from './candidates.ts';
 import { FIXED, POLICY, type DecideInput } from './decision.ts';
 import type { Estimates } from './predictions.ts';
 import type { RuleWords } from './rule-words.ts';
@@ -175,6 +175,7 @@ export function setView(run: Run, j: number, i: number): void {
   const p = run.set.table.prov[i]!;
   v.expected_cost_usd = run.f.cost[j];
   v.quality = run.est!.q[run.set.table.ref[i]!];
+  v.age_days = ageDays(c.addedMs);
   // Measured latency and error rate change between requests, not within one: read once per provider.
   let lat = run.latency[p];
   if (lat === undefined) { const h = run.inp.health; lat = run.latency[p] = h.latencyMs(c.provider); run.errors[p] = h.errorRate(c.provider); }

@@ -62,8 +62,11 @@ function varsOf(rule: unknown, out: Array<string | null> = []): Array<string | n
   return out;
 }
 
-/** Candidate variables that change per request or with measurements (the rest is fixed per config version). */
-const PER_REQUEST_CANDIDATE = new Set(['candidate', 'candidate.expected_cost_usd', 'candidate.quality', 'candidate.latency_ms', 'candidate.error_rate']);
+/**
+ * Candidate variables that change per request, with measurements or with the clock (`age_days`: a
+ * config version can serve for weeks), the rest is fixed per config version.
+ */
+const PER_REQUEST_CANDIDATE = new Set(['candidate', 'candidate.expected_cost_usd', 'candidate.quality', 'candidate.latency_ms', 'candidate.error_rate', 'candidate.age_days']);
 
 const fixedVar = (v: string | null): boolean =>
   v !== null && (v === 'key' || v.startsWith('key.') || (v.startsWith('candidate.') && !PER_REQUEST_CANDIDATE.has(v)));
@@ -113,8 +116,13 @@ export function checkRouterConfig(raw: unknown): Array<{ path: string; message: 
   for (const [path, d] of defaults) {
     for (const [i, m] of ((d.models ?? []) as unknown[]).entries()) if (m === 'router') out.push({ path: `${path}/models/${i}`, message: 'a default models list cannot name "router"' });
   }
+  const signalAt = new Map<unknown, number>();
   for (const [i, s] of ((r.quality_signals ?? []) as Obj[]).entries()) {
     if (s.min !== undefined && s.max !== undefined && (s.min as number) >= (s.max as number)) out.push({ path: `/router/quality_signals/${i}`, message: 'min must be below max' });
+    // Training reads one signal per metric (the last listed): a second entry would silently replace the first's direction, range and keys.
+    const first = signalAt.get(s.metric);
+    if (first !== undefined) out.push({ path: `/router/quality_signals/${i}/metric`, message: `metric "${String(s.metric)}" is already quality_signals[${first}]; list each metric once` });
+    else signalAt.set(s.metric, i);
   }
   return out;
 }

@@ -207,6 +207,9 @@ export class RouterService {
     if (d.decision.plan.length === 0) {
       const err = noRouteError(d.decision);
       Object.assign(err.headers, headers);
+      // A routed request nothing qualified for is a decision too: recorded with no model chosen (the
+      // Router page's no_route, and the constraints that left nothing).
+      if (startedAt !== null) this.refused(id, d, err.status);
       throw err;
     }
     const targets: AttemptTarget[] = [];
@@ -251,6 +254,18 @@ export class RouterService {
       canonical: servedCand?.canonical ?? null, kind: r.view.features.kind, status: outcome.status, costUsd,
       ...(r.budgetDropped ? { budgetDropped: r.budgetDropped } : {}),
     }, r.view.features, r.decision, outcome.attempts, this.#o.settings().recordCandidates);
+  }
+
+  /**
+   * A routed request refused before any attempt (nothing qualified, or after its decision the key's
+   * budget or rate limit refused it): its decision recorded with that status, no model served, no cost,
+   * so its x-router-decision-id names a stored decision and the router's rollups count it.
+   */
+  refused(id: string, r: Decided, status: number): void {
+    this.#writer?.enqueue({
+      inferenceId: id, createdAt: isoFromMs(Date.now()), keyId: r.keyId, servedModel: null, canonical: null,
+      kind: r.view.features.kind, status, costUsd: '0',
+    }, r.view.features, r.decision, [], this.#o.settings().recordCandidates);
   }
 
   /** Writes queued decisions now (tests, shutdown). */

@@ -2,7 +2,7 @@
 // (src/router/state-restore.ts). A running gateway adopts the new version on its next state poll.
 // Exit codes: 0 done, 1 the operation failed (a version not stored), 2 usage error.
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { flagReader, UsageError } from '../util/cli-args.ts';
+import { flagReader, onlyFlags, UsageError } from '../util/cli-args.ts';
 import { describeOrigin, listStates, REASON_MAX, restoreReason, restoreState, StateNotFound } from './state-restore.ts';
 
 export const ROUTER_USAGE = `usage:
@@ -24,6 +24,7 @@ export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: 
   try {
     switch (sub) {
       case 'states': {
+        onlyFlags(args, ['--limit'], ['--json']);
         const list = await listStates(sql, count('limit', 1) ?? 50);
         if (args.includes('--json')) { out(JSON.stringify(list, null, 2)); return 0; }
         if (list.length === 0) { out('no learned state stored yet: the router routes on its priors'); return 0; }
@@ -31,6 +32,9 @@ export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: 
         return 0;
       }
       case 'rollback': case 'reset': {
+        // A reset takes no version (as the admin API says): `reset --to 3` meant a rollback, not forgetting everything.
+        if (sub === 'reset' && args.includes('--to')) throw new UsageError('router reset takes no version (it returns to the priors); to go back to a version: router rollback --to VERSION');
+        onlyFlags(args, sub === 'rollback' ? ['--to', '--reason'] : ['--reason']);
         const to = sub === 'rollback' ? count('to', 1) : null;
         if (sub === 'rollback' && to === undefined) throw new UsageError('router rollback needs --to VERSION (see router states)');
         const reason = restoreReason(flag('reason'));

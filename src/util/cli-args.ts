@@ -13,3 +13,16 @@ export function flagReader(args: readonly string[]): (name: string) => string | 
     return v;
   };
 }
+
+/**
+ * A UsageError for the first argument that is none of the flags a subcommand takes (`valued` flags
+ * with their value, `bare` ones alone): a mistyped flag (`--reson`) or one meant for another
+ * subcommand is refused instead of being ignored while the command goes ahead.
+ */
+export function onlyFlags(args: readonly string[], valued: readonly string[], bare: readonly string[] = []): void {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (valued.includes(a)) i++;
+    else if (!bare.includes(a)) throw new UsageError(`unexpected argument "${a}"`);
+  }
+}
