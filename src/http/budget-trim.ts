@@ -3,10 +3,10 @@
 import type { ServerResponse } from 'node:http';
 import { BUDGET_DROPPED_HEADER } from '../limits/affordable.ts';
 import type { Services } from './services.ts';
+import { headerText } from '../util/header-text.ts';
 
 export function reportTrimmed(svc: Services, res: ServerResponse, mode: 'router' | 'named', droppedIds: readonly string[]): void {
-  // Model ids come from provider files and may be in any script: '?' for what a header cannot carry
-  // (Node throws ERR_INVALID_CHAR past Latin-1 or on a line break), as the router's decision headers do.
-  res.setHeader(BUDGET_DROPPED_HEADER, droppedIds.join(', ').replace(/[^\x20-\x7e]/g, '?'));
+  // Model ids come from provider files and may be in any script.
+  res.setHeader(BUDGET_DROPPED_HEADER, headerText(droppedIds.join(', ')));
   svc.metrics.budgetTrimmedTotal.inc({ mode });
 }

@@ -6,14 +6,9 @@ import { priorWithBasis, type CompiledPriors } from './quality/prior.ts';
 import type { TaskKind } from './quality/index.ts';
 import { round } from './round.ts';
 import { RECORDED } from './settings.ts';
+// Policy and rule names (`policy:<name>` in x-router-excluded) and model ids come from config files.
+import { headerText } from '../util/header-text.ts';
 
-/**
- * A name as a header value: a character outside printable ASCII becomes '?', as x-router-defaults
- * shows key globs (Node refuses a line break or a character past Latin-1 in a header: ERR_INVALID_CHAR).
- * Policy and rule names (`policy:<name>` in x-router-excluded) and model ids come from config files,
- * where an operator may write any script: left as they were, every routed request they showed in was a 500.
- */
-const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, '?');
 
 /** Headers on routed responses (and on the router's 400s). */
 export function decisionHeaders(id: string, d: Decision): Record<string, string> {
@@ -24,9 +19,9 @@ export function decisionHeaders(id: string, d: Decision): Record<string, string>
   };
   let excluded = '';
   for (const k in d.excludedBy) excluded += `${excluded ? ', ' : ''}${k}=${d.excludedBy[k]}`;
-  if (excluded) h['x-router-excluded'] = headerSafe(excluded);
+  if (excluded) h['x-router-excluded'] = headerText(excluded);
   if (d.chosen) {
-    h['x-router-model'] = headerSafe(d.chosen.id);
+    h['x-router-model'] = headerText(d.chosen.id);
     h['x-router-quality'] = d.chosen.q.toFixed(4);
     h['x-router-cost'] = fmt(d.chosen.expectedCostUsd);
     if (d.explored) h['x-router-explored'] = 'true';

@@ -5,6 +5,7 @@ import { withOperatorPriors, type CompiledPriors, type PriorTable } from './qual
 import { compilePolicies, type CompiledPolicy } from './policy.ts';
 import type { RouterDefaults } from './params.ts';
 import { globToRegExp } from '../util/glob.ts';
+import { headerText } from '../util/header-text.ts';
 
 /** Candidates stored per group by default (router.record_candidates: "top"); "all" keeps every one (ALL), a number that many. */
 export const RECORDED = 10;
@@ -44,7 +45,7 @@ export type RouterSettings = {
 };
 
 /** A header-safe name for where defaults were configured (`defaults`, or `key_defaults[<glob>]`). */
-const sourceName = (glob: string | null): string => (glob === null ? 'defaults' : `key_defaults[${glob.replace(/[^\x21-\x7e]/g, '?')}]`);
+const sourceName = (glob: string | null): string => (glob === null ? 'defaults' : `key_defaults[${headerText(glob)}]`);
 
 function compileDefaults(raw: unknown, glob: string | null): RouterDefaults {
   const d = obj(raw);
