@@ -67,7 +67,11 @@ test('decodeRequest refuses what the canonical model cannot carry', () => {
   const decode = (patch: Record<string, unknown>) => () => openaiChatCodec.client!.decodeRequest(validateChatRequest({ ...base(), ...patch }));
   rejects(decode({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }), 'unsupported_parameter', 'messages[0].content[0].type');
   rejects(decode({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] }), 'unsupported_parameter', 'messages[0].content[0].file');
-  rejects(decode({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }), 'invalid_parameter', 'messages[0].tool_calls[0].function.arguments');
+});
+
+test('decodeRequest takes tool call arguments that are not JSON, as OpenAI does: kept as written beside an empty input (src/formats/tool-arguments.ts)', () => {
+  const req = openaiChatCodec.client!.decodeRequest(validateChatRequest({ ...base(), messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }));
+  assert.deepEqual(req.messages[0]!.content.find((b) => b.type === 'tool_use'), { type: 'tool_use', id: 'c', name: 'f', input: {}, raw_arguments: '{oops' });
 });
 
 test('upstream encode: Anthropic-only features are dropped or applied and reported; documents by URL are refused', () => {

@@ -2,6 +2,7 @@
 // upstream sent: canonical stream events collected into one response (an upstream that streamed to
 // a client that did not ask), and one response replayed as events (a JSON answer to a stream request).
 import { emptyUsage, mergeUsage, type Block, type CanonicalResponse, type StreamEvent } from '../formats/canonical.ts';
+import { toolInput } from '../formats/tool-arguments.ts';
 
 type OpenBlock = { block: Block; json: string };
 
@@ -14,9 +15,7 @@ export function createCollector(): Collector {
     const p = open.get(index);
     if (!p) return;
     open.delete(index);
-    if (p.block.type === 'tool_use' && p.json !== '') {
-      try { p.block.input = JSON.parse(p.json); } catch { p.block.input = p.json; }
-    }
+    if (p.block.type === 'tool_use' && p.json !== '') Object.assign(p.block, toolInput(p.json));
   };
   return {
     add(ev) {
@@ -76,7 +75,8 @@ export function responseEvents(res: CanonicalResponse): StreamEvent[] {
         break;
       case 'tool_use':
         out.push({ type: 'block_start', index, block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-        out.push({ type: 'block_delta', index, delta: { type: 'input_json_delta', partial_json: typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}) } });
+        // The input's JSON, which every client format reads (arguments that were no object's JSON are then `{}`).
+        out.push({ type: 'block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input ?? {}) } });
         break;
       default:
         out.push({ type: 'block_start', index, block: b });

@@ -18,7 +18,11 @@ export type ImageBlock = { type: 'image'; source: ImageSource; cache_control?: C
 export type DocumentBlock = {
   type: 'document'; source: DocumentSource; title?: string; context?: string; cache_control?: CacheControl;
 };
-export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown; cache_control?: CacheControl };
+/**
+ * `raw_arguments`: arguments a model wrote as text that is no object's JSON (OpenAI's formats carry them
+ * as text), kept to be given back as written; `input` is then {} (src/formats/tool-arguments.ts).
+ */
+export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown; raw_arguments?: string; cache_control?: CacheControl };
 /**
  * A tool a tool result makes available (client-side tool search: the tool's definition, deferred with
  * `defer_loading`, is loaded from here on). Only Anthropic's Messages reads it; src/formats/tool-search.ts

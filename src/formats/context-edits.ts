@@ -3,6 +3,7 @@
 // Pure: the canonical request is left untouched; edited turns are copies.
 import type { Block, CanonicalRequest, ContextEdit, Message } from './canonical.ts';
 import { isRecord } from './errors.ts';
+import { argumentsText } from './tool-arguments.ts';
 
 /** Anthropic's defaults for clear_tool_uses_20250919 (platform docs, context editing). */
 const DEFAULT_TRIGGER_TOKENS = 100_000;
@@ -49,7 +50,7 @@ function blockChars(b: Block): number {
   switch (b.type) {
     case 'text': return b.text.length;
     case 'thinking': return b.thinking.length;
-    case 'tool_use': return JSON.stringify(b.input ?? {}).length;
+    case 'tool_use': return argumentsText(b).length;
     case 'tool_result': return b.content.reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
     default: return 0;
   }

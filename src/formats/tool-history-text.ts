@@ -8,6 +8,7 @@
 // tool failed), its images kept as image blocks after it. Turns keep their roles and their order.
 import type { Block, ImageBlock, Message, TextBlock } from './canonical.ts';
 import { referenceText } from './tool-search.ts';
+import { argumentsText } from './tool-arguments.ts';
 
 /** Whether any turn holds a tool call or a tool result. */
 export const holdsToolBlocks = (messages: readonly Message[]): boolean =>
@@ -23,7 +24,7 @@ export function toolHistoryAsText(messages: Message[]): Message[] {
 
 function asText(b: Block, names: ReadonlyMap<string, string>): Block[] {
   if (b.type === 'tool_use') {
-    return [withCache({ type: 'text', text: `Called tool ${b.name} (call ${b.id}) with input ${JSON.stringify(b.input ?? {})}.` }, b.cache_control)];
+    return [withCache({ type: 'text', text: `Called tool ${b.name} (call ${b.id}) with input ${argumentsText(b)}.` }, b.cache_control)];
   }
   if (b.type !== 'tool_result') return [b];
   const tool = names.get(b.tool_use_id) ?? 'a tool';

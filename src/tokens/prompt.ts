@@ -2,6 +2,7 @@
 // and the parts no local tokenizer can count exactly (images, binary documents, tool definitions).
 import type { Block, CanonicalRequest } from '../formats/canonical.ts';
 import { toolsInContext } from '../formats/tool-search.ts';
+import { argumentsText } from '../formats/tool-arguments.ts';
 
 export type PromptParts = {
   /** One entry per message as the model sees it (the system prompt first when present). */
@@ -27,7 +28,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
       return;
     case 'tool_use':
       out.toolTurns++;
-      texts.push(b.name, typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}));
+      texts.push(b.name, argumentsText(b));
       return;
     case 'tool_result':
       out.toolTurns++;

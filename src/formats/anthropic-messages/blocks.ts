@@ -103,7 +103,11 @@ export function decodeSystemBlock(raw: Rec, param: string): TextBlock | ToolChan
  * tool definition is written as `tools` entries are.
  */
 export function encodeBlock(b: Block): Rec {
-  if (b.type === 'tool_use') return { ...b, input: b.input ?? {} };
+  if (b.type === 'tool_use') {
+    // raw_arguments is the gateway's own (arguments an OpenAI-format model wrote as text): not Anthropic's.
+    const { raw_arguments: _raw, ...rest } = b;
+    return { ...rest, input: b.input ?? {} };
+  }
   if ((b.type === 'tool_addition' || b.type === 'tool_removal') && b.tool.type === 'tool_definition') {
     return { ...b, tool: { type: 'tool_definition', definition: encodeTool(b.tool.definition) } };
   }

@@ -3,9 +3,10 @@
 import type {
   Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from '../canonical.ts';
-import { GatewayError, invalidParam } from '../../gateway-error.ts';
+import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 import { callSignature } from './thought-signatures.ts';
+import { toolInput } from '../tool-arguments.ts';
 
 type Rec = Record<string, unknown>;
 const unsupported = (param: string, message: string): GatewayError =>
@@ -52,16 +53,11 @@ function userBlocks(content: unknown, param: string): Block[] {
   });
 }
 
-function toolUses(calls: Rec[], param: string): Block[] {
-  return calls.flatMap((c: Rec, i): Block[] => {
+function toolUses(calls: Rec[]): Block[] {
+  return calls.flatMap((c: Rec): Block[] => {
     const fn = c.function as Rec;
-    let input: unknown;
-    try {
-      input = JSON.parse(String(fn.arguments || '{}'));
-    } catch {
-      throw invalidParam(`${param}[${i}].function.arguments`, 'tool call arguments are not valid JSON');
-    }
-    return [...callSignature(c), { type: 'tool_use', id: String(c.id), name: String(fn.name), input }];
+    // Arguments a model wrote that are no object's JSON are history OpenAI accepts: kept as written (tool-arguments.ts).
+    return [...callSignature(c), { type: 'tool_use', id: String(c.id), name: String(fn.name), ...toolInput(String(fn.arguments ?? '')) }];
   });
 }
 
@@ -89,7 +85,7 @@ function decodeMessages(raw: Rec[]): { system: TextBlock[]; messages: Message[] 
         const blocks: Block[] = [];
         const text = m.content == null ? '' : textOf(m.content, `${at}.content`);
         if (text !== '') blocks.push({ type: 'text', text });
-        if (Array.isArray(m.tool_calls)) blocks.push(...toolUses(m.tool_calls, `${at}.tool_calls`));
+        if (Array.isArray(m.tool_calls)) blocks.push(...toolUses(m.tool_calls));
         return pushTurn(messages, 'assistant', blocks);
       }
       case 'tool': {

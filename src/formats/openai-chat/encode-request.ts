@@ -6,6 +6,7 @@ import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { effortForBudget, reasoningAskFor } from '../reasoning.ts';
+import { argumentsText } from '../tool-arguments.ts';
 
 type Rec = Record<string, unknown>;
 export { effortForBudget };
@@ -61,7 +62,7 @@ function encodeUserTurn(m: Message, i: number, out: Rec[], adjustments: string[]
 function encodeAssistantTurn(m: Message): Rec {
   const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const calls = m.content.flatMap((b) => (b.type === 'tool_use'
-    ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }]
+    ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: argumentsText(b) } }]
     : []));
   const msg: Rec = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
   if (calls.length > 0) msg.tool_calls = calls;

@@ -4,6 +4,7 @@ import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.t
 import { emptyUsage } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { callExtra } from './thought-signatures.ts';
+import { argumentsText, toolInput } from '../tool-arguments.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -72,7 +73,7 @@ export function encodeChatResponse(res: CanonicalResponse, created = Math.floor(
   for (const b of res.content) {
     if (b.type === 'thinking') signature = b.signature;
     if (b.type !== 'tool_use') continue;
-    calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) }, ...callExtra(signature) });
+    calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: argumentsText(b) }, ...callExtra(signature) });
     signature = '';
   }
   const message: Rec = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
@@ -90,15 +91,6 @@ export function encodeChatResponse(res: CanonicalResponse, created = Math.floor(
   return out;
 }
 
-/** Tool-call arguments that are not JSON are kept as the raw string rather than dropped. */
-export function parseArguments(args: string): unknown {
-  if (args.trim() === '') return {};
-  try {
-    return JSON.parse(args);
-  } catch {
-    return args;
-  }
-}
 
 /** chat.completion -> canonical. `reasoning_content`/`reasoning` (compatible servers) become a thinking block. */
 export function decodeChatResponse(body: unknown): CanonicalResponse {
@@ -113,7 +105,7 @@ export function decodeChatResponse(body: unknown): CanonicalResponse {
   if (Array.isArray(msg.tool_calls)) {
     for (const c of msg.tool_calls) {
       if (!isRecord(c) || !isRecord(c.function)) continue;
-      content.push({ type: 'tool_use', id: String(c.id), name: String(c.function.name), input: parseArguments(String(c.function.arguments ?? '')) });
+      content.push({ type: 'tool_use', id: String(c.id), name: String(c.function.name), ...toolInput(String(c.function.arguments ?? '')) });
     }
   }
   const refused = typeof msg.refusal === 'string' && msg.refusal !== '';

@@ -5,7 +5,7 @@ import type { Block, ImageBlock, Message, TextBlock, ThinkingBlock, RedactedThin
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 import { parseDataUrl } from '../openai-chat/decode-request.ts';
-import { parseArguments } from '../openai-chat/response.ts';
+import { argumentsText, toolInput } from '../tool-arguments.ts';
 import { canonicalToolName, type ToolOrigin } from './tools.ts';
 
 type Rec = Record<string, unknown>;
@@ -131,7 +131,7 @@ export function decodeInput(input: unknown): { system: TextBlock[]; messages: Me
         return;
       case 'function_call':
         return pushTurn(messages, 'assistant', [{
-          type: 'tool_use', id: String(item.call_id), name: canonicalToolName(String(item.name), item.namespace), input: parseArguments(String(item.arguments ?? '')),
+          type: 'tool_use', id: String(item.call_id), name: canonicalToolName(String(item.name), item.namespace), ...toolInput(String(item.arguments ?? '')),
         }]);
       case 'custom_tool_call':
         return pushTurn(messages, 'assistant', [{
@@ -171,7 +171,7 @@ export function outputItem(b: Block, id: string, origins: ReadonlyMap<string, To
         const input = isRecord(b.input) && typeof b.input.input === 'string' ? b.input.input : JSON.stringify(b.input ?? {});
         return { id, type: 'custom_tool_call', status: 'completed', call_id: b.id, name: origin.name, input, ...ns };
       }
-      return { id, type: 'function_call', status: 'completed', arguments: typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}), call_id: b.id, name: origin.name, ...ns };
+      return { id, type: 'function_call', status: 'completed', arguments: argumentsText(b), call_id: b.id, name: origin.name, ...ns };
     }
     case 'thinking':
       return { id, type: 'reasoning', summary: b.thinking === '' ? [] : [{ type: 'summary_text', text: b.thinking }], encrypted_content: packReasoning(b) };
