@@ -11,6 +11,7 @@ import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gate
 import { recordOf, settled } from './helpers/records.ts';
 import { parseSse } from './helpers/answer-shape.ts';
 import { foldOutputs, MAX_OBSERVED_OUTPUT } from '../src/router/output-stats.ts';
+import { retryAfterMs } from '../src/engine/upstream-error.ts';
 
 let up: RawUpstream; let gw: TestGateway;
 
@@ -266,4 +267,26 @@ test('expected output learns nothing from a count no answer has (garbage usage b
   const t = foldOutputs({}, [...legit, { model: 'm', kind: 'chat', outputTokens: 2_147_483_647 }, { model: 'm', kind: 'chat', outputTokens: MAX_OBSERVED_OUTPUT }]);
   // The 2^31-1 count is left out; the largest count an answer can have (the bound itself) is kept.
   assert.deepEqual(t.m!.chat, [10, (9 * 400 + MAX_OBSERVED_OUTPUT) / 10]);
+});
+
+test('retry-after as HTTP has it (digits, or a date) or retry-after-ms as a number is a wait; anything else is none (1e300 was relayed as "retry-after: 1e+300", "0x10" read as 16 s)', () => {
+  assert.equal(retryAfterMs({ 'retry-after': '7' }), 7000);
+  assert.equal(retryAfterMs({ 'retry-after': ' 0 ' }), 0);
+  assert.equal(retryAfterMs({ 'retry-after-ms': '250.5' }), 250.5);
+  assert.equal(retryAfterMs({ 'retry-after': '0.3' }), 300, 'a fraction of a second, as some servers send');
+  const at = retryAfterMs({ 'retry-after': new Date(Date.now() + 30_000).toUTCString() })!;
+  assert.ok(at > 25_000 && at <= 30_000, String(at));
+  for (const v of ['1e300', '0x10', 'soon', '', 'Infinity', '-5', '99999999999999999999']) assert.equal(retryAfterMs({ 'retry-after': v }), null, v);
+  for (const v of ['-5', 'NaN', '1e3']) assert.equal(retryAfterMs({ 'retry-after-ms': v }), null, v);
+});
+
+test('a 429 whose retry-after is garbage reaches the client without it, in the route\'s envelope', async () => {
+  up.push({ status: 429, headers: { ...JSON_CT, 'retry-after': '1e300' }, chunks: [JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } })] });
+  const r = await fetch(gw.url + PATH.chat, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(8000),
+    body: JSON.stringify({ model: 'router', models: ['oa/test-model'], max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(r.status, 429);
+  assert.equal(r.headers.get('retry-after'), null);
+  assert.equal(((await r.json()) as { error: { type: string } }).error.type, 'rate_limit_error');
 });

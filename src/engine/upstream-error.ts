@@ -13,15 +13,26 @@ export const RETRYABLE = (s: number): boolean => s === 408 || s === 409 || s ===
 /** The upstream refused the gateway's own credentials: the operator's problem, never the client's. */
 export const CREDENTIALS_REFUSED = (s: number): boolean => s === 401 || s === 403;
 
+/** The longest wait an upstream's retry-after is taken at (a larger one is no wait anybody means: 1e300, "0x10" read as hex). */
+const MAX_RETRY_AFTER_MS = 1e12;
+/** Digits, with a fraction (seconds in retry-after: HTTP has whole ones, servers send "0.3" too). */
+const NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
+
+/**
+ * An upstream's wait in ms: `retry-after-ms` (a number), or `retry-after` as HTTP has it (seconds as
+ * digits, a fraction allowed, or an HTTP date). Anything else is no wait (null), so it is neither
+ * waited for nor passed on to the client as a header no client reads (`retry-after: 1e+300` before).
+ */
 export function retryAfterMs(h: ResponseHeaders): number | null {
   const v = h['retry-after-ms'] ?? h['retry-after'];
   const s = Array.isArray(v) ? v[0] : v;
   if (s === undefined) return null;
-  if (h['retry-after-ms'] !== undefined) { const ms = Number(s); return Number.isFinite(ms) && ms >= 0 ? ms : null; }
-  const secs = Number(s);
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const at = Date.parse(s);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+  let ms: number;
+  if (h['retry-after-ms'] !== undefined) ms = NUMBER.test(s) ? Number(s) : NaN;
+  else if (NUMBER.test(s)) ms = Number(s) * 1000;
+  // A date names its day or month (V8 reads "1.5" or "-5" as dates in 2001).
+  else if (/[A-Za-z]{3}/.test(s)) { const at = Date.parse(s); ms = Number.isFinite(at) ? Math.max(0, at - Date.now()) : NaN; } else ms = NaN;
+  return Number.isFinite(ms) && ms <= MAX_RETRY_AFTER_MS ? ms : null;
 }
 
 function flatHeaders(h: ResponseHeaders): Record<string, string> {
