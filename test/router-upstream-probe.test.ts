@@ -290,3 +290,16 @@ test('a 429 whose retry-after is garbage reaches the client without it, in the r
   assert.equal(r.headers.get('retry-after'), null);
   assert.equal(((await r.json()) as { error: { type: string } }).error.type, 'rate_limit_error');
 });
+
+test('[DONE] after content without a finish reason is a complete answer, relayed or translated alike (the relay called it cut short, the translating decoder complete)', async () => {
+  for (const client of ['chat', 'messages'] as const) {
+    up.push({ chunks: [chatChunk(null), chatChunk('whole text here'), 'data: [DONE]\n\n'] });
+    const r = await routed(client, 'oa/test-model', true);
+    assert.equal(r.status, 200);
+    const events = parseSse(r.text);
+    assert.ok(!events.some((e) => e.event === 'error' || /"error":\{/.test(e.data)), `${client}: no error event`);
+    assert.equal(await settled(gw), 0);
+    const rec = await recordOf(gw, r.id);
+    assert.equal(rec.partial ?? false, false, client);
+  }
+});

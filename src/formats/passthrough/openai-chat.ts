@@ -104,7 +104,9 @@ export const openaiChatPassthrough: PassthroughCodec = {
         // a frame the relay could not read after content.
         // Nothing after [DONE] belongs to the answer (the translating decoder stops there too).
         if ((progress.error !== null && !progress.content) || progress.ended || done) return '';
-        if (f.data === '[DONE]') { done = true; if (seen.finishReason !== null) progress.complete = progress.error === null; return ''; }
+        // [DONE] ends the stream as its server meant it: after content it is a complete answer, a finish
+        // reason or not (some compatible servers send none), as the translating decoder reads it.
+        if (f.data === '[DONE]') { done = true; if (seen.finishReason !== null || progress.content) progress.complete = progress.error === null; return ''; }
         const d = f.data;
         if (!idNeedle) {
           // The first chunk names the upstream id and model: read both in place when they are plain.
