@@ -375,6 +375,32 @@ test('affinity: a follow-up prefers the model whose prompt cache holds the conve
   assert.equal((await followUp(['mid-1'], `Please keep this context: ${'no cache here '.repeat(300)}`)).follow.affinity, null, 'mid-1 caches nothing');
 });
 
+test('affinity off (router.affinity.enabled false, on reload): answers are not remembered, so nothing is held in memory or shared', async () => {
+  const cfgPath = gw.configFile;
+  const doc = parse(readFileSync(cfgPath, 'utf8')) as Rec;
+  const router = gw.services.router!;
+  const longFirst = async (): Promise<void> => {
+    const r = await chat({ models: ['big-1'], messages: [{ role: 'user', content: `Please keep this context: ${'a prefix the cache would hold '.repeat(300)} ${Math.random()}` }] });
+    assert.equal(r.status, 200);
+    await r.text();
+  };
+  (doc.router as Rec).affinity = { enabled: false };
+  writeFileSync(cfgPath, stringify(doc));
+  try {
+    assert.ok((await gw.services.holder.reload()).ok);
+    const before = router.affinity.size;
+    await longFirst();
+    assert.equal(router.affinity.size, before, 'nothing remembered while affinity is off');
+  } finally {
+    delete (doc.router as Rec).affinity;
+    writeFileSync(cfgPath, stringify(doc));
+    assert.ok((await gw.services.holder.reload()).ok);
+  }
+  const before = router.affinity.size;
+  await longFirst();
+  assert.equal(router.affinity.size, before + 1, 'remembered again once it is on');
+});
+
 test('official SDKs: openai with router fields in the body, anthropic messages', async () => {
   const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-none' });
   const res = await openai.chat.completions.create({ model: 'router', messages: [{ role: 'user', content: 'Hi' }], models: ['small-1', 'big-1'], willingness_to_pay: 1e-9 } as never);

@@ -244,7 +244,8 @@ export class RouterService {
   completed(id: string, r: Routed, outcome: InferenceOutcome, costUsd: string): void {
     const served = outcome.served;
     const servedCand = served ? r.decision.plan.find((t) => t.candidate.entry === served)?.candidate ?? null : null;
-    if (servedCand && outcome.status === 200 && r.decision.chosen && servedCand.caps.prompt_caching) {
+    // With affinity off nothing is looked up, so nothing is remembered (or shared with the other replicas).
+    if (servedCand && outcome.status === 200 && r.decision.chosen && servedCand.caps.prompt_caching && this.#o.settings().affinity.enabled) {
       // Only a prompt the provider can cache is worth following: below the model's minimum nothing is cached.
       const tokens = r.decision.ranked.find((x) => x.cand === servedCand)?.inputTokens ?? 0;
       if (tokens >= servedCand.cacheMinTokens) this.affinity.remember(r.keyId, r.canonical, servedCand.id, tokens);
