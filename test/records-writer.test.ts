@@ -2,7 +2,7 @@
 // bounded memory with counted drops while the store is down, recovery, lookups of unwritten ids and close().
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { RecordWriter } from '../src/records/writer.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
@@ -212,12 +212,18 @@ test('close gives up after its timeout on a dead store and counts what was lost'
   assert.ok(s.failures >= 2, 'retried during close');
 });
 
-test('the queue is bounded by bytes too: with full bodies logged, an outage drops the oldest rows, counted, and memory stays under the bound', async (t) => {
+/** A writer bounded at 1 MiB of queue over a store that is down; the test's end brings the store back and closes both. */
+async function outageWriter(t: TestContext): Promise<{ store: FlakyStore; w: RecordWriter }> {
   const store = await flaky();
   t.after(() => store.close());
   store.down = true;
   const w = new RecordWriter({ store, batchSize: 1000, flushMs: 20, maxQueue: 1_000_000, maxQueueBytes: 1024 * 1024, maxBackoffMs: 40 });
   t.after(async () => { store.down = false; await w.close(500); });
+  return { store, w };
+}
+
+test('the queue is bounded by bytes too: with full bodies logged, an outage drops the oldest rows, counted, and memory stays under the bound', async (t) => {
+  const { store, w } = await outageWriter(t);
   const body = 'b'.repeat(50_000); // about 100 KB a record with request and response logged
   const recs = Array.from({ length: 60 }, () => rec({ requestBody: body, responseBody: body }));
   for (const r of recs) w.enqueue(r);
@@ -287,11 +293,7 @@ test('an outage met while isolating a refused batch puts back exactly the unwrit
 });
 
 test('the byte bound counts what metadata and extra hold: large extra objects (a router field any request can carry) cannot keep an outage queue past it', async (t) => {
-  const store = await flaky();
-  t.after(() => store.close());
-  store.down = true;
-  const w = new RecordWriter({ store, batchSize: 1000, flushMs: 20, maxQueue: 1_000_000, maxQueueBytes: 1024 * 1024, maxBackoffMs: 40 });
-  t.after(async () => { store.down = false; await w.close(500); });
+  const { w } = await outageWriter(t);
   // About 100 KB a record in extra (nested, as JSON gives it), bodies not logged; and one in metadata.
   const extra = () => ({ team: 'x', notes: Array.from({ length: 100 }, (_, i) => ({ i, text: 'e'.repeat(1000) })) });
   for (let i = 0; i < 60; i++) w.enqueue(rec({ extra: extra() }));

@@ -90,24 +90,23 @@ test('candidate.age_days is read when the request is decided: a rule on it follo
   assert.equal(later?.excluded, undefined, `a day old now, same config version: ${JSON.stringify(later)}`);
 });
 
-test('a policy reading extra.* with a value JSON made unconvertible ({"toString": 1}): routed as a value that fails the test, never a 500', async (t) => {
-  const g = await startTestGateway({
-    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
-      { name: 'm1', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
-      { name: 'm2', pricing: { prompt: '0.000002', completion: '0.000003' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
-    ] }],
+/** A gateway over two models of provider `q`, each [name, prompt price, completion price], routing by default with policy `name` of `rules`. */
+async function policyGateway(models: Array<[string, string, string]>, name: string, rules: Rec[]): Promise<TestGateway> {
+  return startTestGateway({
+    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: models.map(([m, prompt, completion]) => ({ name: m, pricing: { prompt, completion }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 })) }],
     gateway: {
       reload: { watch: false },
-      router: {
-        exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
-        default_policy: 'teams', policies: { teams: [
-          { name: 'research-cheap', when: { '==': [{ var: 'extra.team' }, 'research'] }, exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
-          { name: 'not-blocked', exclude: { in: [{ var: 'candidate.model' }, { var: 'extra.blocked' }] } },
-          { name: 'tiers', prefer: { '<': [{ var: 'extra.tier' }, 3] } },
-        ] },
-      },
+      router: { exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 }, default_policy: name, policies: { [name]: rules } },
     },
   });
+}
+
+test('a policy reading extra.* with a value JSON made unconvertible ({"toString": 1}): routed as a value that fails the test, never a 500', async (t) => {
+  const g = await policyGateway([['m1', '0.000001', '0.000002'], ['m2', '0.000002', '0.000003']], 'teams', [
+    { name: 'research-cheap', when: { '==': [{ var: 'extra.team' }, 'research'] }, exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
+    { name: 'not-blocked', exclude: { in: [{ var: 'candidate.model' }, { var: 'extra.blocked' }] } },
+    { name: 'tiers', prefer: { '<': [{ var: 'extra.tier' }, 3] } },
+  ]);
   t.after(() => g.stop());
   const bad = '{"toString":1}';
   const bodies: Array<[string, string]> = [];
@@ -202,22 +201,10 @@ test('a willingness_to_pay so large that 10 * W * q overflows ranks quality firs
 });
 
 test('policy and rule names and model ids in any script: shown in the decision headers with "?" for what a header cannot carry, never a 500', async (t) => {
-  const g = await startTestGateway({
-    providers: [{ id: 'q', format: 'openai-chat', base_url: up.url, models: [
-      { name: 'モデル-1', pricing: { prompt: '0.000001', completion: '0.000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
-      { name: 'm2', pricing: { prompt: '0.0000001', completion: '0.0000002' }, capabilities: caps, context_window: 16000, max_completion_tokens: 4000 },
-    ] }],
-    gateway: {
-      reload: { watch: false },
-      router: {
-        exploration: { share: 0 }, learning: { train_interval_ms: 3_600_000, state_poll_ms: 3_600_000 },
-        default_policy: 'économe', policies: { 'économe': [
-          { name: 'pas de m2 ✓', exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
-          { name: 'two\nlines', exclude: { '==': [{ var: 'extra.x' }, 1] } },
-        ] },
-      },
-    },
-  });
+  const g = await policyGateway([['モデル-1', '0.000001', '0.000002'], ['m2', '0.0000001', '0.0000002']], 'économe', [
+    { name: 'pas de m2 ✓', exclude: { '==': [{ var: 'candidate.model' }, 'm2'] } },
+    { name: 'two\nlines', exclude: { '==': [{ var: 'extra.x' }, 1] } },
+  ]);
   t.after(() => g.stop());
   const send = (path: string, extra: Rec) => fetch(g.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'router', messages: [{ role: 'user', content: 'hi' }], ...extra }) });
   for (const path of ['/v1/chat/completions', '/v1/router/rank']) {
