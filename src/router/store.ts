@@ -185,7 +185,9 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   before it to its own. Corrections add up to (latest value - value first learned), and a repeated
  *   value corrects by nothing: one client posting the same verdict 100 times still counts once
  *   (5 negatives flip a kind, docs/router.md Learning).
- * Rows inside a first row's window teach nothing of their own and are left out. The window also
+ * Rows inside a first row's window teach nothing of their own and are left out, and so are comments
+ * (a metric a key first gave a string: its text is no score, though "", " " or "0.9" read as numbers
+ * and "true" as a boolean did until 2026-11-29). The window also
  * covers feedback rows the batched writer lands late. `earlier`: the windows of first values read
  * before the setting last changed (Cursor), which they keep.
  */
@@ -205,7 +207,7 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
              d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
            FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
            LEFT JOIN inferences i ON i.id = f.inference_id
-           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
+           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL
              AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?) x
      JOIN feedback ff ON ff.id = x.first_id
      WHERE x.id = x.first_id OR x.created_at >= ${end}
