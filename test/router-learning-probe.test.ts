@@ -1,6 +1,7 @@
 // The router's learning path against what clients and the store can hand it (both stores, a fresh
 // PostgreSQL schema dropped at the end): feedback that carries no score trains nothing; a state a
-// newer gateway stored is not trained over.
+// newer gateway stored is not trained over; a damaged state row is neither routed with nor copied on
+// by the rollback or reset that gets past it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -77,8 +78,45 @@ for (const b of backends) {
       await restoreState(store.sql, { from: null, by: 'cli', reason: null });
       await new Promise((r) => setTimeout(r, 5));
       await answered(store, 'boolean', 'true', new Date().toISOString());
+      await new Promise((r) => setTimeout(r, 5));
       assert.equal(await learning.trainOnce(), true);
       assert.equal(learning.state.quality.schema, STATE_SCHEMA);
+    } finally { await store.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: a damaged newest state row is not adopted, and a reset or rollback gets every replica past it`, async () => {
+    const store = await b.open();
+    try {
+      const errors: string[] = [];
+      const learning = new RouterLearning({ backend: new InlineBackend(store.sql), settings: () => settings, onError: (what, e) => errors.push(`${what}: ${(e as Error).message}`) });
+      await learning.refresh();
+      await answered(store, 'boolean', 'true');
+      await learning.trainOnce();
+      const good = learning.state.version;
+      assert.ok(good >= 1);
+      // Valid JSON that is no output table: routing with it failed every routed request (expectedOutput read null).
+      for (const [column, text, says] of [['output', 'null', /cannot be routed with \(the output table is null, not an object\)/], ['output', '{"m-a":{"chat":5}}', /cell "m-a"\/"chat" is not \[count, mean\]/],
+        ['quality', 'null', /cannot be routed with/], ['output', '{"m-a":', /cannot be read \(output: /], ['feedback_cursor', '{"at":', /cannot be read \(feedback_cursor: /]] as const) {
+        errors.length = 0;
+        const v = learning.state.version + 1;
+        assert.equal(await saveState(store.sql, { ...emptyStored(), version: v }), true);
+        await store.sql.run(`UPDATE router_state SET ${column} = ? WHERE version = ?`, [text, v]);
+        assert.equal(await learning.refresh(), false, `${column} ${text}: not adopted`);
+        assert.equal(learning.state.version, v - 1, 'still routing with the state it had');
+        assert.match(errors.join('\n'), new RegExp(`learned state v${v} `));
+        assert.match(errors.join('\n'), says);
+        // The rollback or reset an admin does then stores a usable version, copying nothing damaged on.
+        const restored = await restoreState(store.sql, column === 'output' && text === 'null' ? { from: good, by: 'cli', reason: null } : { from: null, by: 'cli', reason: null });
+        assert.equal(restored.version, v + 1);
+        assert.equal(await learning.refresh(), true, `${column} ${text}: the restored version is adopted`);
+        assert.equal(learning.state.version, v + 1);
+        await new Promise((r) => setTimeout(r, 5));
+        await answered(store, 'boolean', 'true', new Date().toISOString());
+        await new Promise((r) => setTimeout(r, 5)); // read once it is older than now (feedback_settle_ms 0)
+        assert.equal(await learning.trainOnce(), true, `${column} ${text}: training goes on from it`);
+      }
     } finally { await store.close(); }
   });
 }

@@ -120,9 +120,15 @@ export async function loadState(sql: SqlRunner, version?: number): Promise<Store
     : await sql.all('SELECT * FROM router_state WHERE version = ?', [version]);
   const r = rows[0];
   if (!r) return null;
+  // A damaged row's error names it and the way past it (the poll and every training pass report it until then).
+  const col = <T>(name: string): T => {
+    try { return json<T>(r[name]); } catch (e) {
+      throw new Error(`learned state v${String(r.version)} cannot be read (${name}: ${(e as Error).message}): roll back or reset (router rollback / router reset)`);
+    }
+  };
   return {
-    version: Number(r.version), createdAt: iso(r.created_at), quality: json(r.quality), output: json(r.output),
-    feedbackCursor: json(r.feedback_cursor), decisionCursor: json(r.decision_cursor), outcomes: Number(r.outcomes),
+    version: Number(r.version), createdAt: iso(r.created_at), quality: col('quality'), output: col('output'),
+    feedbackCursor: col('feedback_cursor'), decisionCursor: col('decision_cursor'), outcomes: Number(r.outcomes),
     ...restoreFields(r),
   };
 }
