@@ -1,7 +1,8 @@
 // The router's learning path against what clients and the store can hand it (both stores, a fresh
 // PostgreSQL schema dropped at the end): feedback that carries no score trains nothing; a state a
 // newer gateway stored is not trained over; a damaged state row is neither routed with nor copied on
-// by the rollback or reset that gets past it.
+// by the rollback or reset that gets past it; a replica whose clock runs ahead does not move the
+// shared cursors past what the others write (PostgreSQL).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -120,3 +121,23 @@ for (const b of backends) {
     } finally { await store.close(); }
   });
 }
+
+test('postgres: a replica whose clock runs ahead reads rows up to the store\'s clock, not past what the others write next', { skip: !pgDb }, async () => {
+  const store = await openStore(pgDb!.storeOptions(pgDb!.another()));
+  const realNow = Date.now;
+  try {
+    const learning = new RouterLearning({ backend: new InlineBackend(store.sql), settings: () => settings });
+    // A replica with a correct clock gave one value; the one an hour ahead gave one, stamped by its clock.
+    await answered(store, 'boolean', 'true', new Date(realNow() - 2000).toISOString());
+    await answered(store, 'boolean', 'true', new Date(realNow() + 3_600_000).toISOString());
+    Date.now = () => realNow() + 3_600_000; // the ahead replica's training pass
+    try { assert.equal(await learning.trainOnce(), true); } finally { Date.now = realNow; }
+    assert.equal(learning.state.outcomes, 1, 'the row stamped ahead waits until the store\'s clock reaches it');
+    assert.ok(learning.state.feedbackCursor.at < new Date(realNow() + 60_000).toISOString(), `cursor ${learning.state.feedbackCursor.at} is not ahead of the store`);
+    // What the correct replica writes next is learned: it was skipped for the hour the cursor ran ahead.
+    await answered(store, 'boolean', 'false', new Date(realNow() - 10).toISOString());
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await learning.trainOnce(), true);
+    assert.equal(learning.state.outcomes, 2);
+  } finally { Date.now = realNow; await store.close(); }
+});

@@ -109,6 +109,16 @@ export async function getDecision(sql: SqlRunner, inferenceId: string): Promise<
   return r ? { decision: json(r.decision), features: json(r.features) } : null;
 }
 
+/**
+ * The time by the store's clock (ms since the epoch), which every replica on a PostgreSQL store
+ * shares; SQLite's file is this host's, so its clock is this process's.
+ */
+export async function storeNow(sql: SqlRunner): Promise<number> {
+  if (sql.dialect === 'sqlite') return Date.now();
+  const t = (await sql.all('SELECT now() AS t'))[0]?.t;
+  return t instanceof Date ? t.getTime() : Date.parse(String(t));
+}
+
 export async function latestVersion(sql: SqlRunner): Promise<number> {
   const rows = await sql.all('SELECT MAX(version) AS v FROM router_state');
   return Number(rows[0]?.v ?? 0);

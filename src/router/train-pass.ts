@@ -6,7 +6,7 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
@@ -109,9 +109,12 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   refuseNewerFormat(base);
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
   const earlier = settleSpans(base.feedbackCursor, settings.feedbackSettleMs);
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
+  // Rows are read up to the store's clock, not this replica's: one whose clock ran ahead read the rows
+  // it had stamped ahead and moved the shared cursors there, past every row the others then wrote.
+  const now = await storeNow(sql);
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(now - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
   const answers: AnswerJoin[] = [];
-  const answeredBefore = new Date(Date.now() - ANSWER_LAG_MS).toISOString();
+  const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
   let answersLeft = false;
   for (let read = 0, c = base.decisionCursor; ; read++) {
     const part = await answersSince(sql, c, BATCH, answeredBefore);
