@@ -43,7 +43,7 @@ const inference = (id: string, at: string): InferenceRecord => ({
 const marked = (version: number, mark: number, createdAt = new Date().toISOString()): StoredState => {
   const quality = emptyState();
   (quality as unknown as { mark: number }).mark = mark;
-  return { ...emptyStored(), version, createdAt, quality, output: { [`m${mark}`]: { chat: { n: mark, mean: mark } } } as never, outcomes: mark * 10, decisionCursor: { at: createdAt, id: `d${mark}` } };
+  return { ...emptyStored(), version, createdAt, quality, output: { [`m${mark}`]: { chat: [mark, mark] } }, outcomes: mark * 10, decisionCursor: { at: createdAt, id: `d${mark}` } };
 };
 
 async function clear(sql: SqlRunner): Promise<void> {

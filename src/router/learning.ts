@@ -9,6 +9,7 @@ import type { PruneResult, StoredState } from './store.ts';
 import { catchUpTimer } from '../util/catch-up.ts';
 import { emptyStored } from './train-pass.ts';
 import { prepareState } from './quality/index.ts';
+import { outputTableProblem } from './output-stats.ts';
 
 export { emptyStored, scoreOf } from './train-pass.ts';
 
@@ -65,8 +66,18 @@ export class RouterLearning {
     if (!s || s.version <= this.#state.version) return false;
     // The per-state tables are built here, off any request, not by the first request that routes with
     // it: about 1 ms for a state from the worker (packed: the stored prompts' index was built there and
-    // transferred), about 10 ms for a full state (inline backend, workers.threads 0).
-    try { prepareState(s.quality); } catch (e) { this.#o.onError?.('state tables', e); }
+    // transferred), about 10 ms for a full state (inline backend, workers.threads 0). A state they
+    // cannot be built for (a row written by hand, or damaged) is not adopted: every routed request
+    // would fail on it (a 500 each, until the next version, before 2026-11-29); this replica keeps
+    // routing with the state it has, and says so on each poll until an admin rolls back or resets.
+    try {
+      const problem = outputTableProblem(s.output);
+      if (problem !== null) throw new Error(problem);
+      prepareState(s.quality);
+    } catch (e) {
+      this.#o.onError?.('state refresh', new Error(`learned state v${s.version} cannot be routed with (${(e as Error).message}); still routing with v${this.#state.version}: roll back or reset (router rollback / router reset)`));
+      return false;
+    }
     this.#state = s;
     if (s.origin) this.#o.onRestored?.(s);
     return true;

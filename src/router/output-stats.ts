@@ -43,3 +43,23 @@ export function foldOutputs(t: OutputTable, obs: ReadonlyArray<{ model: string; 
   }
   return out;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Why `t` (a stored state's output column, as parsed) is no OutputTable, or null when it is one:
+ * expectedOutput reads every cell as [count, mean], so a state holding anything else would fail
+ * every routed request. Cheap: models x kinds cells.
+ */
+export function outputTableProblem(t: unknown): string | null {
+  if (!isObject(t)) return `the output table is ${t === null ? 'null' : Array.isArray(t) ? 'an array' : typeof t}, not an object`;
+  for (const [model, kinds] of Object.entries(t)) {
+    if (!isObject(kinds)) return `the output table's entry for ${JSON.stringify(model)} is not an object`;
+    for (const [kind, cell] of Object.entries(kinds)) {
+      if (!Array.isArray(cell) || cell.length !== 2 || !cell.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+        return `the output table's cell ${JSON.stringify(model)}/${JSON.stringify(kind)} is not [count, mean]`;
+      }
+    }
+  }
+  return null;
+}

@@ -8,6 +8,7 @@
 // The quality model is copied in SQL, never parsed here (a state runs to megabytes).
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { emptyState } from './quality/index.ts';
+import { outputTableProblem } from './output-stats.ts';
 import { iso, restoreFields, START, type Cursor, type StateOrigin } from './store.ts';
 
 /** One stored version as listed (its quality model's size, not the model). */
@@ -67,6 +68,29 @@ export function restoreReason(raw: unknown): string | null | undefined {
   return t === '' ? null : t;
 }
 
+const isCursor = (v: unknown): v is Cursor => typeof v === 'object' && v !== null && typeof (v as Cursor).at === 'string' && typeof (v as Cursor).id === 'string';
+const parsed = (text: unknown): unknown => { try { return JSON.parse(String(text)); } catch { return undefined; } };
+
+/**
+ * What a restore keeps of the newest version, as stored text: its expected-output table with its
+ * answers' cursor (both null when either cannot be read: the answers are then folded again from the
+ * start into an empty table), and its feedback cursor (null when it cannot be read: the restore's own
+ * time is used). A rollback or reset is how an admin gets past a damaged newest row, so it never
+ * copies one on: before 2026-11-29 a damaged output table was copied into the restored version (which
+ * no replica could then route with or train on either) and a damaged feedback cursor failed the
+ * restore itself. Small columns (a few cells per model and kind), unlike the quality model.
+ */
+function keptColumns(latest: Record<string, unknown>): { output: string | null; decisionCursor: string | null; feedbackCursor: Cursor | null } {
+  const output = parsed(latest.output);
+  const answers = parsed(latest.decision_cursor);
+  const feedback = parsed(latest.feedback_cursor);
+  const answersOk = outputTableProblem(output) === null && isCursor(answers);
+  return {
+    output: answersOk ? String(latest.output) : null, decisionCursor: answersOk ? String(latest.decision_cursor) : null,
+    feedbackCursor: isCursor(feedback) ? feedback : null,
+  };
+}
+
 /** Attempts before giving up when training replicas keep storing the next version first. */
 const TRIES = 5;
 
@@ -77,13 +101,14 @@ const TRIES = 5;
  */
 export async function restoreState(sql: SqlRunner, req: RestoreRequest, now: () => Date = () => new Date()): Promise<StateSummary> {
   for (let i = 0; i < TRIES; i++) {
-    const latest = (await sql.all('SELECT version, feedback_cursor FROM router_state ORDER BY version DESC LIMIT 1'))[0];
+    const latest = (await sql.all('SELECT version, output, decision_cursor, feedback_cursor FROM router_state ORDER BY version DESC LIMIT 1'))[0];
     if (req.from !== null) {
       const found = await sql.all('SELECT version FROM router_state WHERE version = ?', [req.from]);
       if (found.length === 0) throw new StateNotFound(req.from, (await listStates(sql, 1000)).map((s) => s.version));
     }
     const version = latest ? Number(latest.version) + 1 : 1;
-    const cursor: Cursor = latest ? JSON.parse(String(latest.feedback_cursor)) as Cursor : START;
+    const kept = latest ? keptColumns(latest) : null;
+    const cursor: Cursor = kept?.feedbackCursor ?? START;
     // Never backwards: a replica whose clock runs ahead may have moved the cursor past this one's now.
     const t = now().toISOString();
     const at = cursor.at > t ? cursor.at : t;
@@ -91,18 +116,13 @@ export async function restoreState(sql: SqlRunner, req: RestoreRequest, now: () 
     const head = [version, at];
     const tail = [JSON.stringify({ at, id: '' } satisfies Cursor), JSON.stringify(origin), at];
     const cols = 'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes, origin, restored_at)';
-    let n: number;
-    if (!latest) {
-      // Nothing stored yet: only a reset gets here (a rollback found no version above).
-      n = await sql.run(`${cols} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING`,
-        [...head, JSON.stringify(emptyState()), '{}', tail[0], JSON.stringify(START), 0, tail[1], tail[2]]);
-    } else if (req.from === null) {
-      n = await sql.run(`${cols} SELECT ?, ?, ?, l.output, ?, l.decision_cursor, 0, ?, ? FROM router_state l WHERE l.version = ? ON CONFLICT (version) DO NOTHING`,
-        [...head, JSON.stringify(emptyState()), ...tail, version - 1]);
-    } else {
-      n = await sql.run(`${cols} SELECT ?, ?, f.quality, l.output, ?, l.decision_cursor, f.outcomes, ?, ? FROM router_state f, router_state l
-        WHERE f.version = ? AND l.version = ? ON CONFLICT (version) DO NOTHING`, [...head, ...tail, req.from, version - 1]);
-    }
+    const output = kept?.output ?? '{}';
+    const answers = kept?.decisionCursor ?? JSON.stringify(START);
+    const n = req.from === null
+      ? await sql.run(`${cols} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (version) DO NOTHING`,
+        [...head, JSON.stringify(emptyState()), output, tail[0], answers, 0, tail[1], tail[2]])
+      : await sql.run(`${cols} SELECT ?, ?, f.quality, ?, ?, ?, f.outcomes, ?, ? FROM router_state f WHERE f.version = ? ON CONFLICT (version) DO NOTHING`,
+        [...head, output, tail[0], answers, tail[1], tail[2], req.from]);
     if (n > 0) return summaries(await sql.all(`${SUMMARY} WHERE version = ?`, [version]))[0]!;
     // A training pass stored this version first, or retention removed the version asked for: look again.
   }

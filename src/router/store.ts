@@ -109,6 +109,16 @@ export async function getDecision(sql: SqlRunner, inferenceId: string): Promise<
   return r ? { decision: json(r.decision), features: json(r.features) } : null;
 }
 
+/**
+ * The time by the store's clock (ms since the epoch), which every replica on a PostgreSQL store
+ * shares; SQLite's file is this host's, so its clock is this process's.
+ */
+export async function storeNow(sql: SqlRunner): Promise<number> {
+  if (sql.dialect === 'sqlite') return Date.now();
+  const t = (await sql.all('SELECT now() AS t'))[0]?.t;
+  return t instanceof Date ? t.getTime() : Date.parse(String(t));
+}
+
 export async function latestVersion(sql: SqlRunner): Promise<number> {
   const rows = await sql.all('SELECT MAX(version) AS v FROM router_state');
   return Number(rows[0]?.v ?? 0);
@@ -120,9 +130,15 @@ export async function loadState(sql: SqlRunner, version?: number): Promise<Store
     : await sql.all('SELECT * FROM router_state WHERE version = ?', [version]);
   const r = rows[0];
   if (!r) return null;
+  // A damaged row's error names it and the way past it (the poll and every training pass report it until then).
+  const col = <T>(name: string): T => {
+    try { return json<T>(r[name]); } catch (e) {
+      throw new Error(`learned state v${String(r.version)} cannot be read (${name}: ${(e as Error).message}): roll back or reset (router rollback / router reset)`);
+    }
+  };
   return {
-    version: Number(r.version), createdAt: iso(r.created_at), quality: json(r.quality), output: json(r.output),
-    feedbackCursor: json(r.feedback_cursor), decisionCursor: json(r.decision_cursor), outcomes: Number(r.outcomes),
+    version: Number(r.version), createdAt: iso(r.created_at), quality: col('quality'), output: col('output'),
+    feedbackCursor: col('feedback_cursor'), decisionCursor: col('decision_cursor'), outcomes: Number(r.outcomes),
     ...restoreFields(r),
   };
 }
@@ -185,7 +201,9 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   before it to its own. Corrections add up to (latest value - value first learned), and a repeated
  *   value corrects by nothing: one client posting the same verdict 100 times still counts once
  *   (5 negatives flip a kind, docs/router.md Learning).
- * Rows inside a first row's window teach nothing of their own and are left out. The window also
+ * Rows inside a first row's window teach nothing of their own and are left out, and so are comments
+ * (a metric a key first gave a string: its text is no score, though "", " " or "0.9" read as numbers
+ * and "true" as a boolean did until 2026-11-29). The window also
  * covers feedback rows the batched writer lands late. `earlier`: the windows of first values read
  * before the setting last changed (Cursor), which they keep.
  */
@@ -205,7 +223,7 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
              d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
            FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
            LEFT JOIN inferences i ON i.id = f.inference_id
-           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.canonical IS NOT NULL
+           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL
              AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?) x
      JOIN feedback ff ON ff.id = x.first_id
      WHERE x.id = x.first_id OR x.created_at >= ${end}

@@ -5,8 +5,8 @@
 // carrying the score it replaces.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
-import { emptyState, feedbackScore, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
+import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
@@ -89,15 +89,32 @@ export async function newerState(sql: SqlRunner, after: number): Promise<StoredS
 }
 
 /**
+ * A state a newer gateway stored (its quality model of a later STATE_SCHEMA: a rolling upgrade, or a
+ * downgrade) is not trained on here: train() starts over from an empty model for a schema it does not
+ * know, so this replica's next version dropped everything the newer ones had learned. It routes with
+ * it (on the priors, as predict reads another schema) and leaves learning to the replicas that read it.
+ */
+function refuseNewerFormat(base: StoredState): void {
+  const schema: unknown = (base.quality as { schema?: unknown } | null)?.schema;
+  if (typeof schema === 'number' && schema > STATE_SCHEMA) {
+    throw new Error(`learned state v${base.version} has a newer format (quality schema ${schema}, this gateway reads ${STATE_SCHEMA}): learning is left to the replicas that read it (upgrade this one), unless an admin rolls back or resets to a version this gateway reads (router rollback / router reset)`);
+  }
+}
+
+/**
  * Folds what is new since `base` into the next version and stores it. `next` null: nothing new, or
  * another replica stored that version first (`raced`: reload it).
  */
 export async function trainPass(sql: SqlRunner, base: StoredState, settings: TrainSettings, run: (t: TrainTask) => Promise<TrainResult> | TrainResult, answerReads = ANSWER_READS): Promise<{ next: StoredState | null; raced: boolean; more: boolean }> {
+  refuseNewerFormat(base);
   const signals = new Map(settings.qualitySignals.map((s) => [s.metric, s]));
   const earlier = settleSpans(base.feedbackCursor, settings.feedbackSettleMs);
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(Date.now() - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
+  // Rows are read up to the store's clock, not this replica's: one whose clock ran ahead read the rows
+  // it had stamped ahead and moved the shared cursors there, past every row the others then wrote.
+  const now = await storeNow(sql);
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(now - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
   const answers: AnswerJoin[] = [];
-  const answeredBefore = new Date(Date.now() - ANSWER_LAG_MS).toISOString();
+  const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
   let answersLeft = false;
   for (let read = 0, c = base.decisionCursor; ; read++) {
     const part = await answersSince(sql, c, BATCH, answeredBefore);
