@@ -100,3 +100,32 @@ test('RouterLearning: a training pass with more left is followed by the next wit
     assert.ok(calls[3]! - calls[2]! < 900, calls.map((x) => x.toFixed(0)).join(', '));
   } finally { await learning.close(); }
 });
+
+for (const b of backends) {
+  test(`${b.name}: with a settle window shorter than the answers' lag, feedback whose decision has not landed holds the read until it does (it was passed by the cursor and never learned)`, async () => {
+    const s = b.name === 'sqlite' ? await openStore({ sqlitePath: join(tmp, 'late.db') }) : await b.open();
+    try {
+      const now = Date.now();
+      const [a, late, c] = [now - 3000, now - 2000, now - 1000].map((t) => uuidv7(t)) as [string, string, string];
+      const features = extractPromptFeatures({ turns: ['hello there'] });
+      const decide = async (id: string, t: number): Promise<void> => {
+        const enc = new RowEncoder();
+        enc.add({ inferenceId: id, createdAt: new Date(t).toISOString(), keyId: 'k1', servedModel: 'p/m-a', canonical: 'm-a', kind: 'chat', status: 200, costUsd: '0.001' }, features, decision, []);
+        await new InlineBackend(s.sql).writeDecisions(enc.seal());
+      };
+      await decide(a, now - 3000);
+      await decide(c, now - 1000);
+      await s.insertInferences([a, late, c].map((id) => record(id, 5)));
+      await s.insertFeedback([[a, now - 2900], [late, now - 1900], [c, now - 900]].map(([inferenceId, t]) => ({ id: uuidv7(t as number), inferenceId: inferenceId as string, keyId: 'k1', metric: 'good', type: 'boolean', value: 'true', reason: null, tags: {}, optimize: 'max', createdAt: new Date(t as number).toISOString() })));
+      const v = Number((await s.sql.all('SELECT MAX(version) AS v FROM router_state'))[0]?.v ?? 0);
+      const base = { ...emptyStored(), version: v, feedbackCursor: { at: new Date(now - 10_000).toISOString(), id: '' }, decisionCursor: { at: new Date(now + 60_000).toISOString(), id: '' } };
+      const first = await trainPass(s.sql, base, settings, runTrain);
+      assert.ok(first.next);
+      assert.equal(first.next.outcomes, 1, 'the feedback before the one waiting for its decision');
+      await decide(late, now - 2000);
+      const second = await trainPass(s.sql, first.next, settings, runTrain);
+      assert.ok(second.next);
+      assert.equal(second.next.outcomes, 3, 'the late decision joined, and the feedback after it');
+    } finally { await s.close(); }
+  });
+}

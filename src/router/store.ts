@@ -241,6 +241,25 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
   });
 }
 
+/**
+ * The oldest feedback row on these metrics after `c`, created from `from` up to `until`, whose answer
+ * has no recorded decision yet (ISO time), or null. Such a row is either on an answer that was not
+ * routed or on one whose decision the batched writers have not landed: a read with a window shorter
+ * than `from`'s lag stops before it, so a decision landing late is still joined (it was passed by the
+ * cursor and never learned: 35 of 2,819 feedback rows with feedback_settle_ms 0 on one gateway, 95 of
+ * 746 on two); once the row is older than `from` it no longer holds the read.
+ */
+export async function feedbackAwaitingDecision(sql: SqlRunner, metrics: readonly string[], c: Cursor, from: string, until: string): Promise<string | null> {
+  const rows = await sql.all(
+    `SELECT MIN(f.created_at) AS t FROM feedback f LEFT JOIN router_decisions d ON d.inference_id = f.inference_id
+     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.inference_id IS NULL
+       AND f.created_at >= ? AND f.created_at < ? AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))`,
+    [...metrics, from, until, c.at, c.at, c.id],
+  );
+  const t = rows[0]?.t;
+  return t === null || t === undefined ? null : iso(t);
+}
+
 export type AnswerJoin = { id: string; at: string; canonical: string; kind: string; outputTokens: number };
 
 /**

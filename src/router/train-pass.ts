@@ -6,7 +6,7 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { answersSince, feedbackAwaitingDecision, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
@@ -112,7 +112,14 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   // Rows are read up to the store's clock, not this replica's: one whose clock ran ahead read the rows
   // it had stamped ahead and moved the shared cursors there, past every row the others then wrote.
   const now = await storeNow(sql);
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, new Date(now - settings.feedbackSettleMs).toISOString(), settings.feedbackSettleMs, earlier);
+  let settledBefore = new Date(now - settings.feedbackSettleMs).toISOString();
+  // A window shorter than the answers' lag reads feedback whose decision may not have landed yet (the
+  // batched writers, another replica's): the read stops at the first such row, which waits for it.
+  if (settings.feedbackSettleMs < ANSWER_LAG_MS && signals.size > 0) {
+    const waiting = await feedbackAwaitingDecision(sql, [...signals.keys()], base.feedbackCursor, new Date(now - ANSWER_LAG_MS).toISOString(), settledBefore);
+    if (waiting !== null && waiting < settledBefore) settledBefore = waiting;
+  }
+  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier);
   const answers: AnswerJoin[] = [];
   const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
   let answersLeft = false;
