@@ -1,0 +1,45 @@
+// Responses API bodies the official types allow in shape but not in content, found by probing: each
+// is a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockAnthropic, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+
+type Rec = Record<string, any>;
+
+let ant: MockUpstream; let gw: TestGateway;
+
+before(async () => {
+  ant = await startMockAnthropic();
+  gw = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: ant.url }] });
+});
+after(async () => { await gw.stop(); await ant.close(); });
+
+async function post(body: Rec): Promise<{ status: number; error: Rec }> {
+  const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, error: ((await r.json()) as { error: Rec }).error };
+}
+
+test('tool lists with non-object entries: a 400 naming the entry, nothing sent upstream', async () => {
+  ant.reset();
+  const fn = { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } };
+  const cases: Array<[Rec, string]> = [
+    [{ tools: [{ type: 'namespace', name: 'ns', tools: [null] }] }, 'tools[0].tools[0]'],
+    [{ tools: [{ type: 'namespace', name: 'ns', tools: ['f'] }] }, 'tools[0].tools[0]'],
+    [{ tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [null] } }, 'tool_choice.tools[0]'],
+    [{ tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: 'f' } }, 'tool_choice.tools'],
+    [{ tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'sometimes', tools: [] } }, 'tool_choice.mode'],
+  ];
+  for (const [extra, param] of cases) {
+    const r = await post({ model: 'ant/test-model', input: 'hi', ...extra });
+    assert.equal(r.status, 400, JSON.stringify(extra));
+    assert.equal(r.error.type, 'invalid_request_error');
+    assert.equal(r.error.param, param);
+  }
+  assert.equal(ant.requests.length, 0);
+  // The well-formed allowed_tools still works.
+  const ok = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({
+    model: 'ant/test-model', input: 'hi', tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'f' }] },
+  }) });
+  assert.equal(ok.status, 200);
+});
