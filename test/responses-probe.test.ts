@@ -1,9 +1,13 @@
-// Responses API bodies the official types allow in shape but not in content, found by probing: each
-// is a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted it.
+// Found by probing the Responses API: bodies the official types allow in shape but not in content are
+// a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted them; a
+// conversation longer than the chain limit is refused as too long, not as one with a deleted turn.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockAnthropic, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { insertStoredResponse } from '../src/responses/rows.ts';
+import { MAX_CHAIN } from '../src/responses/store.ts';
+import { randomUUID } from 'node:crypto';
 
 type Rec = Record<string, any>;
 
@@ -42,4 +46,31 @@ test('tool lists with non-object entries: a 400 naming the entry, nothing sent u
     model: 'ant/test-model', input: 'hi', tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'f' }] },
   }) });
   assert.equal(ok.status, 200);
+});
+
+test('a chain longer than the limit is refused as too long, whatever its length, never as expired or deleted', async () => {
+  const sql = gw.services.store!.sql;
+  const now = Date.now();
+  const ids: string[] = [];
+  for (let i = 0; i < MAX_CHAIN + 3; i++) {
+    const id = randomUUID();
+    await insertStoredResponse(sql, {
+      id, keyId: '', createdAt: now, expiresAt: now + 3_600_000, previousId: ids.at(-1) ?? null,
+      inputJson: JSON.stringify([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: `q${i}` }] }]),
+      responseJson: JSON.stringify({ id, object: 'response', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `a${i}` }] }] }),
+    });
+    ids.push(id);
+  }
+  ant.reset();
+  const ok = await post({ model: 'ant/test-model', input: 'next', previous_response_id: ids[MAX_CHAIN - 1] });
+  assert.equal(ok.status, 200, 'exactly the limit is served');
+  assert.equal((ant.requests.at(-1)!.body as Rec).messages.length, 2 * MAX_CHAIN + 1);
+  for (const n of [MAX_CHAIN + 1, MAX_CHAIN + 2, MAX_CHAIN + 3]) {
+    const r = await post({ model: 'ant/test-model', input: 'next', previous_response_id: ids[n - 1] });
+    assert.equal(r.status, 400, `${n} links`);
+    assert.equal(r.error.code, 'invalid_parameter', `${n} links: ${r.error.message}`);
+    assert.equal(r.error.param, 'previous_response_id');
+    assert.match(r.error.message, /limited to 1000 chained responses/);
+  }
+  assert.equal(ant.requests.length, 1);
 });

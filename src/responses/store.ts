@@ -140,18 +140,23 @@ export class ResponseStore {
     if (cursor !== null) {
       const rows = await reading(this.#sql.all(CHAIN_SQL, [cursor, keyId, now, keyId, now]));
       if (rows.length === 0) throw notFound(cursor === id ? id : cursor);
+      // The query stops one link past the limit: a row still pointing back there is a chain too long, not a broken one.
+      if (rows.length + mem.length > MAX_CHAIN) throw tooLong();
       if (rows[0]!.previous_id != null) {
         throw new GatewayError('previous_response_not_found', `an earlier response of the conversation (${String(rows[0]!.previous_id)}) has expired or was deleted`, { param: 'previous_response_id' });
       }
       for (const r of rows) links.push({ previousId: null, inputItems: json(r.input_items) as Rec[], response: json(r.response) as Rec });
     }
     for (const p of mem) links.push({ previousId: p.previousId, inputItems: p.inputItems!, response: p.response });
-    if (links.length > MAX_CHAIN) throw new GatewayError('invalid_parameter', `conversations are limited to ${MAX_CHAIN} chained responses`, { param: 'previous_response_id' });
+    if (links.length > MAX_CHAIN) throw tooLong();
     const items: Rec[] = [];
     for (const l of links) items.push(...l.inputItems, ...(Array.isArray(l.response.output) ? l.response.output as Rec[] : []));
     return items;
   }
 }
+
+const tooLong = (): GatewayError =>
+  new GatewayError('invalid_parameter', `conversations are limited to ${MAX_CHAIN} chained responses`, { param: 'previous_response_id' });
 
 const notFound = (id: string): GatewayError =>
   new GatewayError('previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
