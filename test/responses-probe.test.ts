@@ -1,27 +1,33 @@
 // Found by probing the Responses API: bodies the official types allow in shape but not in content are
 // a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted them; a
-// conversation longer than the chain limit is refused as too long, not as one with a deleted turn.
+// conversation longer than the chain limit is refused as too long, not as one with a deleted turn; a
+// translated model's reasoning (the gateway's token) is left out of what a native Responses server gets.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMockAnthropic, type MockUpstream } from './mocks/index.ts';
-import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { insertStoredResponse } from '../src/responses/rows.ts';
 import { MAX_CHAIN } from '../src/responses/store.ts';
 import { randomUUID } from 'node:crypto';
 
 type Rec = Record<string, any>;
 
-let ant: MockUpstream; let gw: TestGateway;
+let ant: MockUpstream; let oai: MockUpstream; let gw: TestGateway;
 
 before(async () => {
-  ant = await startMockAnthropic();
-  gw = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: ant.url }] });
+  [ant, oai] = await Promise.all([startMockAnthropic(), startMockOpenAI()]);
+  const models = [{ name: 'gpt-5', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true } }];
+  gw = await startTestGateway({ providers: [
+    { id: 'ant', format: 'anthropic-messages', base_url: ant.url },
+    { id: 'oai', format: 'openai-chat', base_url: oai.url, paths: { responses: '/responses' }, models },
+  ] });
 });
-after(async () => { await gw.stop(); await ant.close(); });
+after(async () => { await gw.stop(); await ant.close(); await oai.close(); });
 
-async function post(body: Rec): Promise<{ status: number; error: Rec }> {
-  const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: r.status, error: ((await r.json()) as { error: Rec }).error };
+async function post(body: Rec, path = '/v1/responses'): Promise<{ status: number; error: Rec; json: Rec }> {
+  const r = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await r.json()) as Rec;
+  return { status: r.status, error: json.error, json };
 }
 
 test('tool lists with non-object entries: a 400 naming the entry, nothing sent upstream', async () => {
@@ -73,4 +79,28 @@ test('a chain longer than the limit is refused as too long, whatever its length,
     assert.match(r.error.message, /limited to 1000 chained responses/);
   }
   assert.equal(ant.requests.length, 1);
+});
+
+test('a conversation with a translated model\'s reasoning continues on a native Responses target: that reasoning is left out, not sent as encrypted content', async () => {
+  const first = await post({ model: 'ant/test-model', input: 'think about it', reasoning: { effort: 'high' } });
+  assert.equal(first.status, 200);
+  assert.ok((first.json.output as Rec[]).some((o) => o.type === 'reasoning' && String(o.encrypted_content).startsWith('gwr1.')), 'the translated answer has reasoning');
+  for (const [path, body] of [
+    ['/v1/responses', { model: 'oai/gpt-5', input: 'next', previous_response_id: first.json.id }],
+    ['/v1/responses', { model: 'oai/gpt-5', input: [...(first.json.output as Rec[]), { role: 'user', content: 'next, sent back by the client (store: false)' }], store: false }],
+    ['/v1/responses/compact', { model: 'oai/gpt-5', previous_response_id: first.json.id }],
+  ] as const) {
+    oai.reset();
+    const r = await post(body, path);
+    assert.equal(r.status, 200, `${path}: ${JSON.stringify(r.error)}`);
+    const up = oai.requests.at(-1)!.body as Rec;
+    assert.deepEqual((up.input as Rec[]).filter((it) => it.type === 'reasoning'), [], path);
+    assert.ok((up.input as Rec[]).some((it) => JSON.stringify(it).includes('Echo: think about it')), 'the rest of the turn goes up');
+  }
+  // The API's own reasoning still goes back to it, encrypted.
+  const native = await post({ model: 'oai/gpt-5', input: 'native think', reasoning: { effort: 'high' } });
+  oai.reset();
+  const again = await post({ model: 'oai/gpt-5', input: 'and again', previous_response_id: native.json.id });
+  assert.equal(again.status, 200);
+  assert.equal((oai.requests.at(-1)!.body as Rec).input.filter((it: Rec) => it.type === 'reasoning').length, 1);
 });

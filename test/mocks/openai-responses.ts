@@ -44,6 +44,10 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
   const refused = unreadableCompaction(input, st);
   if (refused !== null) return reply.error(400, refused);
   for (const it of input) {
+    // Reasoning comes back only in the API's own encrypted form (gAAAA..., as this mock issues it).
+    if (it.type === 'reasoning' && typeof it.encrypted_content === 'string' && !it.encrypted_content.startsWith('gAAAA')) {
+      return reply.error(400, `The encrypted content for item ${String(it.id)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`);
+    }
     if (it.type === 'reasoning' && b.store === false && typeof it.encrypted_content !== 'string') {
       return reply.error(400, `Item with id '${String(it.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
     }

@@ -11,7 +11,7 @@ import { readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '.
 import { GATEWAY_ONLY_FIELDS } from '../passthrough/openai-chat.ts';
 import { responsesUsage as canonicalResponsesUsage } from '../passthrough/usage.ts';
 import { RESPONSE_ERROR_CODES } from './errors.ts';
-import { compactionText, unpackCompaction } from './items.ts';
+import { compactionText, isGatewayReasoning, unpackCompaction } from './items.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -53,17 +53,25 @@ function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void 
   r.store = req.store !== false;
 }
 
+/** An item whose token only the gateway can read: its own compaction or reasoning from a translated target. */
+const gatewayItem = (it: unknown): boolean => isRecord(it) && ((it.type === 'compaction' && typeof it.encrypted_content === 'string' && unpackCompaction(it.encrypted_content) !== null)
+  || (it.type === 'reasoning' && isGatewayReasoning(it.encrypted_content)));
+
 /**
  * Input for a native Responses server: compaction items the gateway made (on a translated model)
- * become the user message they stand for, since only the gateway can read their token; OpenAI's own
- * compaction items and everything else go up unchanged. The array is copied only when one is found.
+ * become the user message they stand for, since only the gateway can read their token; reasoning
+ * items of a translated target (another model's thinking in the gateway's token, after a chain or the
+ * router moved the conversation) are left out, as a target that verifies reasoning leaves them out
+ * translated: the server would refuse encrypted content it did not make. OpenAI's own items and
+ * everything else go up unchanged. The array is copied only when one is found.
  */
 export function nativeInput(input: unknown): unknown {
-  if (!Array.isArray(input) || !input.some((it) => isRecord(it) && it.type === 'compaction')) return input;
-  return input.map((it: unknown) => {
-    if (!isRecord(it) || it.type !== 'compaction' || typeof it.encrypted_content !== 'string') return it;
-    const summary = unpackCompaction(it.encrypted_content);
-    return summary === null ? it : { type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(summary) }] };
+  if (!Array.isArray(input) || !input.some(gatewayItem)) return input;
+  return input.flatMap((it: unknown) => {
+    if (!gatewayItem(it)) return [it];
+    const c = it as Rec;
+    if (c.type === 'reasoning') return [];
+    return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(unpackCompaction(c.encrypted_content as string)!) }] }];
   });
 }
 
