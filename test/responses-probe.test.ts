@@ -1,7 +1,8 @@
 // Found by probing the Responses API: bodies the official types allow in shape but not in content are
 // a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted them; a
 // conversation longer than the chain limit is refused as too long, not as one with a deleted turn; a
-// translated model's reasoning (the gateway's token) is left out of what a native Responses server gets.
+// translated model's reasoning (the gateway's token) is left out of what a native Responses server gets,
+// and so are the ids the gateway gave stored items, which carry no prefix the API accepts.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -103,4 +104,28 @@ test('a conversation with a translated model\'s reasoning continues on a native 
   const again = await post({ model: 'oai/gpt-5', input: 'and again', previous_response_id: native.json.id });
   assert.equal(again.status, 200);
   assert.equal((oai.requests.at(-1)!.body as Rec).input.filter((it: Rec) => it.type === 'reasoning').length, 1);
+});
+
+test('items a client sent without ids, stored with the gateway\'s ids, go to a native Responses target without them', async () => {
+  const fn = { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } };
+  const first = await post({ model: 'ant/test-model', tools: [fn], input: [
+    { role: 'user', content: 'q' },
+    { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'r' },
+    { type: 'reasoning', summary: [{ type: 'summary_text', text: 'another server\'s thought, unsigned' }] },
+  ] });
+  assert.equal(first.status, 200);
+  const listed = await (await fetch(`${gw.url}/v1/responses/${first.json.id}/input_items?order=asc`)).json() as Rec;
+  assert.match(listed.data[1].id, /^item_/, 'the stored item has the gateway\'s id');
+  for (const stream of [false, true]) {
+    oai.reset();
+    const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oai/gpt-5', tools: [fn], input: 'next', previous_response_id: first.json.id, stream }) });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    if (stream) assert.match(text, /response\.completed/); else assert.equal(JSON.parse(text).status, 'completed');
+    const up = (oai.requests.at(-1)!.body as Rec).input as Rec[];
+    assert.deepEqual(up.map((it) => it.type ?? 'message'), ['message', 'function_call', 'function_call_output', 'message', 'message']);
+    assert.ok(up.every((it) => it.id === undefined || !String(it.id).startsWith('item_')), JSON.stringify(up.map((it) => it.id)));
+    assert.equal(up[1]!.call_id, 'c1');
+  }
 });

@@ -53,25 +53,39 @@ function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void 
   r.store = req.store !== false;
 }
 
-/** An item whose token only the gateway can read: its own compaction or reasoning from a translated target. */
+/** An id the gateway gave a stored input item that had none (src/responses/rows.ts): no prefix the API accepts for its type. */
+const STORED_ITEM_ID = /^item_[0-9a-f]{32}i[0-9a-f]{4}$/;
+
+/**
+ * An item a native server cannot take as it is: the gateway's own compaction, reasoning it cannot
+ * read (a translated target's in the gateway's token, or none at all, which a server keeping nothing
+ * cannot look up), or an item carrying an id the gateway gave it.
+ */
 const gatewayItem = (it: unknown): boolean => isRecord(it) && ((it.type === 'compaction' && typeof it.encrypted_content === 'string' && unpackCompaction(it.encrypted_content) !== null)
-  || (it.type === 'reasoning' && isGatewayReasoning(it.encrypted_content)));
+  || (it.type === 'reasoning' && (typeof it.encrypted_content !== 'string' || isGatewayReasoning(it.encrypted_content)))
+  || (typeof it.id === 'string' && STORED_ITEM_ID.test(it.id)));
 
 /**
  * Input for a native Responses server: compaction items the gateway made (on a translated model)
  * become the user message they stand for, since only the gateway can read their token; reasoning
- * items of a translated target (another model's thinking in the gateway's token, after a chain or the
- * router moved the conversation) are left out, as a target that verifies reasoning leaves them out
- * translated: the server would refuse encrypted content it did not make. OpenAI's own items and
- * everything else go up unchanged. The array is copied only when one is found.
+ * items it cannot read (a translated target's thinking in the gateway's token, after a chain or the
+ * router moved the conversation, or reasoning without encrypted content, which a server told to keep
+ * nothing cannot look up) are left out, as a target that verifies reasoning leaves them out translated;
+ * ids the gateway gave stored items go up without them (the API refuses `item_` ids on a function
+ * call or reasoning item; ids are optional). OpenAI's own items and everything else go up unchanged.
+ * The array is copied only when one is found.
  */
 export function nativeInput(input: unknown): unknown {
   if (!Array.isArray(input) || !input.some(gatewayItem)) return input;
   return input.flatMap((it: unknown) => {
     if (!gatewayItem(it)) return [it];
     const c = it as Rec;
-    if (c.type === 'reasoning') return [];
-    return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(unpackCompaction(c.encrypted_content as string)!) }] }];
+    if (c.type === 'reasoning' && (typeof c.encrypted_content !== 'string' || isGatewayReasoning(c.encrypted_content))) return [];
+    if (c.type === 'compaction' && typeof c.encrypted_content === 'string' && unpackCompaction(c.encrypted_content) !== null) {
+      return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(unpackCompaction(c.encrypted_content)!) }] }];
+    }
+    const { id: _given, ...rest } = c;
+    return [rest];
   });
 }
 
