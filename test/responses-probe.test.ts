@@ -2,7 +2,8 @@
 // a 400 in OpenAI's envelope naming the field, never a 500 from the decoder that trusted them; a
 // conversation longer than the chain limit is refused as too long, not as one with a deleted turn; a
 // translated model's reasoning (the gateway's token) is left out of what a native Responses server gets,
-// and so are the ids the gateway gave stored items, which carry no prefix the API accepts.
+// and so are the ids the gateway gave stored items, which carry no prefix the API accepts; a relayed
+// stream's error event before any content is answered with the status its code stands for.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -10,20 +11,22 @@ import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gate
 import { insertStoredResponse } from '../src/responses/rows.ts';
 import { MAX_CHAIN } from '../src/responses/store.ts';
 import { randomUUID } from 'node:crypto';
+import { startRawUpstream, sse, type RawUpstream } from './helpers/raw-upstream.ts';
 
 type Rec = Record<string, any>;
 
-let ant: MockUpstream; let oai: MockUpstream; let gw: TestGateway;
+let ant: MockUpstream; let oai: MockUpstream; let raw: RawUpstream; let gw: TestGateway;
 
 before(async () => {
-  [ant, oai] = await Promise.all([startMockAnthropic(), startMockOpenAI()]);
+  [ant, oai, raw] = await Promise.all([startMockAnthropic(), startMockOpenAI(), startRawUpstream()]);
   const models = [{ name: 'gpt-5', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true } }];
   gw = await startTestGateway({ providers: [
     { id: 'ant', format: 'anthropic-messages', base_url: ant.url },
     { id: 'oai', format: 'openai-chat', base_url: oai.url, paths: { responses: '/responses' }, models },
+    { id: 'raw', format: 'openai-chat', base_url: raw.url, paths: { responses: '/responses' }, models },
   ] });
 });
-after(async () => { await gw.stop(); await ant.close(); await oai.close(); });
+after(async () => { await gw.stop(); await ant.close(); await oai.close(); await raw.close(); });
 
 async function post(body: Rec, path = '/v1/responses'): Promise<{ status: number; error: Rec; json: Rec }> {
   const r = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -127,5 +130,17 @@ test('items a client sent without ids, stored with the gateway\'s ids, go to a n
     assert.deepEqual(up.map((it) => it.type ?? 'message'), ['message', 'function_call', 'function_call_output', 'message', 'message']);
     assert.ok(up.every((it) => it.id === undefined || !String(it.id).startsWith('item_')), JSON.stringify(up.map((it) => it.id)));
     assert.equal(up[1]!.call_id, 'c1');
+  }
+});
+
+test('a native stream that opens with an error event is answered with the status its code stands for', async () => {
+  for (const [code, status, type] of [['rate_limit_exceeded', 429, 'rate_limit_error'], ['invalid_prompt', 400, 'invalid_request_error'], ['server_error', 502, 'api_error']] as const) {
+    raw.reset();
+    raw.push({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [sse({ type: 'error', sequence_number: 0, code, message: `upstream says ${code}`, param: null }, 'error')] });
+    const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'raw/gpt-5', input: 'hi', stream: true }) });
+    const body = (await r.json()) as Rec;
+    assert.equal(r.status, status, `${code}: ${JSON.stringify(body)}`);
+    assert.equal(body.error.type, type);
+    assert.match(body.error.message, new RegExp(`upstream says ${code}`));
   }
 });

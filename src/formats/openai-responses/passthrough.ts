@@ -3,7 +3,7 @@
 // stored turns in `input`) and with store: false plus encrypted reasoning (the gateway keeps the
 // conversation, the provider keeps nothing); answers come back with the gateway's id and model and
 // the client's own store/previous_response_id, events otherwise byte for byte.
-import type { StopReason } from '../canonical.ts';
+import type { ErrorKind, StopReason } from '../canonical.ts';
 import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
 import { isRecord, kindFromStatus } from '../errors.ts';
 import { sseFrame, type SseFrame } from '../sse.ts';
@@ -89,6 +89,14 @@ export function nativeInput(input: unknown): unknown {
   });
 }
 
+/** The kind of a Responses error code (`error` event, failed response): the API's codes for kinds, an HTTP status, else a server error. */
+function kindOfCode(code: unknown): ErrorKind {
+  if (typeof code === 'number') return kindFromStatus(code);
+  if (code === RESPONSE_ERROR_CODES.rate_limit) return 'rate_limit';
+  if (code === RESPONSE_ERROR_CODES.invalid_request) return 'invalid_request';
+  return 'api_error';
+}
+
 const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
 
 export const openaiResponsesPassthrough: PassthroughCodec = {
@@ -162,14 +170,14 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
             const message = redact(typeof e.message === 'string' ? e.message : 'the response failed');
             r.error = { ...e, message };
             if (isRecord(r.usage)) seen.usage = canonicalResponsesUsage(r.usage);
-            progress.error ??= { kind: e.code === 'rate_limit_exceeded' ? 'rate_limit' : 'api_error', message };
+            progress.error ??= { kind: kindOfCode(e.code), message };
             progress.complete = false;
           }
           return sseFrame(JSON.stringify(ev), type);
         }
         if (type === 'error') {
           const message = redact(typeof ev.message === 'string' ? ev.message : 'upstream stream error');
-          progress.error ??= { kind: kindFromStatus(typeof ev.code === 'number' ? ev.code : 500), message };
+          progress.error ??= { kind: kindOfCode(ev.code), message };
           progress.complete = false;
           return sseFrame(JSON.stringify({ ...ev, message }), type);
         }
