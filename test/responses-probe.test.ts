@@ -3,7 +3,8 @@
 // conversation longer than the chain limit is refused as too long, not as one with a deleted turn; a
 // translated model's reasoning (the gateway's token) is left out of what a native Responses server gets,
 // and so are the ids the gateway gave stored items, which carry no prefix the API accepts; a relayed
-// stream's error event before any content is answered with the status its code stands for.
+// stream's error event before any content is answered with the status its code stands for; an empty
+// conversation is not sent to a model to be compacted.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -143,4 +144,16 @@ test('a native stream that opens with an error event is answered with the status
     assert.equal(body.error.type, type);
     assert.match(body.error.message, new RegExp(`upstream says ${code}`));
   }
+});
+
+test('compacting an empty conversation is a 400 naming input, with no model call', async () => {
+  for (const model of ['ant/test-model', 'oai/gpt-5']) {
+    ant.reset(); oai.reset();
+    const r = await post({ model, input: [] }, '/v1/responses/compact');
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.equal(r.error.param, 'input');
+    assert.equal(ant.requests.length + oai.requests.length, 0);
+  }
+  const ok = await post({ model: 'ant/test-model', input: 'something to keep' }, '/v1/responses/compact');
+  assert.equal(ok.status, 200);
 });
