@@ -4,7 +4,8 @@
 // translated model's reasoning (the gateway's token) is left out of what a native Responses server gets,
 // and so are the ids the gateway gave stored items, which carry no prefix the API accepts; a relayed
 // stream's error event before any content is answered with the status its code stands for; an empty
-// conversation is not sent to a model to be compacted.
+// conversation is not sent to a model to be compacted; an id with a NUL (which PostgreSQL refuses as a
+// parameter) is not found, not the database down.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -13,8 +14,11 @@ import { insertStoredResponse } from '../src/responses/rows.ts';
 import { MAX_CHAIN } from '../src/responses/store.ts';
 import { randomUUID } from 'node:crypto';
 import { startRawUpstream, sse, type RawUpstream } from './helpers/raw-upstream.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
 
 type Rec = Record<string, any>;
+
+const pgDb = await pgTestDb('resp_probe');
 
 let ant: MockUpstream; let oai: MockUpstream; let raw: RawUpstream; let gw: TestGateway;
 
@@ -156,4 +160,27 @@ test('compacting an empty conversation is a 400 naming input, with no model call
   }
   const ok = await post({ model: 'ant/test-model', input: 'something to keep' }, '/v1/responses/compact');
   assert.equal(ok.status, 200);
+});
+
+test('PostgreSQL: an id with a NUL is not found (404, 400), never a 503 to retry', { skip: pgDb === null ? 'PostgreSQL unavailable' : false }, async () => {
+  const pgw = await startTestGateway({ providers: [{ id: 'ant', format: 'anthropic-messages', base_url: ant.url }], gateway: { storage: { database_url: PG_URL } }, env: { GATEWAY_PG_SCHEMA: pgDb!.schema } });
+  try {
+    const made = await fetch(`${pgw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'ant/test-model', input: 'kept' }) });
+    const id = ((await made.json()) as Rec).id as string;
+    for (const bad of [`${id}\u0000`, '\u0000']) {
+      for (const path of ['/v1/responses', '/v1/responses/input_tokens', '/v1/responses/compact']) {
+        const r = await fetch(`${pgw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'ant/test-model', input: 'x', previous_response_id: bad }) });
+        const e = ((await r.json()) as Rec).error;
+        assert.equal(r.status, 400, `${path}: ${JSON.stringify(e)}`);
+        assert.equal(e.code, 'previous_response_not_found');
+      }
+      const seg = encodeURIComponent(bad);
+      for (const [method, url] of [['GET', seg], ['GET', `${seg}/input_items`], ['DELETE', seg]]) {
+        const r = await fetch(`${pgw.url}/v1/responses/${url}`, { method });
+        assert.equal(r.status, 404, `${method} ${url}`);
+        assert.equal(((await r.json()) as Rec).error.code, 'response_not_found');
+      }
+    }
+    assert.equal((await fetch(`${pgw.url}/v1/responses/${id}`)).status, 200, 'the real one is still there');
+  } finally { await pgw.stop(); }
 });

@@ -37,6 +37,12 @@ SELECT r.id, r.previous_id, r.input_items, r.response, c.depth FROM chain c JOIN
 
 const json = (v: unknown): Rec | Rec[] => JSON.parse(String(v)) as Rec | Rec[];
 
+/**
+ * Whether an id a client sent can name a stored row at all. PostgreSQL refuses a NUL in a text
+ * parameter, which read as the database being down (a 503 to retry forever); no stored id has one.
+ */
+const storable = (id: string): boolean => !id.includes('\u0000');
+
 /** A read the database could not answer: a 503 the client may retry, never a 500 or a false 'not found'. */
 async function reading<T>(q: Promise<T>): Promise<T> {
   try { return await q; } catch (e) {
@@ -96,6 +102,7 @@ export class ResponseStore {
   }
 
   async get(id: string, keyId: string): Promise<StoredResponse | null> {
+    if (!storable(id)) return null;
     const now = Date.now();
     const p = this.#pending.get(id);
     if (p) {
@@ -113,6 +120,7 @@ export class ResponseStore {
   }
 
   async delete(id: string, keyId: string): Promise<boolean> {
+    if (!storable(id)) return false;
     const p = this.#pending.get(id);
     // Not committed yet: wait for the insert so the delete finds the row.
     if (p && p.keyId === keyId) await p.written;
@@ -124,6 +132,7 @@ export class ResponseStore {
    * oldest first. Throws 400 when `id` is unknown to this key, expired, or its chain is broken.
    */
   async conversation(id: string, keyId: string): Promise<Rec[]> {
+    if (!storable(id)) throw notFound(id);
     const now = Date.now();
     const mem: Pending[] = [];
     let cursor: string | null = id;
