@@ -19,7 +19,7 @@ import { isRecord } from '../formats/errors.ts';
 import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { responsesUsage } from '../formats/passthrough/usage.ts';
 import { nativeInput } from '../formats/openai-responses/passthrough.ts';
-import { GatewayError } from '../gateway-error.ts';
+import { GatewayError, invalidParam } from '../gateway-error.ts';
 import { worstUsage, type Reservation } from '../limits/limiter.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
@@ -61,6 +61,8 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
     if (client.key) svc.keys?.checkModel(client.key, entry.id);
     body.input ??= [];
     await prependHistory(svc, body, client);
+    // Nothing to compact: no model call (billed) to summarise an empty transcript.
+    if (Array.isArray(body.input) && body.input.length === 0) throw invalidParam('input', "'input' holds no conversation to compact");
     if (client.key && svc.limiter) {
       // Reserved for the plan's costliest attempt (the summary may fall back to a pricier configured
       // model), or for the targets the budget can afford (src/limits/affordable.ts), as on the other routes.

@@ -37,6 +37,12 @@ SELECT r.id, r.previous_id, r.input_items, r.response, c.depth FROM chain c JOIN
 
 const json = (v: unknown): Rec | Rec[] => JSON.parse(String(v)) as Rec | Rec[];
 
+/**
+ * Whether an id a client sent can name a stored row at all. PostgreSQL refuses a NUL in a text
+ * parameter, which read as the database being down (a 503 to retry forever); no stored id has one.
+ */
+const storable = (id: string): boolean => !id.includes('\u0000');
+
 /** A read the database could not answer: a 503 the client may retry, never a 500 or a false 'not found'. */
 async function reading<T>(q: Promise<T>): Promise<T> {
   try { return await q; } catch (e) {
@@ -96,6 +102,7 @@ export class ResponseStore {
   }
 
   async get(id: string, keyId: string): Promise<StoredResponse | null> {
+    if (!storable(id)) return null;
     const now = Date.now();
     const p = this.#pending.get(id);
     if (p) {
@@ -113,6 +120,7 @@ export class ResponseStore {
   }
 
   async delete(id: string, keyId: string): Promise<boolean> {
+    if (!storable(id)) return false;
     const p = this.#pending.get(id);
     // Not committed yet: wait for the insert so the delete finds the row.
     if (p && p.keyId === keyId) await p.written;
@@ -124,6 +132,7 @@ export class ResponseStore {
    * oldest first. Throws 400 when `id` is unknown to this key, expired, or its chain is broken.
    */
   async conversation(id: string, keyId: string): Promise<Rec[]> {
+    if (!storable(id)) throw notFound(id);
     const now = Date.now();
     const mem: Pending[] = [];
     let cursor: string | null = id;
@@ -140,18 +149,23 @@ export class ResponseStore {
     if (cursor !== null) {
       const rows = await reading(this.#sql.all(CHAIN_SQL, [cursor, keyId, now, keyId, now]));
       if (rows.length === 0) throw notFound(cursor === id ? id : cursor);
+      // The query stops one link past the limit: a row still pointing back there is a chain too long, not a broken one.
+      if (rows.length + mem.length > MAX_CHAIN) throw tooLong();
       if (rows[0]!.previous_id != null) {
         throw new GatewayError('previous_response_not_found', `an earlier response of the conversation (${String(rows[0]!.previous_id)}) has expired or was deleted`, { param: 'previous_response_id' });
       }
       for (const r of rows) links.push({ previousId: null, inputItems: json(r.input_items) as Rec[], response: json(r.response) as Rec });
     }
     for (const p of mem) links.push({ previousId: p.previousId, inputItems: p.inputItems!, response: p.response });
-    if (links.length > MAX_CHAIN) throw new GatewayError('invalid_parameter', `conversations are limited to ${MAX_CHAIN} chained responses`, { param: 'previous_response_id' });
+    if (links.length > MAX_CHAIN) throw tooLong();
     const items: Rec[] = [];
     for (const l of links) items.push(...l.inputItems, ...(Array.isArray(l.response.output) ? l.response.output as Rec[] : []));
     return items;
   }
 }
+
+const tooLong = (): GatewayError =>
+  new GatewayError('invalid_parameter', `conversations are limited to ${MAX_CHAIN} chained responses`, { param: 'previous_response_id' });
 
 const notFound = (id: string): GatewayError =>
   new GatewayError('previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });

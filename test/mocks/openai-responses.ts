@@ -44,6 +44,15 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
   const refused = unreadableCompaction(input, st);
   if (refused !== null) return reply.error(400, refused);
   for (const it of input) {
+    // Item ids are optional, but one given must carry its type's prefix (the API's invalid_id_prefix).
+    const prefix = ID_PREFIXES[String(it.type ?? 'message')];
+    if (prefix !== undefined && typeof it.id === 'string' && !it.id.startsWith(prefix)) {
+      return reply.error(400, `Invalid 'input[].id': '${it.id}'. Expected an ID that begins with '${prefix}'.`);
+    }
+    // Reasoning comes back only in the API's own encrypted form (gAAAA..., as this mock issues it).
+    if (it.type === 'reasoning' && typeof it.encrypted_content === 'string' && !it.encrypted_content.startsWith('gAAAA')) {
+      return reply.error(400, `The encrypted content for item ${String(it.id)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`);
+    }
     if (it.type === 'reasoning' && b.store === false && typeof it.encrypted_content !== 'string') {
       return reply.error(400, `Item with id '${String(it.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
     }
@@ -140,6 +149,9 @@ async function streamResponse(reply: Reply, response: Json): Promise<void> {
 }
 
 /** The API's message for a compaction item whose encrypted content it did not issue, or null when all are its own. */
+/** The id prefix the API requires of an input item of each type that has one. */
+const ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', reasoning: 'rs', custom_tool_call: 'ctc' };
+
 function unreadableCompaction(input: Json[], st: ResponsesState): string | null {
   for (const it of input) {
     if (it.type !== 'compaction') continue;

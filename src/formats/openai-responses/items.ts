@@ -34,6 +34,9 @@ function unpackReasoning(token: string): ThinkingBlock | RedactedThinkingBlock |
   return null;
 }
 
+/** True for the gateway's own reasoning token (a translated target's thinking), which no Responses server can read. */
+export const isGatewayReasoning = (token: unknown): boolean => typeof token === 'string' && unpackReasoning(token) !== null;
+
 /**
  * A compaction made by the gateway (POST /v1/responses/compact on a translated model) carries the
  * model's summary of the conversation in `encrypted_content`: this prefix + base64url JSON {s}. It is

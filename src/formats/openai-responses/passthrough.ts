@@ -3,7 +3,7 @@
 // stored turns in `input`) and with store: false plus encrypted reasoning (the gateway keeps the
 // conversation, the provider keeps nothing); answers come back with the gateway's id and model and
 // the client's own store/previous_response_id, events otherwise byte for byte.
-import type { StopReason } from '../canonical.ts';
+import type { ErrorKind, StopReason } from '../canonical.ts';
 import { newProgress, type Observed, type PassthroughCodec, type StreamProgress } from '../codec.ts';
 import { isRecord, kindFromStatus } from '../errors.ts';
 import { sseFrame, type SseFrame } from '../sse.ts';
@@ -11,7 +11,7 @@ import { readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '.
 import { GATEWAY_ONLY_FIELDS } from '../passthrough/openai-chat.ts';
 import { responsesUsage as canonicalResponsesUsage } from '../passthrough/usage.ts';
 import { RESPONSE_ERROR_CODES } from './errors.ts';
-import { compactionText, unpackCompaction } from './items.ts';
+import { compactionText, isGatewayReasoning, unpackCompaction } from './items.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -53,18 +53,48 @@ function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void 
   r.store = req.store !== false;
 }
 
+/** An id the gateway gave a stored input item that had none (src/responses/rows.ts): no prefix the API accepts for its type. */
+const STORED_ITEM_ID = /^item_[0-9a-f]{32}i[0-9a-f]{4}$/;
+
+/**
+ * An item a native server cannot take as it is: the gateway's own compaction, reasoning it cannot
+ * read (a translated target's in the gateway's token, or none at all, which a server keeping nothing
+ * cannot look up), or an item carrying an id the gateway gave it.
+ */
+const gatewayItem = (it: unknown): boolean => isRecord(it) && ((it.type === 'compaction' && typeof it.encrypted_content === 'string' && unpackCompaction(it.encrypted_content) !== null)
+  || (it.type === 'reasoning' && (typeof it.encrypted_content !== 'string' || isGatewayReasoning(it.encrypted_content)))
+  || (typeof it.id === 'string' && STORED_ITEM_ID.test(it.id)));
+
 /**
  * Input for a native Responses server: compaction items the gateway made (on a translated model)
- * become the user message they stand for, since only the gateway can read their token; OpenAI's own
- * compaction items and everything else go up unchanged. The array is copied only when one is found.
+ * become the user message they stand for, since only the gateway can read their token; reasoning
+ * items it cannot read (a translated target's thinking in the gateway's token, after a chain or the
+ * router moved the conversation, or reasoning without encrypted content, which a server told to keep
+ * nothing cannot look up) are left out, as a target that verifies reasoning leaves them out translated;
+ * ids the gateway gave stored items go up without them (the API refuses `item_` ids on a function
+ * call or reasoning item; ids are optional). OpenAI's own items and everything else go up unchanged.
+ * The array is copied only when one is found.
  */
 export function nativeInput(input: unknown): unknown {
-  if (!Array.isArray(input) || !input.some((it) => isRecord(it) && it.type === 'compaction')) return input;
-  return input.map((it: unknown) => {
-    if (!isRecord(it) || it.type !== 'compaction' || typeof it.encrypted_content !== 'string') return it;
-    const summary = unpackCompaction(it.encrypted_content);
-    return summary === null ? it : { type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(summary) }] };
+  if (!Array.isArray(input) || !input.some(gatewayItem)) return input;
+  return input.flatMap((it: unknown) => {
+    if (!gatewayItem(it)) return [it];
+    const c = it as Rec;
+    if (c.type === 'reasoning' && (typeof c.encrypted_content !== 'string' || isGatewayReasoning(c.encrypted_content))) return [];
+    if (c.type === 'compaction' && typeof c.encrypted_content === 'string' && unpackCompaction(c.encrypted_content) !== null) {
+      return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(unpackCompaction(c.encrypted_content)!) }] }];
+    }
+    const { id: _given, ...rest } = c;
+    return [rest];
   });
+}
+
+/** The kind of a Responses error code (`error` event, failed response): the API's codes for kinds, an HTTP status, else a server error. */
+function kindOfCode(code: unknown): ErrorKind {
+  if (typeof code === 'number') return kindFromStatus(code);
+  if (code === RESPONSE_ERROR_CODES.rate_limit) return 'rate_limit';
+  if (code === RESPONSE_ERROR_CODES.invalid_request) return 'invalid_request';
+  return 'api_error';
 }
 
 const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
@@ -140,14 +170,14 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
             const message = redact(typeof e.message === 'string' ? e.message : 'the response failed');
             r.error = { ...e, message };
             if (isRecord(r.usage)) seen.usage = canonicalResponsesUsage(r.usage);
-            progress.error ??= { kind: e.code === 'rate_limit_exceeded' ? 'rate_limit' : 'api_error', message };
+            progress.error ??= { kind: kindOfCode(e.code), message };
             progress.complete = false;
           }
           return sseFrame(JSON.stringify(ev), type);
         }
         if (type === 'error') {
           const message = redact(typeof ev.message === 'string' ? ev.message : 'upstream stream error');
-          progress.error ??= { kind: kindFromStatus(typeof ev.code === 'number' ? ev.code : 500), message };
+          progress.error ??= { kind: kindOfCode(ev.code), message };
           progress.complete = false;
           return sseFrame(JSON.stringify({ ...ev, message }), type);
         }

@@ -90,7 +90,8 @@ function tools(list: unknown): void {
     if (fns === null) throw bad(`${at}.tools`, `'${at}.tools' must be an array`);
     fns.forEach((f: unknown, j) => {
       const fat = t.type === 'namespace' ? `${at}.tools[${j}]` : at;
-      if (!isRecord(f) || (f.type !== 'function' && f.type !== 'custom')) return;
+      if (!isRecord(f)) throw bad(fat, `'${fat}' must be an object`);
+      if (f.type !== 'function' && f.type !== 'custom') return;
       if (typeof f.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(f.name)) throw bad(`${fat}.name`, `'${fat}.name' must be 1-64 letters, digits, '_' or '-'`);
       str(f.description, `${fat}.description`);
       obj(f.parameters, `${fat}.parameters`);
@@ -103,6 +104,12 @@ function toolChoice(tc: unknown): void {
   if (typeof tc === 'string') return oneOf(tc, 'tool_choice', ['none', 'auto', 'required']);
   if (!isRecord(tc) || typeof tc.type !== 'string') throw bad('tool_choice', "'tool_choice' must be 'none', 'auto', 'required' or an object with a type");
   if ((tc.type === 'function' || tc.type === 'custom') && typeof tc.name !== 'string') throw missing('tool_choice.name');
+  if (tc.type !== 'allowed_tools') return;
+  oneOf(tc.mode, 'tool_choice.mode', ['auto', 'required']);
+  if (!Array.isArray(tc.tools)) throw bad('tool_choice.tools', "'tool_choice.tools' must be an array of tools");
+  tc.tools.forEach((t: unknown, i) => {
+    if (!isRecord(t) || typeof t.type !== 'string') throw bad(`tool_choice.tools[${i}]`, `'tool_choice.tools[${i}]' must be an object with a type`);
+  });
 }
 
 function textFormat(text: unknown): void {
