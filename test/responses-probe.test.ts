@@ -8,6 +8,7 @@
 // parameter) is not found, not the database down.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
 import { startMockAnthropic, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { insertStoredResponse } from '../src/responses/rows.ts';
@@ -183,4 +184,19 @@ test('PostgreSQL: an id with a NUL is not found (404, 400), never a 503 to retry
     }
     assert.equal((await fetch(`${pgw.url}/v1/responses/${id}`)).status, 200, 'the real one is still there');
   } finally { await pgw.stop(); }
+});
+
+test('POST /v1/responses/{id}/cancel (the SDK\'s responses.cancel): 404 for an id not stored, 400 for a stored one (no background responses here), never the pass-through\'s "model is required"', async () => {
+  const made = await post({ model: 'ant/test-model', input: 'hi', store: true });
+  assert.equal(made.status, 200, JSON.stringify(made.json));
+  const stored = await post({}, `/v1/responses/${made.json.id as string}/cancel`);
+  assert.equal(stored.status, 400);
+  assert.match(stored.error.message as string, /Only responses created with background=true can be cancelled/);
+  const missing = await post({}, '/v1/responses/resp_nope/cancel');
+  assert.deepEqual([missing.status, missing.error.code], [404, 'response_not_found']);
+  const other = await post({}, `/v1/responses/${made.json.id as string}/frobnicate`);
+  assert.equal(other.status, 404);
+  // The official client reaches the same answers.
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-none' });
+  await assert.rejects(client.responses.cancel(made.json.id as string), (e: unknown) => e instanceof OpenAI.APIError && e.status === 400);
 });

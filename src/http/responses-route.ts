@@ -145,6 +145,22 @@ function inputItemsPage(items: Rec[], q: URLSearchParams): Rec {
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: list.length > limit };
 }
 
+/**
+ * POST /v1/responses/{id}/cancel (the SDK's responses.cancel). Only a background response can be
+ * cancelled, and this gateway runs none (create refuses `background`): a stored response of the
+ * caller's is a 400 saying so, any other id a 404, as for GET. Any other POST under /v1/responses/{id}
+ * is no route (before, such paths fell to the pass-through routes: "'model' is required").
+ */
+export async function handlePostResponseSub(svc: Services, _req: IncomingMessage, _res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
+  const rest = p.path.slice('/v1/responses/'.length);
+  const slash = rest.indexOf('/');
+  if (slash < 0 || rest.slice(slash + 1) !== 'cancel') throw new GatewayError('route_not_found', `no route for POST ${p.path}`);
+  const id = responseIdOf(decodePathSegment(rest.slice(0, slash)));
+  const stored = await responseStoreOf(svc)?.get(id, scopeOf(client));
+  if (!stored) throw new GatewayError('response_not_found', `Response with id '${id}' not found.`);
+  throw new GatewayError('invalid_parameter', 'Only responses created with background=true can be cancelled; this gateway runs no background responses.');
+}
+
 export async function handleDeleteResponse(svc: Services, _req: IncomingMessage, res: ServerResponse, p: RouteParams, client: ClientInfo): Promise<void> {
   const id = responseIdOf(p.id ?? '');
   const deleted = await responseStoreOf(svc)?.delete(id, scopeOf(client));

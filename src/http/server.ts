@@ -15,7 +15,7 @@ import { dashboardRoutes } from './dashboard-static.ts';
 import { handleFeedbackRoute } from './feedback-route.ts';
 import { handlePassthrough } from './passthrough.ts';
 import { handleRouterRank } from './router-mode.ts';
-import { handleCreateResponse, handleDeleteResponse, handleGetResponse, handleInputTokens } from './responses-route.ts';
+import { handleCreateResponse, handleDeleteResponse, handleGetResponse, handleInputTokens, handlePostResponseSub } from './responses-route.ts';
 import { handleCompact } from './responses-compact.ts';
 import { handleCountTokens } from './count-tokens-route.ts';
 import type { Services } from './services.ts';
@@ -39,6 +39,7 @@ export function buildRoutes(svc: Services): RouteTable {
     { method: 'POST', pattern: '/v1/responses/input_tokens', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleInputTokens(svc, req, res, client) },
     { method: 'POST', pattern: '/v1/responses/compact', envelope: 'openai', auth: 'key', handler: (req, res, _p, client) => handleCompact(svc, req, res, client) },
     { method: 'GET', pattern: '/v1/responses/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handleGetResponse(svc, req, res, p, client) },
+    { method: 'POST', pattern: '/v1/responses/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handlePostResponseSub(svc, req, res, p, client) },
     { method: 'DELETE', pattern: '/v1/responses/:id', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handleDeleteResponse(svc, req, res, p, client) },
     // Other OpenAI-style JSON routes (embeddings, moderations, ...) go to the provider named by `model`.
     { method: 'POST', pattern: '/v1/*', envelope: 'openai', auth: 'key', handler: (req, res, p, client) => handlePassthrough(svc, req, res, p, client) },
