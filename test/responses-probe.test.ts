@@ -151,6 +151,18 @@ test('a native stream that opens with an error event is answered with the status
   }
 });
 
+test('a native JSON answer of status 200 reporting status "failed" is a failed attempt answered with the status its code stands for (it was recorded and relayed as a success)', async () => {
+  for (const [code, status, type] of [['rate_limit_exceeded', 429, 'rate_limit_error'], ['server_error', 502, 'api_error']] as const) {
+    raw.reset();
+    raw.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({ id: 'resp_up', object: 'response', created_at: 1, status: 'failed', model: 'gpt-5', output: [], error: { code, message: `upstream says ${code}` }, usage: null })] });
+    const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'raw/gpt-5', input: 'hi' }) });
+    const body = (await r.json()) as Rec;
+    assert.equal(r.status, status, `${code}: ${JSON.stringify(body)}`);
+    assert.equal(body.error.type, type);
+    assert.match(body.error.message, new RegExp(`upstream says ${code}`));
+  }
+});
+
 test('compacting an empty conversation is a 400 naming input, with no model call', async () => {
   for (const model of ['ant/test-model', 'oai/gpt-5']) {
     ant.reset(); oai.reset();

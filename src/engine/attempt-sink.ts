@@ -382,6 +382,12 @@ export class AttemptSink implements ResponseSink {
     }
     let out: unknown; let observed: Observed;
     if (!res) {
+      // A failure the answer reports in its own shape (a failed Responses object): a failed attempt.
+      const failed = relay!.answerError?.(json) ?? null;
+      if (failed !== null) {
+        const v = verdictForErrorEvent(entry, failed, this.#redact);
+        return this.#asResult(v, null, v.status);
+      }
       observed = relay!.rewriteResponse(json, { id: r.id, model: entry.id, request: r.body });
       // Relayed as it is: an answer without a stop reason is read by its own codec (the upstream's
       // format; a relay for another format, such as the native Responses one, has its own shapes).

@@ -99,6 +99,12 @@ export type PassthroughCodec = {
    */
   outputChars?(json: Record<string, unknown>): number;
   /**
+   * The failure a non-streaming answer of status 200 reports in its own shape (a Responses object
+   * with status "failed"), or null: such an answer is a failed attempt, as an error event first is.
+   * Absent: every 200 answer that is not an error body is an answer.
+   */
+  answerError?(json: Record<string, unknown>): UpstreamError | null;
+  /**
    * Per-stream relay: each upstream SSE frame in, the client's bytes out ('' to hide a frame). Never
    * throws on malformed frames; `redact` cleans upstream error text before it is relayed.
    */

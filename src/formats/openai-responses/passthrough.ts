@@ -119,6 +119,12 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
 
   outputChars: responseOutputChars,
 
+  answerError(json) {
+    if (json.status !== 'failed') return null;
+    const e = isRecord(json.error) ? json.error : {};
+    return { kind: kindOfCode(e.code), message: typeof e.message === 'string' ? e.message : 'the response failed' };
+  },
+
   newStream(ctx) {
     const seen: Observed = { usage: null, finishReason: null };
     const progress: StreamProgress = newProgress();
