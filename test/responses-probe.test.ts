@@ -163,6 +163,22 @@ test('a native JSON answer of status 200 reporting status "failed" is a failed a
   }
 });
 
+test('a native stream whose server sends an error event after content and closes ends with response.failed, as the gateway\'s own failures end', async () => {
+  raw.reset();
+  const created = { id: 'resp_up', object: 'response', created_at: 1, status: 'in_progress', model: 'gpt-5', output: [] };
+  raw.push({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [
+    sse({ type: 'response.created', sequence_number: 0, response: created }, 'response.created'),
+    sse({ type: 'response.output_text.delta', sequence_number: 1, item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'partial' }, 'response.output_text.delta'),
+    sse({ type: 'error', sequence_number: 2, code: 'server_error', message: 'upstream broke', param: null }, 'error'),
+  ] });
+  const r = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'raw/gpt-5', input: 'hi', stream: true }) });
+  assert.equal(r.status, 200);
+  const events = (await r.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Rec);
+  assert.deepEqual(events.map((e) => e.type), ['response.created', 'response.output_text.delta', 'error', 'response.failed']);
+  const last = events.at(-1)!;
+  assert.deepEqual([last.sequence_number, last.response.status, last.response.error.message], [3, 'failed', 'upstream broke']);
+});
+
 test('compacting an empty conversation is a 400 naming input, with no model call', async () => {
   for (const model of ['ant/test-model', 'oai/gpt-5']) {
     ant.reset(); oai.reset();

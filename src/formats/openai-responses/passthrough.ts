@@ -137,13 +137,18 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
     let done = false;
     const fail = (error: StreamError): string => {
       const code = RESPONSE_ERROR_CODES[error.type];
-      let out = sseFrame(JSON.stringify({ type: 'error', sequence_number: ++seq, code, message: error.message, param: null }), 'error');
-      if (response) {
-        const failed = { ...response, output: [...items.keys()].sort((a, b) => a - b).map((k) => items.get(k)), status: 'failed', error: { code, message: error.message } };
-        out += sseFrame(JSON.stringify({ type: 'response.failed', sequence_number: ++seq, response: failed }), 'response.failed');
-      }
-      return out;
+      const out = sseFrame(JSON.stringify({ type: 'error', sequence_number: ++seq, code, message: error.message, param: null }), 'error');
+      return out + failedEvent(code, error.message);
     };
+    /** response.failed for the response as last announced, with the output items finished so far ('' before any). */
+    const failedEvent = (code: unknown, message: string): string => {
+      if (!response) return '';
+      done = true;
+      const failed = { ...response, output: [...items.keys()].sort((a, b) => a - b).map((k) => items.get(k)), status: 'failed', error: { code, message } };
+      return sseFrame(JSON.stringify({ type: 'response.failed', sequence_number: ++seq, response: failed }), 'response.failed');
+    };
+    /** An error event relayed after content, which the server may or may not follow with response.failed. */
+    let relayedError: { code: unknown; message: string } | null = null;
     return {
       progress,
       fail,
@@ -185,13 +190,16 @@ export const openaiResponsesPassthrough: PassthroughCodec = {
           const message = redact(typeof ev.message === 'string' ? ev.message : 'upstream stream error');
           progress.error ??= { kind: kindOfCode(ev.code), message };
           progress.complete = false;
+          if (progress.content) relayedError ??= { code: ev.code, message };
           return sseFrame(JSON.stringify({ ...ev, message }), type);
         }
         progress.content = true;
         if (typeof ev.delta === 'string') progress.outputChars += ev.delta.length;
         return sseFrame(f.data, f.event ?? type);
       },
-      end: () => '',
+      // A stream whose server sent an error event and closed without response.failed ends as the
+      // gateway's own failures end it, with the response failed (clients wait for a terminal event).
+      end: () => (relayedError !== null && !done ? failedEvent(relayedError.code, relayedError.message) : ''),
       observed: () => seen,
     };
   },
