@@ -252,7 +252,7 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
 export async function feedbackAwaitingDecision(sql: SqlRunner, metrics: readonly string[], c: Cursor, from: string, until: string): Promise<string | null> {
   const rows = await sql.all(
     `SELECT MIN(f.created_at) AS t FROM feedback f LEFT JOIN router_decisions d ON d.inference_id = f.inference_id
-     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND d.inference_id IS NULL
+     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.inference_id IS NULL
        AND f.created_at >= ? AND f.created_at < ? AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))`,
     [...metrics, from, until, c.at, c.at, c.id],
   );
