@@ -57,13 +57,21 @@ function stamp(r: Rec, ctx: { id: string; model: string; request?: Rec }): void 
 const STORED_ITEM_ID = /^item_[0-9a-f]{32}i[0-9a-f]{4}$/;
 
 /**
- * An item a native server cannot take as it is: the gateway's own compaction, reasoning it cannot
- * read (a translated target's in the gateway's token, or none at all, which a server keeping nothing
- * cannot look up), or an item carrying an id the gateway gave it.
+ * `it` as a native server can take it: the item itself (the usual case), the user message the
+ * gateway's own compaction stands for, the item without an id the gateway gave it, or null for
+ * reasoning it cannot read (a translated target's in the gateway's token, or none at all, which a
+ * server keeping nothing cannot look up).
  */
-const gatewayItem = (it: unknown): boolean => isRecord(it) && ((it.type === 'compaction' && typeof it.encrypted_content === 'string' && unpackCompaction(it.encrypted_content) !== null)
-  || (it.type === 'reasoning' && (typeof it.encrypted_content !== 'string' || isGatewayReasoning(it.encrypted_content)))
-  || (typeof it.id === 'string' && STORED_ITEM_ID.test(it.id)));
+function forNative(it: unknown): unknown {
+  if (!isRecord(it)) return it;
+  if (it.type === 'compaction' && typeof it.encrypted_content === 'string') {
+    const summary = unpackCompaction(it.encrypted_content);
+    if (summary !== null) return { type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(summary) }] };
+  }
+  if (it.type === 'reasoning' && (typeof it.encrypted_content !== 'string' || isGatewayReasoning(it.encrypted_content))) return null;
+  if (typeof it.id === 'string' && STORED_ITEM_ID.test(it.id)) { const { id: _given, ...rest } = it; return rest; }
+  return it;
+}
 
 /**
  * Input for a native Responses server: compaction items the gateway made (on a translated model)
@@ -76,17 +84,15 @@ const gatewayItem = (it: unknown): boolean => isRecord(it) && ((it.type === 'com
  * The array is copied only when one is found.
  */
 export function nativeInput(input: unknown): unknown {
-  if (!Array.isArray(input) || !input.some(gatewayItem)) return input;
-  return input.flatMap((it: unknown) => {
-    if (!gatewayItem(it)) return [it];
-    const c = it as Rec;
-    if (c.type === 'reasoning' && (typeof c.encrypted_content !== 'string' || isGatewayReasoning(c.encrypted_content))) return [];
-    if (c.type === 'compaction' && typeof c.encrypted_content === 'string' && unpackCompaction(c.encrypted_content) !== null) {
-      return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: compactionText(unpackCompaction(c.encrypted_content)!) }] }];
-    }
-    const { id: _given, ...rest } = c;
-    return [rest];
-  });
+  if (!Array.isArray(input)) return input;
+  let out: unknown[] | null = null;
+  for (let i = 0; i < input.length; i++) {
+    const it: unknown = input[i];
+    const x = forNative(it);
+    if (x !== it) out ??= input.slice(0, i);
+    if (out !== null && x !== null) out.push(x);
+  }
+  return out ?? input;
 }
 
 /** The kind of a Responses error code (`error` event, failed response): the API's codes for kinds, an HTTP status, else a server error. */
