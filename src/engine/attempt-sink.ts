@@ -48,14 +48,9 @@ function contentChars(content: CanonicalResponse['content']): number {
  */
 const noAnswer = (a: CanonicalResponse): boolean => a.content.length === 0 && a.stop_reason === null;
 
-/** noAnswer of a JSON answer in the upstream's format (one its codec cannot read is relayed as before). */
-function decodedNoAnswer(codec: Codec, json: unknown): boolean {
-  try { return noAnswer(codec.upstream.decodeResponse(json)); } catch { return false; }
-}
-
-/** contentChars of a JSON answer in the upstream's format. */
-function outputChars(codec: Codec, json: unknown): number {
-  try { return contentChars(codec.upstream.decodeResponse(json).content); } catch { return 0; /* an answer its own codec cannot read: its input is still billed */ }
+/** A JSON answer read by the upstream's own codec, or null when it cannot read it (relayed as before; its input is still billed). */
+function decodedAnswer(codec: Codec, json: unknown): CanonicalResponse | null {
+  try { return codec.upstream.decodeResponse(json); } catch { return null; }
 }
 
 export class AttemptSink implements ResponseSink {
@@ -389,11 +384,17 @@ export class AttemptSink implements ResponseSink {
         return this.#asResult(v, null, v.status);
       }
       observed = relay!.rewriteResponse(json, { id: r.id, model: entry.id, request: r.body });
-      // Relayed as it is: an answer without a stop reason is read by its own codec (the upstream's
-      // format; a relay for another format, such as the native Responses one, has its own shapes).
-      if (observed.finishReason === null && entry.provider.format === r.clientFormat && decodedNoAnswer(codec, json)) return this.#unusable('a response without an answer');
+      // Relayed as it is; read by its own codec (once, and only when needed) for what the relay does not say.
+      let read: CanonicalResponse | null | undefined;
+      const answer = (): CanonicalResponse | null => (read === undefined ? (read = decodedAnswer(codec, json)) : read);
+      // An answer without a stop reason (the upstream's format; a relay for another format, such as
+      // the native Responses one, has its own shapes).
+      if (observed.finishReason === null && entry.provider.format === r.clientFormat) {
+        const a = answer();
+        if (a !== null && noAnswer(a)) return this.#unusable('a response without an answer');
+      }
       // An upstream that reports no usage is billed an estimate, not nothing.
-      observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => (relay!.outputChars ? relay!.outputChars(json) : outputChars(codec, json)));
+      observed.usage = completedUsage(observed.usage, () => this.#inputTokens(), () => (relay!.outputChars ? relay!.outputChars(json) : contentChars(answer()?.content ?? [])));
       out = json;
     } else {
       out = client.encodeResponse(res, r.body);
