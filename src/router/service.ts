@@ -214,7 +214,10 @@ export class RouterService {
     }
     const targets: AttemptTarget[] = [];
     for (const t of d.decision.plan) {
-      targets.push(t.maxOutputTokens === undefined ? { entry: t.candidate.entry } : t.bound ? { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens, bound: t.bound } : { entry: t.candidate.entry, maxOutputTokens: t.maxOutputTokens });
+      const target: AttemptTarget = { entry: t.candidate.entry };
+      if (t.maxOutputTokens !== undefined) target.maxOutputTokens = t.maxOutputTokens;
+      if (t.bound) target.bound = t.bound;
+      targets.push(target);
     }
     return { ...d, targets, headers };
   }

@@ -112,16 +112,17 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   // Rows are read up to the store's clock, not this replica's: one whose clock ran ahead read the rows
   // it had stamped ahead and moved the shared cursors there, past every row the others then wrote.
   const now = await storeNow(sql);
+  const metrics = [...signals.keys()];
+  const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
   let settledBefore = new Date(now - settings.feedbackSettleMs).toISOString();
   // A window shorter than the answers' lag reads feedback whose decision may not have landed yet (the
   // batched writers, another replica's): the read stops at the first such row, which waits for it.
-  if (settings.feedbackSettleMs < ANSWER_LAG_MS && signals.size > 0) {
-    const waiting = await feedbackAwaitingDecision(sql, [...signals.keys()], base.feedbackCursor, new Date(now - ANSWER_LAG_MS).toISOString(), settledBefore);
+  if (settings.feedbackSettleMs < ANSWER_LAG_MS && metrics.length > 0) {
+    const waiting = await feedbackAwaitingDecision(sql, metrics, base.feedbackCursor, answeredBefore, settledBefore);
     if (waiting !== null && waiting < settledBefore) settledBefore = waiting;
   }
-  const fb = await feedbackSince(sql, [...signals.keys()], base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier);
+  const fb = await feedbackSince(sql, metrics, base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier);
   const answers: AnswerJoin[] = [];
-  const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
   let answersLeft = false;
   for (let read = 0, c = base.decisionCursor; ; read++) {
     const part = await answersSince(sql, c, BATCH, answeredBefore);
