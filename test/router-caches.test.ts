@@ -4,7 +4,7 @@
 // against the full ranking.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { candidateSet } from '../src/router/candidates.ts';
+import { candidateSet, resolveIndices } from '../src/router/candidates.ts';
 import { decide, type DecideInput } from '../src/router/decide.ts';
 import { estimatesFor, expectedOutputs } from '../src/router/predictions.ts';
 import { expectedOutput, foldOutputs } from '../src/router/output-stats.ts';
@@ -195,4 +195,22 @@ test("a policy's constraint names and reasons are made once per compiled policy:
   // The same rule index in the policy compiled by a reload, renamed and turned into a requirement.
   assert.deepEqual(shown(compile('only-pa', 'require')), { by: ['policy:only-pa'], reasons: ['policy:only-pa: fails required policy rule only-pa'] });
   assert.deepEqual(shown(before), { by: ['policy:no-pc'], reasons: ['policy:no-pc: excluded by policy rule no-pc'] }, 'the old policy keeps its own');
+});
+
+test('remembered models lists are bounded in bytes, not only in count, and still resolve past the bound', () => {
+  const c = routerTestConfig();
+  const s = candidateSet(c);
+  const ids = s.all.map((x) => x.id);
+  // 600 different valid lists of 401 to 1,000 names (params allows 1,000): ~12 MB of keys unbounded.
+  let peak = 0;
+  for (let i = 0; i < 600; i++) {
+    const names = Array.from({ length: 1000 - i }, (_, j) => ids[(i + j) % ids.length]!);
+    const idx = resolveIndices(c, s, names);
+    assert.equal(idx.length, Math.min(ids.length, names.length));
+    peak = Math.max(peak, s.listBytes);
+  }
+  assert.ok(peak <= 4 * 1024 * 1024, `lists held ${peak} bytes`);
+  let held = 0;
+  for (const [k, v] of s.lists) held += k.length + v.byteLength;
+  assert.equal(held, s.listBytes);
 });

@@ -67,8 +67,10 @@ export type CandidateSet = {
   table: CandidateTable;
   /** 0..all.length-1: the whole catalog as an index list. */
   allIdx: Int32Array;
-  /** `models` lists resolved to index lists (clients resend the same lists), bounded. */
+  /** `models` lists resolved to index lists (clients resend the same lists), bounded by LIST_BYTES. */
   lists: Map<string, Int32Array>;
+  /** What `lists` holds, in bytes of keys and indices. */
+  listBytes: number;
   /** Per-key (allowed_models) and per-policy results that depend only on candidate attributes, per version. */
   memo: WeakMap<object, unknown>;
   /** One ModelRef per canonical model: quality is predicted once per model, not per offer. */
@@ -178,7 +180,7 @@ function build(cfg: Config): CandidateSet {
       if (list) list.push(c); else byName.set(k, [c]);
     }
   }
-  return { all, table: tableOf(all), allIdx: Int32Array.from(all, (_, i) => i), lists: new Map(), memo: new WeakMap(), refs, tokenizers, providers, byId, byName, priors: cfg.router.priors };
+  return { all, table: tableOf(all), allIdx: Int32Array.from(all, (_, i) => i), lists: new Map(), listBytes: 0, memo: new WeakMap(), refs, tokenizers, providers, byId, byName, priors: cfg.router.priors };
 }
 
 function tableOf(all: readonly Candidate[]): CandidateTable {
@@ -210,7 +212,11 @@ export function candidateSet(cfg: Config): CandidateSet {
   return s;
 }
 
-const MAX_LISTS = 1000;
+/**
+ * The remembered lists' bound, in bytes: a count alone let 1,000 lists of 1,000 valid names each hold
+ * ~60 MB per config version. Past it the map starts again (clients resend a few lists, not thousands).
+ */
+const LIST_BYTES = 4 * 1024 * 1024;
 
 /** resolveModels as indices into CandidateSet.all, remembered per list for this config version. */
 export function resolveIndices(cfg: Config, set: CandidateSet, models: readonly string[]): Int32Array {
@@ -218,8 +224,10 @@ export function resolveIndices(cfg: Config, set: CandidateSet, models: readonly 
   let idx = set.lists.get(k);
   if (!idx) {
     idx = Int32Array.from(resolveModels(cfg, set, models), (c) => c.index);
-    if (set.lists.size >= MAX_LISTS) set.lists.clear();
+    const bytes = k.length + idx.byteLength;
+    if (set.listBytes + bytes > LIST_BYTES) { set.lists.clear(); set.listBytes = 0; }
     set.lists.set(k, idx);
+    set.listBytes += bytes;
   }
   return idx;
 }
