@@ -10,7 +10,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { compileConfig } from '../src/config/compile.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { createConvertPool, targetOf } from '../src/engine/convert-pool.ts';
@@ -18,7 +18,7 @@ import { encodeForTarget, parseAndValidate } from '../src/workers/convert-core.t
 import { median } from './lib/stats.ts';
 import { concurrentMs, syncMs } from './lib/timing.ts';
 
-const { values: o } = parseArgs({ options: { sizes: { type: 'string', default: '1,4,16,64,128,256,512,1024,2048,4096,8192' }, reps: { type: 'string' } } });
+const { values: o } = benchArgs({ options: { sizes: { type: 'string', default: '1,4,16,64,128,256,512,1024,2048,4096,8192' }, reps: { type: 'string' } } });
 const SIZES = o.sizes.split(',').map((k) => Number(k) * 1024);
 const CONCURRENT = 8;
 /** An event-loop stall shorter than this is not worth a thread hop (same rule as bench/feedback-flatten.ts). */

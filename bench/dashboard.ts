@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { Users } from '../src/dashboard/users.ts';
@@ -21,7 +21,7 @@ import type { Store } from '../src/store/types.ts';
 import { KEYS, decisionsFor, feedbackFor, records } from './lib/dashboard-data.ts';
 import { VARIANTS, writePath } from './lib/dashboard-write.ts';
 
-const { values: o } = parseArgs({ options: {
+const { values: o } = benchArgs({ options: {
   sizes: { type: 'string', default: '100000,1000000' }, backends: { type: 'string', default: 'sqlite,postgres' },
   reps: { type: 'string', default: '15' }, 'write-rows': { type: 'string', default: '20000' }, 'write-rate': { type: 'string', default: '1000' },
   'write-rounds': { type: 'string', default: '2' }, 'skip-write': { type: 'boolean', default: false }, 'skip-browser': { type: 'boolean', default: false },

@@ -3,7 +3,7 @@
 //      [--sizes 10,100,...] events per batch; [--reps N] runs per size instead of 400/100/30 by size
 import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { flattenBatchBytes } from '../src/feedback/batch.ts';
 import { resolveLimits } from '../src/feedback/limits.ts';
 import { unpackEvents } from '../src/feedback/packed.ts';
@@ -13,7 +13,7 @@ import flattenTask from '../src/workers/feedback-flatten.ts';
 import { median } from './lib/stats.ts';
 import { concurrentMs, syncMs } from './lib/timing.ts';
 
-const { values: o } = parseArgs({ options: { sizes: { type: 'string', default: '10,100,200,300,500,1000,2000,3000,10000' }, reps: { type: 'string' } } });
+const { values: o } = benchArgs({ options: { sizes: { type: 'string', default: '10,100,200,300,500,1000,2000,3000,10000' }, reps: { type: 'string' } } });
 const SIZES = o.sizes.split(',').map(Number);
 const CONCURRENT = 8; // batches in flight at once for the throughput columns
 /** An event-loop stall shorter than this is not worth a thread hop. */

@@ -10,14 +10,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { openStore } from '../src/store/open.ts';
 import type { InferenceRecord } from '../src/store/types.ts';
 import { WriteThread } from '../src/store/write-thread.ts';
 import { pruneOnce, sqlSteps, type RetentionSteps } from '../src/dashboard/retention.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 
-const { values } = parseArgs({ options: { records: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' } } });
+const { values } = benchArgs({ options: { records: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' } } });
 const N = Number(values.records); const ROUNDS = Number(values.rounds);
 const DAY = 86_400_000;
 const body = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(1000) }] });

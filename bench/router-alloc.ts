@@ -10,12 +10,12 @@ import { Session } from 'node:inspector/promises';
 import { getHeapStatistics } from 'node:v8';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { benchPath } from './lib/child.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
 import { median } from './lib/stats.ts';
 
-const { values: f } = parseArgs({ options: {
+const { values: f } = benchArgs({ options: {
   baseline: { type: 'string' }, calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' },
   top: { type: 'string', default: '25' }, interval: { type: 'string', default: '256' }, shape: { type: 'string' },
 } });

@@ -7,14 +7,14 @@
 // on that checkout, the two taking turns.
 // Run: node bench/router-gc.ts [--baseline DIR] [--seconds S] [--rounds R] [--connections C] [--verbose]
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway } from './lib/gateway.ts';
 import { LoadProcess } from './lib/load.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
 import { median } from './lib/stats.ts';
 
-const { values: f } = parseArgs({ options: {
+const { values: f } = benchArgs({ options: {
   baseline: { type: 'string' }, seconds: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, verbose: { type: 'boolean', default: false },
 } });
 const trees = [{ name: 'this', root: benchPath('..') }, ...(f.baseline ? [{ name: 'baseline', root: path.resolve(f.baseline) }] : [])];

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import pg from 'pg';
 import { existsSync } from 'node:fs';
 import { routerOverview } from '../src/dashboard/router-overview.ts';
@@ -19,7 +19,7 @@ import { SqliteStore } from '../src/store/sqlite.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { rng } from './lib/dashboard-data.ts';
 
-const { values: o } = parseArgs({ options: {
+const { values: o } = benchArgs({ options: {
   decisions: { type: 'string', default: '100000' }, reps: { type: 'string', default: '15' }, backends: { type: 'string', default: 'sqlite,postgres' },
   'pg-url': { type: 'string', default: process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
 } });

@@ -3,13 +3,13 @@
 // traffic only; prints requests served and the profile directory for bench/profile-top.ts.
 // Run: npx node bench/router-profile.ts [--seconds S] [--warmup S] [--connections C] [--out DIR]
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway } from './lib/gateway.ts';
 import { LoadProcess } from './lib/load.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
 
-const { values: f } = parseArgs({ options: {
+const { values: f } = benchArgs({ options: {
   seconds: { type: 'string', default: '10' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '16' }, out: { type: 'string', default: '/tmp/router-profile' },
 } });
 const upstream = await forkServer(benchPath('lib/upstream.ts'));

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readBench } from '../src/router/bench/data.ts';
 import { trainFromRows } from '../src/router/bench/evaluate.ts';
@@ -20,7 +20,7 @@ import { emptyStored } from '../src/router/train-pass.ts';
 import { openStore } from '../src/store/open.ts';
 import { packState, predict, prepareState, type QualityState } from '../src/router/quality/index.ts';
 
-const { values: a } = parseArgs({ options: {
+const { values: a } = benchArgs({ options: {
   data: { type: 'string', default: new URL('../../shared/router-bench/routerbench-dev.jsonl', import.meta.url).pathname },
   rounds: { type: 'string', default: '15' },
 } });

@@ -5,7 +5,7 @@
 //     [--variants '[{"method":"production"},{"tuning":{"temperature":0.05}},{"shape":{"keep":128}}]']
 //     (methods: the names in METHODS, "resid:k:s:p:gate", "irt:k:s:p", "gated:k:lambda:lo:hi")
 // Each variant's per-fold AIQ gain over the single-model hull is paired with variant #0's.
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { readFileSync } from 'node:fs';
 import { parseBench, type BenchRow } from '../src/router/bench/data.ts';
 import { TUNING } from '../src/router/quality/tuning.ts';
@@ -300,7 +300,7 @@ function idfRows(rows: BenchRow[]): void {
 }
 
 if (import.meta.main) {
-  const { values: a } = parseArgs({ options: {
+  const { values: a } = benchArgs({ options: {
     data: { type: 'string', default: new URL('../../shared/router-bench/routerbench-dev.jsonl', import.meta.url).pathname },
     variants: { type: 'string', default: '[{"method":"production"},{"method":"taskOracle"}]' },
     splits: { type: 'string', default: 'prompts,tasks' },

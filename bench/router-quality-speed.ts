@@ -4,11 +4,11 @@
 // catalog of candidates (300 by default), with and without the local correction in the same run.
 //   node bench/router-quality-speed.ts [--data FILE] [--candidates 300] [--rounds 7]
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { TUNING } from '../src/router/quality/tuning.ts';
 import { extractPromptFeatures, predict, train, type ModelRef, type Outcome, type PromptFeatures } from '../src/router/quality/index.ts';
 
-const { values: a } = parseArgs({ options: {
+const { values: a } = benchArgs({ options: {
   data: { type: 'string', default: new URL('../../shared/router-bench/routerbench-dev.jsonl', import.meta.url).pathname },
   candidates: { type: 'string', default: '300' },
   rounds: { type: 'string', default: '7' },

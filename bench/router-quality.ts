@@ -2,7 +2,7 @@
 // file, read in place). Splits hold out prompts (k-fold), whole tasks, and whole models; prints the
 // router's AIQ against the kNN baseline and the single-model hull per fold, mean and spread.
 //   node bench/router-quality.ts [--data FILE] [--folds 5] [--seeds 1,2,3] [--splits prompts,tasks,models,newmodels] [--no-knn]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { readBench, modelsOf, type BenchRow } from '../src/router/bench/data.ts';
 import { evaluate, type EvaluateOptions } from '../src/router/bench/evaluate.ts';
 import { rng } from '../src/router/quality/clusters.ts';
@@ -51,7 +51,7 @@ function spread(xs: number[]): string {
 }
 
 if (import.meta.main) {
-  const { values: a } = parseArgs({
+  const { values: a } = benchArgs({
     options: {
       data: { type: 'string', default: '../shared/router-bench/routerbench-dev.jsonl' },
       folds: { type: 'string', default: '5' },

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { benchPath } from './lib/child.ts';
@@ -26,7 +26,7 @@ import type { PromptFeatures } from '../src/router/quality/index.ts';
 import type { AttemptRecord, Store } from '../src/store/types.ts';
 import type { RowChunk } from '../src/router/decision-row.ts';
 
-const { values: f } = parseArgs({ options: {
+const { values: f } = benchArgs({ options: {
   rows: { type: 'string', default: '250' }, chunks: { type: 'string', default: '40' }, runs: { type: 'string', default: '7' },
   baseline: { type: 'string' }, pg: { type: 'string' }, keep: { type: 'string' },
 } });

@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { benchPath } from './lib/child.ts';
 import { everyProviderKey } from './lib/repo-config.ts';
 
-const { values: f } = parseArgs({ options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '3' } } });
+const { values: f } = benchArgs({ options: { baseline: { type: 'string' }, rounds: { type: 'string', default: '3' } } });
 if (!f.baseline) throw new Error('--baseline DIR: the checkout to compare with');
 
 type Rec = Record<string, unknown>;

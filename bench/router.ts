@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { benchPath, forkServer, stopChild } from './lib/child.ts';
 import { startGateway, type Gateway } from './lib/gateway.ts';
@@ -23,7 +23,7 @@ import { LoadProcess, type LoadTarget } from './lib/load.ts';
 import { cpuMs } from './lib/scenarios.ts';
 import { median } from './lib/stats.ts';
 
-const { values: f } = parseArgs({ options: {
+const { values: f } = benchArgs({ options: {
   decisions: { type: 'string', default: '3000' }, duration: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' },
   connections: { type: 'string', default: '16' }, 'skip-load': { type: 'boolean', default: false }, profile: { type: 'string' },
   baseline: { type: 'string' },

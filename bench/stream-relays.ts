@@ -8,10 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.ts';
 import { anthropicStream, openaiStream } from './lib/upstream.ts';
 
-const { values } = parseArgs({ options: {
+const { values } = benchArgs({ options: {
   trees: { type: 'string', default: '' }, rounds: { type: 'string', default: '7' }, streams: { type: 'string', default: '20000' },
   only: { type: 'string', default: '' }, child: { type: 'boolean', default: false },
 } });

@@ -284,3 +284,17 @@ test('every bench/*.ts has a smoke test here (or a reason in NOT_RUN)', () => {
   assert.deepEqual(missing, [], 'add a benchTest for each new bench script');
   for (const f of [...covered, ...Object.keys(NOT_RUN)]) assert.ok(existsSync(join(ROOT, 'bench', f)), `bench/${f} is gone: drop its test`);
 });
+
+test('every bench script that takes flags answers --help with its opening comment and a mistyped flag with exit 2', async () => {
+  // They threw Node's ERR_PARSE_ARGS_UNKNOWN_OPTION stack on --help, except overhead.ts (its own text).
+  const scripts = readdirSync(join(ROOT, 'bench')).filter((f) => f.endsWith('.ts') && readFileSync(join(ROOT, 'bench', f), 'utf8').includes('benchArgs('));
+  assert.ok(scripts.length >= 15, `bench scripts using benchArgs: ${scripts.join(', ')}`);
+  for (const f of scripts) {
+    const help = await bench(f, ['--help'], 30_000);
+    assert.equal(help.code, 0, `${f} --help: ${tail(help.stderr)}`);
+    assert.ok(help.stdout.split('\n').length >= 2 && !/^\/\//m.test(help.stdout), `${f} --help printed: ${help.stdout}`);
+    const bad = await bench(f, ['--no-such-flag'], 30_000);
+    assert.equal(bad.code, 2, `${f} --no-such-flag: ${tail(bad.stderr)}`);
+    assert.match(bad.stderr, /no-such-flag[\s\S]*--help/);
+  }
+});
