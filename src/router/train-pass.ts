@@ -133,13 +133,18 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   }
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
   const more = fb.length === BATCH || answersLeft;
+  // Evidence decays from the newest time trained on (trainedUntil, the outcomes' times), so no time past
+  // the store's clock enters training: a row stamped by a clock running ahead would take it there, and
+  // a state trained while the store's clock ran ahead (SQLite: this host's) is already there. Before
+  // 2026-11-29 one pass a year ahead decayed every later outcome to ~0 with half_life_days.
+  const quality = base.quality.trainedUntil > now ? { ...base.quality, trainedUntil: now } : base.quality;
   const outcomes: Outcome[] = [];
   let learned = 0;
   for (const f of await fromTrustedKeys(sql, fb, signals)) {
     const signal = signals.get(f.metric)!;
     const score = scoreOf(f.value, signal);
     if (score === undefined) continue;
-    const o: Outcome = { features: f.features, model: f.canonical, score, time: Date.parse(f.firstAt), costUsd: f.costUsd, outputTokens: f.outputTokens };
+    const o: Outcome = { features: f.features, model: f.canonical, score, time: Math.min(Date.parse(f.firstAt), now), costUsd: f.costUsd, outputTokens: f.outputTokens };
     if (f.from === undefined) learned++;
     else {
       // A correction moves what its first value taught; an unchanged value (a repeat) moves nothing.
@@ -152,7 +157,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     outcomes.push(o);
   }
   const res = await run({
-    quality: base.quality, output: base.output, outcomes,
+    quality, output: base.output, outcomes,
     answers: answers.map((a) => ({ model: a.canonical, kind: a.kind, outputTokens: a.outputTokens })),
     options: settings.halfLifeDays !== null ? { halfLifeDays: settings.halfLifeDays } : {},
   });
