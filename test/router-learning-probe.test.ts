@@ -2,7 +2,8 @@
 // PostgreSQL schema dropped at the end): feedback that carries no score trains nothing; a state a
 // newer gateway stored is not trained over; a damaged state row is neither routed with nor copied on
 // by the rollback or reset that gets past it; a replica whose clock runs ahead does not move the
-// shared cursors past what the others write (PostgreSQL).
+// shared cursors past what the others write (PostgreSQL); a state trained while the store's clock ran
+// a year ahead does not decay what is learned after it to nothing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,9 +13,11 @@ import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { insertDecisions, loadState, saveState } from '../src/router/store.ts';
+import { trainPass } from '../src/router/train-pass.ts';
+import { runTrain } from '../src/workers/router-train.ts';
 import { RouterLearning, emptyStored } from '../src/router/learning.ts';
 import { restoreState } from '../src/router/state-restore.ts';
-import { STATE_SCHEMA, type QualityState } from '../src/router/quality/index.ts';
+import { STATE_SCHEMA, train, type QualityState } from '../src/router/quality/index.ts';
 import { InlineBackend } from '../src/router/backend.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
 import { extractPromptFeatures } from '../src/router/quality/index.ts';
@@ -118,6 +121,28 @@ for (const b of backends) {
         await new Promise((r) => setTimeout(r, 5)); // read once it is older than now (feedback_settle_ms 0)
         assert.equal(await learning.trainOnce(), true, `${column} ${text}: training goes on from it`);
       }
+    } finally { await store.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: with half_life_days, a state trained while the store's clock ran a year ahead does not decay later outcomes to nothing`, async () => {
+    // A store of its own: the rows and versions the other tests leave would share the pass.
+    const store = await openStore(b.name === 'sqlite' ? { sqlitePath: join(tmp, 'decay.db') } : pgDb!.storeOptions(pgDb!.another()));
+    try {
+      const year = 365 * 86_400_000;
+      // What a pass made while the clock ran a year ahead (SQLite: the host's, which the store's is): its
+      // newest outcome, and so the time evidence decays from, a year in the future.
+      const ahead = train([{ features, model: 'm-b', score: 1, time: Date.now() + year }], undefined, { halfLifeDays: 7 });
+      assert.ok(ahead.trainedUntil > Date.now() + year - 60_000);
+      const base = { ...emptyStored(), version: 1, quality: ahead, feedbackCursor: { at: new Date(Date.now() - 30_000).toISOString(), id: '' } };
+      // The clock is right again: three positives for m-a a few seconds old.
+      for (let i = 0; i < 3; i++) await answered(store, 'boolean', 'true', new Date(Date.now() - 5000).toISOString());
+      const r = await trainPass(store.sql, base, { qualitySignals: settings.qualitySignals, halfLifeDays: 7, feedbackSettleMs: 0 }, runTrain);
+      const n = r.next!.quality.models['m-a']?.n ?? 0;
+      assert.ok(n > 2.99, `m-a learned ${n} of 3 outcomes: weighed against a reference a year ahead they count 2^-52 each`);
+      assert.ok(r.next!.quality.trainedUntil <= Date.now(), 'the decay reference is back at the store\'s clock');
+      assert.ok((r.next!.quality.models['m-b']?.n ?? 0) > 0.99, 'what it learned then stays');
     } finally { await store.close(); }
   });
 }

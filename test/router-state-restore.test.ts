@@ -4,7 +4,7 @@
 // a training replica storing the same version first makes the restore retry on top of it. Training
 // after a rollback learns only feedback given after it: not what was given before (learned or not),
 // nor a later change to it. Retention keeps the newest versions and the last of each recent day.
-import { after, test } from 'node:test';
+import { after, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -216,6 +216,22 @@ for (const b of backends) {
     } finally { await store.close(); }
   });
 }
+
+test('postgres: a restore run on a machine whose clock runs a year ahead moves the feedback cursor to the store\'s clock, not past the feedback replicas then write', { skip: !pgDb }, async () => {
+  const store = await openStore(pgDb!.storeOptions(pgDb!.another()));
+  try {
+    await saveState(store.sql, marked(1, 1));
+    const real = Date.now();
+    // The admin's machine (router rollback) or one replica (the admin API) a year ahead.
+    mock.timers.enable({ apis: ['Date'], now: real + 365 * 86_400_000 });
+    try { await restoreState(store.sql, { from: null, by: 'cli', reason: null }); } finally { mock.timers.reset(); }
+    const s = (await loadState(store.sql))!;
+    const near = (at: string | null) => Math.abs(Date.parse(at!) - real) < 60_000;
+    assert.ok(near(s.feedbackCursor.at), `cursor ${s.feedbackCursor.at}: a year ahead, every value given in that year would be passed unlearned`);
+    assert.ok(near(s.restoredAt), `restored at ${s.restoredAt}`);
+    assert.ok(near(s.createdAt), `created at ${s.createdAt}`);
+  } finally { await store.close(); }
+});
 
 test('a replica adopting a restored state says so (onRestored), once per version, and not for trained states', async () => {
   const store = await backends[0]!.open();

@@ -9,7 +9,7 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { emptyState } from './quality/index.ts';
 import { outputTableProblem } from './output-stats.ts';
-import { iso, restoreFields, START, type Cursor, type StateOrigin } from './store.ts';
+import { iso, restoreFields, START, storeNow, type Cursor, type StateOrigin } from './store.ts';
 
 /** One stored version as listed (its quality model's size, not the model). */
 export type StateSummary = {
@@ -97,9 +97,13 @@ const TRIES = 5;
 /**
  * Stores the rollback or reset as the next version and resolves with it; throws StateNotFound for a
  * version that is not stored. A replica's training pass storing the same version first is a race
- * the primary key settles: the restore then retries on top of the version that won.
+ * the primary key settles: the restore then retries on top of the version that won. `now`: the time
+ * the restore is stored at (tests); by default the store's clock (storeNow), as training reads rows up
+ * to it: the command runs on an admin's machine, or one replica of several, and before 2026-11-29 a
+ * clock running ahead there moved the feedback cursor past feedback the replicas then wrote (never
+ * learned), and one running behind left feedback given before the restore to be learned after it.
  */
-export async function restoreState(sql: SqlRunner, req: RestoreRequest, now: () => Date = () => new Date()): Promise<StateSummary> {
+export async function restoreState(sql: SqlRunner, req: RestoreRequest, now?: () => Date): Promise<StateSummary> {
   for (let i = 0; i < TRIES; i++) {
     const latest = (await sql.all('SELECT version, output, decision_cursor, feedback_cursor FROM router_state ORDER BY version DESC LIMIT 1'))[0];
     if (req.from !== null) {
@@ -110,7 +114,7 @@ export async function restoreState(sql: SqlRunner, req: RestoreRequest, now: () 
     const kept = latest ? keptColumns(latest) : null;
     const cursor: Cursor = kept?.feedbackCursor ?? START;
     // Never backwards: a replica whose clock runs ahead may have moved the cursor past this one's now.
-    const t = now().toISOString();
+    const t = (now ? now() : new Date(await storeNow(sql))).toISOString();
     const at = cursor.at > t ? cursor.at : t;
     const origin: StateOrigin = { kind: req.from === null ? 'reset' : 'rollback', from: req.from, by: req.by, reason: req.reason };
     const head = [version, at];

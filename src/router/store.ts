@@ -27,9 +27,11 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
  * read before router.learning.feedback_settle_ms last changed (`earlier`, oldest first): a value keeps
  * the window it was learned with, so a change neither skips nor counts twice what lies between.
  */
-export type Cursor = { at: string; id: string; settleMs?: number; earlier?: SettleSpan[] };
+export type Cursor = { at: string; id: string; settleMs?: number; earlier?: SettleSpan[]; trusted?: TrustSpans };
 /** The settle window of the first values created at or before `until`. */
 export type SettleSpan = { until: string; ms: number };
+/** Per metric, the first value from which every first value was learned, of any key or of one key id (src/router/feedback-trust.ts). */
+export type TrustSpans = Record<string, { all?: string; keys?: Record<string, string> }>;
 export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
 
 /** An operator's rollback to an earlier version (`from`) or reset to the priors (from null), with who asked and why. */

@@ -8,6 +8,7 @@ import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
 import { answersSince, feedbackAwaitingDecision, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
+import { FeedbackTrust } from './feedback-trust.ts';
 
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
 const BATCH = 5000;
@@ -75,9 +76,9 @@ export function settleSpans(c: Cursor, ms: number): SettleSpan[] {
   return [...earlier, { until: c.at, ms: c.settleMs }].slice(-MAX_SPANS);
 }
 
-/** The feedback cursor after a pass that read up to `last` (none: unchanged) with window `ms` and the spans settleSpans gave. */
-export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[]): Cursor {
-  return last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}) } : c;
+/** The feedback cursor after a pass that read up to `last` (none: unchanged) with window `ms`, the spans settleSpans gave and the trust spans (FeedbackTrust) it ended with. */
+export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[], trusted?: Cursor['trusted']): Cursor {
+  return last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}), ...(trusted ? { trusted } : {}) } : c;
 }
 
 /** The newest stored state if its version is above `after`, else null. */
@@ -133,18 +134,27 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   }
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
   const more = fb.length === BATCH || answersLeft;
+  // Evidence decays from the newest time trained on (trainedUntil, the outcomes' times), so no time past
+  // the store's clock enters training: a row stamped by a clock running ahead would take it there, and
+  // a state trained while the store's clock ran ahead (SQLite: this host's) is already there. Before
+  // 2026-11-29 one pass a year ahead decayed every later outcome to ~0 with half_life_days.
+  const quality = base.quality.trainedUntil > now ? { ...base.quality, trainedUntil: now } : base.quality;
   const outcomes: Outcome[] = [];
   let learned = 0;
-  for (const f of await fromTrustedKeys(sql, fb, signals)) {
+  const trust = new FeedbackTrust(base.feedbackCursor, signals);
+  const taken = new Set(await fromTrustedKeys(sql, fb, signals));
+  for (const f of fb) {
+    if (!taken.has(f)) { trust.leftOut(f); continue; }
     const signal = signals.get(f.metric)!;
     const score = scoreOf(f.value, signal);
     if (score === undefined) continue;
-    const o: Outcome = { features: f.features, model: f.canonical, score, time: Date.parse(f.firstAt), costUsd: f.costUsd, outputTokens: f.outputTokens };
-    if (f.from === undefined) learned++;
-    else {
+    const o: Outcome = { features: f.features, model: f.canonical, score, time: Math.min(Date.parse(f.firstAt), now), costUsd: f.costUsd, outputTokens: f.outputTokens };
+    if (f.from === undefined) { learned++; trust.learned(f); } else {
       // A correction moves what its first value taught; an unchanged value (a repeat) moves nothing.
       // After a rollback or reset the state may not hold the value a change to earlier feedback replaces.
       if (base.restoredAt !== null && f.firstAt <= base.restoredAt) continue;
+      // Nor one whose first value taught nothing, its key not trusted when it was read (feedback-trust.ts).
+      if (!trust.taught(f)) continue;
       const from = scoreOf(f.from, signal);
       if (from === undefined || from === score) continue;
       o.correction = { from };
@@ -152,7 +162,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     outcomes.push(o);
   }
   const res = await run({
-    quality: base.quality, output: base.output, outcomes,
+    quality, output: base.output, outcomes,
     answers: answers.map((a) => ({ model: a.canonical, kind: a.kind, outputTokens: a.outputTokens })),
     options: settings.halfLifeDays !== null ? { halfLifeDays: settings.halfLifeDays } : {},
   });
@@ -160,7 +170,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, lastF, settings.feedbackSettleMs, earlier),
+    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, lastF, settings.feedbackSettleMs, earlier, trust.spans),
     decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
