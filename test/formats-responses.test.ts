@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeResponsesRequest } from '../src/formats/openai-responses/decode-request.ts';
+import { readForRanking } from '../src/formats/openai-responses/native-only.ts';
 import { encodeResponsesResponse } from '../src/formats/openai-responses/response.ts';
 import { createResponsesStreamEncoder } from '../src/formats/openai-responses/stream-encoder.ts';
 import { validateResponsesRequest } from '../src/formats/openai-responses/validate.ts';
@@ -110,4 +111,26 @@ test('validation names the field; unknown item types pass validation and are ref
   const body = validateResponsesRequest({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] });
   assert.throws(() => decodeResponsesRequest(body), { code: 'unsupported_parameter', param: 'input[0].type' });
   assert.throws(() => decodeResponsesRequest(validateResponsesRequest({ model: 'm', input: [{ role: 'system', content: 'only instructions' }] })), { param: 'input' });
+});
+
+test('readForRanking: the translator\'s reading, with what only a Responses server reads listed and its text standing in', () => {
+  const plain = validateResponsesRequest({ model: 'router', input: [{ role: 'user', content: 'hi' }], tools: CODEX_TOOLS, tool_choice: 'auto' });
+  const read = readForRanking(plain);
+  assert.deepEqual(read, { req: decodeResponsesRequest(plain), nativeOnly: [] });
+  const body = validateResponsesRequest({ model: 'router', tools: [{ type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'browser' }], tool_choice: { type: 'computer_use_preview' }, input: [
+    { role: 'user', content: 'open the page' },
+    { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'open_page', url: 'https://example.com/a' } },
+    { type: 'computer_call_output', call_id: 'call_1', output: { type: 'computer_screenshot', image_url: `data:image/png;base64,${'A'.repeat(4000)}` }, acknowledged_safety_checks: [{ id: 'sc_1', code: 'malicious_instructions', message: 'check the page' }] },
+    { type: 'item_reference', id: 'msg_9' },
+    { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAAB-openai-sealed' },
+    { role: 'user', content: 'and now?' },
+  ] });
+  assert.throws(() => decodeResponsesRequest(body), /input item type 'web_search_call'/);
+  const r = readForRanking(body);
+  assert.deepEqual(r.nativeOnly, ['input[1] web_search_call', 'input[2] computer_call_output', 'input[3] item_reference', 'input[4] compaction', 'tool_choice computer_use_preview']);
+  // The search's URL as the model's turn, the safety check's words as the client's (the screenshot's base64 is data, not text); sealed items carry none.
+  assert.deepEqual(r.req.messages.map((m) => [m.role, m.content.map((b) => (b.type === 'text' ? b.text : b.type))]), [
+    ['user', ['open the page']], ['assistant', ['https://example.com/a']], ['user', ['malicious_instructions\ncheck the page', 'and now?']],
+  ]);
+  assert.equal(r.req.tool_choice?.type, 'auto');
 });

@@ -238,3 +238,31 @@ function isJson(s: string): boolean {
     return false;
   }
 }
+
+test('openai mock: web search on the Responses API, refused as the API refuses it when malformed', async (t) => {
+  const mock = await startMockOpenAI();
+  t.after(() => mock.close());
+  const url = `${mock.url}/responses`;
+  // ResponseFunctionWebSearch (openai package): id, status and action are required; ids carry the ws_ prefix.
+  const ws = { id: 'ws_1', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'oslo', sources: [{ type: 'url', url: 'https://example.com' }] } };
+  const turn = (item: J): J => ({ model: 'gpt-5', input: [{ role: 'user', content: 'weather?' }, item, { role: 'user', content: 'and tomorrow?' }], tools: [{ type: 'web_search' }] });
+  assert.equal((await call(url, turn(ws), AUTH)).status, 200);
+  for (const [item, message] of [
+    [{ ...ws, action: undefined }, "Missing required parameter: 'input[1].action'."],
+    [{ ...ws, id: 'msg_1' }, "Invalid 'input[].id': 'msg_1'. Expected an ID that begins with 'ws'."],
+    [{ ...ws, status: 'done' }, /Invalid value: 'done'/],
+    [{ ...ws, action: { type: 'find_in_page', url: 'https://example.com' } }, "Missing required parameter: 'input[1].action.pattern'."],
+  ] as const) {
+    const r = await call(url, turn(item), AUTH);
+    assert.equal(r.status, 400, JSON.stringify(item));
+    if (typeof message === 'string') assert.equal((r.json as J).error.message, message); else assert.match((r.json as J).error.message, message);
+  }
+  // A hosted tool forced (ToolChoiceTypes) must be offered; forced, it runs before the answer.
+  const missing = await call(url, { model: 'gpt-5', input: 'x', tool_choice: { type: 'web_search_preview' } }, AUTH);
+  assert.equal(missing.status, 400);
+  assert.equal((missing.json as J).error.message, "Tool choice 'web_search_preview' not found in 'tools' parameter.");
+  const forced = await call(url, { model: 'gpt-5', input: 'oslo weather', tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }, AUTH);
+  assert.equal(forced.status, 200);
+  assert.deepEqual((forced.json as J).output.map((o: J) => o.type), ['web_search_call', 'message']);
+  assert.match((forced.json as J).output[0].id, /^ws_/);
+});

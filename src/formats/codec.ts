@@ -59,6 +59,12 @@ export type ClientCodec = {
   /** `request` is the client's body, for formats whose answers echo request parameters (Responses). */
   encodeResponse(res: CanonicalResponse, request?: Record<string, unknown>): unknown;
   newStreamEncoder(opts: { includeUsage: boolean; request?: Record<string, unknown> }): StreamEncoder;
+  /**
+   * The request as the router ranks it: decodeRequest's reading, with what only a server of this
+   * format itself can act on (relayed natively, never translated) listed in `nativeOnly` instead of
+   * refused. Absent: decodeRequest, and nothing is native-only.
+   */
+  readForRanking?(body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: string[] };
 };
 
 /** Upstream side: the format a provider speaks. */

@@ -7,6 +7,7 @@ import { providerEnvName } from '../config/env.ts';
 import type { Pricing } from '../catalog/types.ts';
 import { takesManyTools } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
+import { relayCodecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { tokenizerFor, tokenizerKey, type TokenizerId } from '../tokens/index.ts';
 import type { CompiledPriors, ModelRef } from './quality/index.ts';
@@ -49,9 +50,11 @@ export type Candidate = {
 /** Capability bits of CandidateTable.caps (and of a request's needs). */
 /**
  * `manyTools`: takes more than MANY_TOOLS tools (src/formats/tool-count.ts); `mcpToolChanges`: reads
- * tool changes naming Anthropic MCP tools (src/formats/tool-changes.ts).
+ * tool changes naming Anthropic MCP tools (src/formats/tool-changes.ts); `responsesApi`: its provider
+ * serves the Responses API itself (relayed as is, src/formats/registry.ts relayCodecFor), the only kind
+ * of target for a Responses request holding hosted-tool items (src/formats/openai-responses/native-only.ts).
  */
-export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64 } as const;
+export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64, responsesApi: 128 } as const;
 
 /** Per-candidate numbers, indexed like CandidateSet.all. Prices per token as floats: ranking only. */
 export type CandidateTable = {
@@ -197,7 +200,8 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
     t.outWorst[i] = Math.max(c.prices.output, Number.isFinite(reasoning) ? reasoning : Infinity, ...c.tiers.map((x) => x.prices.output));
     t.caps[i] = (c.caps.tools ? CAP.tools : 0) | (c.caps.vision ? CAP.vision : 0) | (c.caps.structured_output ? CAP.jsonSchema : 0)
       | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0) | (takesManyTools(c.entry.provider.format) ? CAP.manyTools : 0)
-      | (readsToolChanges(c.entry.provider.format) ? CAP.mcpToolChanges : 0);
+      | (readsToolChanges(c.entry.provider.format) ? CAP.mcpToolChanges : 0)
+      | (relayCodecFor(c.entry.provider, 'openai-responses') !== undefined ? CAP.responsesApi : 0);
     t.tok[i] = c.tokIndex; t.ref[i] = c.refIndex; t.prov[i] = c.provIndex;
   });
   return t;

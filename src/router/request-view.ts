@@ -12,14 +12,18 @@ import type { RouterParams } from './params.ts';
 
 /**
  * `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts);
- * `mcpToolChanges`: a tool change names an Anthropic MCP tool, which only Anthropic's Messages reads.
+ * `mcpToolChanges`: a tool change names an Anthropic MCP tool, which only Anthropic's Messages reads;
+ * `responsesApi`: the request holds what only a server of the Responses API reads (hosted-tool items:
+ * src/formats/openai-responses/native-only.ts), so only a candidate relaying that API natively takes it.
  */
-export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean };
+export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean; responsesApi: boolean };
 
 export type RequestView = {
   parts: PromptParts;
   features: PromptFeatures;
   needs: Needs;
+  /** What only a server of the client's format reads, as `input[2] web_search_call` (the exclusion's reason); mostly empty. */
+  nativeOnly: readonly string[];
   /** max_tokens / max_completion_tokens the client set, else null. */
   clientMaxTokens: number | null;
   /** The request asks for prompt caching explicitly (cache_control somewhere). */
@@ -37,7 +41,10 @@ function textOf(blocks: CanonicalRequest['messages'][number]['content']): string
   return s;
 }
 
-export function viewRequest(req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null): RequestView {
+const NONE: readonly string[] = Object.freeze([]);
+
+/** `nativeOnly`: what of the request only a server of the client's format reads (ClientCodec.readForRanking). */
+export function viewRequest(req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null, nativeOnly: readonly string[] = NONE): RequestView {
   const parts = promptParts(req);
   let cacheControl = req.system.some((b) => b.cache_control !== undefined) || (req.tools ?? []).some((t) => t.cache_control !== undefined);
   let toolTurns = false;
@@ -61,6 +68,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     vision: parts.images > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
     reasoning: ask !== null && ask.kind !== 'off',
+    responsesApi: nativeOnly.length > 0,
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),
@@ -69,7 +77,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     images: parts.images,
     jsonOutput: req.response_format !== undefined && req.response_format.type !== 'text',
   });
-  return new View(parts, features, needs, cacheControl, req, params, key, route, metadata);
+  return new View(parts, features, needs, nativeOnly, cacheControl, req, params, key, route, metadata);
 }
 
 /**
@@ -81,6 +89,7 @@ class View implements RequestView {
   readonly parts: PromptParts;
   readonly features: PromptFeatures;
   readonly needs: Needs;
+  readonly nativeOnly: readonly string[];
   readonly cacheControl: boolean;
   readonly clientMaxTokens: number | null;
   readonly #req: CanonicalRequest;
@@ -90,8 +99,8 @@ class View implements RequestView {
   readonly #metadata: Record<string, unknown> | null;
   #policyData: Record<string, unknown> | null = null;
 
-  constructor(parts: PromptParts, features: PromptFeatures, needs: Needs, cacheControl: boolean, req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null) {
-    this.parts = parts; this.features = features; this.needs = needs; this.cacheControl = cacheControl;
+  constructor(parts: PromptParts, features: PromptFeatures, needs: Needs, nativeOnly: readonly string[], cacheControl: boolean, req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null) {
+    this.parts = parts; this.features = features; this.needs = needs; this.nativeOnly = nativeOnly; this.cacheControl = cacheControl;
     this.clientMaxTokens = req.max_tokens ?? null;
     this.#req = req; this.#params = params; this.#key = key; this.#route = route; this.#metadata = metadata;
   }

@@ -3,8 +3,7 @@
 // dry run, completed() records the decision and feeds health, affinity and learning.
 import type { Config } from '../config/types.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
-import type { WireFormat } from '../formats/codec.ts';
-import { clientCodecFor, codecFor } from '../formats/registry.ts';
+import { clientCodecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { InferenceOutcome } from '../engine/context.ts';
 import { metrics as processMetrics, type GatewayMetrics } from '../metrics/gateway.ts';
@@ -65,14 +64,20 @@ export type RouterServiceOptions = {
   metrics?: GatewayMetrics;
 };
 
-/** The canonical request of a client body; router mode is served on the chat-completions, messages and responses routes. */
-function decodeClient(format: string, body: Record<string, unknown>): CanonicalRequest {
-  if (format === 'openai-responses') return clientCodecFor(format).decodeRequest(body);
-  if (format !== 'openai-chat' && format !== 'anthropic-messages') {
+/**
+ * A client body as ranking reads it; router mode is served on the chat-completions, messages and
+ * responses routes. `nativeOnly`: what only a server of the client's format itself can act on (a
+ * Responses conversation's hosted-tool items), which keeps the request to candidates that relay it.
+ */
+function decodeClient(format: string, body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: readonly string[] } {
+  if (format !== 'openai-chat' && format !== 'anthropic-messages' && format !== 'openai-responses') {
     throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions, /v1/messages and /v1/responses', { param: 'model' });
   }
-  return codecFor(format as WireFormat).client!.decodeRequest(body);
+  const codec = clientCodecFor(format);
+  return codec.readForRanking ? codec.readForRanking(body) : { req: codec.decodeRequest(body), nativeOnly: NONE };
 }
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /** The policy a key routes with: the first key_policies glob matching its name, else default_policy. */
 export function policyFor(s: RouterSettings, key: KeyRecord | null): CompiledPolicy | null {
@@ -128,8 +133,8 @@ export class RouterService {
   /** What a decision reads of the request (the router fields, the canonical request, its features). */
   #read(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Read {
     const params = withDefaults(parseRouterParams(body), defaultsFor(cfg.router, key));
-    const req = decodeClient(format, body);
-    return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null) };
+    const { req, nativeOnly } = decodeClient(format, body);
+    return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null, nativeOnly) };
   }
 
   #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Decided {

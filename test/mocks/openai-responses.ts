@@ -2,7 +2,9 @@
 // sequence_number), input as a string or items, instructions, function tools, reasoning items (summary
 // when asked, encrypted_content with include), store / previous_response_id kept in memory, automatic
 // prefix caching, and the errors the API gives for what it refuses (unknown parameters, missing model
-// or input, an unknown previous response, reasoning items without encrypted content under store: false).
+// or input, an unknown previous response, reasoning items without encrypted content under store: false,
+// a web_search_call item missing what ResponseFunctionWebSearch requires, a hosted tool_choice whose
+// tool is not offered); a web search tool forced or asked for runs first (a web_search_call item).
 import type { PrefixCache } from './cache.ts';
 import type { RecordedRequest, Reply } from './server.ts';
 import { sse } from './server.ts';
@@ -56,7 +58,13 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
     if (it.type === 'reasoning' && b.store === false && typeof it.encrypted_content !== 'string') {
       return reply.error(400, `Item with id '${String(it.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
     }
+    if (it.type === 'web_search_call') {
+      const bad = badWebSearchCall(it, input.indexOf(it));
+      if (bad !== null) return reply.error(400, bad);
+    }
   }
+  const refusedChoice = unknownToolChoice(b);
+  if (refusedChoice !== null) return reply.error(400, refusedChoice);
   // function_call / function_call_output items need no `tools`: Codex's compaction sends its history
   // with none (openai/codex codex-rs/core/src/codex/compact.rs, `Prompt { input, ..Default::default() }`).
   const tools = (Array.isArray(b.tools) ? b.tools.map(obj) : []).filter((t) => t.type === 'function');
@@ -85,6 +93,10 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
   const reasoningTokens = effort !== '' && effort !== 'none' ? REASONING_TOKENS[effort] ?? 64 : 0;
   const id = st.ids.next('resp_', 48);
   const output: Json[] = [];
+  // A web search tool offered and forced, or asked for in words: the server runs it before answering.
+  const search = (Array.isArray(b.tools) ? b.tools.map(obj) : []).some((t) => WEB_SEARCH_TOOLS.has(String(t.type)))
+    && (WEB_SEARCH_TOOLS.has(String(obj(tc).type)) || /\bsearch\b/i.test(lastUser));
+  if (search) output.push({ id: st.ids.next('ws_', 48), type: 'web_search_call', status: 'completed', action: { type: 'search', query: lastUser, queries: [lastUser], sources: [{ type: 'url', url: 'https://example.com/result' }] } });
   if (reasoningTokens > 0) {
     const summary = obj(b.reasoning).summary ? [{ type: 'summary_text', text: thinkingText(lastUser) }] : [];
     const include = Array.isArray(b.include) ? b.include : [];
@@ -129,6 +141,9 @@ async function streamResponse(reply: Reply, response: Json): Promise<void> {
       for (const delta of splitText(text)) await send('response.output_text.delta', { ...base, content_index: 0, delta, logprobs: [] });
       await send('response.output_text.done', { ...base, content_index: 0, text, logprobs: [] });
       await send('response.content_part.done', { ...base, content_index: 0, part: (item.content as Json[])[0] });
+    } else if (item.type === 'web_search_call') {
+      await send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', action: { type: 'search' } } });
+      for (const phase of ['in_progress', 'searching', 'completed']) await send(`response.web_search_call.${phase}`, base);
     } else if (item.type === 'function_call') {
       await send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
       for (const delta of splitJson(String(item.arguments))) await send('response.function_call_arguments.delta', { ...base, delta });
@@ -150,7 +165,35 @@ async function streamResponse(reply: Reply, response: Json): Promise<void> {
 
 /** The API's message for a compaction item whose encrypted content it did not issue, or null when all are its own. */
 /** The id prefix the API requires of an input item of each type that has one. */
-const ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', reasoning: 'rs', custom_tool_call: 'ctc' };
+const ID_PREFIXES: Record<string, string> = { message: 'msg', function_call: 'fc', reasoning: 'rs', custom_tool_call: 'ctc', web_search_call: 'ws' };
+
+/** WebSearchTool and WebSearchPreviewTool types (openai package); ToolChoiceTypes forces one as `web_search_preview`. */
+const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11']);
+const WEB_SEARCH_STATUS = ['in_progress', 'searching', 'completed', 'failed', 'incomplete'];
+
+/**
+ * A web_search_call input item as ResponseFunctionWebSearch (openai package) defines it: every field
+ * required (id, status, action), action one of search / open_page / find_in_page (find_in_page with its
+ * pattern and url); the API's message for the first thing wrong, or null.
+ */
+function badWebSearchCall(it: Json, i: number): string | null {
+  for (const f of ['id', 'status', 'action']) if (it[f] === undefined || it[f] === null) return `Missing required parameter: 'input[${i}].${f}'.`;
+  if (!WEB_SEARCH_STATUS.includes(String(it.status))) return `Invalid value: '${String(it.status)}'. Supported values are: ${WEB_SEARCH_STATUS.map((v) => `'${v}'`).join(', ')}.`;
+  const a = obj(it.action);
+  if (!['search', 'open_page', 'find_in_page'].includes(String(a.type))) return `Invalid value: '${String(a.type)}'. Supported values are: 'search', 'open_page', and 'find_in_page'.`;
+  if (a.type === 'find_in_page') for (const f of ['pattern', 'url']) if (typeof a[f] !== 'string') return `Missing required parameter: 'input[${i}].action.${f}'.`;
+  return null;
+}
+
+/** A tool_choice naming a hosted tool the request does not offer: refused as the API refuses it (web_search_preview matches either web search tool). */
+function unknownToolChoice(b: Json): string | null {
+  const tc = obj(b.tool_choice);
+  const type = typeof tc.type === 'string' ? tc.type : null;
+  if (type === null || ['function', 'custom', 'allowed_tools', 'mcp'].includes(type)) return null;
+  const offered = (Array.isArray(b.tools) ? b.tools.map(obj) : []).map((t) => String(t.type));
+  const ok = WEB_SEARCH_TOOLS.has(type) ? offered.some((t) => WEB_SEARCH_TOOLS.has(t)) : offered.includes(type);
+  return ok ? null : `Tool choice '${type}' not found in 'tools' parameter.`;
+}
 
 function unreadableCompaction(input: Json[], st: ResponsesState): string | null {
   for (const it of input) {
