@@ -172,3 +172,15 @@ test('a web_search tool offered alone is no requirement: a translated candidate 
   assert.match(http.headers.get('x-gateway-adjustments') ?? '', /tools\.web_search=dropped/);
   assert.equal(http.headers.get('x-router-excluded'), null);
 });
+
+test('input_tokens counts a hosted-tool conversation for a native model (its items as text) and refuses it for a translated one', async () => {
+  const count = (m: string) => fetch(`${gw.url}/v1/responses/input_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: m, input: conversation('snow depth Holmenkollen ski jump this weekend'), tools: [WEB_SEARCH] }) });
+  const native = await count('oai/small-1');
+  const body = await native.json() as Rec;
+  assert.equal(native.status, 200, JSON.stringify(body));
+  const plain = await (await fetch(`${gw.url}/v1/responses/input_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oai/small-1', input: conversation().filter((it) => (it as Rec).type !== 'web_search_call'), tools: [WEB_SEARCH] }) })).json() as Rec;
+  assert.ok(body.input_tokens > plain.input_tokens, `the search's query and sources count: ${body.input_tokens} vs ${plain.input_tokens}`);
+  const translated = await count('alt/mid-1');
+  assert.equal(translated.status, 400);
+  assert.match(((await translated.json()) as Rec).error.message, /web_search_call/);
+});

@@ -13,7 +13,7 @@ import { sendError, sendJson } from './envelope.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
 import { resolveModel } from '../engine/plan.ts';
 import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
-import { clientCodecFor } from '../formats/registry.ts';
+import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
 import { countPromptTokensSliced } from '../tokens/index.ts';
 import { decodePathSegment, type ClientInfo, type RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
@@ -108,7 +108,12 @@ export async function handleInputTokens(svc: Services, req: IncomingMessage, res
   const entry = resolveModel(cfg, body.model as string);
   if (client.key) svc.keys?.checkModel(client.key, entry.id);
   await prependHistory(svc, body, client);
-  const count = await countPromptTokensSliced(clientCodecFor('openai-responses').decodeRequest(body), entry.id);
+  // A model whose provider serves the Responses API itself takes the API's own items (web_search_call,
+  // item_reference, ...) as they are: they are counted as their text, where decodeRequest refuses them
+  // as it must for a model reached by translation.
+  const codec = clientCodecFor('openai-responses');
+  const native = codec.readForRanking !== undefined && relayCodecFor(entry.provider, 'openai-responses') !== undefined;
+  const count = await countPromptTokensSliced(native ? codec.readForRanking!(body).req : codec.decodeRequest(body), entry.id);
   sendJson(res, 200, JSON.stringify({ object: 'response.input_tokens', input_tokens: count.tokens }), {
     'x-gateway-token-count': count.exact ? `exact:${count.method}` : count.method,
   });
