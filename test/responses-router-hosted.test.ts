@@ -184,3 +184,17 @@ test('input_tokens counts a hosted-tool conversation for a native model (its ite
   assert.equal(translated.status, 400);
   assert.match(((await translated.json()) as Rec).error.message, /web_search_call/);
 });
+
+test('max_cost holds with hosted-tool items it can count and is refused where an item cannot be counted (an OpenAI compaction)', async () => {
+  const ok = await client.responses.create(routed({ input: conversation(), tools: [WEB_SEARCH], max_cost: 0.5 }));
+  assert.equal(ok.status, 'completed');
+  const before = callsTo(oai, oai2, ant, alt);
+  const sealed: OpenAI.Responses.ResponseCompactionItemParam = { type: 'compaction', id: 'cmp_68c9f1a2b3c4d5e6f7a8b9c0d1e2f3a4', encrypted_content: 'gAAAAABo' + 'x'.repeat(400) };
+  const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', input: [sealed, { role: 'user', content: 'Go on.' }], max_cost: 0.5 }) });
+  assert.equal(res.status, 400);
+  const j = await res.json() as Rec;
+  assert.equal(j.error.param, 'max_cost');
+  assert.match(j.error.message, /input\[0\] compaction cannot be counted/);
+  assert.equal(callsTo(oai, oai2, ant, alt), before, 'no upstream call');
+});

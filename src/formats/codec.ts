@@ -62,9 +62,10 @@ export type ClientCodec = {
   /**
    * The request as the router ranks it: decodeRequest's reading, with what only a server of this
    * format itself can act on (relayed natively, never translated) listed in `nativeOnly` instead of
-   * refused. Absent: decodeRequest, and nothing is native-only.
+   * refused, and `uncounted`, those of them whose tokens cannot be counted before the call. Absent:
+   * decodeRequest, and nothing is native-only.
    */
-  readForRanking?(body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: string[] };
+  readForRanking?(body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: string[]; uncounted: string[] };
 };
 
 /** Upstream side: the format a provider speaks. */

@@ -69,12 +69,12 @@ export type RouterServiceOptions = {
  * responses routes. `nativeOnly`: what only a server of the client's format itself can act on (a
  * Responses conversation's hosted-tool items), which keeps the request to candidates that relay it.
  */
-function decodeClient(format: string, body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: readonly string[] } {
+function decodeClient(format: string, body: Record<string, unknown>): { req: CanonicalRequest; nativeOnly: readonly string[]; uncounted: readonly string[] } {
   if (format !== 'openai-chat' && format !== 'anthropic-messages' && format !== 'openai-responses') {
     throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions, /v1/messages and /v1/responses', { param: 'model' });
   }
   const codec = clientCodecFor(format);
-  return codec.readForRanking ? codec.readForRanking(body) : { req: codec.decodeRequest(body), nativeOnly: NONE };
+  return codec.readForRanking ? codec.readForRanking(body) : { req: codec.decodeRequest(body), nativeOnly: NONE, uncounted: NONE };
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -133,7 +133,12 @@ export class RouterService {
   /** What a decision reads of the request (the router fields, the canonical request, its features). */
   #read(cfg: Config, body: Record<string, unknown>, format: string, key: KeyRecord | null, route: string): Read {
     const params = withDefaults(parseRouterParams(body), defaultsFor(cfg.router, key));
-    const { req, nativeOnly } = decodeClient(format, body);
+    const { req, nativeOnly, uncounted } = decodeClient(format, body);
+    // max_cost caps the answer by what the prompt leaves of the bound: a prompt whose tokens cannot all
+    // be counted could bill past it (the bill is held at the bound, the operator paying the rest).
+    if (params.maxCost !== null && uncounted.length > 0) {
+      throw new GatewayError('invalid_parameter', `'max_cost' cannot be enforced: the tokens of ${uncounted.slice(0, 3).join(', ')}${uncounted.length > 3 ? ` and ${uncounted.length - 3} more` : ''} cannot be counted before the call (sealed or binary content); leave max_cost out, or the item`, { param: 'max_cost' });
+    }
     return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null, nativeOnly) };
   }
 

@@ -35,12 +35,24 @@ function nativeOnlyItem(it: Rec): boolean {
   return type === 'compaction' && (typeof it.encrypted_content !== 'string' || unpackCompaction(it.encrypted_content) === null);
 }
 
-/** The text an item carries (queries, URLs, code, logs, arguments, outputs), for the prompt's token count. */
-function itemText(v: unknown, out: string[]): void {
-  if (typeof v === 'string') { if (v !== '' && (v.length < OPAQUE_CHARS || v.includes(' '))) out.push(v); return; }
-  if (Array.isArray(v)) { for (const x of v) itemText(x, out); return; }
-  if (!isRecord(v)) return;
-  for (const k in v) if (!NOT_TEXT.has(k)) itemText(v[k], out);
+/**
+ * The text an item carries (queries, URLs, code, logs, arguments, outputs), for the prompt's token
+ * count; false when it also carries what cannot be counted as text (data, or sealed content).
+ */
+function itemText(v: unknown, out: string[]): boolean {
+  if (typeof v === 'string') {
+    if (v === '') return true;
+    if (v.length < OPAQUE_CHARS || v.includes(' ')) { out.push(v); return true; }
+    return false;
+  }
+  let counted = true;
+  if (Array.isArray(v)) { for (const x of v) counted = itemText(x, out) && counted; return counted; }
+  if (!isRecord(v)) return true;
+  for (const k in v) {
+    if (k === 'encrypted_content' && typeof v[k] === 'string' && v[k] !== '') counted = false;
+    else if (!NOT_TEXT.has(k)) counted = itemText(v[k], out) && counted;
+  }
+  return counted;
 }
 
 /**
@@ -48,9 +60,7 @@ function itemText(v: unknown, out: string[]): void {
  * that wrote it (an item of the API's `*_output` kinds, or an approval, comes from the client), or
  * null when it carries none (an OpenAI compaction: its text is sealed).
  */
-function standIn(it: Rec): Rec | null {
-  const texts: string[] = [];
-  itemText(it, texts);
+function standIn(it: Rec, texts: string[]): Rec | null {
   if (texts.length === 0) return null;
   const type = String(it.type);
   const fromClient = type.endsWith('_output') || type === 'mcp_approval_response';
@@ -63,6 +73,11 @@ export type RankingRead = {
   req: CanonicalRequest;
   /** What only a Responses server can read, as `input[2] web_search_call` or `tool_choice web_search_preview`; empty for most requests. */
   nativeOnly: string[];
+  /**
+   * Those of them whose tokens the read cannot count (an OpenAI compaction's sealed text, a
+   * screenshot's data): the prompt's count is short of what the upstream will bill by an unknown amount.
+   */
+  uncounted: string[];
 };
 
 /**
@@ -73,15 +88,19 @@ export type RankingRead = {
  */
 export function readForRanking(body: Rec): RankingRead {
   const nativeOnly: string[] = [];
+  const uncounted: string[] = [];
   let input: unknown = body.input;
   if (Array.isArray(body.input)) {
     let out: unknown[] | null = null;
     body.input.forEach((it: unknown, i) => {
       const native = isRecord(it) && nativeOnlyItem(it);
       if (native) {
-        nativeOnly.push(`input[${i}] ${typeof it.type === 'string' ? it.type : 'message'}`);
+        const what = `input[${i}] ${typeof it.type === 'string' ? it.type : 'message'}`;
+        nativeOnly.push(what);
         out ??= (body.input as unknown[]).slice(0, i);
-        const s = standIn(it);
+        const texts: string[] = [];
+        if (!itemText(it, texts)) uncounted.push(what);
+        const s = standIn(it, texts);
         if (s !== null) out.push(s);
       } else if (out !== null) out.push(it);
     });
@@ -90,9 +109,9 @@ export function readForRanking(body: Rec): RankingRead {
   const tc = body.tool_choice;
   const hostedChoice = isRecord(tc) && typeof tc.type === 'string' && !TRANSLATED_CHOICES.has(tc.type);
   if (hostedChoice) nativeOnly.push(`tool_choice ${String(tc.type)}`);
-  if (nativeOnly.length === 0) return { req: decodeResponsesRequest(body), nativeOnly };
+  if (nativeOnly.length === 0) return { req: decodeResponsesRequest(body), nativeOnly, uncounted };
   // A forced hosted tool is the server's to run: for ranking, the model may answer or call a tool.
   const read: Rec = { ...body, input };
   if (hostedChoice) read.tool_choice = 'auto';
-  return { req: decodeResponsesRequest(read), nativeOnly };
+  return { req: decodeResponsesRequest(read), nativeOnly, uncounted };
 }
