@@ -196,5 +196,9 @@ test('max_cost holds with hosted-tool items it can count and is refused where an
   const j = await res.json() as Rec;
   assert.equal(j.error.param, 'max_cost');
   assert.match(j.error.message, /input\[0\] compaction cannot be counted/);
+  const ref = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'router', input: [{ type: 'item_reference', id: 'msg_68c9f1a2b3c4d5e6f7a8b9c0d1e2f3a4' }, { role: 'user', content: 'Go on.' }], max_cost: 0.5 }) });
+  assert.equal(ref.status, 400);
+  assert.match(((await ref.json()) as Rec).error.message, /input\[0\] item_reference cannot be counted/);
   assert.equal(callsTo(oai, oai2, ant, alt), before, 'no upstream call');
 });

@@ -99,7 +99,8 @@ export function readForRanking(body: Rec): RankingRead {
         nativeOnly.push(what);
         out ??= (body.input as unknown[]).slice(0, i);
         const texts: string[] = [];
-        if (!itemText(it, texts)) uncounted.push(what);
+        // An item_reference stands for an item the server holds: its tokens are not in the request.
+        if (!itemText(it, texts) || it.type === 'item_reference') uncounted.push(what);
         const s = standIn(it, texts);
         if (s !== null) out.push(s);
       } else if (out !== null) out.push(it);
