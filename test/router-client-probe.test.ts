@@ -183,6 +183,21 @@ test('a metric listed twice in router.quality_signals fails the config at load, 
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
+test('a quality signal whose range is empty once the defaults fill in (min 1 alone: max defaults to 1) fails the config at load', () => {
+  // Every value of such a metric scored nothing (feedbackScore needs max > min), with nothing said.
+  const dir = mkdtempSync(join(tmpdir(), 'gw-router-signals-'));
+  try {
+    mkdirSync(join(dir, 'providers'));
+    const write = (router: unknown) => writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers', router }));
+    write({ quality_signals: [{ metric: 'rating', min: 1 }] });
+    assert.throws(() => loadConfig(join(dir, 'gateway.yaml'), {}), /\/router\/quality_signals\/0: min must be below max \(min 1, max 1; min defaults to 0 and max to 1\)/);
+    write({ quality_signals: [{ metric: 'rating', max: -2 }] });
+    assert.throws(() => loadConfig(join(dir, 'gateway.yaml'), {}), /min must be below max \(min 0, max -2/);
+    write({ quality_signals: [{ metric: 'rating', min: 1, max: 5 }, { metric: 'cost', max: 10, optimize: 'min' }] });
+    assert.doesNotThrow(() => loadConfig(join(dir, 'gateway.yaml'), {}));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
 test('a willingness_to_pay so large that 10 * W * q overflows ranks quality first, as W absent and W = 1e300 do, not cheapest first', async () => {
   const rank = async (extra: string): Promise<Rec> => {
     const r = await post('/v1/router/rank', `{"messages":[{"role":"user","content":"hi"}]${extra}}`);

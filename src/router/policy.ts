@@ -118,7 +118,10 @@ export function checkRouterConfig(raw: unknown): Array<{ path: string; message: 
   }
   const signalAt = new Map<unknown, number>();
   for (const [i, s] of ((r.quality_signals ?? []) as Obj[]).entries()) {
-    if (s.min !== undefined && s.max !== undefined && (s.min as number) >= (s.max as number)) out.push({ path: `/router/quality_signals/${i}`, message: 'min must be below max' });
+    // Compared with the defaults (0 and 1) filled in: `min: 1` alone for a 1-5 rating left an empty
+    // range, and every value of the metric scored nothing, with nothing said.
+    const [lo, hi] = [(s.min ?? 0) as number, (s.max ?? 1) as number];
+    if (lo >= hi) out.push({ path: `/router/quality_signals/${i}`, message: `min must be below max (min ${lo}, max ${hi}${s.min === undefined || s.max === undefined ? '; min defaults to 0 and max to 1' : ''})` });
     // Training reads one signal per metric (the last listed): a second entry would silently replace the first's direction, range and keys.
     const first = signalAt.get(s.metric);
     if (first !== undefined) out.push({ path: `/router/quality_signals/${i}/metric`, message: `metric "${String(s.metric)}" is already quality_signals[${first}]; list each metric once` });
