@@ -49,10 +49,11 @@ export function pairsAfter(
   const same = (cmp: string): string => `(${p.at} ${cmp} ? OR (${p.at} = ? AND ${p.id} ${cmp} ?))`;
   for (const [x, y, cmp] of [[p.a, p.b, '>='], [p.b, p.a, '>']] as const) {
     parts.push({
-      sql: bounded(`${select} AND ${x}.landed > 0 AND ${x}.landed ${cmp} ${y}.landed AND ${x}.landed < ${BIG}
+      // `landed >= cursor` as a term of its own: the OR after it gives the planner no range on the index.
+      sql: bounded(`${select} AND ${x}.landed > 0 AND ${x}.landed ${cmp} ${y}.landed AND ${x}.landed >= ${BIG} AND ${x}.landed < ${BIG}
         AND (${x}.landed > ${BIG} OR (${x}.landed = ${BIG} AND ${same('>')}))${b ? ` AND (${x}.landed < ${BIG} OR (${x}.landed = ${BIG} AND ${same('<')}))` : ''}`,
       `${x}.landed, ${p.at}, ${p.id}`),
-      params: [...q.params, below, at, at, c.at, c.at, c.id, ...(b ? [b.landed, b.landed, b.at, b.at, b.id] : [])],
+      params: [...q.params, at, below, at, at, c.at, c.at, c.id, ...(b ? [b.landed, b.landed, b.at, b.at, b.id] : [])],
     });
   }
   return { sql: parts.map((s) => s.sql).join(' UNION ALL '), params: parts.flatMap((s) => s.params) };
