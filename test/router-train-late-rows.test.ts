@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import type { InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { trainPass, emptyStored } from '../src/router/train-pass.ts';
+import { trainPass, emptyStored, nextFeedbackCursor } from '../src/router/train-pass.ts';
 import { runTrain } from '../src/workers/router-train.ts';
 import { InlineBackend } from '../src/router/backend.ts';
 import { RowEncoder } from '../src/router/decision-row.ts';
 import { extractPromptFeatures } from '../src/router/quality/index.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
-import type { StoredState } from '../src/router/store.ts';
+import { readFeedback, START, type Cursor, type StoredState } from '../src/router/store.ts';
 import type { Decision } from '../src/router/decide.ts';
 import { pgTestDb } from './helpers/pg.ts';
 
@@ -159,3 +159,33 @@ test('postgres: a transaction still in flight holds the read at its position: ro
     assert.equal(counted(second), 2, 'both, once it committed');
   } finally { await slow.end(); await s.close(); }
 });
+
+for (const b of backends) {
+  test(`${b.name}: feedback stamped ahead of the store's clock holds back none landing after it, and is learned once its window has passed`, async () => {
+    const s = await b.open(`ahead-${b.name}`);
+    try {
+      const now = Date.now();
+      const iso = (t: number): string => new Date(t).toISOString();
+      const [early, ahead, later] = [uuidv7(now - 60_000), uuidv7(now - 50_000), uuidv7(now - 40_000)] as [string, string, string];
+      for (const id of [early, ahead, later]) await decide(s, id, now - 60_000);
+      await feedback(s, early, now - 30_000);
+      await feedback(s, ahead, now + 3_600_000); // a replica an hour ahead
+      await feedback(s, later, now - 20_000); // landed after it
+      const W = 10_000;
+      const read = async (c: Cursor, at: number) => {
+        const r = await readFeedback(s.sql, ['good'], c, 100, iso(at - W), W, [], { now: iso(at) });
+        return { rows: r.rows, next: nextFeedbackCursor(c, r.last, W, [], r.ahead) };
+      };
+      const inference = async (f: { id: string }): Promise<string> => String((await s.sql.all('SELECT inference_id FROM feedback WHERE id = ?', [f.id]))[0]!.inference_id);
+      const first = await read(START, now);
+      assert.deepEqual(await Promise.all(first.rows.map(inference)), [early, later], 'the row after the one stamped ahead is not held');
+      assert.equal(first.next.ahead?.length, 1, 'the cursor keeps the row stamped ahead');
+      assert.deepEqual((await read(first.next, now)).rows, [], 'nothing read twice');
+      // Once the store's clock has passed it and its window: learned, and no longer kept.
+      const later2 = await read(first.next, now + 3_600_000 + W + 1_000);
+      assert.deepEqual(await Promise.all(later2.rows.map(inference)), [ahead]);
+      assert.equal(later2.next.ahead, undefined);
+      assert.deepEqual((await read(later2.next, now + 3_600_000 + W + 2_000)).rows, []);
+    } finally { await s.close(); }
+  });
+}

@@ -20,13 +20,12 @@ const BIG = 'CAST(? AS BIGINT)';
 
 /**
  * The pairs after cursor `c` whose position is below `below` (decimal text), as the rows of `cols` from
- * `from` matching `where` (its parameters `params`), with their position `g` and time `t`. `legacyWhere`
- * narrows only the rows from before migration 24. `before`: only pairs before this one (position, time
+ * `from` matching `where` (its parameters `params`), with their position `g` and time `t`. `before`: only pairs before this one (position, time
  * and id) among those with a position. `limit`: at most that many from each branch (the caller orders by ORDER
  * and limits the whole).
  */
 export function pairsAfter(
-  sql: SqlRunner, p: PairShape, q: { cols: string; from: string; where: string; params: readonly unknown[]; legacyWhere?: Sql },
+  sql: SqlRunner, p: PairShape, q: { cols: string; from: string; where: string; params: readonly unknown[]; },
   c: Cursor, below: string, o: { limit?: number; before?: { landed: string; at: string; id: string } } = {},
 ): Sql {
   const limit = o.limit;
@@ -37,10 +36,9 @@ export function pairsAfter(
   const at = c.landed ?? '0';
   if (c.landed === undefined) {
     // Pairs of rows from before migration 24, after the cursor's time (their index on created_at).
-    const extra = q.legacyWhere ? ` AND ${q.legacyWhere.sql}` : '';
     parts.push({
-      sql: bounded(`${select} AND ${p.a}.landed = 0 AND ${p.b}.landed = 0 AND (${p.at} > ? OR (${p.at} = ? AND ${p.id} > ?))${extra}`, `${p.at}, ${p.id}`),
-      params: [...q.params, c.at, c.at, c.id, ...(q.legacyWhere?.params ?? [])],
+      sql: bounded(`${select} AND ${p.a}.landed = 0 AND ${p.b}.landed = 0 AND (${p.at} > ? OR (${p.at} = ? AND ${p.id} > ?))`, `${p.at}, ${p.id}`),
+      params: [...q.params, c.at, c.at, c.id],
     });
   }
   // Pairs with a position, found from the side that landed last (the partial indexes on landed); `>= 0`

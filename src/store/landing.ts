@@ -13,7 +13,8 @@
 //   while value 2 committed). A row's position is the id of the transaction that inserted it
 //   (pg_current_xact_id(), 64 bits, never wraps), and a read takes only positions below the oldest
 //   transaction still running (pg_snapshot_xmin): every transaction below it has ended, so nothing can
-//   land there any more. A long write transaction holds training back while it runs; it loses nothing.
+//   land there any more. A long write transaction anywhere in the cluster holds training back while it
+//   runs; it loses nothing. (pg_current_xact_id: PostgreSQL 13 or later.)
 //   Positions are this cluster's transaction ids: a store dumped and restored into another cluster
 //   starts its ids again, so reset the learned state's cursors after such a move (router reset).
 // Either way a position is a transaction: the rows one batch lands share it, and both backends order
