@@ -11,6 +11,7 @@ import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { feedbackSince, insertDecisions, START, type Cursor, type FeedbackJoin } from '../src/router/store.ts';
+import { cursorAt } from '../src/router/landing-order.ts';
 import { nextFeedbackCursor, settleSpans } from '../src/router/train-pass.ts';
 import { extractPromptFeatures, predict, train, type Outcome, type QualityState } from '../src/router/quality/index.ts';
 import type { Learned } from '../src/router/quality/train.ts';
@@ -58,6 +59,7 @@ for (const b of backends) {
       ]);
       const show = (f: FeedbackJoin) => [label.get(f.id), f.from ?? null, f.value, f.firstAt];
       const first = (n: string) => at({ inWindow: 150_000, after: 140_000, flips: 139_000, repeats: 138_000, both: 137_000, late: 136_000 }[n]!);
+      // One batch, landed at one position: in time order (first values, then the corrections after them).
       const want = [
         ['inWindow', null, 'true'], ['after', null, 'false'], ['flips', null, 'true'], ['repeats', null, 'false'], ['both', null, 'true'], ['late', null, 'true'],
         ['after', 'false', 'true'], ['flips', 'true', 'false'], ['flips', 'false', 'true'], ['flips', 'true', 'false'],
@@ -83,7 +85,7 @@ for (const b of backends) {
           if (batch.length === 0) break;
           assert.ok(batch.length <= limit);
           got.push(...batch);
-          c = { at: batch.at(-1)!.at, id: batch.at(-1)!.id };
+          c = cursorAt(batch.at(-1)!.at, batch.at(-1)!.id, batch.at(-1)!.landed);
         }
         assert.deepEqual(got.map(show), want, `limit ${limit}`);
         // Later, the unsettled change comes after the cursor as a correction, and nothing else does.

@@ -10,6 +10,8 @@ import { openStore } from '../src/store/open.ts';
 import type { FeedbackRow, InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
 import { insertDecisions, getDecision, saveState, loadState, latestVersion, feedbackSince, START } from '../src/router/store.ts';
+import { cursorAt } from '../src/router/landing-order.ts';
+import { nextLanding } from '../src/store/landing.ts';
 import { RouterLearning, emptyStored } from '../src/router/learning.ts';
 import { InlineBackend, WorkerBackend, type RouterBackend } from '../src/router/backend.ts';
 import { RowEncoder } from '../src/router/decision-row.ts';
@@ -89,6 +91,8 @@ for (const b of backends) {
   test(`${b.name}: feedback is learned once settled, with the value it settled on (a verdict corrected in the window counts as corrected)`, async () => {
     const store = await b.open();
     try {
+      // The rows of the tests before this one (this file's database) are behind the cursor.
+      const start = { ...START, landed: await nextLanding(store.sql) };
       const features = extractPromptFeatures({ turns: ['Is this right?'] });
       const ids = Array.from({ length: 3 }, () => uuidv7());
       const t = Date.now();
@@ -103,10 +107,10 @@ for (const b of backends) {
       const settled = at(30_000);
       const mine = async (c: typeof START, before: string) => (await feedbackSince(store.sql, ['good'], c, 100, before, 30_000)).filter((f) => got0.has(f.id));
       const got0 = new Set((await store.sql.all(`SELECT id FROM feedback WHERE inference_id IN (?, ?, ?)`, ids)).map((r) => String(r.id)));
-      const got = await mine(START, settled);
+      const got = await mine(start, settled);
       assert.deepEqual(got.map((f) => [f.from, f.value]), [[undefined, 'true'], [undefined, 'true']], 'the corrected verdict, once per answer; the unsettled one waits');
       // Folded from the cursor on: a change after the window comes once settled, as a correction.
-      const cursor = { at: got.at(-1)!.at, id: got.at(-1)!.id };
+      const cursor = cursorAt(got.at(-1)!.at, got.at(-1)!.id, got.at(-1)!.landed);
       const change = feedback(ids[1]!, 'false', at(5_000));
       got0.add(change.id);
       await store.insertFeedback([change]);

@@ -243,7 +243,9 @@ test('sqlite: a database made by an older build is upgraded in place, its rows k
   assert.ok(indexes().includes('inferences_model_created_idx'));
   const store = new SqliteStore({ path: file });
   await store.migrate();
-  assert.deepEqual(indexes(), ['inferences_created_idx', 'inferences_key_created_idx']);
+  // The model index dropped (migration 2); the landing order's added (24), the old row at position 0.
+  assert.deepEqual(indexes(), ['inferences_created_idx', 'inferences_key_created_idx', 'inferences_landed_idx']);
+  assert.equal(db.prepare("SELECT landed FROM inferences WHERE id = 'i1'").get()?.landed, 0);
   assert.deepEqual(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((r) => r.version), MIGRATIONS.map((m) => m.version));
   assert.equal((await store.getInference('i1'))?.createdAt, '2026-01-01T00:00:00.000Z');
   await store.close();

@@ -10,6 +10,7 @@ import type { SqlRunner } from '../store/sql-runner.ts';
 import { emptyState } from './quality/index.ts';
 import { outputTableProblem } from './output-stats.ts';
 import { iso, restoreFields, START, storeNow, type Cursor, type StateOrigin } from './store.ts';
+import { nextLanding } from '../store/landing.ts';
 
 /** One stored version as listed (its quality model's size, not the model). */
 export type StateSummary = {
@@ -118,7 +119,9 @@ export async function restoreState(sql: SqlRunner, req: RestoreRequest, now?: ()
     const at = cursor.at > t ? cursor.at : t;
     const origin: StateOrigin = { kind: req.from === null ? 'reset' : 'rollback', from: req.from, by: req.by, reason: req.reason };
     const head = [version, at];
-    const tail = [JSON.stringify({ at, id: '' } satisfies Cursor), JSON.stringify(origin), at];
+    // The feedback cursor is at the first landing position not yet given out (src/store/landing.ts): its
+    // time alone would read again every row with a position, all of which come after any time.
+    const tail = [JSON.stringify({ at, id: '', landed: await nextLanding(sql) } satisfies Cursor), JSON.stringify(origin), at];
     const cols = 'INSERT INTO router_state (version, created_at, quality, output, feedback_cursor, decision_cursor, outcomes, origin, restored_at)';
     const output = kept?.output ?? '{}';
     const answers = kept?.decisionCursor ?? JSON.stringify(START);

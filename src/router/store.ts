@@ -6,6 +6,8 @@ import { addRouterCells, decisionFields, routerCells, type RollupSource } from '
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
 import { chunkedPass } from '../util/catch-up.ts';
+import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
+import { ORDER, pairsAfter, type PairShape } from './landing-order.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
@@ -22,12 +24,15 @@ export type DecisionRow = {
 export type StoredDecision = RollupSource & { inferenceId: string; servedModel: string | null; canonical: string | null; features: string; decision: string };
 
 /**
- * Position in a time-ordered table: (created_at, id) of the last row folded in. The feedback cursor
+ * Position of the last row folded in: its landing position (`landed`, decimal text, src/router/landing-order.ts),
+ * id and time. A cursor without `landed` (stored before migration 24, or at the start) is at (created_at, id)
+ * among the rows from before it, and before every row with a position. The feedback cursor
  * also keeps the settle window its rows were read with (`settleMs`) and the windows of first values
  * read before router.learning.feedback_settle_ms last changed (`earlier`, oldest first): a value keeps
- * the window it was learned with, so a change neither skips nor counts twice what lies between.
+ * the window it was learned with, so a change neither skips nor counts twice what lies between; and the
+ * ids of rows it passed unsettled, stamped ahead of the store's clock (`ahead`, readFeedback).
  */
-export type Cursor = { at: string; id: string; settleMs?: number; earlier?: SettleSpan[]; trusted?: TrustSpans };
+export type Cursor = { at: string; id: string; landed?: string; settleMs?: number; earlier?: SettleSpan[]; ahead?: string[]; trusted?: TrustSpans };
 /** The settle window of the first values created at or before `until`. */
 export type SettleSpan = { until: string; ms: number };
 /** Per metric, the first value from which every first value was learned, of any key or of one key id (src/router/feedback-trust.ts). */
@@ -66,10 +71,12 @@ const params = (r: StoredDecision): unknown[] => [r.inferenceId, r.createdAt, r.
  * it changed one, which costs less than a statement of many rows with RETURNING (its text prepared
  * per chunk size, its parameters spread by the thousand, its answer rows read back).
  */
-const INSERT_ROW = `${INSERT} (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (inference_id) DO NOTHING`;
+const INSERT_ROW = 'INSERT INTO router_decisions (inference_id, created_at, key_id, served_model, canonical, kind, features, decision, landed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (inference_id) DO NOTHING';
 async function insertEach(q: SqlRunner, rows: readonly StoredDecision[]): Promise<StoredDecision[]> {
   const landed: StoredDecision[] = [];
-  for (const r of rows) if (await q.run(INSERT_ROW, params(r)) > 0) landed.push(r);
+  // This transaction's landing position (src/store/landing.ts); PostgreSQL's comes by default.
+  const at = Number((await q.all(TAKE_LANDING))[0]?.n);
+  for (const r of rows) if (await q.run(INSERT_ROW, [...params(r), at]) > 0) landed.push(r);
   return landed;
 }
 
@@ -169,6 +176,8 @@ export async function saveState(sql: SqlRunner, s: StoredState): Promise<boolean
  */
 export type FeedbackJoin = {
   id: string; at: string; firstAt: string; metric: string; value: string; from?: string;
+  /** Its landing position with its decision's (src/router/landing-order.ts). */
+  landed: string;
   /** The API key it was given with (the answer's own: /v1/feedback takes no other), null without auth. */
   keyId: string | null;
   canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
@@ -194,8 +203,12 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
 }
 
 /**
- * Feedback rows on quality-signal metrics for routed inferences, after `c` and created before
- * `settledBefore` (now minus router.learning.feedback_settle_ms), oldest first, as what they teach:
+ * Feedback rows on quality-signal metrics for routed inferences, after `c` in landing order
+ * (src/router/landing-order.ts: a row and its decision are read once both have landed, so feedback whose
+ * decision landed late is read when it does) and below the position `horizon` (the store's now by
+ * default: src/store/landing.ts), up to the first row not
+ * settled (created at or after `settledBefore`, now minus router.learning.feedback_settle_ms), as what
+ * they teach:
  * - the first row of an inference and metric, with the value of the latest row created within
  *   `settleMs` of it (a mis-click undone within the window is learned as undone; the window lies in
  *   the past when the row is read, so the value is the same whenever it is read);
@@ -205,37 +218,108 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   (5 negatives flip a kind, docs/router.md Learning).
  * Rows inside a first row's window teach nothing of their own and are left out, and so are comments
  * (a metric a key first gave a string: its text is no score, though "", " " or "0.9" read as numbers
- * and "true" as a boolean did until 2026-11-29). The window also
- * covers feedback rows the batched writer lands late. `earlier`: the windows of first values read
- * before the setting last changed (Cursor), which they keep.
+ * and "true" as a boolean did until 2026-11-29). `earlier`: the windows of first values read before
+ * the setting last changed (Cursor), which they keep.
  */
-export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number, earlier: readonly SettleSpan[] = []): Promise<FeedbackJoin[]> {
-  if (metrics.length === 0) return [];
+export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number, earlier: readonly SettleSpan[] = [], o: FeedbackReadOptions = {}): Promise<FeedbackJoin[]> {
+  return (await readFeedback(sql, metrics, c, limit, settledBefore, settleMs, earlier, o)).rows;
+}
+
+export type FeedbackReadOptions = {
+  /** The landing position the read stays below (one per training pass); the store's now by default. */
+  horizon?: string;
+  /** The store's time (ISO): an unsettled row stamped after it does not stop the read. Default: this host's. */
+  now?: string;
+};
+
+/**
+ * feedbackSince's read, with what the next cursor needs: `last`, the last row read in landing order
+ * (null: the cursor stays), `full` when that read reached `limit`, and `ahead`, the cursor's list of
+ * rows passed unsettled. `rows` also holds the rows of the cursor's `ahead` that have settled since.
+ */
+export type FeedbackRead = { rows: FeedbackJoin[]; last: FeedbackJoin | undefined; full: boolean; ahead: string[] };
+
+/**
+ * Rows stamped ahead of the store's clock (by a replica whose clock runs ahead) kept in a cursor at most:
+ * such a row is unsettled until the store's clock passes it, and stopping there held every row landing
+ * after it for as long (an hour, for a clock an hour ahead). Past this many, the read stops at them.
+ */
+const MAX_AHEAD = 100;
+
+export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number, earlier: readonly SettleSpan[] = [], o: FeedbackReadOptions = {}): Promise<FeedbackRead> {
+  const kept = c.ahead ?? [];
+  if (metrics.length === 0) return { rows: [], last: undefined, full: false, ahead: kept };
+  const below = o.horizon ?? await landingHorizon(sql);
+  const now = o.now ?? new Date().toISOString();
+  const q = {
+    cols: `f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at, f.key_id AS key_id,
+      (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
+      d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd`,
+    from: 'feedback f JOIN router_decisions d ON d.inference_id = f.inference_id LEFT JOIN inferences i ON i.id = f.inference_id',
+    where: `f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL`,
+    params: metrics,
+  };
+  const firstOf = async (where: string, params: unknown[], n: number): Promise<Row[]> => {
+    const u = pairsAfter(sql, FEEDBACK_PAIR, { ...q, cols: 'f.id AS id', where: `${q.where} AND ${where}`, params: [...metrics, ...params] }, c, below, { limit: n });
+    return await sql.all(`SELECT u.g AS g, u.t AS t, u.id AS id FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ${n}`, u.params);
+  };
+  // The read stops before the first row (in landing order) not settled yet, but for up to MAX_AHEAD rows
+  // stamped ahead of the store's clock, which it passes and keeps in the cursor's `ahead`. Without a
+  // position (a row from before migration 24, read by time) it stops at the old rows created before
+  // settledBefore.
+  const room = Math.max(0, MAX_AHEAD - kept.length);
+  const stops = [...await firstOf('f.created_at >= ? AND f.created_at <= ?', [settledBefore, now], 1), ...(await firstOf('f.created_at > ?', [now], room + 1)).slice(room)];
+  stops.sort((a, b) => compareAt(keyOf(a), keyOf(b)));
+  const stop = stops[0];
+  const before = stop === undefined || String(stop.g) === '0' ? undefined : keyOf(stop);
+  const settled = { ...q, where: `${q.where} AND f.created_at < ?`, params: [...metrics, settledBefore] };
+  const x = pairsAfter(sql, FEEDBACK_PAIR, settled, c, stop !== undefined && String(stop.g) === '0' ? '0' : below, { before });
+  const rows = await feedbackRows(sql, { sql: x.sql, params: x.params }, limit, settleMs, earlier);
+  const last = rows.at(-1);
+  // The cursor's rows stamped ahead: those settled now are read (whatever they teach), the rest kept.
+  let ahead = kept;
+  let caught: FeedbackJoin[] = [];
+  if (kept.length > 0) {
+    const marks = kept.map(() => '?').join(', ');
+    const g = sql.dialect === 'sqlite' ? 'MAX(f.landed, d.landed)' : 'GREATEST(f.landed, d.landed)';
+    caught = await feedbackRows(sql, { sql: `SELECT ${settled.cols}, ${g} AS g, f.created_at AS t FROM ${settled.from} WHERE ${settled.where} AND f.id IN (${marks})`, params: [...settled.params, ...kept] }, kept.length, settleMs, earlier);
+    ahead = (await sql.all(`SELECT id FROM feedback WHERE id IN (${marks}) AND created_at >= ?`, [...kept, settledBefore])).map((r) => String(r.id));
+  }
+  // Rows stamped ahead that this read passed (before its last row) join them.
+  if (last) ahead = [...ahead, ...(await firstOf('f.created_at > ?', [now], room)).filter((r) => compareAt(keyOf(r), { landed: last.landed, at: last.at, id: last.id }) < 0).map((r) => String(r.id))];
+  return { rows: [...caught, ...rows], last, full: rows.length === limit, ahead };
+}
+
+type At = { landed: string; at: string; id: string };
+const keyOf = (r: Row): At => ({ landed: String(r.g), at: iso(r.t), id: String(r.id) });
+/** Landing order of two rows (position, then time, then id). */
+function compareAt(a: At, b: At): number {
+  const d = BigInt(a.landed) - BigInt(b.landed);
+  if (d !== 0n) return d < 0n ? -1 : 1;
+  return a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The feedback rows of `x` (pairsAfter's columns) as what they teach (feedbackSince), in landing order. */
+async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] }, limit: number, settleMs: number, earlier: readonly SettleSpan[]): Promise<FeedbackJoin[]> {
   const end = windowEnd(sql, 'ff.created_at', settleMs, earlier);
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
-    `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id,
+    `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id, x.g AS g,
             CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
             CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p WHERE ${pair('p')}
               AND (p.created_at < x.created_at OR (p.created_at = x.created_at AND p.id < x.id)) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) END AS prev,
             x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd, x.key_id AS key_id
-     FROM (SELECT f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at, f.key_id AS key_id,
-             (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
-             d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd
-           FROM feedback f JOIN router_decisions d ON d.inference_id = f.inference_id
-           LEFT JOIN inferences i ON i.id = f.inference_id
-           WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL
-             AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?)) AND f.created_at < ?) x
+     FROM (${x.sql}) x
      JOIN feedback ff ON ff.id = x.first_id
      WHERE x.id = x.first_id OR x.created_at >= ${end}
-     ORDER BY x.created_at, x.id LIMIT ?`,
-    [...metrics, c.at, c.at, c.id, settledBefore, limit],
+     ORDER BY ${ORDER('x')} LIMIT ?`,
+    [...x.params, limit],
   );
   return rows.map((r) => {
     const f: FeedbackJoin = {
       id: String(r.id), at: iso(r.at), firstAt: iso(r.first_at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
-      keyId: r.key_id == null ? null : String(r.key_id),
+      keyId: r.key_id == null ? null : String(r.key_id), landed: String(r.g),
       features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
     };
     if (String(r.id) !== String(r.first_id)) f.from = String(r.prev);
@@ -243,41 +327,24 @@ export async function feedbackSince(sql: SqlRunner, metrics: readonly string[], 
   });
 }
 
-/**
- * The oldest feedback row on these metrics after `c`, created from `from` up to `until`, whose answer
- * has no recorded decision yet (ISO time), or null. Such a row is either on an answer that was not
- * routed or on one whose decision the batched writers have not landed: a read with a window shorter
- * than `from`'s lag stops before it, so a decision landing late is still joined (it was passed by the
- * cursor and never learned: 35 of 2,819 feedback rows with feedback_settle_ms 0 on one gateway, 95 of
- * 746 on two); once the row is older than `from` it no longer holds the read.
- */
-export async function feedbackAwaitingDecision(sql: SqlRunner, metrics: readonly string[], c: Cursor, from: string, until: string): Promise<string | null> {
-  const rows = await sql.all(
-    `SELECT MIN(f.created_at) AS t FROM feedback f LEFT JOIN router_decisions d ON d.inference_id = f.inference_id
-     WHERE f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.inference_id IS NULL
-       AND f.created_at >= ? AND f.created_at < ? AND (f.created_at > ? OR (f.created_at = ? AND f.id > ?))`,
-    [...metrics, from, until, c.at, c.at, c.id],
-  );
-  const t = rows[0]?.t;
-  return t === null || t === undefined ? null : iso(t);
-}
+const FEEDBACK_PAIR: PairShape = { a: 'f', b: 'd', id: 'f.id', at: 'f.created_at' };
+const ANSWER_PAIR: PairShape = { a: 'd', b: 'i', id: 'd.inference_id', at: 'd.created_at' };
 
-export type AnswerJoin = { id: string; at: string; canonical: string; kind: string; outputTokens: number };
+export type AnswerJoin = { id: string; at: string; landed: string; canonical: string; kind: string; outputTokens: number };
 
 /**
- * Successful routed answers after `c` and before `before` (their output tokens teach expected output),
- * oldest first. `before` lags behind now so the inference records (batched writer) have landed.
+ * Successful routed answers after `c` in landing order (src/router/landing-order.ts: an answer is read
+ * once its decision and its inference record have both landed, whichever lands last) and below the
+ * position `below`, oldest first: their output tokens teach expected output.
  */
-export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, before: string): Promise<AnswerJoin[]> {
-  const rows = await sql.all(
-    `SELECT d.inference_id AS id, d.created_at AS at, d.canonical AS canonical, d.kind AS kind, i.output_tokens AS output_tokens
-     FROM router_decisions d JOIN inferences i ON i.id = d.inference_id
-     WHERE i.status = 200 AND d.canonical IS NOT NULL AND i.finish_reason IS NOT NULL
-       AND (d.created_at > ? OR (d.created_at = ? AND d.inference_id > ?)) AND d.created_at < ?
-     ORDER BY d.created_at, d.inference_id LIMIT ?`,
-    [c.at, c.at, c.id, before, limit],
-  );
-  return rows.map((r) => ({ id: String(r.id), at: iso(r.at), canonical: String(r.canonical), kind: String(r.kind), outputTokens: Number(r.output_tokens ?? 0) }));
+export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, below: string): Promise<AnswerJoin[]> {
+  const u = pairsAfter(sql, ANSWER_PAIR, {
+    cols: 'd.inference_id AS id, d.canonical AS canonical, d.kind AS kind, i.output_tokens AS output_tokens',
+    from: 'router_decisions d JOIN inferences i ON i.id = d.inference_id',
+    where: 'i.status = 200 AND d.canonical IS NOT NULL AND i.finish_reason IS NOT NULL', params: [],
+  }, c, below, { limit });
+  const rows = await sql.all(`SELECT * FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ?`, [...u.params, limit]);
+  return rows.map((r) => ({ id: String(r.id), at: iso(r.t), landed: String(r.g), canonical: String(r.canonical), kind: String(r.kind), outputTokens: Number(r.output_tokens ?? 0) }));
 }
 
 /** Rows deleted per statement by the retention pass (the index on created_at finds them). */

@@ -6,7 +6,9 @@
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
-import { answersSince, feedbackAwaitingDecision, feedbackSince, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { answersSince, readFeedback, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
+import { landingHorizon } from '../store/landing.ts';
+import { cursorAt } from './landing-order.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 import { FeedbackTrust } from './feedback-trust.ts';
 
@@ -20,8 +22,6 @@ const BATCH = 5000;
  * too, and they wait (queued, bounded) while a pass runs (50,000 answers: ~0.5 s on SQLite).
  */
 const ANSWER_READS = 10;
-/** Answers are read this long after they happened, so their inference records have been written. */
-const ANSWER_LAG_MS = 5000;
 
 export type TrainSettings = { qualitySignals: QualitySignal[]; halfLifeDays: number | null; feedbackSettleMs: number };
 
@@ -76,9 +76,17 @@ export function settleSpans(c: Cursor, ms: number): SettleSpan[] {
   return [...earlier, { until: c.at, ms: c.settleMs }].slice(-MAX_SPANS);
 }
 
-/** The feedback cursor after a pass that read up to `last` (none: unchanged) with window `ms`, the spans settleSpans gave and the trust spans (FeedbackTrust) it ended with. */
-export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[], trusted?: Cursor['trusted']): Cursor {
-  return last ? { at: last.at, id: last.id, settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}), ...(trusted ? { trusted } : {}) } : c;
+/**
+ * The feedback cursor after a pass that read up to `last` (none: unchanged but for `ahead`) with window
+ * `ms` and the spans settleSpans gave; `ahead`: the rows it passed unsettled (readFeedback); `trusted`:
+ * the trust spans (FeedbackTrust) it ended with.
+ */
+export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[], ahead: string[] = c.ahead ?? [], trusted?: Cursor['trusted']): Cursor {
+  const { ahead: _, ...rest } = c;
+  const next: Cursor = last
+    ? { ...cursorAt(last.at, last.id, last.landed), settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}), ...(trusted ? { trusted } : {}) }
+    : rest;
+  return ahead.length > 0 ? { ...next, ahead } : next;
 }
 
 /** The newest stored state if its version is above `after`, else null. */
@@ -114,26 +122,24 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   // it had stamped ahead and moved the shared cursors there, past every row the others then wrote.
   const now = await storeNow(sql);
   const metrics = [...signals.keys()];
-  const answeredBefore = new Date(now - ANSWER_LAG_MS).toISOString();
-  let settledBefore = new Date(now - settings.feedbackSettleMs).toISOString();
-  // A window shorter than the answers' lag reads feedback whose decision may not have landed yet (the
-  // batched writers, another replica's): the read stops at the first such row, which waits for it.
-  if (settings.feedbackSettleMs < ANSWER_LAG_MS && metrics.length > 0) {
-    const waiting = await feedbackAwaitingDecision(sql, metrics, base.feedbackCursor, answeredBefore, settledBefore);
-    if (waiting !== null && waiting < settledBefore) settledBefore = waiting;
-  }
-  const fb = await feedbackSince(sql, metrics, base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier);
+  const settledBefore = new Date(now - settings.feedbackSettleMs).toISOString();
+  // Rows are read in the order they landed, up to a position nothing can land below any more
+  // (src/store/landing.ts): a decision or inference record the writers land late, with its old time,
+  // still comes after the cursors, and so does the feedback it completes.
+  const below = await landingHorizon(sql);
+  const read = await readFeedback(sql, metrics, base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier, { horizon: below, now: new Date(now).toISOString() });
+  const fb = read.rows;
   const answers: AnswerJoin[] = [];
   let answersLeft = false;
   for (let read = 0, c = base.decisionCursor; ; read++) {
-    const part = await answersSince(sql, c, BATCH, answeredBefore);
+    const part = await answersSince(sql, c, BATCH, below);
     for (const a of part) answers.push(a);
     if (part.length < BATCH) break;
     if (read === answerReads - 1) { answersLeft = true; break; }
-    c = { at: part.at(-1)!.at, id: part.at(-1)!.id };
+    c = cursorAt(part.at(-1)!.at, part.at(-1)!.id, part.at(-1)!.landed);
   }
   if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
-  const more = fb.length === BATCH || answersLeft;
+  const more = read.full || answersLeft;
   // Evidence decays from the newest time trained on (trainedUntil, the outcomes' times), so no time past
   // the store's clock enters training: a row stamped by a clock running ahead would take it there, and
   // a state trained while the store's clock ran ahead (SQLite: this host's) is already there. Before
@@ -166,12 +172,11 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
     answers: answers.map((a) => ({ model: a.canonical, kind: a.kind, outputTokens: a.outputTokens })),
     options: settings.halfLifeDays !== null ? { halfLifeDays: settings.halfLifeDays } : {},
   });
-  const lastF = fb.at(-1);
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, lastF, settings.feedbackSettleMs, earlier, trust.spans),
-    decisionCursor: lastA ? { at: lastA.at, id: lastA.id } : base.decisionCursor,
+    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans),
+    decisionCursor: lastA ? cursorAt(lastA.at, lastA.id, lastA.landed) : base.decisionCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
   };

@@ -5,6 +5,7 @@ import { loginFailuresDdl, rollupsInWriterDdl } from './rollup-schema.ts';
 import { routerDdl, routerStateOriginDdl } from './router-schema.ts';
 import { routerKindRollupDdl, routerRollupDdl } from './router-rollup.ts';
 import { catalogDdl } from './catalog-schema.ts';
+import { landingDdl } from './landing.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -152,6 +153,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 21, name: 'router rollups per hour, key and chosen model, state version and constraint, written with the decisions (backfilled from them)', sqlite: routerRollupDdl('sqlite'), postgres: routerRollupDdl('postgres') },
   { version: 22, name: 'router rollup per hour, key, prompt kind and chosen model, written with the decisions (backfilled from them)', sqlite: routerKindRollupDdl('sqlite'), postgres: routerKindRollupDdl('postgres') },
   { version: 23, name: 'router states: origin (an operator\'s rollback or reset) and the time corrections start from', sqlite: routerStateOriginDdl(), postgres: routerStateOriginDdl() },
+  { version: 24, name: 'landing order of decisions, inference records and feedback, which the router\'s training cursors walk (a record landing late is still learned)', sqlite: landingDdl('sqlite'), postgres: landingDdl('postgres') },
   { version: 30, name: 'stored responses (POST /v1/responses with store)', sqlite: STORED_RESPONSES_DDL, postgres: STORED_RESPONSES_DDL },
   { version: 40, name: 'dashboard users, sessions, key owners and rotation grace', sqlite: dashboardAccountsDdl('sqlite'), postgres: dashboardAccountsDdl('postgres') },
   { version: 41, name: 'dashboard hourly rollups maintained by insert triggers', sqlite: dashboardRollupsDdl('sqlite'), postgres: dashboardRollupsDdl('postgres') },

@@ -15,6 +15,7 @@ import type {
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import { sqliteRunner, type SqlRunner } from './sql-runner.ts';
 import { rollupFeedbackSqlite, rollupInferencesSqlite } from './rollup-write.ts';
+import { TAKE_LANDING } from './landing.ts';
 
 export type SqliteOptions = { path: string; busyTimeoutMs?: number };
 
@@ -23,8 +24,9 @@ const bind = (p: unknown[]): SQLInputValue[] => p as SQLInputValue[];
 /** The page size a new database gets (the constructor says why); `store vacuum` converts an existing one to it. */
 export const PAGE_SIZE = 16_384;
 
-const INSERT_INFERENCE = `INSERT INTO inferences (${INFERENCE_COLUMNS}) VALUES (${placeholders(27, false)}) ON CONFLICT (id) DO NOTHING`;
-const INSERT_FEEDBACK = `INSERT INTO feedback (${FEEDBACK_COLUMNS}) VALUES (${placeholders(10, false)}) ON CONFLICT (id) DO NOTHING`;
+// Each row with its batch's landing position (src/store/landing.ts), taken in the batch's transaction.
+const INSERT_INFERENCE = `INSERT INTO inferences (${INFERENCE_COLUMNS}, landed) VALUES (${placeholders(28, false)}) ON CONFLICT (id) DO NOTHING`;
+const INSERT_FEEDBACK = `INSERT INTO feedback (${FEEDBACK_COLUMNS}, landed) VALUES (${placeholders(11, false)}) ON CONFLICT (id) DO NOTHING`;
 
 /**
  * SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM,
@@ -110,6 +112,11 @@ export class SqliteStore implements Store {
     try { fn(); this.#db.exec('COMMIT'); } catch (err) { rollbackQuietly(this.#db); throw err; }
   }
 
+  /** The open transaction's landing position. */
+  #landing(): number {
+    return Number((this.#stmt(TAKE_LANDING).get() as Row).n);
+  }
+
   async insertKey(k: KeyRecord): Promise<void> {
     this.#stmt(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${placeholders(12, false)})`).run(...bind(keyParams(k)));
   }
@@ -146,7 +153,8 @@ export class SqliteStore implements Store {
     // The dashboard's rollups move in the same transaction, with only the rows really inserted (src/store/rollup-write.ts).
     this.#tx(() => {
       const landed: InferenceRecord[] = [];
-      for (const r of recs) if (Number(st.run(...bind(inferenceParams(r, r.stream ? 1 : 0, r.partial ? 1 : 0))).changes) > 0) landed.push(r);
+      const at = this.#landing();
+      for (const r of recs) if (Number(st.run(...bind(inferenceParams(r, r.stream ? 1 : 0, r.partial ? 1 : 0)), at).changes) > 0) landed.push(r);
       rollupInferencesSqlite((sql) => this.#stmt(sql), landed, this.sql);
     });
   }
@@ -179,7 +187,8 @@ export class SqliteStore implements Store {
     const st = this.#stmt(INSERT_FEEDBACK);
     this.#tx(() => {
       const landed: FeedbackRow[] = [];
-      for (const f of rows) if (Number(st.run(...bind(feedbackParams(f))).changes) > 0) landed.push(f);
+      const at = this.#landing();
+      for (const f of rows) if (Number(st.run(...bind(feedbackParams(f)), at).changes) > 0) landed.push(f);
       rollupFeedbackSqlite((sql) => this.#stmt(sql), landed, this.sql);
     });
   }

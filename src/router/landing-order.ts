@@ -1,0 +1,68 @@
+// The training reads in landing order (src/store/landing.ts), not by the rows' own times: a pair of
+// rows (a decision and its inference record; a feedback row and its decision) is read once both have
+// landed, at the later of their two positions, so a pair completed by a row landing late comes after
+// every pair read before it, whatever times its rows carry. Pairs at one position (one PostgreSQL
+// transaction) are ordered by time, then id, as all were before.
+//
+// Rows stored before migration 24 have position 0. A pair of two such rows is read in time order
+// ((created_at, id), as every cursor was before), and only by a cursor from before (without `landed`),
+// so a learned state stored by an older gateway goes on from where it stopped: first the old rows after
+// its time, then every pair with a position. Its last pair's position is its cursor from then on.
+import type { SqlRunner } from '../store/sql-runner.ts';
+import type { Cursor } from './store.ts';
+
+/** A pair's tables (aliases `a` and `b`, each with its `landed`), its id column and its time column. */
+export type PairShape = { a: string; b: string; id: string; at: string };
+export type Sql = { sql: string; params: unknown[] };
+
+const later = (sql: SqlRunner, a: string, b: string): string => (sql.dialect === 'sqlite' ? `MAX(${a}, ${b})` : `GREATEST(${a}, ${b})`);
+const BIG = 'CAST(? AS BIGINT)';
+
+/**
+ * The pairs after cursor `c` whose position is below `below` (decimal text), as the rows of `cols` from
+ * `from` matching `where` (its parameters `params`), with their position `g` and time `t`. `before`: only pairs before this one (position, time
+ * and id) among those with a position. `limit`: at most that many from each branch (the caller orders by ORDER
+ * and limits the whole).
+ */
+export function pairsAfter(
+  sql: SqlRunner, p: PairShape, q: { cols: string; from: string; where: string; params: readonly unknown[]; },
+  c: Cursor, below: string, o: { limit?: number; before?: { landed: string; at: string; id: string } } = {},
+): Sql {
+  const limit = o.limit;
+  const g = later(sql, `${p.a}.landed`, `${p.b}.landed`);
+  const select = `SELECT ${q.cols}, ${g} AS g, ${p.at} AS t FROM ${q.from} WHERE ${q.where}`;
+  const parts: Sql[] = [];
+  const bounded = (s: string, order: string): string => (limit === undefined ? s : `SELECT * FROM (${s} ORDER BY ${order} LIMIT ${Math.max(1, Math.floor(limit))}) l`);
+  const at = c.landed ?? '0';
+  if (c.landed === undefined) {
+    // Pairs of rows from before migration 24, after the cursor's time (their index on created_at).
+    parts.push({
+      sql: bounded(`${select} AND ${p.a}.landed = 0 AND ${p.b}.landed = 0 AND (${p.at} > ? OR (${p.at} = ? AND ${p.id} > ?))`, `${p.at}, ${p.id}`),
+      params: [...q.params, c.at, c.at, c.id],
+    });
+  }
+  // Pairs with a position, found from the side that landed last (the partial indexes on landed); `>= 0`
+  // on the first side and `>` on the second keep a pair whose rows share a position in one branch.
+  const b = o.before;
+  const same = (cmp: string): string => `(${p.at} ${cmp} ? OR (${p.at} = ? AND ${p.id} ${cmp} ?))`;
+  for (const [x, y, cmp] of [[p.a, p.b, '>='], [p.b, p.a, '>']] as const) {
+    parts.push({
+      // `landed >= cursor` as a term of its own: the OR after it gives the planner no range on the index.
+      sql: bounded(`${select} AND ${x}.landed > 0 AND ${x}.landed ${cmp} ${y}.landed AND ${x}.landed >= ${BIG} AND ${x}.landed < ${BIG}
+        AND (${x}.landed > ${BIG} OR (${x}.landed = ${BIG} AND ${same('>')}))${b ? ` AND (${x}.landed < ${BIG} OR (${x}.landed = ${BIG} AND ${same('<')}))` : ''}`,
+      `${x}.landed, ${p.at}, ${p.id}`),
+      params: [...q.params, at, below, at, at, c.at, c.at, c.id, ...(b ? [b.landed, b.landed, b.at, b.at, b.id] : [])],
+    });
+  }
+  return { sql: parts.map((s) => s.sql).join(' UNION ALL '), params: parts.flatMap((s) => s.params) };
+}
+
+/** The order of pairsAfter's rows (alias `u`): by position, then time, then id. */
+export const ORDER = (u: string): string => `${u}.g, ${u}.t, ${u}.id`;
+
+/** The cursor at a row pairsAfter read (its time, id and position as the store gave them). */
+export function cursorAt(at: string, id: string, g: unknown): Cursor {
+  const landed = String(g);
+  return landed === '0' ? { at, id } : { at, id, landed };
+}
+
