@@ -189,3 +189,35 @@ for (const b of backends) {
     } finally { await s.close(); }
   });
 }
+
+for (const b of backends) {
+  test(`${b.name}: a store whose landing positions started again (restored into another cluster, an older file) goes on learning from the rows landing after it`, async () => {
+    const s = await b.open('moved');
+    try {
+      const now = Date.now();
+      const one = uuidv7(now - 60_000);
+      await decide(s, one, now - 60_000);
+      await s.insertInferences([record(one, now - 60_000)]);
+      await feedback(s, one, now - 59_000);
+      const first = await pass(s, emptyStored(), 0);
+      assert.deepEqual([counted(first), first.outcomes], [1, 1]);
+      // The move: the new cluster's transaction ids are far below the old one's, which the stored cursors
+      // stand for here (positions the old cluster gave). (A SQLite file holds its cursors with its counter.)
+      const base = { ...first, feedbackCursor: { ...first.feedbackCursor, landed: '900000000000' }, decisionCursor: { ...first.decisionCursor, landed: '900000000000' } };
+      const logged: string[] = [];
+      const err = console.error;
+      console.error = (m: unknown) => { logged.push(String(m)); };
+      let rebased: StoredState;
+      try { rebased = await pass(s, base, 0); } finally { console.error = err; }
+      assert.match(logged.join('\n'), /landing positions started again/);
+      assert.ok(rebased.version > base.version, 'the re-based cursors are stored though nothing was new');
+      assert.deepEqual([counted(rebased), rebased.outcomes], [1, 1], 'nothing read twice');
+      const two = uuidv7(now - 1000);
+      await decide(s, two, now - 1000);
+      await s.insertInferences([record(two, now - 1000)]);
+      await feedback(s, two, now - 900);
+      const after = await pass(s, rebased, 0);
+      assert.deepEqual([counted(after), after.outcomes], [2, 2], 'the answer and feedback landing after the move are learned');
+    } finally { await s.close(); }
+  });
+}

@@ -66,3 +66,18 @@ export function cursorAt(at: string, id: string, g: unknown): Cursor {
   return landed === '0' ? { at, id } : { at, id, landed };
 }
 
+
+/**
+ * A cursor at or past `below` (the landing horizon) re-based to just below it, else null. Positions
+ * only grow within one store, and every position a cursor holds was below the horizon when it was
+ * read, so a cursor at or past it means the store's positions started again: a PostgreSQL store dumped
+ * and restored into another cluster (its transaction ids start again), or a SQLite file replaced by an
+ * older copy. Left as it was, every row landing from then on would sit below the cursor and never be
+ * read, until the new positions passed the old ones. Re-based, the rows the move brought along count
+ * as read (they were, or are lost with the old cluster's last seconds) and those landing from now on are
+ * read; the rows landed since the move and before this pass are passed.
+ */
+export function rebasedCursor(c: Cursor, below: string): Cursor | null {
+  if (c.landed === undefined || BigInt(c.landed) < BigInt(below)) return null;
+  return { ...c, landed: String(BigInt(below) - 1n) };
+}

@@ -8,7 +8,7 @@ import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
 import { answersSince, readFeedback, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
 import { landingHorizon } from '../store/landing.ts';
-import { cursorAt } from './landing-order.ts';
+import { cursorAt, rebasedCursor } from './landing-order.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 import { FeedbackTrust } from './feedback-trust.ts';
 
@@ -127,18 +127,25 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   // (src/store/landing.ts): a decision or inference record the writers land late, with its old time,
   // still comes after the cursors, and so does the feedback it completes.
   const below = await landingHorizon(sql);
-  const read = await readFeedback(sql, metrics, base.feedbackCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier, { horizon: below, now: new Date(now).toISOString() });
+  const fbCursor = rebasedCursor(base.feedbackCursor, below) ?? base.feedbackCursor;
+  const answerCursor = rebasedCursor(base.decisionCursor, below) ?? base.decisionCursor;
+  const rebased = fbCursor !== base.feedbackCursor || answerCursor !== base.decisionCursor;
+  if (rebased) {
+    console.error(`router training: the store's landing positions started again (cursor ${base.feedbackCursor.landed ?? '-'} / ${base.decisionCursor.landed ?? '-'}, horizon ${below}: restored into another PostgreSQL cluster, or an older SQLite file?); learning goes on from rows landing now`);
+  }
+  const read = await readFeedback(sql, metrics, fbCursor, BATCH, settledBefore, settings.feedbackSettleMs, earlier, { horizon: below, now: new Date(now).toISOString() });
   const fb = read.rows;
   const answers: AnswerJoin[] = [];
   let answersLeft = false;
-  for (let read = 0, c = base.decisionCursor; ; read++) {
+  for (let read = 0, c = answerCursor; ; read++) {
     const part = await answersSince(sql, c, BATCH, below);
     for (const a of part) answers.push(a);
     if (part.length < BATCH) break;
     if (read === answerReads - 1) { answersLeft = true; break; }
     c = cursorAt(part.at(-1)!.at, part.at(-1)!.id, part.at(-1)!.landed);
   }
-  if (fb.length === 0 && answers.length === 0) return { next: null, raced: false, more: false };
+  // A re-based cursor is stored even when nothing is new: the next pass would re-base it past the rows landed in between.
+  if (fb.length === 0 && answers.length === 0 && !rebased) return { next: null, raced: false, more: false };
   const more = read.full || answersLeft;
   // Evidence decays from the newest time trained on (trainedUntil, the outcomes' times), so no time past
   // the store's clock enters training: a row stamped by a clock running ahead would take it there, and
@@ -175,8 +182,8 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: nextFeedbackCursor(base.feedbackCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans),
-    decisionCursor: lastA ? cursorAt(lastA.at, lastA.id, lastA.landed) : base.decisionCursor,
+    feedbackCursor: nextFeedbackCursor(fbCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans),
+    decisionCursor: lastA ? cursorAt(lastA.at, lastA.id, lastA.landed) : answerCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
   };

@@ -16,7 +16,8 @@
 //   land there any more. A long write transaction anywhere in the cluster holds training back while it
 //   runs; it loses nothing. (pg_current_xact_id: PostgreSQL 13 or later.)
 //   Positions are this cluster's transaction ids: a store dumped and restored into another cluster
-//   starts its ids again, so reset the learned state's cursors after such a move (router reset).
+//   starts its ids again, below the restored cursors; training re-bases such cursors (landing-order.ts
+//   rebasedCursor).
 // Either way a position is a transaction: the rows one batch lands share it, and both backends order
 // them alike (by time, then id: src/router/landing-order.ts). Rows stored before migration 24 keep
 // position 0 and are read in time order, as they were.
