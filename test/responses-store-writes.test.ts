@@ -1,8 +1,8 @@
 // Stored-response writes through a writer of their own (the gateway passes the store's write thread):
 // the input items extracted from the request bytes by the writer with the same ids the main thread
 // gives them; reads of a row whose items only the writer holds wait for that write (read-your-writes);
-// a write that fails (rejected or thrown) is reported once and never leaves a read hanging; and the
-// real write thread inserts rows the main store reads.
+// a write that fails (rejected or thrown) is reported, never leaves a read hanging, stays readable and
+// is retried (bounded); and the real write thread inserts rows the main store reads.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,19 +62,50 @@ test('parsed input: served from memory at once while the writer has not committe
   assert.equal((await rs.get(a.id, 'k'))!.id, a.id);
 });
 
-test('a failing write is reported once, and reads answer (not found) instead of hanging', async () => {
+test('a failing write is reported, kept readable from memory (its items taken from the body) and retried until it lands', async () => {
   for (const fail of [async () => { throw new Error('disk full'); }, () => { throw new Error('thread gone'); }]) {
     const errors: string[] = [];
-    const rs = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), fail as (r: StoredResponseRow) => Promise<void>);
+    let failing = true;
+    const write = (r: StoredResponseRow): Promise<void> => (failing ? (fail as () => Promise<void>)() : insertStoredResponse(store.sql, r));
+    const rs = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), write, { retries: { delayMs: 10, maxDelayMs: 20 } });
     const a = row();
     rs.save({ ...a, inputItems: null }, bodyOf(input));
-    assert.equal(await rs.get(a.id, 'k'), null);
-    await assert.rejects(rs.conversation(a.id, 'k'), { code: 'previous_response_not_found' });
-    await rs.settle();
-    assert.equal(errors.length, 1);
+    assert.deepEqual((await rs.get(a.id, 'k'))!.inputItems, storedInputItems(input, a.id), 'read does not hang, and finds it');
+    assert.equal((await rs.conversation(a.id, 'k')).length, 3);
+    assert.equal(await rs.get(a.id, 'other'), null, 'still scoped to its key');
+    await new Promise((r) => setTimeout(r, 60));
+    assert.ok(rs.retryStats().failures >= 2, 'retried');
     assert.match(errors[0]!, /disk full|thread gone/);
+    failing = false;
+    const until = Date.now() + 3000;
+    while (rs.retryStats().waiting > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    assert.equal((await store.sql.all('SELECT id FROM stored_responses WHERE id = ?', [a.id])).length, 1);
+    assert.equal((await rs.get(a.id, 'k'))!.id, a.id, 'now read from the database');
   }
   assert.throws(() => new ResponseStore(store.sql).save({ ...row(), inputItems: null }), /input items or its request body/);
+});
+
+test('retries are bounded (the oldest response is given up) and a row the store refuses is not retried; a waiting response can be deleted', async () => {
+  const errors: string[] = [];
+  const refused = Object.assign(new Error('value too long'), { code: 'ROW_VALUE' });
+  let err: Error = new Error('database down');
+  const rs = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), async () => { throw err; }, { retries: { maxRows: 2, delayMs: 60_000 } });
+  const [a, b, c] = [row(), row(), row()];
+  for (const r of [a, b, c]) rs.save({ ...r, inputItems: [] });
+  await rs.settle();
+  assert.deepEqual(rs.retryStats(), { waiting: 2, failures: 3, dropped: 1 });
+  assert.equal(await rs.get(a.id, 'k'), null, 'the oldest was given up');
+  assert.match(errors.at(-1)!, new RegExp(`response ${a.id} was not stored`));
+  assert.equal((await rs.get(c.id, 'k'))!.id, c.id);
+  assert.equal(await rs.delete(b.id, 'k'), true);
+  assert.equal(await rs.get(b.id, 'k'), null);
+  assert.equal(rs.retryStats().waiting, 1);
+  err = refused;
+  const d = row();
+  rs.save({ ...d, inputItems: [] });
+  await rs.settle();
+  assert.equal(await rs.get(d.id, 'k'), null, 'refused for its values: given up at once');
+  assert.deepEqual(rs.retryStats(), { waiting: 1, failures: 4, dropped: 2 });
 });
 
 test('the store write thread inserts rows (input parsed there) that the main store reads', async () => {

@@ -20,7 +20,7 @@ before(async () => {
   const models = [{ name: 'test-model', pricing: TEST_PRICING, max_completion_tokens: 4096 }];
   gw = await startTestGateway({
     providers: [
-      { id: 'oa', format: 'openai-chat', base_url: `${up.url}/v1`, models },
+      { id: 'oa', format: 'openai-chat', base_url: `${up.url}/v1`, models: [...models, { ...models[0]!, name: 'other-model' }] },
       { id: 'an', format: 'anthropic-messages', base_url: `${up.url}/v1`, models },
       // The Responses API relayed natively (the provider serves it).
       { id: 'or', format: 'openai-chat', base_url: `${up.url}/v1`, models, paths: { responses: '/responses' } },
@@ -169,6 +169,22 @@ for (const c of NOT_ANSWERS) {
     assert.deepEqual(rec.attempts.map((a) => [a.model, a.status, a.error]), [[c.first, 200, `${c.first.split('/')[0].toUpperCase()} sent a response without an answer`], [next, 200, null]]);
   });
 }
+
+test('no answer with status 200 counts against the provider like a 5xx: its other targets are skipped, the next provider serves', async () => {
+  up.push({ headers: JSON_CT, chunks: ['{}'] }, { headers: JSON_CT, chunks: [messageJson()] });
+  const plan = ['oa/test-model', 'oa/other-model', 'an/test-model'];
+  const r = await fetch(gw.url + PATH.chat, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(8000),
+    body: JSON.stringify({ model: 'router', models: plan, max_tokens: 100, messages: [{ role: 'user', content: 'probe me please' }] }),
+  });
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
+  assert.equal(r.headers.get('x-router-model'), 'oa/test-model', 'the plan starts where the test means it to');
+  assert.equal(r.headers.get('x-gateway-provider'), 'an', 'served by the next provider');
+  assert.deepEqual(up.requests.map((q) => q.path), ['/v1/chat/completions', '/v1/messages'], 'oa/other-model was not tried');
+  const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+  assert.deepEqual(rec.attempts.map((a) => [a.model, a.status]), [['oa/test-model', 200], ['an/test-model', 200]]);
+});
 
 test('no answer with nowhere to fall back is a 502 in the envelope; an empty answer with a stop reason is still an answer', async () => {
   up.push({ headers: JSON_CT, chunks: ['{}'] });

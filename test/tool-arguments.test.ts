@@ -88,3 +88,63 @@ test('a Messages client given a call whose arguments are not JSON (an OpenAI-for
   });
   assert.equal(second.status, 200, JSON.stringify(second.json));
 });
+
+// Streamed and translated: the same calls as the collected answers above, relayed chunk by chunk.
+const SSE_CT = { 'content-type': 'text/event-stream' };
+const sse = (o: unknown): string => `data: ${JSON.stringify(o)}\n\n`;
+const chatChunk = (delta: Rec, finish: string | null = null): string =>
+  sse({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+/** An OpenAI chat stream of one call to get_weather whose arguments arrive in the given pieces. */
+const chatToolStream = (pieces: string[]): string[] => [
+  chatChunk({ role: 'assistant', content: null }),
+  chatChunk({ tool_calls: [{ index: 0, id: 'call_7', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+  ...pieces.map((arguments_) => chatChunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] })),
+  chatChunk({}, 'tool_calls'),
+  sse({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 } }),
+  'data: [DONE]\n\n',
+];
+
+test('a streaming Messages client (the Anthropic SDK) given a call whose streamed arguments are not JSON gets an input it can parse: {}', async () => {
+  const { default: Anthropic } = await import('@anthropic-ai/sdk');
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'sk-test', maxRetries: 0 });
+  const tools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+  const ask = () => client.messages.stream({ model: 'router', models: ['oa/test-model'], max_tokens: 100, tools, messages: [{ role: 'user', content: 'weather in Paris?' }] } as never);
+
+  // Not JSON (the SDK's parser throws on it), JSON but no object, and unfinished.
+  for (const pieces of [['{"city": ', 'Paris}'], ['[1, ', '2]'], ['{"city": ', '"Par']]) {
+    up.push({ headers: SSE_CT, chunks: chatToolStream(pieces) });
+    const broken = await ask().finalMessage();
+    const call = broken.content.find((b) => b.type === 'tool_use');
+    assert.ok(call && call.type === 'tool_use', JSON.stringify(broken.content));
+    assert.deepEqual(call.input, {}, `${pieces.join('')}: as the collected answer gives it`);
+    assert.equal(broken.stop_reason, 'tool_use');
+  }
+
+  up.push({ headers: SSE_CT, chunks: chatToolStream(['{"city": ', '"Paris"}']) });
+  const good = await ask().finalMessage();
+  const ok = good.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(ok && ok.type === 'tool_use' ? ok.input : null, { city: 'Paris' }, 'valid arguments arrive whole');
+});
+
+test('a streaming chat client given a call an Anthropic upstream streamed with an empty input gets "{}" as arguments, as the collected answer gives', async () => {
+  const ev = (type: string, o: Rec): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
+  up.push({ headers: SSE_CT, chunks: [
+    ev('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } }),
+    ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_time', input: {} } }),
+    ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '' } }),
+    ev('content_block_stop', { index: 0 }),
+    ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 3 } }),
+    ev('message_stop', {}),
+  ] });
+  const r = await fetch(gw.url + '/v1/chat/completions', {
+    method: 'POST', headers: JSON_CT, signal: AbortSignal.timeout(8000),
+    body: JSON.stringify({ model: 'router', models: ['an/test-model'], stream: true, tools: [{ type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } }], messages: [{ role: 'user', content: 'time?' }] }),
+  });
+  assert.equal(r.status, 200);
+  let args = '';
+  for (const line of (await r.text()).split('\n')) {
+    if (!line.startsWith('data: {')) continue;
+    for (const tc of (JSON.parse(line.slice(6)) as Rec).choices?.[0]?.delta?.tool_calls ?? []) args += tc.function?.arguments ?? '';
+  }
+  assert.equal(args, '{}');
+});

@@ -278,7 +278,7 @@ export class AttemptSink implements ResponseSink {
   /** Settles with `err` (before the commit: a failure to fall back from; after: the stream's end) and aborts the exchange. */
   #fail(err: GatewayError): void {
     try {
-      if (!this.#committed) this.#settle({ kind: 'retry', error: err, retryAfterMs: null, status: this.#status || null, inPlace: true });
+      if (!this.#committed) this.#settle({ kind: 'retry', error: err, retryAfterMs: null, status: this.#status || null, inPlace: true, unusable: true });
       else if (this.#r.clientGone()) this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed });
       else this.#endWithError('', 'api_error', err.message);
     } catch (e2) { this.#lastResort(e2); }
@@ -336,7 +336,7 @@ export class AttemptSink implements ResponseSink {
   }
 
   #unusable(what: string): AttemptResult {
-    return { kind: 'retry', error: new GatewayError('upstream_error', `${this.#entry.provider.name} sent ${what}`), retryAfterMs: null, status: this.#status, inPlace: true };
+    return { kind: 'retry', error: new GatewayError('upstream_error', `${this.#entry.provider.name} sent ${what}`), retryAfterMs: null, status: this.#status, inPlace: true, unusable: true };
   }
 
   /** A whole JSON answer: relayed or translated; replayed as a stream when the client asked for one. */

@@ -16,8 +16,12 @@ import type { ToolNameMap } from '../formats/tool-names.ts';
 export type AttemptResult =
   /** `partial`: the answer did not finish normally (cut, timed out, an error mid-stream); usage is then what it consumed. */
   | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number; responseText?: string; partial: boolean }
-  /** `inPlace`: the same target may be tried again (false when it refused the gateway's credentials). */
-  | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null; inPlace: boolean }
+  /**
+   * `inPlace`: the same target may be tried again (false when it refused the gateway's credentials).
+   * `unusable`: the provider answered 2xx with nothing a client can use (no answer, unreadable, cut
+   * short before content): a provider-level failure like a 5xx, whatever the status says.
+   */
+  | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null; inPlace: boolean; unusable?: true }
   | { kind: 'final'; error: GatewayError; status: number | null }
   /** The client hung up; `observed` is what a stream it had started consumed (null when nothing reached it). */
   | { kind: 'aborted'; status: number | null; observed: Observed | null };

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelEntry } from '../config/types.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { AttemptRecord } from '../store/types.ts';
-import { runAttempt } from './attempt.ts';
+import { runAttempt, type AttemptResult } from './attempt.ts';
 import { totalTimeout } from './upstream-error.ts';
 import { boundedUsage, type UsageBound } from './usage.ts';
 import type { Usage } from '../formats/canonical.ts';
@@ -36,8 +36,16 @@ function held(u: Usage, bound: UsageBound, rec: AttemptRecord): Usage {
 }
 
 /**
+ * A failure that says the provider, not the request, is at fault: no response (connect, timeout), a
+ * 5xx, or a 2xx with nothing usable in it (an empty or unreadable answer, a stream that closed before
+ * content: a provider in trouble often answers so, and its other models sit behind the same servers).
+ */
+const providerLevel = (out: Extract<AttemptResult, { kind: 'retry' }>): boolean =>
+  out.status === null || out.status >= 500 || out.unusable === true;
+
+/**
  * `targets` replaces the configured plan: tried in order, each with its output cap. Router mode's
- * (`routed`): after a provider-level failure (no answer, timeout, 5xx) later targets of the same
+ * (`routed`): after a provider-level failure (providerLevel) later targets of the same
  * provider are skipped, so a provider that is down costs a request at most one attempt. Not routed: a
  * named model's plan that the key's budget reduced (src/limits/affordable.ts), tried as planAttempts' would be.
  */
@@ -88,7 +96,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
     last = out.error;
     hooks.onUpstreamError?.(entry.provider.id, out.error.code);
     health.failure(entry.provider.id, s.ejection);
-    if (routed && (out.status === null || out.status >= 500)) {
+    if (routed && providerLevel(out)) {
       while (i + 1 < plan.length && plan[i + 1]!.provider.id === entry.provider.id) i++;
     }
     if (i + 1 < plan.length) {

@@ -17,16 +17,23 @@ import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
 import { countPromptTokensSliced } from '../tokens/index.ts';
 import { decodePathSegment, type ClientInfo, type RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
+import { throttledLog } from '../util/throttled-log.ts';
 
 type Rec = Record<string, unknown>;
 
 const stores = new WeakMap<Store, ResponseStore>();
+/** A database outage fails every stored response's write and retry: one line at once, then one per 10 s. */
+const logFailure = throttledLog();
 /** One ResponseStore per database (built on first use, so services need no new field). */
 export function responseStoreOf(svc: Services): ResponseStore | null {
   const db = svc.store;
   if (!db) return null;
   let s = stores.get(db);
-  if (!s) { s = new ResponseStore(db.sql, undefined, svc.responseWrites ?? undefined); stores.set(db, s); }
+  if (!s) {
+    const rs = s = new ResponseStore(db.sql, (e) => logFailure('stored responses', (e as Error).message), svc.responseWrites ?? undefined);
+    stores.set(db, rs);
+    svc.metrics.attachStoredResponses(() => rs.retryStats());
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 // The gateway's metric set, served at /metrics. Names carry the `gateway_` prefix; label values are
 // bounded (served model ids, provider names, routes), and cost is an exact decimal counter.
 import type { WriterStats } from '../records/writer.ts';
+import type { WriteRetryStats } from '../responses/write-retries.ts';
 import { Registry } from './registry.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -16,6 +17,7 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
   const registry = new Registry(opts);
   let writer: (() => WriterStats) | null = null;
   let router: RouterGauges | null = null;
+  let storedResponses: (() => WriteRetryStats) | null = null;
   const m = {
     registry,
     requestsTotal: registry.counter('gateway_requests_total', 'Requests answered, by route, served model, provider and final HTTP status.',
@@ -52,6 +54,8 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     attachRouter(g: RouterGauges): void { router = g; },
     /** Points the writer gauges at a live writer; until then they render no sample. */
     attachWriter(stats: () => WriterStats): void { writer = stats; },
+    /** Points the stored-response write gauges at a live response store; until then they render no sample. */
+    attachStoredResponses(stats: () => WriteRetryStats): void { storedResponses = stats; },
   };
   registry.collected('gateway_writer_queue_depth', 'Inference records and feedback rows waiting to be written.', 'gauge',
     () => (writer ? writer().queued : null));
@@ -61,6 +65,12 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     () => (writer ? writer().flushed : null));
   registry.collected('gateway_writer_failures_total', 'Failed batch writes (each is retried with back-off).', 'counter',
     () => (writer ? writer().failures : null));
+  registry.collected('gateway_stored_response_writes_waiting', 'Stored responses (POST /v1/responses, store: true) whose write failed, waiting for a retry; served from memory meanwhile.', 'gauge',
+    () => (storedResponses ? storedResponses().waiting : null));
+  registry.collected('gateway_stored_response_write_failures_total', 'Failed writes of stored responses, first attempts and retries.', 'counter',
+    () => (storedResponses ? storedResponses().failures : null));
+  registry.collected('gateway_stored_response_writes_dropped_total', 'Stored responses given up unwritten: past the retry queue\'s bound, or refused by the database.', 'counter',
+    () => (storedResponses ? storedResponses().dropped : null));
   registry.collected('gateway_router_state_version', 'Version of the learned router state this replica routes with (every replica should show the same).', 'gauge',
     () => (router ? router.version() : null));
   registry.collected('gateway_router_decisions_pending', 'Routed requests\' decisions waiting for the router\'s worker to record them.', 'gauge',

@@ -33,11 +33,19 @@ export function storedInputItems(input: unknown, responseId: string): Rec[] {
   });
 }
 
-const INSERT_SQL = 'INSERT INTO stored_responses (id, key_id, created_at, expires_at, previous_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, ?)';
+// Idempotent: a failed write is retried (src/responses/write-retries.ts), and one that committed but
+// reported a failure (a connection lost at the commit) must not fail every retry on its own row.
+const INSERT_SQL = 'INSERT INTO stored_responses (id, key_id, created_at, expires_at, previous_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
+
+/** The row's input items: its JSON, or else the `input` of its request body (parsed here). */
+export function inputItemsOf(row: StoredResponseRow): Rec[] {
+  if (row.inputJson !== undefined) return JSON.parse(row.inputJson) as Rec[];
+  return storedInputItems((JSON.parse(Buffer.from(row.body!.buffer, row.body!.byteOffset, row.body!.byteLength).toString('utf8')) as Rec).input, row.id);
+}
 
 /** Inserts one row (on whichever thread calls it), then purges when asked; the body, when given, is parsed here. */
 export async function insertStoredResponse(sql: SqlRunner, row: StoredResponseRow): Promise<void> {
-  const input = row.inputJson ?? JSON.stringify(storedInputItems((JSON.parse(Buffer.from(row.body!.buffer, row.body!.byteOffset, row.body!.byteLength).toString('utf8')) as Rec).input, row.id));
+  const input = row.inputJson ?? JSON.stringify(inputItemsOf(row));
   await sql.run(INSERT_SQL, [row.id, row.keyId, row.createdAt, row.expiresAt, row.previousId, input, row.responseJson]);
   if (row.purgeBefore !== undefined) await sql.run('DELETE FROM stored_responses WHERE expires_at <= ?', [row.purgeBefore]);
 }

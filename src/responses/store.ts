@@ -3,10 +3,12 @@
 // rebuilds a conversation by walking the chain in one recursive query. Queries are written once
 // against store.sql (both dialects); writes go through the store's write thread and are never awaited by
 // a request: a response is readable from memory until its row is committed (or, when only the writer
-// holds its input items, a read waits for that one write).
+// holds its input items, a read waits for that one write). A write that fails is retried in the
+// background (write-retries.ts) and the response stays readable from memory until it is written.
 import { GatewayError } from '../gateway-error.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
-import { insertStoredResponse, type StoredResponseRow } from './rows.ts';
+import { inputItemsOf, insertStoredResponse, type StoredResponseRow } from './rows.ts';
+import { WriteRetries, type WriteRetryOptions, type WriteRetryStats } from './write-retries.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -50,8 +52,14 @@ async function reading<T>(q: Promise<T>): Promise<T> {
   }
 }
 
-/** A row written but maybe not committed yet; `inputItems` null when only the write side will extract them (a pooled body). */
+/**
+ * A row written but maybe not committed yet; `inputItems` null when only the write side will extract
+ * them (a pooled body). `written` settles with its first write, either way: a failed one leaves the
+ * row here, its input items extracted, while the retries run.
+ */
 type Pending = Omit<StoredResponse, 'inputItems'> & { inputItems: Rec[] | null; written: Promise<void> };
+
+export type ResponseStoreOptions = { retries?: WriteRetryOptions };
 
 const publicView = (p: Pending): StoredResponse => ({
   id: p.id, keyId: p.keyId, createdAt: p.createdAt, expiresAt: p.expiresAt, previousId: p.previousId, inputItems: p.inputItems!, response: p.response,
@@ -64,16 +72,31 @@ export class ResponseStore {
   #lastPurge = 0;
   readonly #onError: (e: unknown) => void;
   readonly #write: (row: StoredResponseRow) => Promise<void>;
+  readonly #retries: WriteRetries;
 
   /**
    * `write` inserts a row: by default on `sql` (this thread); the gateway passes the store's write
-   * thread, so serialising and inserting (synchronous with SQLite) leave the event loop.
+   * thread, so serialising and inserting (synchronous with SQLite) leave the event loop. `onError` is
+   * told of every failed write and of every response given up (the gateway logs them, throttled).
    */
-  constructor(sql: SqlRunner, onError: (e: unknown) => void = (e) => console.error('stored responses:', (e as Error).message), write?: (row: StoredResponseRow) => Promise<void>) {
+  constructor(sql: SqlRunner, onError: (e: unknown) => void = (e) => console.error('stored responses:', (e as Error).message), write?: (row: StoredResponseRow) => Promise<void>, opts: ResponseStoreOptions = {}) {
     this.#sql = sql;
     this.#onError = onError;
     this.#write = write ?? ((row) => insertStoredResponse(sql, row));
+    this.#retries = new WriteRetries(this.#write, {
+      written: (id) => { this.#pending.delete(id); },
+      dropped: (id, why) => { this.#pending.delete(id); this.#report(new Error(`response ${id} was not stored: ${why}`)); },
+      failed: (e) => this.#report(e),
+    }, opts.retries);
   }
+
+  /** The report must not break a write's bookkeeping, whatever the handler does. */
+  #report(e: unknown): void {
+    try { this.#onError(e); } catch { /* reported elsewhere or not at all: the row's fate stays the same */ }
+  }
+
+  /** Rows waiting for a retried write, failed writes, responses given up (metrics). */
+  retryStats(): WriteRetryStats { return this.#retries.stats(); }
 
   /**
    * Queues the row; the caller does not wait. With `body` (the client's request bytes) the writer
@@ -91,25 +114,42 @@ export class ResponseStore {
       id: r.id, keyId: r.keyId, createdAt: r.createdAt, expiresAt: r.expiresAt, previousId: r.previousId, responseJson: JSON.stringify(r.response),
       ...(body !== undefined ? { body } : { inputJson: JSON.stringify(r.inputItems) }), ...(purge ? { purgeBefore: now } : {}),
     };
-    let written: Promise<void>;
-    try { written = this.#write(row); } catch (e) { written = Promise.reject(e); }
-    this.#pending.set(r.id, { ...r, written: written.catch(this.#onError).finally(() => this.#pending.delete(r.id)) });
+    let write: Promise<void>;
+    try { write = this.#write(row); } catch (e) { write = Promise.reject(e); }
+    const pending: Pending = { ...r, written: write.then(() => { this.#pending.delete(r.id); }, (e: unknown) => this.#failed(pending, row, e)) };
+    this.#pending.set(r.id, pending);
   }
 
-  /** Waits for the writes queued so far (tests, shutdown). */
+  /**
+   * A first write failed: the response stays readable from memory (its input items taken from the
+   * body here when only the writer had them) and its row waits for a retry.
+   */
+  #failed(p: Pending, row: StoredResponseRow, e: unknown): void {
+    if (p.inputItems === null) {
+      try { p.inputItems = inputItemsOf(row); } catch {
+        // A body no write can read (the writer failed on it too): nothing to keep or retry.
+        this.#pending.delete(p.id);
+        this.#report(new Error(`response ${p.id} was not stored: ${(e as Error)?.message ?? e}`));
+        return;
+      }
+    }
+    this.#retries.add(row, e);
+  }
+
+  /** Waits for the first write of every response saved so far (tests, shutdown); retried ones go on in the background. */
   async settle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending.values()].map((p) => p.written));
+    await Promise.all([...this.#pending.values()].map((p) => p.written));
   }
 
   async get(id: string, keyId: string): Promise<StoredResponse | null> {
     if (!storable(id)) return null;
     const now = Date.now();
-    const p = this.#pending.get(id);
-    if (p) {
-      if (p.keyId !== keyId || p.expiresAt <= now) return null;
-      if (p.inputItems !== null) return publicView(p);
-      await p.written; // its input items are the writer's to extract: read the committed row
-    }
+    let p = this.#pending.get(id);
+    if (p && (p.keyId !== keyId || p.expiresAt <= now)) return null;
+    // Its input items are the writer's to extract: wait for its write, then read the committed row
+    // (or, when the write failed, the row kept here with its items).
+    if (p?.inputItems === null) { await p.written; p = this.#pending.get(id); }
+    if (p?.inputItems) return publicView(p);
     const rows = await reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now]));
     const row = rows[0];
     if (!row) return null;
@@ -122,9 +162,15 @@ export class ResponseStore {
   async delete(id: string, keyId: string): Promise<boolean> {
     if (!storable(id)) return false;
     const p = this.#pending.get(id);
-    // Not committed yet: wait for the insert so the delete finds the row.
-    if (p && p.keyId === keyId) await p.written;
-    return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
+    if (!p || p.keyId !== keyId) return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
+    // Not committed yet: wait for the insert so the delete finds the row; one still waiting for a
+    // retry is taken out of the queue and memory, and the database is asked too (a write that
+    // failed may have committed all the same), without failing the deletion if it cannot answer.
+    await p.written;
+    if (!(await this.#retries.cancel(id))) return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
+    this.#pending.delete(id);
+    await this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]).catch(() => 0);
+    return true;
   }
 
   /**

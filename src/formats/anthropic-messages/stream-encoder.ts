@@ -2,6 +2,7 @@
 import type { Block, StreamEvent } from '../canonical.ts';
 import type { StreamEncoder } from '../codec.ts';
 import { sseFrame } from '../sse.ts';
+import { toolInput } from '../tool-arguments.ts';
 import { ANTHROPIC_ERROR_TYPES } from './errors.ts';
 import { anthropicUsage } from './response.ts';
 
@@ -24,8 +25,24 @@ function blockShell(b: Block): Rec {
  * Canonical events map one to one onto Anthropic events. A block_start that already carries text
  * (decoders may produce one) is followed by a delta so no text is lost; message_start always
  * carries a complete usage object because SDKs read its fields unconditionally.
+ *
+ * Except a tool call's input: this encoder only runs for translated streams, whose arguments an
+ * OpenAI-format model wrote as text that may end as no object's JSON, and a Messages client (its SDK
+ * parses the accumulated partial_json at the block's end) cannot take that. So a call's input goes
+ * out as one delta at its block's end, once its validity is known: the text when it is an object's
+ * JSON, else `{}`, as the collected answer gives (src/formats/tool-arguments.ts). The text as written
+ * stays in the canonical events for everything else that reads them.
  */
 export function createMessagesStreamEncoder(): StreamEncoder {
+  /** Argument text of the open tool_use blocks, by block index. */
+  const toolArgs = new Map<number, string>();
+  const toolInputDelta = (index: number): string => {
+    const text = toolArgs.get(index);
+    toolArgs.delete(index);
+    if (text === undefined || text === '') return '';
+    const partial_json = toolInput(text).raw_arguments === undefined ? text : '{}';
+    return frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } });
+  };
   return {
     encode(ev: StreamEvent): string {
       switch (ev.type) {
@@ -38,16 +55,20 @@ export function createMessagesStreamEncoder(): StreamEncoder {
           });
         case 'block_start': {
           const b = ev.block;
+          if (b.type === 'tool_use') toolArgs.set(ev.index, '');
           let out = frame('content_block_start', { index: ev.index, content_block: blockShell(b) });
           if (b.type === 'text' && b.text !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'text_delta', text: b.text } });
           if (b.type === 'thinking' && b.thinking !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'thinking_delta', thinking: b.thinking } });
           if (b.type === 'thinking' && b.signature !== '') out += frame('content_block_delta', { index: ev.index, delta: { type: 'signature_delta', signature: b.signature } });
           return out;
         }
-        case 'block_delta':
+        case 'block_delta': {
+          const held = toolArgs.get(ev.index);
+          if (held !== undefined && ev.delta.type === 'input_json_delta') { toolArgs.set(ev.index, held + ev.delta.partial_json); return ''; }
           return frame('content_block_delta', { index: ev.index, delta: ev.delta });
+        }
         case 'block_stop':
-          return frame('content_block_stop', { index: ev.index });
+          return toolInputDelta(ev.index) + frame('content_block_stop', { index: ev.index });
         case 'message_delta':
           return frame('message_delta', {
             delta: { stop_reason: ev.stop_reason, stop_sequence: ev.stop_sequence },

@@ -23,6 +23,8 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
   let stop: StopReason | null = null;
   let finished = false;
   const toolIndex = new Map<number, number>();
+  /** Tool blocks that have had no argument text yet: they end with `{}` (below). */
+  const noArgs = new Set<number>();
   /** The signature of the latest thinking block, for the next tool call. */
   let signature = '';
 
@@ -59,6 +61,7 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
           if (b.type !== 'tool_use') return b.type === 'text' && b.text !== '' ? chunk({ content: b.text }) : '';
           const index = toolIndex.size;
           toolIndex.set(ev.index, index);
+          noArgs.add(ev.index);
           const extra = callExtra(signature);
           signature = '';
           return chunk({ tool_calls: [{ index, id: b.id, type: 'function', function: { name: b.name, arguments: '' }, ...extra }] });
@@ -69,7 +72,9 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
           if (d.type === 'thinking_delta') return chunk({ reasoning_content: d.thinking });
           if (d.type === 'input_json_delta') {
             const index = toolIndex.get(ev.index);
-            return index === undefined ? '' : chunk({ tool_calls: [{ index, function: { arguments: d.partial_json } }] });
+            if (index === undefined || d.partial_json === '') return '';
+            noArgs.delete(ev.index);
+            return chunk({ tool_calls: [{ index, function: { arguments: d.partial_json } }] });
           }
           // A signature goes out on the tool call that follows it (callExtra), or nowhere.
           if (d.type === 'signature_delta') signature += d.signature;
@@ -91,8 +96,16 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
           const { type, message } = ev.error;
           return sseFrame(JSON.stringify({ error: { message, type: OPENAI_ERROR_TYPES[type], code: type } }));
         }
+        case 'block_stop': {
+          // A call without arguments (Anthropic streams an empty input as no text, or as '') is
+          // `{}` in OpenAI's format, as OpenAI sends it and as the collected answer gives it: an
+          // empty arguments string is no JSON, and clients parse it.
+          const index = toolIndex.get(ev.index);
+          if (index === undefined || !noArgs.delete(ev.index)) return '';
+          return chunk({ tool_calls: [{ index, function: { arguments: '{}' } }] });
+        }
         default:
-          return ''; // block_stop and ping have no chunk of their own
+          return ''; // ping has no chunk of its own
       }
     },
     end: () => 'data: [DONE]\n\n',
