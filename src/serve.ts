@@ -23,6 +23,7 @@ import { Readiness } from './health/readiness.ts';
 import { WorkerPools } from './workers/pools.ts';
 import { Bookkeeper } from './http/bookkeeping.ts';
 import { createGatewayServer } from './http/server.ts';
+import { closeResponseStore } from './http/responses-route.ts';
 import { CatalogRefresher } from './catalog/refresher.ts';
 import type { Services } from './http/services.ts';
 import { describeOrigin } from './router/state-restore.ts';
@@ -51,7 +52,8 @@ export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process
 }
 
 /** What a stop could not save: rows lost since start (queue bound, refused, or left unwritten at shutdown). */
-export type StopReport = { dropped: number; droppedAtShutdown: number };
+/** `responsesLost`: stored responses (POST /v1/responses with store) the database had not taken at shutdown. */
+export type StopReport = { dropped: number; droppedAtShutdown: number; responsesLost: number };
 export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<StopReport> };
 
 /** Builds every service and listens; resolves once the port is bound. */
@@ -253,6 +255,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     // Last-used times first: they go through the write thread, which closes after the writer.
     await services.keys?.close().catch((e: unknown) => console.error('key ring: last-used times not written:', (e as Error).message));
     const flushed = await writer.close();
+    const responsesLost = await closeResponseStore(services);
     await limiter.close();
     await router.close();
     await share?.close();
@@ -261,7 +264,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     await closeTransports();
     await writes.close();
     await store.close();
-    return { dropped: writer.stats().dropped, droppedAtShutdown: flushed.dropped };
+    return { dropped: writer.stats().dropped, droppedAtShutdown: flushed.dropped, responsesLost };
   })());
   return { server, services, url, stop };
 }
@@ -276,8 +279,9 @@ export async function serve(file: string): Promise<void> {
     console.log(`${sig}: draining (${gw.services.inFlight} in flight)`);
     gw.stop().then((r) => {
       // Only a shutdown that lost nothing is clean: rows that could not be written are said so, and the exit status says it too.
-      if (r.dropped === 0) { console.log('stopped cleanly'); process.exit(0); }
-      console.error(`stopped with data loss: ${r.dropped} record/feedback rows were dropped since start (${r.droppedAtShutdown} still unwritten at shutdown: the database did not take them in time)`);
+      if (r.dropped === 0 && r.responsesLost === 0) { console.log('stopped cleanly'); process.exit(0); }
+      if (r.dropped > 0) console.error(`stopped with data loss: ${r.dropped} record/feedback rows were dropped since start (${r.droppedAtShutdown} still unwritten at shutdown: the database did not take them in time)`);
+      if (r.responsesLost > 0) console.error(`stopped with data loss: ${r.responsesLost} stored responses were still waiting for the database (a turn chaining from one gets a 404)`);
       process.exit(1);
     }, (e: unknown) => { console.error('shutdown failed:', e); process.exit(1); });
   };

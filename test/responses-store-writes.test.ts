@@ -108,6 +108,36 @@ test('retries are bounded (the oldest response is given up) and a row the store 
   assert.deepEqual(rs.retryStats(), { waiting: 1, failures: 4, dropped: 2 });
 });
 
+test('shutdown (close) writes what waits for a retry at once, without the back-off, and counts what the database still refuses as lost', async () => {
+  let failing = true;
+  const write = async (r: StoredResponseRow): Promise<void> => { if (failing) throw new Error('database down'); await insertStoredResponse(store.sql, r); };
+  const errors: string[] = [];
+  const rs = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), write, { retries: { delayMs: 60_000 } });
+  const [a, b] = [row(), row()];
+  for (const r of [a, b]) rs.save({ ...r, inputItems: [] });
+  await rs.settle();
+  assert.equal(rs.retryStats().waiting, 2, 'waiting a minute for the next try');
+  failing = false;
+  const t0 = Date.now();
+  assert.equal(await rs.close(), 0, 'both written at shutdown');
+  assert.ok(Date.now() - t0 < 5000, 'without waiting out the back-off');
+  assert.equal((await store.sql.all('SELECT id FROM stored_responses WHERE id IN (?, ?)', [a.id, b.id])).length, 2);
+  // The database still down at shutdown: the responses are lost, counted and reported.
+  failing = true;
+  const rs2 = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), write, { retries: { delayMs: 60_000 } });
+  const c = row();
+  rs2.save({ ...c, inputItems: [] });
+  await rs2.settle();
+  assert.equal(await rs2.close(), 1);
+  assert.match(errors.at(-1)!, new RegExp(`response ${c.id} was not stored: the gateway stopped`));
+  assert.equal(rs2.retryStats().waiting, 0);
+  // A write that hangs: close gives up at its deadline and counts the response lost.
+  const rs3 = new ResponseStore(store.sql, (e) => errors.push((e as Error).message), () => new Promise(() => {}));
+  rs3.save({ ...row(), inputItems: [] });
+  assert.equal(await rs3.close(200), 1);
+  assert.match(errors.at(-1)!, /1 stored responses were not confirmed written within 200 ms/);
+});
+
 test('the store write thread inserts rows (input parsed there) that the main store reads', async () => {
   const thread = new WriteThread(opts);
   await thread.ready();

@@ -37,6 +37,12 @@ export function responseStoreOf(svc: Services): ResponseStore | null {
   return s;
 }
 
+/** Shutdown: the stored responses' last writes (before the write thread closes); how many were lost. */
+export async function closeResponseStore(svc: Services): Promise<number> {
+  const s = svc.store ? stores.get(svc.store) : undefined;
+  return s ? await s.close() : 0;
+}
+
 const scopeOf = (client: ClientInfo): string => client.key?.id ?? '';
 
 /**

@@ -136,7 +136,26 @@ export class ResponseStore {
     this.#retries.add(row, e);
   }
 
-  /** Waits for the first write of every response saved so far (tests, shutdown); retried ones go on in the background. */
+  /**
+   * Shutdown: waits for the first writes, then writes what waits for a retry once more. Resolves with
+   * the responses that could not be stored (lost: a later turn chaining from one gets a 404).
+   */
+  async close(deadlineMs = 10_000): Promise<number> {
+    let timer: NodeJS.Timeout | undefined;
+    // Never waits on a hung write past the deadline (as the record writer's close): what is not
+    // confirmed written by then counts as lost.
+    const lost = await Promise.race([
+      this.settle().then(() => this.#retries.close()),
+      new Promise<null>((r) => { timer = setTimeout(() => r(null), deadlineMs); }),
+    ]);
+    clearTimeout(timer);
+    const n = lost ?? this.#pending.size;
+    if (lost === null) this.#report(new Error(`${n} stored responses were not confirmed written within ${deadlineMs} ms of shutdown`));
+    this.#pending.clear();
+    return n;
+  }
+
+  /** Waits for the first write of every response saved so far (tests); retried ones go on in the background. */
   async settle(): Promise<void> {
     await Promise.all([...this.#pending.values()].map((p) => p.written));
   }

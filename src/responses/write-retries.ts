@@ -45,6 +45,8 @@ export class WriteRetries {
   #inRow = 0;
   #timer: NodeJS.Timeout | null = null;
   #writing = false;
+  /** After close(): no retry is scheduled. */
+  #closed = false;
   /** The row being written and its write, settled either way. */
   #current: { id: string; done: Promise<unknown> } | null = null;
 
@@ -84,6 +86,21 @@ export class WriteRetries {
 
   stats(): WriteRetryStats { return { waiting: this.#rows.length, failures: this.#failures, dropped: this.#dropped }; }
 
+  /**
+   * Shutdown: the waiting rows written now, without waiting out the back-off, until one fails; then no
+   * more retries. Resolves with the rows still waiting, which are lost (each reported as dropped).
+   */
+  async close(): Promise<number> {
+    if (this.#timer !== null) { clearTimeout(this.#timer); this.#timer = null; }
+    while (this.#writing) await (this.#current?.done ?? new Promise((r) => setImmediate(r)));
+    this.#closed = true;
+    if (this.#rows.length > 0) await this.#run();
+    const lost = this.#rows.splice(0);
+    this.#bytes = 0;
+    for (const r of lost) this.#drop(r, 'the gateway stopped before the database took it');
+    return lost.length;
+  }
+
   #shift(): StoredResponseRow | undefined {
     const r = this.#rows.shift();
     if (r) this.#bytes -= rowBytes(r);
@@ -96,7 +113,7 @@ export class WriteRetries {
   }
 
   #schedule(): void {
-    if (this.#timer !== null || this.#writing || this.#rows.length === 0) return;
+    if (this.#closed || this.#timer !== null || this.#writing || this.#rows.length === 0) return;
     const delay = Math.min(this.#o.maxDelayMs, this.#o.delayMs * 2 ** Math.max(0, this.#inRow - 1));
     this.#timer = setTimeout(() => { this.#timer = null; void this.#run(); }, delay);
     this.#timer.unref(); // rows still waiting at exit are lost, as the record writer's are after close()
