@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import type { InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { trainPass, emptyStored, nextFeedbackCursor } from '../src/router/train-pass.ts';
+import { trainPass, emptyStored, newerState, nextFeedbackCursor } from '../src/router/train-pass.ts';
 import { runTrain } from '../src/workers/router-train.ts';
 import { InlineBackend } from '../src/router/backend.ts';
 import { RowEncoder } from '../src/router/decision-row.ts';
@@ -18,7 +18,9 @@ import { extractPromptFeatures } from '../src/router/quality/index.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
 import { readFeedback, START, type Cursor, type StoredState } from '../src/router/store.ts';
 import type { Decision } from '../src/router/decide.ts';
-import { pgTestDb } from './helpers/pg.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
+import pg from 'pg';
+import { restoreState } from '../src/router/state-restore.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-train-late-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -219,5 +221,40 @@ for (const b of backends) {
       const after = await pass(s, rebased, 0);
       assert.deepEqual([counted(after), after.outcomes], [2, 2], 'the answer and feedback landing after the move are learned');
     } finally { await s.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: after a rollback or reset, training neither re-bases the cursor nor learns feedback that landed before it, even while a write transaction is open`, async () => {
+    const s = await b.open('restored');
+    // PostgreSQL: a write transaction held open across the reset keeps the landing horizon below the
+    // cursor the reset stores (the next transaction id), which is no sign of positions starting again.
+    const hold = b.name === 'postgres' ? new pg.Client({ connectionString: PG_URL }) : null;
+    try {
+      const now = Date.now();
+      const one = uuidv7(now - 60_000);
+      await decide(s, one, now - 60_000);
+      await s.insertInferences([record(one, now - 60_000)]);
+      await feedback(s, one, now - 59_000);
+      const first = await pass(s, emptyStored(), 0);
+      assert.equal(first.outcomes, 1);
+      if (hold) { await hold.connect(); await hold.query('BEGIN'); await hold.query('SELECT pg_current_xact_id()'); }
+      const two = uuidv7(now - 30_000);
+      await decide(s, two, now - 30_000);
+      await s.insertInferences([record(two, now - 30_000)]);
+      await feedback(s, two, now - 29_000);
+      await restoreState(s.sql, { from: null, by: 'cli', reason: null });
+      const reset = (await newerState(s.sql, first.version))!;
+      const logged: string[] = [];
+      const err = console.error;
+      console.error = (m: unknown) => { logged.push(String(m)); };
+      let held: StoredState;
+      try { held = await pass(s, reset, 0); } finally { console.error = err; }
+      assert.doesNotMatch(logged.join('\n'), /landing positions started again/);
+      assert.equal(held.feedbackCursor.landed, reset.feedbackCursor.landed, 'the feedback cursor stays where the reset put it');
+      if (hold) await hold.query('COMMIT');
+      const after = await pass(s, held, 0);
+      assert.equal(after.outcomes, 0, 'feedback given before the reset is not learned after it');
+    } finally { await hold?.end(); await s.close(); }
   });
 }

@@ -68,16 +68,20 @@ export function cursorAt(at: string, id: string, g: unknown): Cursor {
 
 
 /**
- * A cursor at or past `below` (the landing horizon) re-based to just below it, else null. Positions
- * only grow within one store, and every position a cursor holds was below the horizon when it was
- * read, so a cursor at or past it means the store's positions started again: a PostgreSQL store dumped
- * and restored into another cluster (its transaction ids start again), or a SQLite file replaced by an
+ * A cursor past `next` (the first position not yet given out, nextLanding) re-based to just below
+ * `below` (the landing horizon), else null. Positions only grow within one store, so a cursor past
+ * every position given out means the store's positions started again: a PostgreSQL store dumped and
+ * restored into another cluster (its transaction ids start again), or a SQLite file replaced by an
  * older copy. Left as it was, every row landing from then on would sit below the cursor and never be
  * read, until the new positions passed the old ones. Re-based, the rows the move brought along count
  * as read (they were, or are lost with the old cluster's last seconds) and those landing from now on are
  * read; the rows landed since the move and before this pass are passed.
+ * Not the horizon itself: a rollback or reset stores its feedback cursor at `next` as it was then
+ * (src/router/state-restore.ts), at or past the horizon until a later position lands (PostgreSQL: for
+ * as long as any write transaction open at the time runs), and re-basing it read again the rows the
+ * restore had passed.
  */
-export function rebasedCursor(c: Cursor, below: string): Cursor | null {
-  if (c.landed === undefined || BigInt(c.landed) < BigInt(below)) return null;
+export function rebasedCursor(c: Cursor, below: string, next: string): Cursor | null {
+  if (c.landed === undefined || BigInt(c.landed) <= BigInt(next)) return null;
   return { ...c, landed: String(BigInt(below) - 1n) };
 }
