@@ -258,3 +258,30 @@ for (const b of backends) {
     } finally { await hold?.end(); await s.close(); }
   });
 }
+
+for (const b of backends) {
+  test(`${b.name}: cursors an older gateway stored after the upgrade (a rolling upgrade: it reads by time) are not read again from the first position`, async () => {
+    const s = await b.open('rolling');
+    try {
+      const now = Date.now();
+      const one = uuidv7(now - 60_000);
+      await decide(s, one, now - 60_000);
+      await s.insertInferences([record(one, now - 60_000)]);
+      await feedback(s, one, now - 59_000);
+      const first = await pass(s, emptyStored(), 0);
+      assert.deepEqual([counted(first), first.outcomes], [1, 1]);
+      // An older replica trained these rows by time and stored its cursors as it writes them, without `landed`.
+      const old = (c: Cursor): Cursor => ({ at: c.at, id: c.id, ...(c.settleMs !== undefined ? { settleMs: c.settleMs } : {}) });
+      const base = { ...first, feedbackCursor: old(first.feedbackCursor), decisionCursor: old(first.decisionCursor) };
+      const again = await pass(s, base, 0);
+      assert.deepEqual([counted(again), again.outcomes], [1, 1], 'nothing read twice');
+      const two = uuidv7(now - 1000);
+      await decide(s, two, now - 1000);
+      await s.insertInferences([record(two, now - 1000)]);
+      await feedback(s, two, now - 900);
+      const after = await pass(s, again, 0);
+      assert.deepEqual([counted(after), after.outcomes], [2, 2], 'what lands after is learned');
+      assert.ok(after.feedbackCursor.landed !== undefined && after.decisionCursor.landed !== undefined, 'the cursors hold positions again');
+    } finally { await s.close(); }
+  });
+}

@@ -7,7 +7,8 @@
 // Rows stored before migration 24 have position 0. A pair of two such rows is read in time order
 // ((created_at, id), as every cursor was before), and only by a cursor from before (without `landed`),
 // so a learned state stored by an older gateway goes on from where it stopped: first the old rows after
-// its time, then every pair with a position. Its last pair's position is its cursor from then on.
+// its time, then the pairs with a position from the first after its time (startOf: an older replica in
+// a rolling upgrade read the others). Its last pair's position is its cursor from then on.
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { Cursor } from './store.ts';
 
@@ -26,14 +27,14 @@ const BIG = 'CAST(? AS BIGINT)';
  */
 export function pairsAfter(
   sql: SqlRunner, p: PairShape, q: { cols: string; from: string; where: string; params: readonly unknown[]; },
-  c: Cursor, below: string, o: { limit?: number; before?: { landed: string; at: string; id: string } } = {},
+  c: Cursor, below: string, o: { limit?: number; before?: { landed: string; at: string; id: string }; start?: string } = {},
 ): Sql {
   const limit = o.limit;
   const g = later(sql, `${p.a}.landed`, `${p.b}.landed`);
   const select = `SELECT ${q.cols}, ${g} AS g, ${p.at} AS t FROM ${q.from} WHERE ${q.where}`;
   const parts: Sql[] = [];
   const bounded = (s: string, order: string): string => (limit === undefined ? s : `SELECT * FROM (${s} ORDER BY ${order} LIMIT ${Math.max(1, Math.floor(limit))}) l`);
-  const at = c.landed ?? '0';
+  const at = c.landed ?? o.start ?? '0';
   if (c.landed === undefined) {
     // Pairs of rows from before migration 24, after the cursor's time (their index on created_at).
     parts.push({
@@ -55,6 +56,21 @@ export function pairsAfter(
     });
   }
   return { sql: parts.map((s) => s.sql).join(' UNION ALL '), params: parts.flatMap((s) => s.params) };
+}
+
+/**
+ * Where the pairs with a position begin for cursor `c` without one (pairsAfter's `start`): just before the
+ * first pair, in landing order, after the cursor's time, else just below `below`. Such a cursor was
+ * stored by a gateway reading by time, which read every pair up to that time whatever its position:
+ * not only before migration 24, but by an older replica training beside newer ones in a rolling
+ * upgrade, after which every pair with a position was read again from the first (all feedback and
+ * answers since the upgrade counted twice, each time an older replica stored its cursor).
+ */
+export async function startOf(sql: SqlRunner, p: PairShape, q: { cols: string; from: string; where: string; params: readonly unknown[] }, c: Cursor, below: string): Promise<string> {
+  const after = { ...q, cols: `${p.id} AS id`, where: `${q.where} AND (${p.at} > ? OR (${p.at} = ? AND ${p.id} > ?))`, params: [...q.params, c.at, c.at, c.id] };
+  const u = pairsAfter(sql, p, after, { at: c.at, id: c.id, landed: '0' }, below, { limit: 1 });
+  const g = (await sql.all(`SELECT u.g AS g FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT 1`, u.params))[0]?.g;
+  return String(BigInt(g === undefined ? below : String(g)) - 1n);
 }
 
 /** The order of pairsAfter's rows (alias `u`): by position, then time, then id. */

@@ -7,7 +7,7 @@ import { isPacked, type PromptFeatures, type QualityState } from './quality/inde
 import type { OutputTable } from './output-stats.ts';
 import { chunkedPass } from '../util/catch-up.ts';
 import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
-import { ORDER, pairsAfter, type PairShape } from './landing-order.ts';
+import { ORDER, pairsAfter, startOf, type PairShape } from './landing-order.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
@@ -25,8 +25,9 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
 
 /**
  * Position of the last row folded in: its landing position (`landed`, decimal text, src/router/landing-order.ts),
- * id and time. A cursor without `landed` (stored before migration 24, or at the start) is at (created_at, id)
- * among the rows from before it, and before every row with a position. The feedback cursor
+ * id and time. A cursor without `landed` (stored by a gateway reading by time, or at the start) is at
+ * (created_at, id): after it come the rows from before migration 24 after that time, then the rows with a
+ * position from the first after that time (landing-order.ts startOf). The feedback cursor
  * also keeps the settle window its rows were read with (`settleMs`) and the windows of first values
  * read before router.learning.feedback_settle_ms last changed (`earlier`, oldest first): a value keeps
  * the window it was learned with, so a change neither skips nor counts twice what lies between; and the
@@ -259,8 +260,10 @@ export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c
     where: `f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL`,
     params: metrics,
   };
+  // A cursor stored by a gateway reading by time (landing-order.ts startOf).
+  const start = c.landed === undefined ? await startOf(sql, FEEDBACK_PAIR, q, c, below) : undefined;
   const firstOf = async (where: string, params: unknown[], n: number): Promise<Row[]> => {
-    const u = pairsAfter(sql, FEEDBACK_PAIR, { ...q, cols: 'f.id AS id', where: `${q.where} AND ${where}`, params: [...metrics, ...params] }, c, below, { limit: n });
+    const u = pairsAfter(sql, FEEDBACK_PAIR, { ...q, cols: 'f.id AS id', where: `${q.where} AND ${where}`, params: [...metrics, ...params] }, c, below, { limit: n, start });
     return await sql.all(`SELECT u.g AS g, u.t AS t, u.id AS id FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ${n}`, u.params);
   };
   // The read stops before the first row (in landing order) not settled yet, but for up to MAX_AHEAD rows
@@ -273,7 +276,7 @@ export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c
   const stop = stops[0];
   const before = stop === undefined || String(stop.g) === '0' ? undefined : keyOf(stop);
   const settled = { ...q, where: `${q.where} AND f.created_at < ?`, params: [...metrics, settledBefore] };
-  const x = pairsAfter(sql, FEEDBACK_PAIR, settled, c, stop !== undefined && String(stop.g) === '0' ? '0' : below, { before });
+  const x = pairsAfter(sql, FEEDBACK_PAIR, settled, c, stop !== undefined && String(stop.g) === '0' ? '0' : below, { before, start });
   const rows = await feedbackRows(sql, { sql: x.sql, params: x.params }, limit, settleMs, earlier);
   const last = rows.at(-1);
   // The cursor's rows stamped ahead: those settled now are read (whatever they teach), the rest kept.
@@ -338,11 +341,14 @@ export type AnswerJoin = { id: string; at: string; landed: string; canonical: st
  * position `below`, oldest first: their output tokens teach expected output.
  */
 export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, below: string): Promise<AnswerJoin[]> {
-  const u = pairsAfter(sql, ANSWER_PAIR, {
+  const q = {
     cols: 'd.inference_id AS id, d.canonical AS canonical, d.kind AS kind, i.output_tokens AS output_tokens',
     from: 'router_decisions d JOIN inferences i ON i.id = d.inference_id',
     where: 'i.status = 200 AND d.canonical IS NOT NULL AND i.finish_reason IS NOT NULL', params: [],
-  }, c, below, { limit });
+  };
+  // A cursor stored by a gateway reading by time (landing-order.ts startOf).
+  const start = c.landed === undefined ? await startOf(sql, ANSWER_PAIR, q, c, below) : undefined;
+  const u = pairsAfter(sql, ANSWER_PAIR, q, c, below, { limit, start });
   const rows = await sql.all(`SELECT * FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ?`, [...u.params, limit]);
   return rows.map((r) => ({ id: String(r.id), at: iso(r.t), landed: String(r.g), canonical: String(r.canonical), kind: String(r.kind), outputTokens: Number(r.output_tokens ?? 0) }));
 }
