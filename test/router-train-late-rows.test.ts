@@ -285,3 +285,26 @@ for (const b of backends) {
     } finally { await s.close(); }
   });
 }
+
+for (const b of backends) {
+  test(`${b.name}: a first value landing after a later value of the same feedback (another replica's writer held it back) is not learned a second time`, async () => {
+    const s = await b.open('first-late');
+    try {
+      const now = Date.now();
+      const [one, two] = [uuidv7(now - 120_000), uuidv7(now - 110_000)];
+      for (const id of [one, two]) { await decide(s, id, now - 120_000); await s.insertInferences([record(id, now - 120_000)]); }
+      const give = (inferenceId: string, t: number, value: string) => s.insertFeedback([{
+        id: uuidv7(t), inferenceId, keyId: 'k1', metric: 'good', type: 'boolean', value, reason: null, tags: {}, optimize: 'max', createdAt: new Date(t).toISOString(),
+      }]);
+      // one: the change lands first, 30 s after its first value (a window of 10 s); two: a change within the window.
+      await give(one, now - 60_000, 'false');
+      await give(two, now - 85_000, 'false');
+      const first = await pass(s, emptyStored(), 10_000);
+      assert.equal(first.outcomes, 2);
+      await give(one, now - 90_000, 'true');
+      await give(two, now - 90_000, 'true');
+      const second = await pass(s, first, 10_000);
+      assert.equal(second.outcomes, 2, 'each feedback learned once');
+    } finally { await s.close(); }
+  });
+}

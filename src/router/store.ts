@@ -217,6 +217,9 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   before it to its own. Corrections add up to (latest value - value first learned), and a repeated
  *   value corrects by nothing: one client posting the same verdict 100 times still counts once
  *   (5 negatives flip a kind, docs/router.md Learning).
+ * A row landing after a later value of its feedback teaches nothing: that value was read first, as the
+ * first value or a change from the rows landed then, and is the latest (before 2026-11-29 a first value
+ * whose writer was held back was learned as a second first value).
  * Rows inside a first row's window teach nothing of their own and are left out, and so are comments
  * (a metric a key first gave a string: its text is no score, though "", " " or "0.9" read as numbers
  * and "true" as a boolean did until 2026-11-29). `earlier`: the windows of first values read before
@@ -255,7 +258,7 @@ export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c
   const q = {
     cols: `f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at, f.key_id AS key_id,
       (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
-      d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd`,
+      d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd, f.landed AS fl, d.landed AS dl`,
     from: 'feedback f JOIN router_decisions d ON d.inference_id = f.inference_id LEFT JOIN inferences i ON i.id = f.inference_id',
     where: `f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL`,
     params: metrics,
@@ -315,7 +318,11 @@ async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] 
             x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd, x.key_id AS key_id
      FROM (${x.sql}) x
      JOIN feedback ff ON ff.id = x.first_id
-     WHERE x.id = x.first_id OR x.created_at >= ${end}
+     WHERE (x.id = x.first_id OR x.created_at >= ${end})
+       -- Not a row landing after a later value of its feedback, which was read first (as a first value,
+       -- when this one, its first, had not landed): what was learned is that later value.
+       AND NOT (x.fl > x.dl AND EXISTS (SELECT 1 FROM feedback z WHERE ${pair('z')} AND z.landed < x.fl
+         AND (z.created_at > x.created_at OR (z.created_at = x.created_at AND z.id > x.id))))
      ORDER BY ${ORDER('x')} LIMIT ?`,
     [...x.params, limit],
   );
