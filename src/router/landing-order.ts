@@ -49,7 +49,10 @@ export function pairsAfter(
   for (const [x, y, cmp] of [[p.a, p.b, '>='], [p.b, p.a, '>']] as const) {
     parts.push({
       // `landed >= cursor` as a term of its own: the OR after it gives the planner no range on the index.
-      sql: bounded(`${select} AND ${x}.landed > 0 AND ${x}.landed ${cmp} ${y}.landed AND ${x}.landed >= ${BIG} AND ${x}.landed < ${BIG}
+      // And before `landed > 0` (which the partial index needs): SQLite bounds the range by the first
+      // lower bound it meets, and the other way round an idle pass walked every row with a position (200,000
+      // decisions: 11 ms a branch, 0.01 ms so).
+      sql: bounded(`${select} AND ${x}.landed >= ${BIG} AND ${x}.landed < ${BIG} AND ${x}.landed > 0 AND ${x}.landed ${cmp} ${y}.landed
         AND (${x}.landed > ${BIG} OR (${x}.landed = ${BIG} AND ${same('>')}))${b ? ` AND (${x}.landed < ${BIG} OR (${x}.landed = ${BIG} AND ${same('<')}))` : ''}`,
       `${x}.landed, ${p.at}, ${p.id}`),
       params: [...q.params, at, below, at, at, c.at, c.at, c.id, ...(b ? [b.landed, b.landed, b.at, b.at, b.id] : [])],
