@@ -308,3 +308,35 @@ for (const b of backends) {
     } finally { await s.close(); }
   });
 }
+
+for (const b of backends) {
+  // Known defect, not fixed yet: feedback-trust.ts keeps its spans as first values' times, which assumes
+  // they are read in time order; read in landing order, a first value landing late (created before the
+  // first of its key the span starts at) is learned, but its change is judged untaught and dropped. The
+  // spans should be landing positions, with the rows stamped ahead (caught later, below the span) kept right.
+  test(`${b.name}: a change to a first value that landed late (created before the first its key had learned) is learned as a correction`, { todo: 'trust spans by time, read in landing order' }, async () => {
+    const s = await b.open('trust-late');
+    try {
+      const now = Date.now();
+      const key = uuidv7(now - 600_000);
+      await s.sql.run('INSERT INTO api_keys (id, name, hash, created_at) VALUES (?, ?, ?, ?)', [key, 'eval-1', `h-${key}`, new Date(now - 600_000).toISOString()]);
+      const keyed = compileRouterSettings({ quality_signals: [{ metric: 'good', optimize: 'max', keys: ['eval-*'] }] }).qualitySignals;
+      const [early, later] = [uuidv7(now - 120_000), uuidv7(now - 110_000)];
+      for (const id of [early, later]) { await decide(s, id, now - 120_000); await s.insertInferences([record(id, now - 120_000)]); }
+      const give = (inferenceId: string, t: number, value: string) => s.insertFeedback([{
+        id: uuidv7(t), inferenceId, keyId: key, metric: 'good', type: 'boolean', value, reason: null, tags: {}, optimize: 'max', createdAt: new Date(t).toISOString(),
+      }]);
+      const seen: Array<{ score: number; from: number | null }> = [];
+      const run = (task: Parameters<typeof runTrain>[0]) => { for (const o of task.outcomes) seen.push({ score: o.score, from: o.correction?.from ?? null }); return runTrain(task); };
+      const step = async (base: StoredState): Promise<StoredState> => (await trainPass(s.sql, base, { qualitySignals: keyed, halfLifeDays: null, feedbackSettleMs: 1000 }, run)).next ?? base;
+      await give(later, now - 60_000, 'false');
+      const one = await step(emptyStored());
+      await give(early, now - 90_000, 'false'); // its writer held it back
+      const two = await step(one);
+      assert.equal(two.outcomes, 2);
+      await give(early, now - 30_000, 'true');
+      await step(two);
+      assert.deepEqual(seen, [{ score: 0, from: null }, { score: 0, from: null }, { score: 1, from: 0 }], 'the change of the late first value is learned');
+    } finally { await s.close(); }
+  });
+}
