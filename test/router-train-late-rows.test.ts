@@ -310,11 +310,7 @@ for (const b of backends) {
 }
 
 for (const b of backends) {
-  // Known defect, not fixed yet: feedback-trust.ts keeps its spans as first values' times, which assumes
-  // they are read in time order; read in landing order, a first value landing late (created before the
-  // first of its key the span starts at) is learned, but its change is judged untaught and dropped. The
-  // spans should be landing positions, with the rows stamped ahead (caught later, below the span) kept right.
-  test(`${b.name}: a change to a first value that landed late (created before the first its key had learned) is learned as a correction`, { todo: 'trust spans by time, read in landing order' }, async () => {
+  test(`${b.name}: a change to a first value that landed late (created before the first its key had learned) is learned as a correction`, async () => {
     const s = await b.open('trust-late');
     try {
       const now = Date.now();

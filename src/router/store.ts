@@ -36,7 +36,11 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
 export type Cursor = { at: string; id: string; landed?: string; settleMs?: number; earlier?: SettleSpan[]; ahead?: string[]; trusted?: TrustSpans };
 /** The settle window of the first values created at or before `until`. */
 export type SettleSpan = { until: string; ms: number };
-/** Per metric, the first value from which every first value was learned, of any key or of one key id (src/router/feedback-trust.ts). */
+/**
+ * Per metric, the first value from which every first value was learned, of any key or of one key id
+ * (src/router/feedback-trust.ts): its landing position (decimal digits), or its time (ISO) for one read
+ * by time (before migration 24, or stored before 2026-11-29).
+ */
 export type TrustSpans = Record<string, { all?: string; keys?: Record<string, string> }>;
 export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
 
@@ -179,6 +183,8 @@ export type FeedbackJoin = {
   id: string; at: string; firstAt: string; metric: string; value: string; from?: string;
   /** Its landing position with its decision's (src/router/landing-order.ts). */
   landed: string;
+  /** Its first value's landing position with the decision's (its own `landed` for a first value). */
+  firstLanded: string;
   /** The API key it was given with (the answer's own: /v1/feedback takes no other), null without auth. */
   keyId: string | null;
   canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
@@ -323,6 +329,7 @@ async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] 
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
     `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id, x.g AS g,
+            ${sql.dialect === 'sqlite' ? 'MAX(ff.landed, x.dl)' : 'GREATEST(ff.landed, x.dl)'} AS first_g,
             CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l${byInference(sql)} WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
             CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p${byInference(sql)} WHERE ${pair('p')}
@@ -341,7 +348,7 @@ async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] 
   return rows.map((r) => {
     const f: FeedbackJoin = {
       id: String(r.id), at: iso(r.at), firstAt: iso(r.first_at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
-      keyId: r.key_id == null ? null : String(r.key_id), landed: String(r.g),
+      keyId: r.key_id == null ? null : String(r.key_id), landed: String(r.g), firstLanded: String(r.first_g),
       features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
     };
     if (String(r.id) !== String(r.first_id)) f.from = String(r.prev);
