@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/open.ts';
 import type { InferenceRecord, Store } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { trainPass, emptyStored, nextFeedbackCursor } from '../src/router/train-pass.ts';
+import { trainPass, emptyStored, newerState, nextFeedbackCursor } from '../src/router/train-pass.ts';
 import { runTrain } from '../src/workers/router-train.ts';
 import { InlineBackend } from '../src/router/backend.ts';
 import { RowEncoder } from '../src/router/decision-row.ts';
@@ -18,7 +18,9 @@ import { extractPromptFeatures } from '../src/router/quality/index.ts';
 import { compileRouterSettings } from '../src/router/settings.ts';
 import { readFeedback, START, type Cursor, type StoredState } from '../src/router/store.ts';
 import type { Decision } from '../src/router/decide.ts';
-import { pgTestDb } from './helpers/pg.ts';
+import { PG_URL, pgTestDb } from './helpers/pg.ts';
+import pg from 'pg';
+import { restoreState } from '../src/router/state-restore.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-train-late-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -218,6 +220,119 @@ for (const b of backends) {
       await feedback(s, two, now - 900);
       const after = await pass(s, rebased, 0);
       assert.deepEqual([counted(after), after.outcomes], [2, 2], 'the answer and feedback landing after the move are learned');
+    } finally { await s.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: after a rollback or reset, training neither re-bases the cursor nor learns feedback that landed before it, even while a write transaction is open`, async () => {
+    const s = await b.open('restored');
+    // PostgreSQL: a write transaction held open across the reset keeps the landing horizon below the
+    // cursor the reset stores (the next transaction id), which is no sign of positions starting again.
+    const hold = b.name === 'postgres' ? new pg.Client({ connectionString: PG_URL }) : null;
+    try {
+      const now = Date.now();
+      const one = uuidv7(now - 60_000);
+      await decide(s, one, now - 60_000);
+      await s.insertInferences([record(one, now - 60_000)]);
+      await feedback(s, one, now - 59_000);
+      const first = await pass(s, emptyStored(), 0);
+      assert.equal(first.outcomes, 1);
+      if (hold) { await hold.connect(); await hold.query('BEGIN'); await hold.query('SELECT pg_current_xact_id()'); }
+      const two = uuidv7(now - 30_000);
+      await decide(s, two, now - 30_000);
+      await s.insertInferences([record(two, now - 30_000)]);
+      await feedback(s, two, now - 29_000);
+      await restoreState(s.sql, { from: null, by: 'cli', reason: null });
+      const reset = (await newerState(s.sql, first.version))!;
+      const logged: string[] = [];
+      const err = console.error;
+      console.error = (m: unknown) => { logged.push(String(m)); };
+      let held: StoredState;
+      try { held = await pass(s, reset, 0); } finally { console.error = err; }
+      assert.doesNotMatch(logged.join('\n'), /landing positions started again/);
+      assert.equal(held.feedbackCursor.landed, reset.feedbackCursor.landed, 'the feedback cursor stays where the reset put it');
+      if (hold) await hold.query('COMMIT');
+      const after = await pass(s, held, 0);
+      assert.equal(after.outcomes, 0, 'feedback given before the reset is not learned after it');
+    } finally { await hold?.end(); await s.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: cursors an older gateway stored after the upgrade (a rolling upgrade: it reads by time) are not read again from the first position`, async () => {
+    const s = await b.open('rolling');
+    try {
+      const now = Date.now();
+      const one = uuidv7(now - 60_000);
+      await decide(s, one, now - 60_000);
+      await s.insertInferences([record(one, now - 60_000)]);
+      await feedback(s, one, now - 59_000);
+      const first = await pass(s, emptyStored(), 0);
+      assert.deepEqual([counted(first), first.outcomes], [1, 1]);
+      // An older replica trained these rows by time and stored its cursors as it writes them, without `landed`.
+      const old = (c: Cursor): Cursor => ({ at: c.at, id: c.id, ...(c.settleMs !== undefined ? { settleMs: c.settleMs } : {}) });
+      const base = { ...first, feedbackCursor: old(first.feedbackCursor), decisionCursor: old(first.decisionCursor) };
+      const again = await pass(s, base, 0);
+      assert.deepEqual([counted(again), again.outcomes], [1, 1], 'nothing read twice');
+      const two = uuidv7(now - 1000);
+      await decide(s, two, now - 1000);
+      await s.insertInferences([record(two, now - 1000)]);
+      await feedback(s, two, now - 900);
+      const after = await pass(s, again, 0);
+      assert.deepEqual([counted(after), after.outcomes], [2, 2], 'what lands after is learned');
+      assert.ok(after.feedbackCursor.landed !== undefined && after.decisionCursor.landed !== undefined, 'the cursors hold positions again');
+    } finally { await s.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: a first value landing after a later value of the same feedback (another replica's writer held it back) is not learned a second time`, async () => {
+    const s = await b.open('first-late');
+    try {
+      const now = Date.now();
+      const [one, two] = [uuidv7(now - 120_000), uuidv7(now - 110_000)];
+      for (const id of [one, two]) { await decide(s, id, now - 120_000); await s.insertInferences([record(id, now - 120_000)]); }
+      const give = (inferenceId: string, t: number, value: string) => s.insertFeedback([{
+        id: uuidv7(t), inferenceId, keyId: 'k1', metric: 'good', type: 'boolean', value, reason: null, tags: {}, optimize: 'max', createdAt: new Date(t).toISOString(),
+      }]);
+      // one: the change lands first, 30 s after its first value (a window of 10 s); two: a change within the window.
+      await give(one, now - 60_000, 'false');
+      await give(two, now - 85_000, 'false');
+      const first = await pass(s, emptyStored(), 10_000);
+      assert.equal(first.outcomes, 2);
+      await give(one, now - 90_000, 'true');
+      await give(two, now - 90_000, 'true');
+      const second = await pass(s, first, 10_000);
+      assert.equal(second.outcomes, 2, 'each feedback learned once');
+    } finally { await s.close(); }
+  });
+}
+
+for (const b of backends) {
+  test(`${b.name}: a change to a first value that landed late (created before the first its key had learned) is learned as a correction`, async () => {
+    const s = await b.open('trust-late');
+    try {
+      const now = Date.now();
+      const key = uuidv7(now - 600_000);
+      await s.sql.run('INSERT INTO api_keys (id, name, hash, created_at) VALUES (?, ?, ?, ?)', [key, 'eval-1', `h-${key}`, new Date(now - 600_000).toISOString()]);
+      const keyed = compileRouterSettings({ quality_signals: [{ metric: 'good', optimize: 'max', keys: ['eval-*'] }] }).qualitySignals;
+      const [early, later] = [uuidv7(now - 120_000), uuidv7(now - 110_000)];
+      for (const id of [early, later]) { await decide(s, id, now - 120_000); await s.insertInferences([record(id, now - 120_000)]); }
+      const give = (inferenceId: string, t: number, value: string) => s.insertFeedback([{
+        id: uuidv7(t), inferenceId, keyId: key, metric: 'good', type: 'boolean', value, reason: null, tags: {}, optimize: 'max', createdAt: new Date(t).toISOString(),
+      }]);
+      const seen: Array<{ score: number; from: number | null }> = [];
+      const run = (task: Parameters<typeof runTrain>[0]) => { for (const o of task.outcomes) seen.push({ score: o.score, from: o.correction?.from ?? null }); return runTrain(task); };
+      const step = async (base: StoredState): Promise<StoredState> => (await trainPass(s.sql, base, { qualitySignals: keyed, halfLifeDays: null, feedbackSettleMs: 1000 }, run)).next ?? base;
+      await give(later, now - 60_000, 'false');
+      const one = await step(emptyStored());
+      await give(early, now - 90_000, 'false'); // its writer held it back
+      const two = await step(one);
+      assert.equal(two.outcomes, 2);
+      await give(early, now - 30_000, 'true');
+      await step(two);
+      assert.deepEqual(seen, [{ score: 0, from: null }, { score: 0, from: null }, { score: 1, from: 0 }], 'the change of the late first value is learned');
     } finally { await s.close(); }
   });
 }

@@ -5,8 +5,13 @@
 // first value's was not: before 2026-11-29 such a correction took the old value's contribution out of
 // the model where it was never put in (three positives wiped by a key renamed into `eval-*`).
 //
-// The feedback cursor keeps, per metric, from which first value on (its time) every first value was
-// learned: of every key (`all`, a signal without `keys`), or of one key (`keys`, a signal with them).
+// The feedback cursor keeps, per metric, from which first value on every first value was learned: of
+// every key (`all`, a signal without `keys`), or of one key (`keys`, a signal with them). Since
+// 2026-11-29 a span starts at a landing position, the order the cursor reads first values in
+// (src/router/landing-order.ts); it started at a time, and a first value landing late, created
+// before that time, was learned but its changes were not (or, once the span had been cut by rows left
+// out and started again at such a value, changes of first values left out were). A span read by
+// time (rows from before migration 24, or stored so) keeps its time.
 // A key's rows left out end its span, and the next first value learned starts another. A correction
 // of a first value before the span it falls in is not learned (a later value of feedback passed for
 // good, as after a rollback), never learned as a first value: where the span is lost only by a change
@@ -32,11 +37,12 @@ export class FeedbackTrust {
     }
   }
 
-  /** A first value was learned (read in order of first values, as the cursor reads them). */
+  /** A first value was learned (read in landing order, as the cursor reads them). */
   learned(f: FeedbackJoin): void {
     const t = (this.spans[f.metric] ??= {});
-    if (!this.#signals.get(f.metric)?.keys) t.all ??= f.firstAt;
-    else if (f.keyId !== null) (t.keys ??= {})[f.keyId] ??= f.firstAt;
+    const from = f.landed === '0' ? f.firstAt : f.landed;
+    if (!this.#signals.get(f.metric)?.keys) t.all ??= from;
+    else if (f.keyId !== null) (t.keys ??= {})[f.keyId] ??= from;
   }
 
   /** A row its signal does not take from its key (now): that key's first values from here on may be unlearned. */
@@ -51,6 +57,15 @@ export class FeedbackTrust {
   taught(f: FeedbackJoin): boolean {
     const t = this.spans[f.metric];
     const since = f.keyId === null ? undefined : t?.keys?.[f.keyId];
-    return (t?.all !== undefined && f.firstAt >= t.all) || (since !== undefined && f.firstAt >= since);
+    return (t?.all !== undefined && within(f, t.all)) || (since !== undefined && within(f, since));
   }
+}
+
+/**
+ * Whether correction `f`'s first value is in the span starting at `from`. A first value stamped ahead
+ * of the store's clock and read late (readFeedback's `ahead`) lies below a span started after it was
+ * passed: its changes are then not learned, the safe way (what it taught stays).
+ */
+function within(f: FeedbackJoin, from: string): boolean {
+  return /^\d+$/.test(from) ? BigInt(f.firstLanded) >= BigInt(from) : f.firstAt >= from;
 }

@@ -7,7 +7,7 @@ import { isPacked, type PromptFeatures, type QualityState } from './quality/inde
 import type { OutputTable } from './output-stats.ts';
 import { chunkedPass } from '../util/catch-up.ts';
 import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
-import { ORDER, pairsAfter, type PairShape } from './landing-order.ts';
+import { ORDER, pairsAfter, startOf, type PairShape } from './landing-order.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
@@ -25,8 +25,9 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
 
 /**
  * Position of the last row folded in: its landing position (`landed`, decimal text, src/router/landing-order.ts),
- * id and time. A cursor without `landed` (stored before migration 24, or at the start) is at (created_at, id)
- * among the rows from before it, and before every row with a position. The feedback cursor
+ * id and time. A cursor without `landed` (stored by a gateway reading by time, or at the start) is at
+ * (created_at, id): after it come the rows from before migration 24 after that time, then the rows with a
+ * position from the first after that time (landing-order.ts startOf). The feedback cursor
  * also keeps the settle window its rows were read with (`settleMs`) and the windows of first values
  * read before router.learning.feedback_settle_ms last changed (`earlier`, oldest first): a value keeps
  * the window it was learned with, so a change neither skips nor counts twice what lies between; and the
@@ -35,7 +36,11 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
 export type Cursor = { at: string; id: string; landed?: string; settleMs?: number; earlier?: SettleSpan[]; ahead?: string[]; trusted?: TrustSpans };
 /** The settle window of the first values created at or before `until`. */
 export type SettleSpan = { until: string; ms: number };
-/** Per metric, the first value from which every first value was learned, of any key or of one key id (src/router/feedback-trust.ts). */
+/**
+ * Per metric, the first value from which every first value was learned, of any key or of one key id
+ * (src/router/feedback-trust.ts): its landing position (decimal digits), or its time (ISO) for one read
+ * by time (before migration 24, or stored before 2026-11-29).
+ */
 export type TrustSpans = Record<string, { all?: string; keys?: Record<string, string> }>;
 export const START: Cursor = { at: '1970-01-01T00:00:00.000Z', id: '' };
 
@@ -178,6 +183,8 @@ export type FeedbackJoin = {
   id: string; at: string; firstAt: string; metric: string; value: string; from?: string;
   /** Its landing position with its decision's (src/router/landing-order.ts). */
   landed: string;
+  /** Its first value's landing position with the decision's (its own `landed` for a first value). */
+  firstLanded: string;
   /** The API key it was given with (the answer's own: /v1/feedback takes no other), null without auth. */
   keyId: string | null;
   canonical: string; features: PromptFeatures; outputTokens: number; costUsd: number;
@@ -216,6 +223,9 @@ function plusMs(sql: SqlRunner, col: string, ms: number): string {
  *   before it to its own. Corrections add up to (latest value - value first learned), and a repeated
  *   value corrects by nothing: one client posting the same verdict 100 times still counts once
  *   (5 negatives flip a kind, docs/router.md Learning).
+ * A row landing after a later value of its feedback teaches nothing: that value was read first, as the
+ * first value or a change from the rows landed then, and is the latest (before 2026-11-29 a first value
+ * whose writer was held back was learned as a second first value).
  * Rows inside a first row's window teach nothing of their own and are left out, and so are comments
  * (a metric a key first gave a string: its text is no score, though "", " " or "0.9" read as numbers
  * and "true" as a boolean did until 2026-11-29). `earlier`: the windows of first values read before
@@ -246,21 +256,31 @@ export type FeedbackRead = { rows: FeedbackJoin[]; last: FeedbackJoin | undefine
  */
 const MAX_AHEAD = 100;
 
+/**
+ * SQLite: the per-row lookups of an inference's other feedback go by its inference index. Left to
+ * choose, SQLite took the index on (metric, created_at), which gives the lookup's order but holds every
+ * row of the metric: a pass reading 5,000 of 20,000 feedback rows took 42 s (all of them per row read).
+ */
+const byInference = (sql: SqlRunner): string => (sql.dialect === 'sqlite' ? ' INDEXED BY feedback_inference_idx' : '');
+
 export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c: Cursor, limit: number, settledBefore: string, settleMs: number, earlier: readonly SettleSpan[] = [], o: FeedbackReadOptions = {}): Promise<FeedbackRead> {
   const kept = c.ahead ?? [];
   if (metrics.length === 0) return { rows: [], last: undefined, full: false, ahead: kept };
   const below = o.horizon ?? await landingHorizon(sql);
   const now = o.now ?? new Date().toISOString();
+  const kinds = (pre: string): string => `${pre}f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL`;
   const q = {
     cols: `f.id AS id, f.inference_id AS inference_id, f.metric AS metric, f.value AS value, f.created_at AS created_at, f.key_id AS key_id,
-      (SELECT e.id FROM feedback e WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
-      d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd`,
+      (SELECT e.id FROM feedback e${byInference(sql)} WHERE e.inference_id = f.inference_id AND e.metric = f.metric ORDER BY e.created_at, e.id LIMIT 1) AS first_id,
+      d.canonical AS canonical, d.features AS features, i.output_tokens AS output_tokens, i.cost_usd AS cost_usd, f.landed AS fl, d.landed AS dl`,
     from: 'feedback f JOIN router_decisions d ON d.inference_id = f.inference_id LEFT JOIN inferences i ON i.id = f.inference_id',
-    where: `f.metric IN (${metrics.map(() => '?').join(', ')}) AND f.type IN ('boolean', 'float') AND d.canonical IS NOT NULL`,
+    where: kinds(''),
     params: metrics,
   };
+  // A cursor stored by a gateway reading by time (landing-order.ts startOf).
+  const start = c.landed === undefined ? await startOf(sql, FEEDBACK_PAIR, q, c, below) : undefined;
   const firstOf = async (where: string, params: unknown[], n: number): Promise<Row[]> => {
-    const u = pairsAfter(sql, FEEDBACK_PAIR, { ...q, cols: 'f.id AS id', where: `${q.where} AND ${where}`, params: [...metrics, ...params] }, c, below, { limit: n });
+    const u = pairsAfter(sql, FEEDBACK_PAIR, { ...q, cols: 'f.id AS id', where: `${q.where} AND ${where}`, params: [...metrics, ...params] }, c, below, { limit: n, start });
     return await sql.all(`SELECT u.g AS g, u.t AS t, u.id AS id FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ${n}`, u.params);
   };
   // The read stops before the first row (in landing order) not settled yet, but for up to MAX_AHEAD rows
@@ -272,8 +292,12 @@ export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c
   stops.sort((a, b) => compareAt(keyOf(a), keyOf(b)));
   const stop = stops[0];
   const before = stop === undefined || String(stop.g) === '0' ? undefined : keyOf(stop);
-  const settled = { ...q, where: `${q.where} AND f.created_at < ?`, params: [...metrics, settledBefore] };
-  const x = pairsAfter(sql, FEEDBACK_PAIR, settled, c, stop !== undefined && String(stop.g) === '0' ? '0' : below, { before });
+  // SQLite: the settled rows are found by position (the landing indexes), not by metric and time, which
+  // cover every row of the metric before settledBefore: read so, an idle pass went through all the
+  // feedback ever given (20,000 rows: 35 ms a pass). `+` keeps a term off the indexes.
+  const off = sql.dialect === 'sqlite' ? '+' : '';
+  const settled = { ...q, where: `${kinds(off)} AND ${off}f.created_at < ?`, params: [...metrics, settledBefore] };
+  const x = pairsAfter(sql, FEEDBACK_PAIR, settled, c, stop !== undefined && String(stop.g) === '0' ? '0' : below, { before, start });
   const rows = await feedbackRows(sql, { sql: x.sql, params: x.params }, limit, settleMs, earlier);
   const last = rows.at(-1);
   // The cursor's rows stamped ahead: those settled now are read (whatever they teach), the rest kept.
@@ -305,21 +329,26 @@ async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] 
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
     `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id, x.g AS g,
-            CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
+            ${sql.dialect === 'sqlite' ? 'MAX(ff.landed, x.dl)' : 'GREATEST(ff.landed, x.dl)'} AS first_g,
+            CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l${byInference(sql)} WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
-            CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p WHERE ${pair('p')}
+            CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p${byInference(sql)} WHERE ${pair('p')}
               AND (p.created_at < x.created_at OR (p.created_at = x.created_at AND p.id < x.id)) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) END AS prev,
             x.canonical AS canonical, x.features AS features, x.output_tokens AS output_tokens, x.cost_usd AS cost_usd, x.key_id AS key_id
      FROM (${x.sql}) x
      JOIN feedback ff ON ff.id = x.first_id
-     WHERE x.id = x.first_id OR x.created_at >= ${end}
+     WHERE (x.id = x.first_id OR x.created_at >= ${end})
+       -- Not a row landing after a later value of its feedback, which was read first (as a first value,
+       -- when this one, its first, had not landed): what was learned is that later value.
+       AND NOT (x.fl > x.dl AND EXISTS (SELECT 1 FROM feedback z${byInference(sql)} WHERE ${pair('z')} AND z.landed < x.fl
+         AND (z.created_at > x.created_at OR (z.created_at = x.created_at AND z.id > x.id))))
      ORDER BY ${ORDER('x')} LIMIT ?`,
     [...x.params, limit],
   );
   return rows.map((r) => {
     const f: FeedbackJoin = {
       id: String(r.id), at: iso(r.at), firstAt: iso(r.first_at), metric: String(r.metric), value: String(r.value), canonical: String(r.canonical),
-      keyId: r.key_id == null ? null : String(r.key_id), landed: String(r.g),
+      keyId: r.key_id == null ? null : String(r.key_id), landed: String(r.g), firstLanded: String(r.first_g),
       features: json(r.features), outputTokens: Number(r.output_tokens ?? 0), costUsd: Number(r.cost_usd ?? 0),
     };
     if (String(r.id) !== String(r.first_id)) f.from = String(r.prev);
@@ -338,11 +367,14 @@ export type AnswerJoin = { id: string; at: string; landed: string; canonical: st
  * position `below`, oldest first: their output tokens teach expected output.
  */
 export async function answersSince(sql: SqlRunner, c: Cursor, limit: number, below: string): Promise<AnswerJoin[]> {
-  const u = pairsAfter(sql, ANSWER_PAIR, {
+  const q = {
     cols: 'd.inference_id AS id, d.canonical AS canonical, d.kind AS kind, i.output_tokens AS output_tokens',
     from: 'router_decisions d JOIN inferences i ON i.id = d.inference_id',
     where: 'i.status = 200 AND d.canonical IS NOT NULL AND i.finish_reason IS NOT NULL', params: [],
-  }, c, below, { limit });
+  };
+  // A cursor stored by a gateway reading by time (landing-order.ts startOf).
+  const start = c.landed === undefined ? await startOf(sql, ANSWER_PAIR, q, c, below) : undefined;
+  const u = pairsAfter(sql, ANSWER_PAIR, q, c, below, { limit, start });
   const rows = await sql.all(`SELECT * FROM (${u.sql}) u ORDER BY ${ORDER('u')} LIMIT ?`, [...u.params, limit]);
   return rows.map((r) => ({ id: String(r.id), at: iso(r.t), landed: String(r.g), canonical: String(r.canonical), kind: String(r.kind), outputTokens: Number(r.output_tokens ?? 0) }));
 }

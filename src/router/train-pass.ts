@@ -7,7 +7,7 @@ import type { SqlRunner } from '../store/sql-runner.ts';
 import { globToRegExp } from '../util/glob.ts';
 import { emptyState, feedbackScore, STATE_SCHEMA, type Outcome, type QualitySignal } from './quality/index.ts';
 import { answersSince, readFeedback, latestVersion, loadState, saveState, START, storeNow, type AnswerJoin, type Cursor, type FeedbackJoin, type SettleSpan, type StoredState } from './store.ts';
-import { landingHorizon } from '../store/landing.ts';
+import { landingHorizon, nextLanding } from '../store/landing.ts';
 import { cursorAt, rebasedCursor } from './landing-order.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 import { FeedbackTrust } from './feedback-trust.ts';
@@ -127,8 +127,12 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   // (src/store/landing.ts): a decision or inference record the writers land late, with its old time,
   // still comes after the cursors, and so does the feedback it completes.
   const below = await landingHorizon(sql);
-  const fbCursor = rebasedCursor(base.feedbackCursor, below) ?? base.feedbackCursor;
-  const answerCursor = rebasedCursor(base.decisionCursor, below) ?? base.decisionCursor;
+  // Only a cursor at or past the horizon can have been left behind by a restart (rebasedCursor): the
+  // first position not given out is asked for then, not on every pass.
+  const atOrPast = (c: Cursor): boolean => c.landed !== undefined && BigInt(c.landed) >= BigInt(below);
+  const given = atOrPast(base.feedbackCursor) || atOrPast(base.decisionCursor) ? await nextLanding(sql) : below;
+  const fbCursor = rebasedCursor(base.feedbackCursor, below, given) ?? base.feedbackCursor;
+  const answerCursor = rebasedCursor(base.decisionCursor, below, given) ?? base.decisionCursor;
   const rebased = fbCursor !== base.feedbackCursor || answerCursor !== base.decisionCursor;
   if (rebased) {
     console.error(`router training: the store's landing positions started again (cursor ${base.feedbackCursor.landed ?? '-'} / ${base.decisionCursor.landed ?? '-'}, horizon ${below}: restored into another PostgreSQL cluster, or an older SQLite file?); learning goes on from rows landing now`);
