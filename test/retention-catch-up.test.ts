@@ -73,7 +73,7 @@ for (const b of backends) {
       await new InlineBackend(s.sql).writeDecisions(enc.seal());
       const before = at(Date.now() - 300 * DAY);
       const passes = [];
-      for (let i = 0; i < 3; i++) passes.push(await pruneRouterData(s.sql, before, { states: 50, days: 0 }, 1));
+      for (let i = 0; i < 3; i++) passes.push(await pruneRouterData(s.sql, 300, { states: 50, days: 0 }, 1));
       assert.deepEqual(passes.map((p) => [p.decisions, p.more]), [[2000, true], [2000, true], [100, false]]);
       assert.equal(await count(s, 'SELECT COUNT(*) AS n FROM router_decisions WHERE created_at < ?', [before]), 0);
       assert.equal(await count(s, 'SELECT COUNT(*) AS n FROM router_decisions WHERE inference_id = ?', [freshId]), 1);
@@ -130,4 +130,29 @@ test('catch-up timer: passes that leave work come back to back (againMs), then t
   timer.stop();
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(times.length, 4, 'no pass after stop');
+});
+
+test('postgres: a replica whose clock runs a year ahead deletes nothing fresh: records, bodies, rollups and router decisions are aged by the store\'s clock', { skip: !pgDb }, async () => {
+  const { startTestGateway } = await import('./helpers/gateway.ts');
+  const { PG_URL } = await import('./helpers/pg.ts');
+  const schema = pgDb!.another();
+  const gw = await startTestGateway({ providers: [], gateway: { storage: { database_url: PG_URL }, dashboard: { retention: { records_days: 30, bodies_days: 7 } } }, env: { GATEWAY_PG_SCHEMA: schema } });
+  try {
+    const s = gw.services.store!;
+    const fresh = Array.from({ length: 3 }, () => uuidv7());
+    await s.insertInferences(fresh.map((id) => record(id, '{"x":1}')));
+    const ranked = { id: 'p/m', q: 0.8, expectedCostUsd: 0.001, utility: 0.8, inputTokens: 1, outputTokens: 1, tokenMethod: 'o200k_base', excluded: null };
+    const d = { w: null, policy: null, stateVersion: 0, kind: 'chat', candidates: 1, ranked: [ranked], excludedBy: {}, chosen: ranked, explored: false, affinity: null, plan: [] } as unknown as Decision;
+    const enc = new RowEncoder();
+    enc.add({ inferenceId: fresh[0]!, createdAt: new Date().toISOString(), keyId: null, servedModel: 'p/m', canonical: 'm', kind: 'chat', status: 200, costUsd: '0' }, extractPromptFeatures({ turns: ['hello'] }), d, []);
+    await new InlineBackend(s.sql).writeDecisions(enc.seal());
+    const realNow = Date.now;
+    Date.now = () => realNow() + 366 * DAY;
+    try {
+      await gw.services.dashboard!.retentionPass();
+      await pruneRouterData(s.sql, 30, { states: 50, days: 14 });
+    } finally { Date.now = realNow; }
+    assert.equal(await count(s as Store, `SELECT COUNT(*) AS n FROM inferences WHERE id IN (?, ?, ?) AND request_body IS NOT NULL`, fresh), 3, 'records and their bodies kept');
+    assert.equal(await count(s as Store, 'SELECT COUNT(*) AS n FROM router_decisions WHERE inference_id = ?', [fresh[0]]), 1, 'the decision kept');
+  } finally { await gw.stop(); }
 });

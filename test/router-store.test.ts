@@ -149,7 +149,7 @@ for (const b of backends) {
           included: [['p/m-a', 0.812, 0.00123, 0.8123]], excluded: {}, attempts: [],
         }, name);
         assert.deepEqual(got?.features.idx, extractPromptFeatures({ turns: ['hello there'] }).idx);
-        const r = await backend.prune(new Date(Date.now() - 30 * day).toISOString(), { states: 2, days: 0 });
+        const r = await backend.prune(30, { states: 2, days: 0 });
         assert.ok(r.decisions >= 2, `${name}: old decisions deleted (${r.decisions})`);
         assert.equal(await getDecision(store.sql, ids[0]!), null);
         assert.ok(await getDecision(store.sql, ids[2]!), 'fresh decisions stay');

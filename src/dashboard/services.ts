@@ -1,6 +1,7 @@
 // What the dashboard's HTTP side needs, built once at start (src/serve.ts): accounts, sessions, the
 // login limiter, keys with stats, the live tail and the hourly maintenance (retention of records and
 // rollups, expired sessions, grace hashes and sign-in windows, feedback that waited for its inference).
+import { storeNow } from '../store/clock.ts';
 import type { ConfigHolder } from '../config/reload.ts';
 import type { Store } from '../store/types.ts';
 import { KeysData } from './keys-data.ts';
@@ -18,6 +19,8 @@ export type DashboardServices = {
   /** Key names by id, refreshed with every key change and at most every 10 s otherwise (labels, tail). */
   keyName(id: string): string | null;
   refreshKeyNames(): Promise<void>;
+  /** One retention pass now (the timer runs them hourly); true when it stopped at its bound with rows left. */
+  retentionPass(): Promise<boolean>;
   close(): void;
 };
 
@@ -54,12 +57,14 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   const retentionPass = async (): Promise<boolean> => {
     const r = cfg().retention;
     try {
-      const { more } = await pruneOnce(retention, r);
+      // By the store's clock: a replica whose clock ran ahead deleted what every other replica's keeps.
+      const now = await storeNow(store.sql);
+      const { more } = await pruneOnce(retention, r, now);
       await sessions.prune();
       await keys.pruneGrace();
       await logins.prune();
       await sweepPendingFeedback(store.sql);
-      await pruneRollups(store.sql, r);
+      await pruneRollups(store.sql, r, now);
       return more;
     } catch (e) {
       console.error('dashboard retention pass failed:', (e as Error).message);
@@ -69,7 +74,7 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   const timer = catchUpTimer(retentionPass, { firstMs: 30_000, everyMs: RETENTION_EVERY_MS, againMs: RETENTION_AGAIN_MS });
   void refreshKeyNames().catch(() => {});
   return {
-    users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames,
+    users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames, retentionPass,
     close: () => { timer.stop(); tail.close(); },
   };
 }

@@ -17,7 +17,7 @@ export type LearnResult = { state: StoredState | null; stored: boolean; more: bo
 export interface RouterBackend {
   writeDecisions(chunk: RowChunk): Promise<void>;
   /** Deletes decisions created before `before` (null: none) and states but the newest `keep.states` and the last of each of `keep.days` days. */
-  prune(before: string | null, keep: KeepStates): Promise<PruneResult>;
+  prune(decisionsDays: number | null, keep: KeepStates): Promise<PruneResult>;
   /** The newest stored state when its version is above `after`, else null. */
   load(after: number): Promise<StoredState | null>;
   /**
@@ -32,7 +32,7 @@ export class InlineBackend implements RouterBackend {
   readonly #sql: SqlRunner;
   constructor(sql: SqlRunner) { this.#sql = sql; }
   writeDecisions(chunk: RowChunk): Promise<void> { return storeDecisions(this.#sql, readChunk(chunk)); }
-  prune(before: string | null, keep: KeepStates): Promise<PruneResult> { return pruneRouterData(this.#sql, before, keep); }
+  prune(decisionsDays: number | null, keep: KeepStates): Promise<PruneResult> { return pruneRouterData(this.#sql, decisionsDays, keep); }
   load(after: number): Promise<StoredState | null> { return newerState(this.#sql, after); }
   async learn(base: StoredState, settings: TrainSettings): Promise<LearnResult> {
     const r = await trainPass(this.#sql, base, settings, runTrain);
@@ -52,7 +52,7 @@ export class WorkerBackend implements RouterBackend {
   }
   #run<T>(t: RouterTask): Promise<T> { return this.#pool.run(t) as Promise<T>; }
   async writeDecisions(chunk: RowChunk): Promise<void> { await this.#run({ op: 'decisions', chunk }); }
-  prune(before: string | null, keep: KeepStates): Promise<PruneResult> { return this.#run({ op: 'prune', before, keep }); }
+  prune(decisionsDays: number | null, keep: KeepStates): Promise<PruneResult> { return this.#run({ op: 'prune', decisionsDays, keep }); }
   load(after: number): Promise<StoredState | null> { return this.#run({ op: 'load', after }); }
   learn(_base: StoredState, settings: TrainSettings): Promise<LearnResult> { return this.#run({ op: 'learn', settings }); }
   async close(): Promise<void> {

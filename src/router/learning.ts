@@ -13,7 +13,6 @@ import { outputTableProblem } from './output-stats.ts';
 
 export { emptyStored, scoreOf } from './train-pass.ts';
 
-const DAY_MS = 86_400_000;
 /** Retention runs this often (and once shortly after start); a pass that stopped at its bound with decisions left is followed by another after PRUNE_AGAIN_MS. */
 const PRUNE_EVERY_MS = 3_600_000;
 const FIRST_PRUNE_MS = 60_000;
@@ -117,12 +116,12 @@ export class RouterLearning {
   }
 
   /** The retention pass: decisions older than router.retention.decisions_days (a bounded number: `more` says some are left), states but the newest router.retention.states and the last of each of daily_states days. */
-  async prune(now = Date.now()): Promise<PruneResult | null> {
+  async prune(): Promise<PruneResult | null> {
     const b = this.#o.backend;
     if (!b || this.#closed) return null;
     const r = this.#o.settings().retention;
     try {
-      return await b.prune(r.decisionsDays === null ? null : new Date(now - r.decisionsDays * DAY_MS).toISOString(), { states: r.states, days: r.dailyStates });
+      return await b.prune(r.decisionsDays, { states: r.states, days: r.dailyStates });
     } catch (e) { this.#o.onError?.('retention', e); return null; }
   }
 

@@ -6,6 +6,7 @@ import { addRouterCells, decisionFields, routerCells, type RollupSource } from '
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
 import { chunkedPass } from '../util/catch-up.ts';
+import { storeNow } from '../store/clock.ts';
 import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
 import { ORDER, pairsAfter, startOf, type PairShape } from './landing-order.ts';
 
@@ -123,15 +124,8 @@ export async function getDecision(sql: SqlRunner, inferenceId: string): Promise<
   return r ? { decision: json(r.decision), features: json(r.features) } : null;
 }
 
-/**
- * The time by the store's clock (ms since the epoch), which every replica on a PostgreSQL store
- * shares; SQLite's file is this host's, so its clock is this process's.
- */
-export async function storeNow(sql: SqlRunner): Promise<number> {
-  if (sql.dialect === 'sqlite') return Date.now();
-  const t = (await sql.all('SELECT now() AS t'))[0]?.t;
-  return t instanceof Date ? t.getTime() : Date.parse(String(t));
-}
+/** The time by the store's clock (src/store/clock.ts), which training, restores and retention measure against. */
+export { storeNow };
 
 export async function latestVersion(sql: SqlRunner): Promise<number> {
   const rows = await sql.all('SELECT MAX(version) AS v FROM router_state');
@@ -401,7 +395,7 @@ export function pruneDecisions(sql: SqlRunner, before: string, maxChunks = PRUNE
  * and of each of the `days` days before it (what an operator can roll back to,
  * src/router/state-restore.ts); resolves with the rows deleted.
  */
-export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = Date.now()): Promise<number> {
+export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now?: number): Promise<number> {
   const newest = await latestVersion(sql);
   if (newest <= keep) return 0;
   if (days <= 0) return await sql.run('DELETE FROM router_state WHERE version <= ?', [newest - keep]);
@@ -409,7 +403,7 @@ export async function pruneStates(sql: SqlRunner, keep: number, days = 0, now = 
   return await sql.run(
     `DELETE FROM router_state WHERE version <= ? AND version NOT IN (
        SELECT MAX(version) FROM router_state WHERE created_at >= ? GROUP BY ${day})`,
-    [newest - keep, new Date(now - days * 86_400_000).toISOString().slice(0, 10) + 'T00:00:00.000Z'],
+    [newest - keep, new Date((now ?? await storeNow(sql)) - days * 86_400_000).toISOString().slice(0, 10) + 'T00:00:00.000Z'],
   );
 }
 
@@ -418,8 +412,13 @@ export type PruneResult = { decisions: number; states: number; more: boolean };
 /** Learned states the retention pass keeps: the newest `states` and the last of each of `days` UTC days. */
 export type KeepStates = { states: number; days: number };
 
-/** The router's retention pass (the worker and the inline backend): decisions created before `before` (null: none), then states. */
-export async function pruneRouterData(sql: SqlRunner, before: string | null, keep: KeepStates, maxChunks = PRUNE_PASS_CHUNKS): Promise<PruneResult> {
-  const d = before === null ? { rows: 0, more: false } : await pruneDecisions(sql, before, maxChunks);
-  return { decisions: d.rows, states: await pruneStates(sql, keep.states, keep.days), more: d.more };
+/**
+ * The router's retention pass (the worker and the inline backend): decisions older than `decisionsDays`
+ * (null: none deleted), then states, both by the store's clock: a replica whose
+ * clock ran a year ahead deleted every decision with the default 30 days.
+ */
+export async function pruneRouterData(sql: SqlRunner, decisionsDays: number | null, keep: KeepStates, maxChunks = PRUNE_PASS_CHUNKS): Promise<PruneResult> {
+  const now = await storeNow(sql);
+  const d = decisionsDays === null ? { rows: 0, more: false } : await pruneDecisions(sql, new Date(now - decisionsDays * 86_400_000).toISOString(), maxChunks);
+  return { decisions: d.rows, states: await pruneStates(sql, keep.states, keep.days, now), more: d.more };
 }

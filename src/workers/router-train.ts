@@ -33,7 +33,7 @@ export function runTrain(t: TrainTask): TrainResult {
 
 export type RouterTask =
   | { op: 'decisions'; chunk: RowChunk }
-  | { op: 'prune'; before: string | null; keep: KeepStates }
+  | { op: 'prune'; decisionsDays: number | null; keep: KeepStates }
   /** The newest stored state when its version is above `after`, else null. */
   | { op: 'load'; after: number }
   /** A training pass on the newest stored state (LearnResult of src/router/backend.ts). */
@@ -76,7 +76,7 @@ export default async function handle(t: RouterTask): Promise<unknown> {
   const s = await storeOf();
   switch (t.op) {
     case 'decisions': return storeDecisions(s.sql, readChunk(t.chunk));
-    case 'prune': return pruneRouterData(s.sql, t.before, t.keep);
+    case 'prune': return pruneRouterData(s.sql, t.decisionsDays, t.keep);
     case 'load': {
       await newest(s);
       return current && current.version > t.after ? forMain(current, (x) => x) : null;
