@@ -185,7 +185,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   });
   const lastA = answers.at(-1);
   const next: StoredState = {
-    version: base.version + 1, createdAt: new Date().toISOString(), quality: res.quality, output: res.output,
+    version: base.version + 1, createdAt: new Date(now).toISOString(), quality: res.quality, output: res.output,
     feedbackCursor: nextFeedbackCursor(fbCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans),
     decisionCursor: lastA ? cursorAt(lastA.at, lastA.id, lastA.landed) : answerCursor,
     outcomes: base.outcomes + learned,
