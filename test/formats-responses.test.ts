@@ -116,7 +116,7 @@ test('validation names the field; unknown item types pass validation and are ref
 test('readForRanking: the translator\'s reading, with what only a Responses server reads listed and its text standing in', () => {
   const plain = validateResponsesRequest({ model: 'router', input: [{ role: 'user', content: 'hi' }], tools: CODEX_TOOLS, tool_choice: 'auto' });
   const read = readForRanking(plain);
-  assert.deepEqual(read, { req: decodeResponsesRequest(plain), nativeOnly: [] });
+  assert.deepEqual(read, { req: decodeResponsesRequest(plain), nativeOnly: [], uncounted: [] });
   const body = validateResponsesRequest({ model: 'router', tools: [{ type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'browser' }], tool_choice: { type: 'computer_use_preview' }, input: [
     { role: 'user', content: 'open the page' },
     { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'open_page', url: 'https://example.com/a' } },
@@ -128,6 +128,7 @@ test('readForRanking: the translator\'s reading, with what only a Responses serv
   assert.throws(() => decodeResponsesRequest(body), /input item type 'web_search_call'/);
   const r = readForRanking(body);
   assert.deepEqual(r.nativeOnly, ['input[1] web_search_call', 'input[2] computer_call_output', 'input[3] item_reference', 'input[4] compaction', 'tool_choice computer_use_preview']);
+  assert.deepEqual(r.uncounted, ['input[2] computer_call_output', 'input[3] item_reference', 'input[4] compaction'], 'a screenshot, a reference and sealed text: tokens unknown before the call');
   // The search's URL as the model's turn, the safety check's words as the client's (the screenshot's base64 is data, not text); sealed items carry none.
   assert.deepEqual(r.req.messages.map((m) => [m.role, m.content.map((b) => (b.type === 'text' ? b.text : b.type))]), [
     ['user', ['open the page']], ['assistant', ['https://example.com/a']], ['user', ['malicious_instructions\ncheck the page', 'and now?']],
