@@ -126,6 +126,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
         claim: (scope, wanted) => (writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
       },
       enqueue: (rows) => writer.enqueueFeedback(rows),
+      room: () => writer.feedbackRoom(),
       limits: { poolMinBytes: cfg.workers.feedbackThresholdBytes },
       pool: pools.flatten ?? undefined,
     },

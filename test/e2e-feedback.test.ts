@@ -116,3 +116,37 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('feedback past the writer queue bound (sqlite)', () => {
+  test('an event the write queue cannot take answers 503 instead of being acknowledged and dropped', async (t) => {
+    const oa = await startMockOpenAI();
+    // flush_ms long and batch_size above the bound: nothing is written while the request is handled.
+    const gw = await startTestGateway({
+      providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url, models: [{ name: 'm1' }] }],
+      gateway: { storage: { writer: { batch_size: 1000, flush_ms: 60000, max_queue: 50 } } },
+    });
+    let running = true;
+    t.after(async () => { if (running) await gw.stopKeepingFiles(); await oa.close(); rmSync(gw.dir, { recursive: true, force: true }); });
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/m1', messages: [{ role: 'user', content: 'hi' }] }) });
+    const id = ((await r.json()) as { id: string }).id;
+    // 30 events of 2 values: 60 rows for a queue of 50 (which also holds the inference's record lane apart).
+    const f = await fetch(`${gw.url}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(Array.from({ length: 30 }, (_, i) => ({ id, feedback: { n: i, ok: true } }))) });
+    assert.equal(f.status, 200);
+    const results = (await f.json()) as Array<{ feedback_ids: Record<string, string> | null; error: { status_code: number; message: string } | null }>;
+    const stored = results.filter((x) => x.error === null);
+    assert.equal(stored.length, 25);
+    for (const x of results.slice(25)) {
+      assert.equal(x.error?.status_code, 503);
+      assert.match(x.error!.message, /write queue is full.*retry it later/);
+    }
+    assert.equal(gw.services.writerStats!().dropped, 0, 'nothing acknowledged was dropped');
+    running = false;
+    await gw.stopKeepingFiles();
+    const { openStore } = await import('../src/store/open.ts');
+    const store = await openStore({ sqlitePath: gw.services.holder.current.storage.sqlitePath });
+    try {
+      const rows = await store.sql.all('SELECT id FROM feedback');
+      assert.deepEqual(new Set(rows.map((x) => x.id)), new Set(stored.flatMap((x) => Object.values(x.feedback_ids!))));
+    } finally { await store.close(); }
+  });
+});

@@ -95,6 +95,12 @@ test('keys: no dots, not empty, no control characters, bounded length', () => {
   assert.equal(error({ id: ID, feedback: { abcd: { efgh: 1 } } }, l), 'feedback.abcd: key "abcd.efgh" is longer than 8 characters once flattened');
 });
 
+test('keys: a lone surrogate is refused (stored as U+FFFD, two such names would be one metric of two types)', () => {
+  assert.equal(error({ id: ID, feedback: { '\ud800': 1 } }), 'feedback: key "\\ud800" is not valid Unicode (a lone surrogate)');
+  assert.equal(error({ id: ID, feedback: { q: { 'x\udc00': 'a' } } }), 'feedback.q: key "x\\udc00" is not valid Unicode (a lone surrogate)');
+  assert.ok(flat({ '\u{1f389}': true }).ok, 'a surrogate pair is a character like any other');
+});
+
 test('depth, entries and comment limits', () => {
   const l = resolveLimits({ maxDepth: 3, maxEntriesPerEvent: 2, maxCommentLength: 5, maxReasonLength: 3 });
   assert.ok(flat({ a: { b: { c: 1 } } }, {}, l).ok);

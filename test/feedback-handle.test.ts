@@ -318,3 +318,21 @@ test('the database unavailable: per-event 503 results, never "does not exist", a
   assert.ok(a?.error?.status_code === 503);
   ok(b);
 });
+
+test('the write queue\'s room: events past it answer 503, also when other requests took room during a claim', async () => {
+  const s = setup();
+  const id = s.addInference();
+  // 4 rows of room when the request starts, 2 once its new metrics are claimed (another request queued two).
+  const room = [4, 2];
+  s.ctx.room = () => room.shift() ?? 0;
+  const r = await handleFeedback([
+    { id, feedback: { a: 1, b: 2 } }, { id, feedback: { c: true } }, { id, feedback: { d: 'x', e: 'y' } }, { id, feedback: {} },
+  ], s.ctx);
+  ok(r[0]); ok(r[3]);
+  for (const late of [r[1], r[2]]) {
+    assert.equal(late!.error?.status_code, 503);
+    assert.match(late!.error!.message, /write queue is full/);
+  }
+  assert.deepEqual(s.rows.map((x) => x.metric), ['a', 'b']);
+  assert.equal(s.metrics.has('d'), false, 'an event refused for room before its claim fixes no metric');
+});

@@ -315,6 +315,11 @@ async function storedStringsRoundTrip(g: TestGateway): Promise<void> {
     stats.splice(0, stats.length, ...await g.services.store!.feedbackStats({ since: '2000-01-01T00:00:00Z', until: '2100-01-01T00:00:00Z' }));
   }
   assert.ok(stats.some((s) => s.metric === "quality'; DROP TABLE feedback;--"), 'the metric name is stored verbatim');
+  // Every value answered with an id is stored (a NUL in a comment once got its row refused on PostgreSQL).
+  const rows = await g.services.store!.sql.all('SELECT metric, value FROM feedback WHERE inference_id = ? ORDER BY metric', [id]);
+  const heldNul = g.services.store!.kind === 'postgres' ? nasty.replace(/\u0000/g, '\uFFFD') : nasty;
+  assert.deepEqual(rows.map((x) => [x.metric, x.value]), [["quality'; DROP TABLE feedback;--", 'true'], ['note', heldNul], ['score.reason', heldNul], ['score.value', '0.5']]
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
   // Every table is still there and answering.
   assert.ok((await g.services.store!.listKeys()).some((x) => x.id === k.id));
   assert.ok((await g.services.store!.listInferences({ limit: 5 })).length >= 1);

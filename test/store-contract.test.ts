@@ -196,6 +196,20 @@ for (const b of backends) {
       await store.insertInferences([r]); // idempotent
     });
 
+    test('feedback: text a client could send (NUL, lone surrogate) in a comment or reason never fails a batch', async () => {
+      // POST /v1/feedback answers with ids before the write: a refused row would be feedback lost after a success.
+      const odd = 'a\0b\ud800c é';
+      const rows = [{ ...fb(uuidv7(), 'odd', 'comment', odd), reason: odd, keyId: 'odd-text' }, { ...fb(uuidv7(), 'plain', 'comment', 'ok'), keyId: 'odd-text' }];
+      await store.insertFeedback(rows);
+      const got = await store.sql.all('SELECT metric, value, reason FROM feedback WHERE key_id = ? ORDER BY metric', ['odd-text']);
+      const stored = b.name === 'postgres' ? 'a\uFFFDb\uFFFDc é' : 'a\0b\uFFFDc é';
+      assert.deepEqual(got.map((r) => ({ ...r })), [
+        { metric: 'odd', value: stored, reason: stored },
+        { metric: 'plain', value: 'ok', reason: null },
+      ]);
+      await store.insertFeedback(rows); // idempotent
+    });
+
     test('sql runner: the same ? placeholders, row counts and transactions on both backends', async () => {
       const q = store.sql;
       assert.equal(q.dialect, b.name);

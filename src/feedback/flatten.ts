@@ -103,6 +103,8 @@ function checkKey(key: string, metric: string, limits: FeedbackLimits): void {
     throw new EventError(`${where()}: key ${quote(key)} contains a dot; dots join nested keys, so nest an object instead`);
   }
   if (CONTROL_RE.test(key)) throw new EventError(`${where()}: key ${quote(key)} contains control characters`);
+  // The stores write a lone surrogate as U+FFFD: "\ud800" and "\udc00" would be one stored metric of two types.
+  if (!key.isWellFormed()) throw new EventError(`${where()}: key ${quote(key)} is not valid Unicode (a lone surrogate)`);
   if (metric.length > limits.maxKeyLength) {
     throw new EventError(`${where()}: key ${quote(metric)} is longer than ${limits.maxKeyLength} characters once flattened`);
   }

@@ -20,6 +20,8 @@ export type FeedbackContext = {
   metrics: MetricTypeStore;
   /** Queues rows to the batched writer; never awaits the database. */
   enqueue(rows: FeedbackRow[]): void;
+  /** Rows `enqueue` takes now without dropping queued ones (absent: no bound); an event past it answers 503. */
+  room?(): number;
   limits?: Partial<FeedbackLimits>;
   /** Used by handleFeedbackBytes for bodies of at least `limits.poolMinBytes`. */
   pool?: FlattenPool;
@@ -56,6 +58,7 @@ const fail = (message: string): FeedbackResult => ({ feedback_ids: null, error: 
 /** The store could not answer for this event: retry it later (never reported as "does not exist"). */
 const unavailable = (message: string): FeedbackResult => ({ feedback_ids: null, error: { status_code: 503, message } });
 const STORE_DOWN = 'the gateway\'s database is unavailable, so this event was not stored; retry it later';
+const QUEUE_FULL = 'the gateway\'s write queue is full (the database is behind or unavailable), so this event was not stored; retry it later';
 
 async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<FeedbackResult[]> {
   if (batch.kind === 'invalid_json') throw new GatewayError('invalid_json', batch.message);
@@ -90,8 +93,13 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
   }
   const createdAt = new Date().toISOString();
   const rows: FeedbackRow[] = [];
+  // Per accepted event, where its rows end in `rows`: the queue's room is applied after the awaits below.
+  const accepted: Array<{ i: number; end: number; ids: Record<string, string> }> = [];
+  const early = ctx.room?.() ?? Infinity;
   // In order, one event at a time: an earlier event of the batch fixes a new metric first.
   for (const { i, ev } of live) {
+    // Before any claim, so that (unless other requests fill the queue meanwhile) an event it cannot take fixes no metric.
+    if (rows.length + ev.entries.length > early) { results[i] = unavailable(QUEUE_FULL); continue; }
     let message = conflict(ev, (m) => types.get(m));
     if (message === null) {
       const fresh = ev.entries.filter((e) => types.get(e.metric) === undefined);
@@ -115,10 +123,21 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
         reason: e.reason, tags: ev.tags, optimize: ev.optimize ?? types.get(e.metric)?.optimize ?? 'max', createdAt,
       });
     }
-    results[i] = { feedback_ids: Object.fromEntries(ids), error: null };
+    accepted.push({ i, end: rows.length, ids: Object.fromEntries(ids) });
+  }
+  // From here to the enqueue nothing yields: the room read now is the room the rows get, so every
+  // event answered with ids is queued, none dropped by the bound (the queue drops its oldest rows).
+  let left = ctx.room?.() ?? Infinity;
+  const kept: FeedbackRow[] = [];
+  let start = 0;
+  for (const a of accepted) {
+    const n = a.end - start;
+    if (n > left) results[a.i] = unavailable(QUEUE_FULL);
+    else { for (let k = start; k < a.end; k++) kept.push(rows[k]!); left -= n; results[a.i] = { feedback_ids: a.ids, error: null }; }
+    start = a.end;
   }
   // One enqueue after every check: an event's rows go in all together or not at all.
-  if (rows.length > 0) ctx.enqueue(rows);
+  if (kept.length > 0) ctx.enqueue(kept);
   return results as FeedbackResult[];
 }
 

@@ -115,6 +115,14 @@ export class RecordWriter {
     }
   }
 
+  /**
+   * Feedback rows the queue takes now without dropping queued ones: POST /v1/feedback answers 503 for
+   * an event past it, rather than acknowledge rows the bound would drop (oldest first) at once.
+   */
+  feedbackRoom(): number {
+    return this.#closed ? 0 : Math.max(0, this.#o.maxQueue - this.#feedback.queue.length);
+  }
+
   enqueueFeedback(rows: FeedbackRow[]): void {
     for (const row of rows) {
       try { feedbackParams(row); this.#push(this.#feedback, row); } catch (err) { this.#drop(1); this.#onError(err); }

@@ -51,6 +51,16 @@ function pgText(s: string | null): string | null {
   return t.isWellFormed() ? t : t.toWellFormed();
 }
 
+/**
+ * A feedback row's parameters with its client text (metric, value, reason) as PostgreSQL can store it:
+ * POST /v1/feedback has answered with the row's id already, so a NUL in a comment must not get it refused.
+ */
+function feedbackPgParams(f: FeedbackRow): unknown[] {
+  const p = feedbackParams(f);
+  p[3] = pgText(p[3] as string); p[5] = pgText(p[5] as string); p[6] = pgText(p[6] as string | null);
+  return p;
+}
+
 /** One inference as a json_to_recordset row: the same values inferenceParams binds, by column name. */
 function inferenceJsonRow(x: InferenceRecord): Record<string, unknown> {
   const p = inferenceParams(x, x.stream);
@@ -218,7 +228,7 @@ export class PostgresStore implements Store {
       const landed = new Set<string>();
       for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
         const n = Math.min(ROWS_PER_INSERT, rows.length - i);
-        const res = await c.query(`${insertFeedbackSql(n)} RETURNING id`, rowParams(rows, i, n, feedbackParams));
+        const res = await c.query(`${insertFeedbackSql(n)} RETURNING id`, rowParams(rows, i, n, feedbackPgParams));
         for (const r of res.rows as Row[]) landed.add(String(r.id));
       }
       await rollupFeedbackPg(pgQuery(c), rows.filter((f) => landed.delete(f.id)), this.sql);
