@@ -1,8 +1,8 @@
 // Hot reload: watch the config files, debounce, read + parse + validate on a worker thread, compile here,
 // swap one reference. In-flight requests keep the snapshot they started with; a bad change keeps the old
 // config serving; each reload names the settings it changed and those that need a restart.
-import { watch, type FSWatcher } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { lstatSync, readlinkSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { compileConfig } from './compile.ts';
 import { configVersion, type CatalogOverlay } from '../catalog/overlay.ts';
@@ -81,6 +81,8 @@ export class ConfigHolder {
   #env: Env;
   #watchers: FSWatcher[] = [];
   #watchedFiles = new Set<string>();
+  /** The links the watched files resolve through and the files they reach (see linkChain): a change of either reloads. */
+  #followed = new Set<string>();
   #watchedDirs = '';
   /** The files a refused reload named (ConfigError.files), watched too until a reload succeeds. */
   #refusedFiles: string[] = [];
@@ -193,10 +195,11 @@ export class ConfigHolder {
       // A listener must never stop the others, nor turn a reload into an unhandled rejection.
       try { l(result, this.#current); } catch (e) { console.error('config reload listener failed:', e); }
     }
-    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the running config's.
-    const followedRefused = this.#refusedFiles.length > 0;
+    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the
+    // running config's. Every reload rewatches (a no-op when no directory changed): a swapped link (a
+    // ConfigMap's ..data) may leave the files' text as it was and their directories moved.
     if (result.ok) this.#refusedFiles = [];
-    if (((result.ok && result.changed) || followedRefused) && this.#watchers.length > 0) this.#rewatch();
+    if (this.#watchers.length > 0) this.#rewatch();
     return result;
   }
 
@@ -232,9 +235,12 @@ export class ConfigHolder {
   #rewatch(force = false): void {
     const cfg = this.#current;
     const files = new Set([this.#file, ...cfg.files, ...this.#refusedFiles]);
-    const dirs = new Set([...files].map((f) => dirname(f)).concat(cfg.providersDir));
+    const followed = new Set<string>();
+    for (const f of files) for (const p of linkChain(f)) followed.add(p);
+    const dirs = new Set([...files, ...followed].map((f) => dirname(f)).concat(cfg.providersDir));
     const key = [...dirs].sort().join('\n');
     this.#watchedFiles = files;
+    this.#followed = followed;
     if (!force && key === this.#watchedDirs) return;
     this.#unwatch();
     this.#watchedDirs = key;
@@ -243,7 +249,7 @@ export class ConfigHolder {
         const w = watch(d, (_ev, name) => {
           if (!name) return;
           const full = join(d, String(name));
-          const relevant = this.#watchedFiles.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
+          const relevant = this.#watchedFiles.has(full) || this.#followed.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
           if (!relevant) return;
           if (this.#timer) clearTimeout(this.#timer);
           this.#timer = setTimeout(() => { this.#timer = null; void this.reload(); }, this.#debounceMs);
@@ -275,4 +281,30 @@ export class ConfigHolder {
     void this.#loader?.close();
     this.#loader = null;
   }
+}
+
+/**
+ * The symlinks met resolving `file` (a link in any component, followed to its target) and the file
+ * reached, or just the links met before a missing component. A Kubernetes ConfigMap mount links each
+ * file through `..data`, which the kubelet swaps by rename: that swap, and an edit of the file a link
+ * points to, happen in directories a watch of the link's own directory never sees.
+ */
+export function linkChain(file: string): string[] {
+  const out: string[] = [];
+  const parts = resolve(file).split(sep).filter(Boolean);
+  let at: string = sep;
+  for (let hops = 0; parts.length > 0;) {
+    const next = join(at, parts.shift()!);
+    let link: string;
+    try {
+      if (!lstatSync(next).isSymbolicLink()) { at = next; continue; }
+      link = readlinkSync(next);
+    } catch { return out; }
+    if (++hops > 40) return out;
+    out.push(next);
+    parts.unshift(...resolve(at, link).split(sep).filter(Boolean));
+    at = sep;
+  }
+  if (out.length > 0) out.push(at);
+  return out;
 }
