@@ -5,7 +5,7 @@ import { lstatSync, readlinkSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { compileConfig } from './compile.ts';
-import { configVersion, type CatalogOverlay } from '../catalog/overlay.ts';
+import { configVersion, overlayProblems, type CatalogOverlay } from '../catalog/overlay.ts';
 import { ConfigError, loadConfig, type ConfigProblem, type RawConfig } from './load.ts';
 import { changedSettings, restartRequired } from './live-settings.ts';
 import type { Config } from './types.ts';
@@ -114,10 +114,23 @@ export class ConfigHolder {
   #overlay: CatalogOverlay | null = null;
   get catalogOverlay(): CatalogOverlay | null { return this.#overlay; }
 
-  /** Publishes a newer catalog overlay through the normal reload path (files read, validated, compiled with it). */
-  setCatalogOverlay(overlay: CatalogOverlay | null): Promise<ReloadResult> {
+  /**
+   * Publishes a newer catalog overlay through the normal reload path (files read, validated, compiled
+   * with it). An overlay whose patches are not model facts is refused before; one the reload refuses is
+   * not kept (it would be compiled into every later reload, refusing the operator's edits too): the
+   * refresher offers it again at its next poll.
+   */
+  async setCatalogOverlay(overlay: CatalogOverlay | null): Promise<ReloadResult> {
+    const problems = overlay ? overlayProblems(overlay) : [];
+    if (overlay && problems.length > 0) {
+      const shown = problems.slice(0, 10).concat(problems.length > 10 ? [`... and ${problems.length - 10} more`] : []);
+      return this.#finish(this.#failed(new Error(`catalog overlay v${overlay.version} refused:\n${shown.join('\n')}`)));
+    }
+    const before = this.#overlay;
     this.#overlay = overlay;
-    return this.reload();
+    const r = await this.reload();
+    if (!r.ok && this.#overlay === overlay) this.#overlay = before;
+    return r;
   }
 
   /**
