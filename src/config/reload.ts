@@ -1,7 +1,7 @@
 // Hot reload: watch the config files, debounce, read + parse + validate on a worker thread, compile here,
 // swap one reference. In-flight requests keep the snapshot they started with; a bad change keeps the old
 // config serving; each reload names the settings it changed and those that need a restart.
-import { lstatSync, readlinkSync, watch, type FSWatcher } from 'node:fs';
+import { lstatSync, readlinkSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { compileConfig } from './compile.ts';
@@ -83,6 +83,8 @@ export class ConfigHolder {
   #watchedFiles = new Set<string>();
   /** The links the watched files resolve through and the files they reach (see linkChain): a change of either reloads. */
   #followed = new Set<string>();
+  /** The directories watched: an event naming one of them (replaced, deleted, created) reloads. */
+  #dirs = new Set<string>();
   #watchedDirs = '';
   /** The files a refused reload named (ConfigError.files), watched too until a reload succeeds. */
   #refusedFiles: string[] = [];
@@ -250,10 +252,14 @@ export class ConfigHolder {
     const files = new Set([this.#file, ...cfg.files, ...this.#refusedFiles]);
     const followed = new Set<string>();
     for (const f of files) for (const p of linkChain(f)) followed.add(p);
-    const dirs = new Set([...files, ...followed].map((f) => dirname(f)).concat(cfg.providersDir));
-    const key = [...dirs].sort().join('\n');
+    // The providers directory's parent too: a directory swapped by rename, or deleted and created again,
+    // shows there as a change of the directory's own entry.
+    const dirs = new Set([...files, ...followed].map((f) => dirname(f)).concat(cfg.providersDir, dirname(cfg.providersDir)));
+    // By inode as well as path: a watch follows the directory it was opened on, not one that took its name.
+    const key = [...dirs].sort().map((d) => `${d}\0${inodeOf(d)}`).join('\n');
     this.#watchedFiles = files;
     this.#followed = followed;
+    this.#dirs = dirs;
     if (!force && key === this.#watchedDirs) return;
     this.#unwatch();
     this.#watchedDirs = key;
@@ -262,7 +268,7 @@ export class ConfigHolder {
         const w = watch(d, (_ev, name) => {
           if (!name) return;
           const full = join(d, String(name));
-          const relevant = this.#watchedFiles.has(full) || this.#followed.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
+          const relevant = this.#watchedFiles.has(full) || this.#followed.has(full) || this.#dirs.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
           if (!relevant) return;
           if (this.#timer) clearTimeout(this.#timer);
           this.#timer = setTimeout(() => { this.#timer = null; void this.reload(); }, this.#debounceMs);
@@ -294,6 +300,11 @@ export class ConfigHolder {
     void this.#loader?.close();
     this.#loader = null;
   }
+}
+
+/** A directory's inode, or "missing". */
+function inodeOf(dir: string): string {
+  try { return String(statSync(dir).ino); } catch { return 'missing'; }
 }
 
 /**
