@@ -2,6 +2,9 @@
 // the facts each list carries, and the failures a refresh must survive (bad keys, timeouts, bad JSON).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PROVIDER_LISTERS } from '../src/catalog/discovery/provider-lists.ts';
 import { DiscoveryError, getJson, hasCredentials } from '../src/catalog/discovery/http.ts';
 import { openRouterModel } from '../src/catalog/refresh-merge.ts';
@@ -99,6 +102,26 @@ test('failures: a refused key is an auth error, a hang a timeout, garbage invali
   await assert.rejects(getJson(`${mock.url}/v1beta/models?key=SECRET-IN-QUERY`, { timeoutMs: 1000, headers: {} }).then(() => { throw new Error('x'); }), (e: unknown) => !String((e as Error).message).includes('SECRET'));
   assert.equal(hasCredentials({ ...openai, apiKey: '' }), false);
   assert.equal(hasCredentials({ ...bedrock }), true);
+});
+
+test('an answer without a length that never ends is cut at the size cap, not buffered until the timeout', async (t) => {
+  // Chunked (no content-length): the cap was checked only after res.text() had read it all, so a source
+  // streaming fast held gigabytes (1.9 GB in 4 s on loopback) before its timeout let go.
+  const chunk = Buffer.alloc(1 << 20, 0x20);
+  let sent = 0;
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const pump = (): void => { while (res.write(chunk)) sent += chunk.length; res.once('drain', pump); };
+    pump();
+    req.on('close', () => res.destroy());
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  const t0 = Date.now();
+  await assert.rejects(getJson(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api.json`, { timeoutMs: 20_000 }),
+    (e: unknown) => e instanceof DiscoveryError && e.kind === 'invalid' && /more than the 33554432 bytes allowed/.test(e.message));
+  assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`);
+  assert.ok(sent < 256 * 1024 * 1024, `the server got to send ${sent} bytes`);
 });
 
 test('OpenRouter records: per-token prices as published, variable-price routers unpriced, file input as pdf', () => {

@@ -1,7 +1,7 @@
 // Invariants every catalog model must satisfy, checked over the whole compiled catalog by the test
 // suite and by `catalog check` (and `check`): prices, limits, dates, zero prices, and whether the
 // model can be called through its provider's declared wire format.
-import { compareDecimal } from './decimal.ts';
+import { compareDecimal, isDecimalString } from './decimal.ts';
 import { exclusionReason, looksFree } from './build.ts';
 import { FAMILY_SINCE } from './lifecycle.ts';
 import { PROVIDER_SOURCES } from './providers-map.ts';
@@ -16,8 +16,23 @@ export type CheckedModel = { provider: string; format: string; model: CatalogMod
 const SOURCES = new Map(PROVIDER_SOURCES.map((s) => [s.id, s]));
 const isZero = (v: string | undefined): boolean => v === undefined || compareDecimal(v, '0') === 0;
 
+/**
+ * The highest plausible price per field: a refresh source answering a price above it (a models.dev cost
+ * of 1e300, a sheet in dollars where tokens were meant) would bill every request absurdly, so the
+ * refresh drops that model's data. Per token: $10,000 a million, 16x the dearest model of 2026 (o1-pro
+ * output, $600); per image, request or search: $10 (the dearest of each is cents).
+ */
+const PER_UNIT = new Set(['image', 'request', 'web_search']);
+const ceilingOf = (field: string): string => (PER_UNIT.has(field) ? '10' : '0.01');
+
 function priceProblems(p: Pricing | Omit<Pricing, 'schedule'>, where: string): string[] {
   const out: string[] = [];
+  const above = (fields: Record<string, unknown>, label: string): void => {
+    for (const [f, v] of Object.entries(fields)) {
+      if (typeof v === 'string' && isDecimalString(v) && compareDecimal(v, ceilingOf(f)) > 0) out.push(`${where}${label}${f} ${v.length > 40 ? `${v.slice(0, 40)}... (${v.length} digits)` : v} is above the plausible ceiling ${ceilingOf(f)}`);
+    }
+  };
+  above(p, ' ');
   const cacheAbove = (read: string | undefined, prompt: string | undefined, label: string): void => {
     if (!isZero(read) && prompt !== undefined && !isZero(prompt) && compareDecimal(read!, prompt) >= 0) out.push(`${where}${label}cache read ${read} is not below the input price ${prompt}`);
   };
@@ -26,6 +41,8 @@ function priceProblems(p: Pricing | Omit<Pricing, 'schedule'>, where: string): s
   for (const t of (p.tiers ?? []) as PriceTier[]) {
     if (t.above_input_tokens <= last) out.push(`${where} tiers are not in ascending order of above_input_tokens`);
     last = t.above_input_tokens;
+    const { above_input_tokens: _a, ...prices } = t;
+    above(prices, ` tier above ${t.above_input_tokens}: `);
     cacheAbove(t.input_cache_read ?? p.input_cache_read, t.prompt ?? p.prompt, ` tier above ${t.above_input_tokens}: `);
   }
   return out;

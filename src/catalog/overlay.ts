@@ -1,5 +1,6 @@
 // The refresh overlay: what live discovery learned, as per-model patches over the offline catalog,
 // stored versioned in the store so every replica compiles the same catalog (see refresh.ts).
+import { validatorFor } from '../config/schemas.ts';
 import { modelFromPartial } from './overrides.ts';
 import { PRICE_FIELDS, type Capabilities, type CatalogModel, type Pricing } from './types.ts';
 
@@ -38,6 +39,25 @@ export type CatalogOverlay = {
   providers: Record<string, ModelPatch[]>;
   sources: SourceReport[];
 };
+
+/**
+ * What is wrong with an overlay read from the store (untrusted: another version or a hand edit may
+ * have written it), as lines naming provider, patch and field; empty when every patch is model facts.
+ */
+export function overlayProblems(overlay: CatalogOverlay): string[] {
+  const validate = validatorFor('patch');
+  const out: string[] = [];
+  if (typeof overlay.providers !== 'object' || overlay.providers === null) return ['providers: must be an object of patch lists'];
+  for (const [provider, patches] of Object.entries(overlay.providers)) {
+    if (!Array.isArray(patches)) { out.push(`${provider}: must be a list of patches`); continue; }
+    patches.forEach((p, i) => {
+      if (validate(p)) return;
+      const name = typeof (p as { name?: unknown } | null)?.name === 'string' ? `${provider}/${(p as { name: string }).name}` : `${provider}[${i}]`;
+      for (const e of validate.errors ?? []) out.push(`${name} at ${e.instancePath || '/'}: ${e.message ?? 'invalid'}`);
+    });
+  }
+  return out;
+}
 
 /** The config version with an overlay in force: the files' hash plus the overlay version (".c<n>"). */
 export function configVersion(hash: string, overlay: CatalogOverlay | null): string {

@@ -1,5 +1,6 @@
 // Reads gateway.yaml and providers/*.yaml (with their generated catalogs), validates them with the
 // published JSON Schemas and semantic checks, and returns the raw documents. Errors name file and path.
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -55,11 +56,18 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const read = (f: string, schema: 'gateway' | 'provider' | 'catalog' | 'priors'): Record<string, unknown> | null => {
     const shown = relative(process.cwd(), f) || f;
     named.push(f);
-    let text: string;
-    try { text = readFileSync(f, 'utf8'); } catch (e) {
+    let bytes: Buffer;
+    try { bytes = readFileSync(f); } catch (e) {
       problems.push({ file: shown, path: '', message: `cannot read: ${(e as Error).message}` });
       return null;
     }
+    // Decoding with U+FFFD in place of bad bytes would serve a changed API key or header value.
+    const badLine = firstNonUtf8Line(bytes);
+    if (badLine > 0) {
+      problems.push({ file: shown, path: `line ${badLine}`, message: 'not UTF-8 text (saved in another encoding, such as Latin-1?)' });
+      return null;
+    }
+    const text = bytes.toString('utf8');
     files.push(f);
     hash.update(f).update('\0').update(text).update('\0');
     const doc = parseDocument(text, { prettyErrors: true });
@@ -139,6 +147,19 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
   if (problems.length > 0) throw new ConfigError(problems, named);
   return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors };
+}
+
+/** The 1-based line of the first byte sequence that is not UTF-8, or 0 when the text is UTF-8. */
+function firstNonUtf8Line(bytes: Buffer): number {
+  if (isUtf8(bytes)) return 0;
+  // A newline byte is never part of a multibyte sequence: each line is valid or not by itself.
+  for (let line = 1, start = 0; start <= bytes.length; line++) {
+    const end = bytes.indexOf(0x0a, start);
+    if (!isUtf8(bytes.subarray(start, end < 0 ? bytes.length : end))) return line;
+    if (end < 0) break;
+    start = end + 1;
+  }
+  return 1;
 }
 
 const objectAt = (o: unknown, k: string): Record<string, unknown> =>

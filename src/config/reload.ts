@@ -1,11 +1,11 @@
 // Hot reload: watch the config files, debounce, read + parse + validate on a worker thread, compile here,
 // swap one reference. In-flight requests keep the snapshot they started with; a bad change keeps the old
 // config serving; each reload names the settings it changed and those that need a restart.
-import { watch, type FSWatcher } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { lstatSync, readlinkSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { compileConfig } from './compile.ts';
-import { configVersion, type CatalogOverlay } from '../catalog/overlay.ts';
+import { configVersion, overlayProblems, type CatalogOverlay } from '../catalog/overlay.ts';
 import { ConfigError, loadConfig, type ConfigProblem, type RawConfig } from './load.ts';
 import { changedSettings, restartRequired } from './live-settings.ts';
 import type { Config } from './types.ts';
@@ -81,6 +81,10 @@ export class ConfigHolder {
   #env: Env;
   #watchers: FSWatcher[] = [];
   #watchedFiles = new Set<string>();
+  /** The links the watched files resolve through and the files they reach (see linkChain): a change of either reloads. */
+  #followed = new Set<string>();
+  /** The directories watched: an event naming one of them (replaced, deleted, created) reloads. */
+  #dirs = new Set<string>();
   #watchedDirs = '';
   /** The files a refused reload named (ConfigError.files), watched too until a reload succeeds. */
   #refusedFiles: string[] = [];
@@ -112,10 +116,23 @@ export class ConfigHolder {
   #overlay: CatalogOverlay | null = null;
   get catalogOverlay(): CatalogOverlay | null { return this.#overlay; }
 
-  /** Publishes a newer catalog overlay through the normal reload path (files read, validated, compiled with it). */
-  setCatalogOverlay(overlay: CatalogOverlay | null): Promise<ReloadResult> {
+  /**
+   * Publishes a newer catalog overlay through the normal reload path (files read, validated, compiled
+   * with it). An overlay whose patches are not model facts is refused before; one the reload refuses is
+   * not kept (it would be compiled into every later reload, refusing the operator's edits too): the
+   * refresher offers it again at its next poll.
+   */
+  async setCatalogOverlay(overlay: CatalogOverlay | null): Promise<ReloadResult> {
+    const problems = overlay ? overlayProblems(overlay) : [];
+    if (overlay && problems.length > 0) {
+      const shown = problems.slice(0, 10).concat(problems.length > 10 ? [`... and ${problems.length - 10} more`] : []);
+      return this.#finish(this.#failed(new Error(`catalog overlay v${overlay.version} refused:\n${shown.join('\n')}`)));
+    }
+    const before = this.#overlay;
     this.#overlay = overlay;
-    return this.reload();
+    const r = await this.reload();
+    if (!r.ok && this.#overlay === overlay) this.#overlay = before;
+    return r;
   }
 
   /**
@@ -193,10 +210,11 @@ export class ConfigHolder {
       // A listener must never stop the others, nor turn a reload into an unhandled rejection.
       try { l(result, this.#current); } catch (e) { console.error('config reload listener failed:', e); }
     }
-    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the running config's.
-    const followedRefused = this.#refusedFiles.length > 0;
+    // A refused reload adds its files to the watched set; a good one (changed or not) sets it back to the
+    // running config's. Every reload rewatches (a no-op when no directory changed): a swapped link (a
+    // ConfigMap's ..data) may leave the files' text as it was and their directories moved.
     if (result.ok) this.#refusedFiles = [];
-    if (((result.ok && result.changed) || followedRefused) && this.#watchers.length > 0) this.#rewatch();
+    if (this.#watchers.length > 0) this.#rewatch();
     return result;
   }
 
@@ -232,9 +250,16 @@ export class ConfigHolder {
   #rewatch(force = false): void {
     const cfg = this.#current;
     const files = new Set([this.#file, ...cfg.files, ...this.#refusedFiles]);
-    const dirs = new Set([...files].map((f) => dirname(f)).concat(cfg.providersDir));
-    const key = [...dirs].sort().join('\n');
+    const followed = new Set<string>();
+    for (const f of files) for (const p of linkChain(f)) followed.add(p);
+    // The providers directory's parent too: a directory swapped by rename, or deleted and created again,
+    // shows there as a change of the directory's own entry.
+    const dirs = new Set([...files, ...followed].map((f) => dirname(f)).concat(cfg.providersDir, dirname(cfg.providersDir)));
+    // By inode as well as path: a watch follows the directory it was opened on, not one that took its name.
+    const key = [...dirs].sort().map((d) => `${d}\0${inodeOf(d)}`).join('\n');
     this.#watchedFiles = files;
+    this.#followed = followed;
+    this.#dirs = dirs;
     if (!force && key === this.#watchedDirs) return;
     this.#unwatch();
     this.#watchedDirs = key;
@@ -243,7 +268,7 @@ export class ConfigHolder {
         const w = watch(d, (_ev, name) => {
           if (!name) return;
           const full = join(d, String(name));
-          const relevant = this.#watchedFiles.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
+          const relevant = this.#watchedFiles.has(full) || this.#followed.has(full) || this.#dirs.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
           if (!relevant) return;
           if (this.#timer) clearTimeout(this.#timer);
           this.#timer = setTimeout(() => { this.#timer = null; void this.reload(); }, this.#debounceMs);
@@ -275,4 +300,35 @@ export class ConfigHolder {
     void this.#loader?.close();
     this.#loader = null;
   }
+}
+
+/** A directory's inode, or "missing". */
+function inodeOf(dir: string): string {
+  try { return String(statSync(dir).ino); } catch { return 'missing'; }
+}
+
+/**
+ * The symlinks met resolving `file` (a link in any component, followed to its target) and the file
+ * reached, or just the links met before a missing component. A Kubernetes ConfigMap mount links each
+ * file through `..data`, which the kubelet swaps by rename: that swap, and an edit of the file a link
+ * points to, happen in directories a watch of the link's own directory never sees.
+ */
+export function linkChain(file: string): string[] {
+  const out: string[] = [];
+  const parts = resolve(file).split(sep).filter(Boolean);
+  let at: string = sep;
+  for (let hops = 0; parts.length > 0;) {
+    const next = join(at, parts.shift()!);
+    let link: string;
+    try {
+      if (!lstatSync(next).isSymbolicLink()) { at = next; continue; }
+      link = readlinkSync(next);
+    } catch { return out; }
+    if (++hops > 40) return out;
+    out.push(next);
+    parts.unshift(...resolve(at, link).split(sep).filter(Boolean));
+    at = sep;
+  }
+  if (out.length > 0) out.push(at);
+  return out;
 }

@@ -23,6 +23,25 @@ const MAX_BYTES = 32 * 1024 * 1024;
 
 export type GetOptions = { headers?: Record<string, string>; timeoutMs: number; signal?: AbortSignal };
 
+/**
+ * The body as text, read chunk by chunk and given up past MAX_BYTES: an answer without a length (chunked)
+ * that never ends would otherwise be held whole until the timeout, gigabytes from a fast source.
+ */
+async function cappedText(res: Response, tooBig: () => Error): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > MAX_BYTES) { await reader.cancel().catch(() => {}); throw tooBig(); }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks)); // as res.text(): a BOM dropped
+}
+
 /** GET a JSON document; throws DiscoveryError (auth for 401/403, http for other statuses, timeout, network, invalid JSON). */
 export async function getJson(url: string, opts: GetOptions): Promise<unknown> {
   const timeout = AbortSignal.timeout(opts.timeoutMs);
@@ -42,8 +61,7 @@ export async function getJson(url: string, opts: GetOptions): Promise<unknown> {
     }
     const declared = Number(res.headers.get('content-length') ?? '0');
     if (declared > MAX_BYTES) throw new DiscoveryError('invalid', `${shown} sent ${declared} bytes, more than the ${MAX_BYTES} allowed`);
-    const text = await res.text();
-    if (text.length > MAX_BYTES) throw new DiscoveryError('invalid', `${shown} sent more than ${MAX_BYTES} bytes`);
+    const text = await cappedText(res, () => new DiscoveryError('invalid', `${shown} sent more than the ${MAX_BYTES} bytes allowed`));
     if (!res.ok) throw new DiscoveryError('http', `${shown} answered ${res.status}: ${text.slice(0, 200).replace(/\s+/g, ' ')}`, res.status);
     try { return JSON.parse(text); } catch { throw new DiscoveryError('invalid', `${shown} did not answer JSON`); }
   } catch (e) {

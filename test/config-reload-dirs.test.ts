@@ -1,0 +1,48 @@
+// The watcher follows a providers directory that is replaced: swapped by rename (a deploy tool's
+// atomic switch) or deleted and created again. Neither reloaded, then or at any later edit: the
+// watch stayed on the old directory, and the change of the directory's own entry named no watched file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { ConfigHolder } from '../src/config/reload.ts';
+
+const writeProvider = (dir: string, model: string): void => {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'p.yaml'), stringify({ id: 'p', name: 'P', format: 'openai-chat', base_url: 'http://127.0.0.1:9', auth: { type: 'bearer' }, models: [{ name: model }] }));
+};
+
+async function until(what: () => boolean, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!what() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  return what();
+}
+
+test('a providers directory swapped by rename, or deleted and created again, is followed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-reload-dirs-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
+  writeProvider(join(dir, 'providers'), 'one');
+  const h = new ConfigHolder(join(dir, 'gateway.yaml'), {});
+  t.after(() => h.close());
+  h.watch(30);
+  const models = (): string => [...h.current.models.keys()].join();
+
+  writeProvider(join(dir, 'providers.new'), 'two');
+  renameSync(join(dir, 'providers'), join(dir, 'providers.old'));
+  renameSync(join(dir, 'providers.new'), join(dir, 'providers'));
+  assert.ok(await until(() => models() === 'p/two'), `after the swap: ${models()}`);
+  writeProvider(join(dir, 'providers'), 'three');
+  assert.ok(await until(() => models() === 'p/three'), `after an edit in the new directory: ${models()}`);
+
+  rmSync(join(dir, 'providers'), { recursive: true });
+  assert.ok(await until(() => h.lastError !== null), 'a missing providers directory is refused');
+  assert.match(h.lastError!.message, /cannot read providers directory/);
+  assert.equal(models(), 'p/three', 'the running config serves on');
+  writeProvider(join(dir, 'providers'), 'four');
+  assert.ok(await until(() => models() === 'p/four'), `after creating it again: ${models()}`);
+  writeProvider(join(dir, 'providers'), 'five');
+  assert.ok(await until(() => models() === 'p/five'), `after an edit in the created directory: ${models()}`);
+});
