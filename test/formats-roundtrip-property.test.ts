@@ -202,6 +202,17 @@ function generateStream(seed: number, thinking: boolean): StreamEvent[] {
   return ev;
 }
 
+/** The events with each run of one tool block's consecutive argument pieces joined into one. */
+function joinedArguments(events: StreamEvent[]): StreamEvent[] {
+  return events.reduce<StreamEvent[]>((acc, x) => {
+    const prev = acc.at(-1);
+    if (x.type === 'block_delta' && x.delta.type === 'input_json_delta' && prev?.type === 'block_delta' && prev.index === x.index && prev.delta.type === 'input_json_delta') {
+      acc[acc.length - 1] = { ...prev, delta: { type: 'input_json_delta', partial_json: prev.delta.partial_json + x.delta.partial_json } };
+    } else acc.push(x);
+    return acc;
+  }, []);
+}
+
 test('anthropic: encoded streams decode back to the same events when cut at every byte', () => {
   const enc = new TextEncoder();
   for (let seed = 1; seed <= 12; seed++) {
@@ -209,14 +220,7 @@ test('anthropic: encoded streams decode back to the same events when cut at ever
     const e = anthropicMessagesCodec.client!.newStreamEncoder({ includeUsage: true });
     const bytes = enc.encode(events.map((x) => e.encode(x)).join('') + e.end());
     // A tool call's input goes out whole at its block's end (src/formats/anthropic-messages/stream-encoder.ts): its pieces come back joined.
-    const expected = events.map((x) => (x.type === 'message_start' ? { ...x, usage: { input_tokens: x.usage.input_tokens, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cache_creation_5m: 0, cache_creation_1h: 0 } } : x))
-      .reduce<StreamEvent[]>((acc, x) => {
-        const prev = acc.at(-1);
-        if (x.type === 'block_delta' && x.delta.type === 'input_json_delta' && prev?.type === 'block_delta' && prev.index === x.index && prev.delta.type === 'input_json_delta') {
-          acc[acc.length - 1] = { ...prev, delta: { type: 'input_json_delta', partial_json: prev.delta.partial_json + x.delta.partial_json } };
-        } else acc.push(x);
-        return acc;
-      }, []);
+    const expected = joinedArguments(events.map((x) => (x.type === 'message_start' ? { ...x, usage: { input_tokens: x.usage.input_tokens, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cache_creation_5m: 0, cache_creation_1h: 0 } } : x)));
     for (let cut = 0; cut <= bytes.length; cut += 1 + (cut % 7)) {
       const d = anthropicMessagesCodec.upstream.newStreamDecoder();
       assert.deepEqual([...d.push(bytes.subarray(0, cut)), ...d.push(bytes.subarray(cut)), ...d.end()], expected, `seed ${seed} cut ${cut}`);
@@ -236,14 +240,7 @@ test('openai: streams re-encoded from canonical events keep text, tool arguments
     // finish (calls may interleave), so stops move; every block must still be stopped exactly once.
     // Later parallel calls are collected and sent whole (blocks never overlap), so argument
     // pieces of one block are compared joined.
-    const strip = (xs: StreamEvent[]) => xs.filter((x) => !['message_start', 'message_delta', 'block_stop'].includes(x.type))
-      .reduce<StreamEvent[]>((acc, x) => {
-        const prev = acc.at(-1);
-        if (x.type === 'block_delta' && x.delta.type === 'input_json_delta' && prev?.type === 'block_delta' && prev.index === x.index && prev.delta.type === 'input_json_delta') {
-          acc[acc.length - 1] = { ...prev, delta: { type: 'input_json_delta', partial_json: prev.delta.partial_json + x.delta.partial_json } };
-        } else acc.push(x);
-        return acc;
-      }, []);
+    const strip = (xs: StreamEvent[]) => joinedArguments(xs.filter((x) => !['message_start', 'message_delta', 'block_stop'].includes(x.type)));
     assert.deepEqual(strip(back), strip(events), `seed ${seed}`);
     const stops = back.filter((x) => x.type === 'block_stop').map((x) => (x as { index: number }).index).sort();
     assert.deepEqual(stops, events.filter((x) => x.type === 'block_start').map((x) => (x as { index: number }).index), `seed ${seed} stops`);

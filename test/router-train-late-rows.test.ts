@@ -192,16 +192,21 @@ for (const b of backends) {
   });
 }
 
+/** A routed answer a minute old (decision, record, feedback), learned by a first pass from nothing. */
+async function oneAnswerLearned(s: Store, now: number): Promise<StoredState> {
+  const one = uuidv7(now - 60_000);
+  await decide(s, one, now - 60_000);
+  await s.insertInferences([record(one, now - 60_000)]);
+  await feedback(s, one, now - 59_000);
+  return await pass(s, emptyStored(), 0);
+}
+
 for (const b of backends) {
   test(`${b.name}: a store whose landing positions started again (restored into another cluster, an older file) goes on learning from the rows landing after it`, async () => {
     const s = await b.open('moved');
     try {
       const now = Date.now();
-      const one = uuidv7(now - 60_000);
-      await decide(s, one, now - 60_000);
-      await s.insertInferences([record(one, now - 60_000)]);
-      await feedback(s, one, now - 59_000);
-      const first = await pass(s, emptyStored(), 0);
+      const first = await oneAnswerLearned(s, now);
       assert.deepEqual([counted(first), first.outcomes], [1, 1]);
       // The move: the new cluster's transaction ids are far below the old one's, which the stored cursors
       // stand for here (positions the old cluster gave). (A SQLite file holds its cursors with its counter.)
@@ -232,11 +237,7 @@ for (const b of backends) {
     const hold = b.name === 'postgres' ? new pg.Client({ connectionString: PG_URL }) : null;
     try {
       const now = Date.now();
-      const one = uuidv7(now - 60_000);
-      await decide(s, one, now - 60_000);
-      await s.insertInferences([record(one, now - 60_000)]);
-      await feedback(s, one, now - 59_000);
-      const first = await pass(s, emptyStored(), 0);
+      const first = await oneAnswerLearned(s, now);
       assert.equal(first.outcomes, 1);
       if (hold) { await hold.connect(); await hold.query('BEGIN'); await hold.query('SELECT pg_current_xact_id()'); }
       const two = uuidv7(now - 30_000);
@@ -264,11 +265,7 @@ for (const b of backends) {
     const s = await b.open('rolling');
     try {
       const now = Date.now();
-      const one = uuidv7(now - 60_000);
-      await decide(s, one, now - 60_000);
-      await s.insertInferences([record(one, now - 60_000)]);
-      await feedback(s, one, now - 59_000);
-      const first = await pass(s, emptyStored(), 0);
+      const first = await oneAnswerLearned(s, now);
       assert.deepEqual([counted(first), first.outcomes], [1, 1]);
       // An older replica trained these rows by time and stored its cursors as it writes them, without `landed`.
       const old = (c: Cursor): Cursor => ({ at: c.at, id: c.id, ...(c.settleMs !== undefined ? { settleMs: c.settleMs } : {}) });
