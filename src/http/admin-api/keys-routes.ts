@@ -5,7 +5,7 @@ import { rotationGraceMs, type CreateKeyInput, type KeyPatch } from '../../auth/
 import type { UserView } from '../../dashboard/ui/api-types.ts';
 import { sendApiJson } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
-import { jsonBody } from './session-routes.ts';
+import { jsonBody, optionalJsonBody } from './session-routes.ts';
 
 const MEMBER_FIELDS = new Set(['name', 'expires_at']);
 
@@ -69,7 +69,9 @@ export function keysApi(): ApiRoute[] {
     {
       method: 'POST', path: '/keys/:id/rotate', who: 'any',
       handler: async (c) => {
-        const body = await jsonBody(c).catch(() => ({} as Record<string, unknown>));
+        // No body takes the configured grace; a body that does not parse is refused, never read as {}: a
+        // grace_hours of 0 lost to a stray comma would leave a leaked secret working for a day.
+        const body = await optionalJsonBody(c);
         const graceMs = body.grace_hours === undefined ? c.svc.holder.current.dashboard.rotationGraceMs : rotationGraceMs(body.grace_hours);
         const r = await c.d.keys.rotate(c.ids[0]!, graceMs, c.access);
         const x = await context(c);

@@ -16,6 +16,13 @@ export async function jsonBody(c: ApiCall): Promise<Record<string, unknown>> {
   return parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
 }
 
+/** A body that may be left out (no bytes, or only whitespace: `{}`); one that is sent must be a JSON object. */
+export async function optionalJsonBody(c: ApiCall): Promise<Record<string, unknown>> {
+  const buf = await apiBody(c);
+  if (buf.toString('utf8').trim() === '') return {};
+  return parseJsonObject(buf, c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+}
+
 function sessionView(svc: Services, caller: Caller): SessionView {
   const cfg = svc.holder.current;
   return {

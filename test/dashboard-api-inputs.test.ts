@@ -1,0 +1,44 @@
+// The admin API's answers to bad input, each found probing a real gateway: a body that does not parse
+// is refused, never read as an empty one; a refused edit changes nothing.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { createApiKey } from './helpers/admin-api.ts';
+
+const ADMIN_KEY = 'admin-key-for-the-inputs-test-0123456789abcdef';
+const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
+let oa: MockUpstream; let gw: TestGateway;
+
+async function call(method: string, path: string, body: string | null, headers: Record<string, string> = ADMIN): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
+    method, headers: { ...headers, ...(body === null ? {} : { 'content-type': 'application/json' }) }, body, signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+before(async () => {
+  oa = await startMockOpenAI();
+  gw = await startTestGateway({ providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }], gateway: { auth: { enabled: true, admin_key: ADMIN_KEY } } });
+});
+after(async () => { await gw.stop(); await oa.close(); });
+
+test('a rotation whose body does not parse is refused and rotates nothing; no body takes the configured grace', async () => {
+  const k = await createApiKey(gw.url, ADMIN, { name: 'to-rotate' });
+  // A trailing comma after grace_hours 0: read as {} this rotated with a day's grace for the old secret.
+  for (const [body, code] of [['{"grace_hours": 0,}', 'invalid_json'], ['[0]', 'invalid_body'], ['"0"', 'invalid_body']] as const) {
+    const r = await call('POST', `/keys/${k.record.id}/rotate`, body);
+    assert.equal(r.status, 400, body);
+    assert.equal(r.body.error.code, code, body);
+  }
+  const still = await call('GET', `/keys/${k.record.id}`, null);
+  assert.equal(still.body.previous_secret_valid_until, null);
+  const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
+  assert.equal(models.status, 200, 'the secret was not rotated');
+  for (const body of [null, '', ' \n']) {
+    const r = await call('POST', `/keys/${k.record.id}/rotate`, body);
+    assert.equal(r.status, 200, JSON.stringify(body));
+    const graceMs = Date.parse(r.body.previous_secret_valid_until) - Date.now();
+    assert.ok(graceMs > 23 * 3_600_000 && graceMs <= 24 * 3_600_000, `default grace: ${r.body.previous_secret_valid_until}`);
+  }
+});
