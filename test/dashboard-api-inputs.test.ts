@@ -42,3 +42,13 @@ test('a rotation whose body does not parse is refused and rotates nothing; no bo
     assert.ok(graceMs > 23 * 3_600_000 && graceMs <= 24 * 3_600_000, `default grace: ${r.body.previous_secret_valid_until}`);
   }
 });
+
+test('a key edit refused for its owner_id changes nothing', async () => {
+  const k = await createApiKey(gw.url, ADMIN, { name: 'before' });
+  const r = await call('PATCH', `/keys/${k.record.id}`, JSON.stringify({ name: 'after', rpm_limit: 7, owner_id: 'no-such-user' }));
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.param, 'owner_id');
+  const now = await call('GET', `/keys/${k.record.id}`, null);
+  assert.equal(now.body.name, 'before');
+  assert.equal(now.body.rpm_limit, null);
+});

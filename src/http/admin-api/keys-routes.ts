@@ -60,8 +60,10 @@ export function keysApi(): ApiRoute[] {
         const body = await jsonBody(c);
         const { owner_id: _owner, ...patch } = body;
         memberMay(c, patch);
+        // The owner is checked before anything is written: a refused edit leaves the key as it was.
+        const owner = c.caller.user.role === 'admin' && 'owner_id' in body ? await ownerFor(c, body) : undefined;
         await c.d.keys.update(c.ids[0]!, patch as KeyPatch, c.access);
-        if (c.caller.user.role === 'admin' && 'owner_id' in body) await c.d.users.setKeyOwner(c.ids[0]!, await ownerFor(c, body));
+        if (owner !== undefined) await c.d.users.setKeyOwner(c.ids[0]!, owner);
         const x = await context(c);
         sendApiJson(c.res, 200, await c.d.keys.get(c.ids[0]!, c.access, x.users, x.owners));
       },
