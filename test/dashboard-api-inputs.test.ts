@@ -8,6 +8,7 @@ import { createApiKey } from './helpers/admin-api.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-inputs-test-0123456789abcdef';
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
+const PW = 'a long enough password';
 let oa: MockUpstream; let gw: TestGateway;
 
 async function call(method: string, path: string, body: string | null, headers: Record<string, string> = ADMIN): Promise<{ status: number; body: any }> {
@@ -51,4 +52,29 @@ test('a key edit refused for its owner_id changes nothing', async () => {
   const now = await call('GET', `/keys/${k.record.id}`, null);
   assert.equal(now.body.name, 'before');
   assert.equal(now.body.rpm_limit, null);
+});
+
+/** A dashboard user's session headers for changes: the cookie and the CSRF token. */
+async function signIn(email: string): Promise<Record<string, string>> {
+  const res = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PW }) });
+  assert.equal(res.status, 200);
+  return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': ((await res.json()) as { csrf_token: string }).csrf_token };
+}
+
+test('a member naming an owner for a key is refused (403 naming owner_id), not ignored', async () => {
+  const users = gw.services.dashboard!.users;
+  const carol = await users.create({ email: 'carol@example.com', role: 'member', password: PW });
+  const dave = await users.create({ email: 'dave@example.com', role: 'member', password: PW });
+  const asCarol = await signIn('carol@example.com');
+  const made = await call('POST', '/keys', JSON.stringify({ name: 'for dave', owner_id: dave.id }), asCarol);
+  assert.equal(made.status, 403);
+  assert.equal(made.body.error.param, 'owner_id');
+  assert.deepEqual(await users.keysOf(carol.id), []);
+  const own = await call('POST', '/keys', JSON.stringify({ name: 'mine' }), asCarol);
+  assert.equal(own.status, 201);
+  const give = await call('PATCH', `/keys/${own.body.record.id}`, JSON.stringify({ name: 'given', owner_id: dave.id }), asCarol);
+  assert.equal(give.status, 403);
+  assert.equal(give.body.error.param, 'owner_id');
+  assert.equal((await call('GET', `/keys/${own.body.record.id}`, null)).body.name, 'mine');
+  assert.deepEqual(await users.keysOf(dave.id), []);
 });

@@ -42,8 +42,8 @@ export function keysApi(): ApiRoute[] {
       method: 'POST', path: '/keys', who: 'any',
       handler: async (c) => {
         const body = await jsonBody(c);
+        memberMay(c, body);
         const { owner_id: _owner, ...input } = body;
-        memberMay(c, input);
         const owner = await ownerFor(c, body);
         if (!c.svc.admin) throw new GatewayError('not_implemented', 'key management needs storage');
         const created = await c.svc.admin.createKey(input as CreateKeyInput);
@@ -58,8 +58,8 @@ export function keysApi(): ApiRoute[] {
       method: 'PATCH', path: '/keys/:id', who: 'any',
       handler: async (c) => {
         const body = await jsonBody(c);
+        memberMay(c, body);
         const { owner_id: _owner, ...patch } = body;
-        memberMay(c, patch);
         // The owner is checked before anything is written: a refused edit leaves the key as it was.
         const owner = c.caller.user.role === 'admin' && 'owner_id' in body ? await ownerFor(c, body) : undefined;
         await c.d.keys.update(c.ids[0]!, patch as KeyPatch, c.access);
