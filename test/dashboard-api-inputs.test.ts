@@ -1,5 +1,6 @@
-// The admin API's answers to bad input, each found probing a real gateway: a body that does not parse
-// is refused, never read as an empty one; a refused edit changes nothing.
+// The admin API's answers to bad input and misuse, each found probing a real gateway: a body that does
+// not parse is refused, never read as an empty one; a refused edit changes nothing; a member's admin-only
+// field is refused, not ignored; a password change's current password is guessed under the sign-in limits.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
@@ -77,4 +78,21 @@ test('a member naming an owner for a key is refused (403 naming owner_id), not i
   assert.equal(give.body.error.param, 'owner_id');
   assert.equal((await call('GET', `/keys/${own.body.record.id}`, null)).body.name, 'mine');
   assert.deepEqual(await users.keysOf(dave.id), []);
+});
+
+test('a password change checks the current password under the sign-in limits', async () => {
+  await gw.services.dashboard!.users.create({ email: 'erin@example.com', role: 'member', password: PW });
+  const asErin = await signIn('erin@example.com');
+  const change = (current: string, next = 'another long password') => call('POST', '/session/password', JSON.stringify({ current_password: current, new_password: next }), asErin);
+  const short = await change(PW, 'short');
+  assert.deepEqual([short.status, short.body.error.param], [400, 'new_password']);
+  for (let i = 0; i < 5; i++) assert.equal((await change(`guess ${i}`)).status, 401);
+  const res = await fetch(`${gw.url}/admin/api/v1/session/password`, {
+    method: 'POST', headers: { ...asErin, 'content-type': 'application/json' }, body: JSON.stringify({ current_password: PW, new_password: 'another long password' }),
+  });
+  assert.equal(res.status, 429);
+  assert.ok(Number(res.headers.get('retry-after')) > 0);
+  assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'too_many_attempts');
+  const signin = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'erin@example.com', password: PW }) });
+  assert.equal(signin.status, 429, 'one count for the account, whichever route guesses');
 });
