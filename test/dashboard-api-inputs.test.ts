@@ -96,3 +96,11 @@ test('a password change checks the current password under the sign-in limits', a
   const signin = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'erin@example.com', password: PW }) });
   assert.equal(signin.status, 429, 'one count for the account, whichever route guesses');
 });
+
+test('history refuses a reversed window (400 naming from), as usage does, instead of an empty page', async () => {
+  for (const path of ['/requests', '/requests/export', '/usage']) {
+    const r = await call('GET', `${path}?from=2030-01-01T00:00:00Z&to=2020-01-01T00:00:00Z`, null);
+    assert.deepEqual([r.status, r.body.error?.code, r.body.error?.param], [400, 'invalid_parameter', 'from'], path);
+  }
+  assert.equal((await call('GET', '/requests?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z', null)).status, 200);
+});

@@ -28,6 +28,8 @@ export function historyFilter(q: URLSearchParams): HistoryFilter {
     providers: list(q, 'provider'), routes: list(q, 'route'), status: s, stream: bool(q, 'stream'), minCost: money(q, 'min_cost'),
     maxCost: money(q, 'max_cost'), feedback: bool(q, 'feedback'), partial: bool(q, 'partial'), routed: bool(q, 'routed'),
   };
+  // As GET /usage refuses it: a reversed window is a mistake to name, not an empty page.
+  if (f.from !== undefined && f.to !== undefined && f.from >= f.to) throw invalidParam('from', 'from must be before to');
   return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as HistoryFilter;
 }
 
