@@ -104,3 +104,11 @@ test('history refuses a reversed window (400 naming from), as usage does, instea
   }
   assert.equal((await call('GET', '/requests?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z', null)).status, 200);
 });
+
+test('a sign-in with an email of half a megabyte is a wrong password, and stores no row of its size', async () => {
+  const huge = `${'x'.repeat(512 * 1024)}@example.com`;
+  const r = await call('POST', '/session', JSON.stringify({ email: huge, password: PW }), {});
+  assert.deepEqual([r.status, r.body.error.code], [401, 'invalid_credentials']);
+  const rows = await gw.services.store!.sql.all('SELECT MAX(LENGTH(k)) AS n FROM dashboard_login_failures');
+  assert.ok(Number(rows[0]!.n) <= 322, `longest sign-in window key: ${rows[0]!.n} characters`);
+});
