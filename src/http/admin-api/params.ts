@@ -3,6 +3,25 @@
 import { isDecimalString } from '../../catalog/decimal.ts';
 import { invalidParam } from '../../gateway-error.ts';
 
+/**
+ * The name of the first query parameter, path segment or body field (a dotted path) whose text holds a
+ * NUL character, or null. PostgreSQL refuses NUL in text (22021, which would be a 500), and no name,
+ * email, id or filter of this API may hold one, so the API refuses it at its edge on both stores.
+ */
+export function nulField(v: unknown, at: string): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? at : null;
+  if (Array.isArray(v)) { for (const [i, x] of v.entries()) { const f = nulField(x, `${at}[${i}]`); if (f) return f; } return null; }
+  if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) { const f = nulField(k, at) ?? nulField(x, at === '' ? k : `${at}.${k}`); if (f) return f; }
+  }
+  return null;
+}
+
+export function refuseNul(v: unknown, at = ''): void {
+  const f = nulField(v, at);
+  if (f !== null) throw invalidParam(f === '' ? 'body' : f, `${f === '' ? 'the body' : f} must not contain NUL characters`);
+}
+
 export function list(q: URLSearchParams, name: string): string[] | undefined {
   const all = q.getAll(name).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
   if (all.length > 500) throw invalidParam(name, `${name}: at most 500 values`);

@@ -11,6 +11,7 @@ import { classifyStoreError } from '../../store/errors.ts';
 import type { Route, RouteParams } from '../routes.ts';
 import type { Services } from '../services.ts';
 import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } from './context.ts';
+import { refuseNul } from './params.ts';
 import { keysApi } from './keys-routes.ts';
 import { modelsApi } from './models-routes.ts';
 import { requestsApi } from './requests-routes.ts';
@@ -88,6 +89,8 @@ export function adminApiRoutes(svc: Services): Route[] {
       const ids = matchApiPath(`${API_PREFIX}${r.path}`, params.path);
       if (!ids) continue;
       if (r.method !== req.method) { allowed.push(r.method); continue; }
+      for (const [name, v] of params.query) refuseNul(v, name);
+      for (const id of ids) refuseNul(id, 'id');
       if (r.who === 'public') {
         await r.handler({ svc, d, req, res, query: params.query, ids, caller: null as never, access: null as never });
         return;

@@ -5,6 +5,7 @@ import type { SessionView, UserView } from '../../dashboard/ui/api-types.ts';
 import { normalEmail } from '../../dashboard/users.ts';
 import { parseJsonObject, readBody } from '../body.ts';
 import type { Services } from '../services.ts';
+import { refuseNul } from './params.ts';
 import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
@@ -13,15 +14,20 @@ export function apiBody(c: ApiCall): Promise<Buffer> {
   return readBody(c.req, Math.min(c.svc.holder.current.server.bodyLimitBytes, 1024 * 1024));
 }
 
+/** The body as a JSON object, no text in it holding a NUL (params.ts, refuseNul). */
 export async function jsonBody(c: ApiCall): Promise<Record<string, unknown>> {
-  return parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  const body = parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  refuseNul(body);
+  return body;
 }
 
 /** A body that may be left out (no bytes, or only whitespace: `{}`); one that is sent must be a JSON object. */
 export async function optionalJsonBody(c: ApiCall): Promise<Record<string, unknown>> {
   const buf = await apiBody(c);
   if (buf.toString('utf8').trim() === '') return {};
-  return parseJsonObject(buf, c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  const body = parseJsonObject(buf, c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  refuseNul(body);
+  return body;
 }
 
 function sessionView(svc: Services, caller: Caller): SessionView {
