@@ -1,6 +1,7 @@
 // NUL characters sent to the admin API on PostgreSQL (which refuses NUL in text, SQLSTATE 22021): a sign-in,
 // a user's email or name, a key id in the path, a filter in the query were each a 500 'internal error'.
-// Each is now a 400 invalid_parameter naming the field, refused at the API's edge (on SQLite too).
+// Each is now a 400 invalid_parameter naming the field, refused at the API's edge (on SQLite too); the
+// older key API's DELETE /admin/keys/{id} answers such an id as one it does not know (404).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { dropSchema, freshSchema, pgAvailable, PG_URL } from './helpers/pg.ts';
@@ -53,4 +54,9 @@ test('NUL in a body, a path or a query is a 400 naming where, never a 500', { sk
     assert.deepEqual([r.status, b.error?.code, b.error?.param], [400, 'invalid_parameter', param], `${method} ${path} ${JSON.stringify(body)}`);
   }
   assert.equal((await fetch(`${gw.url}/admin/api/v1/keys`, { headers: ADMIN })).status, 200);
+});
+
+test('DELETE /admin/keys/{id} with a NUL in the id is a 404 (no such key), not a 500', { skip: !pgUp }, async () => {
+  const r = await fetch(`${gw.url}/admin/keys/${encodeURIComponent(NUL)}`, { method: 'DELETE', headers: ADMIN });
+  assert.deepEqual([r.status, ((await r.json()) as { error: { code: string } }).error.code], [404, 'route_not_found']);
 });
