@@ -112,3 +112,11 @@ test('a sign-in with an email of half a megabyte is a wrong password, and stores
   const rows = await gw.services.store!.sql.all('SELECT MAX(LENGTH(k)) AS n FROM dashboard_login_failures');
   assert.ok(Number(rows[0]!.n) <= 322, `longest sign-in window key: ${rows[0]!.n} characters`);
 });
+
+test('a count parameter takes digits only: hex, exponents and padding are 400 naming it', async () => {
+  for (const [path, param] of [['/usage?top=0x10', 'top'], ['/usage?top=1e1', 'top'], ['/requests?limit=%2010', 'limit'], ['/router?top=0b11', 'top'], ['/router/states?limit=1.0', 'limit']]) {
+    const r = await call('GET', path!, null);
+    assert.deepEqual([r.status, r.body.error?.param], [400, param], path);
+  }
+  assert.equal((await call('GET', '/usage?top=10', null)).status, 200);
+});

@@ -40,7 +40,8 @@ export function time(q: URLSearchParams, name: string): number | undefined {
 export function int(q: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
   const v = q.get(name);
   if (v === null || v === '') return fallback;
-  const n = Number(v);
+  // Digits only: Number() would also take 0x10, 1e1 and padded spaces for a count.
+  const n = /^\d{1,15}$/.test(v) ? Number(v) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) throw invalidParam(name, `${name} must be a whole number from ${min} to ${max}`);
   return n;
 }
