@@ -120,3 +120,13 @@ test('a count parameter takes digits only: hex, exponents and padding are 400 na
   }
   assert.equal((await call('GET', '/usage?top=10', null)).status, 200);
 });
+
+test('a parameter that takes one value, given twice, is a 400 naming it; lists still repeat', async () => {
+  for (const [path, param] of [['/usage?top=5&top=6', 'top'], ['/usage?bucket=hour&bucket=day', 'bucket'], ['/usage?tz=UTC&tz=Europe/Berlin', 'tz'],
+    ['/requests?from=2026-01-01&from=2026-02-01', 'from'], ['/requests?status=ok&status=error', 'status'], ['/requests/export?format=csv&format=jsonl', 'format'],
+    ['/models/compare?metric=a&metric=b', 'metric']]) {
+    const r = await call('GET', path!, null);
+    assert.deepEqual([r.status, r.body.error?.param], [400, param], path);
+  }
+  assert.equal((await call('GET', '/usage?model=a&model=b&group=model', null)).status, 200);
+});
