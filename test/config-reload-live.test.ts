@@ -133,6 +133,19 @@ test('restart-only settings: named in the result, the log and /health ("restart 
   assert.equal(back.status, 'ok', JSON.stringify(back.restart_required));
 });
 
+test('the dashboard settings read at start (enabled, tail_poll_ms) are restart-only; those read per call or pass apply', async (t) => {
+  const gw = await startTestGateway({ providers: [] });
+  t.after(() => gw.stop());
+  // tail_poll_ms was reported applied while the running poll (set up with the dashboard) kept its period.
+  edit(gw, (d) => { d.dashboard = { tail_poll_ms: 500, enabled: false, session_idle_minutes: 5, answer_timeout_ms: 2000 }; });
+  const { value: r } = await errorsDuring(() => gw.services.holder.reload());
+  assert.ok(r.ok);
+  assert.deepEqual(r.restartRequired, ['dashboard.enabled', 'dashboard.tail_poll_ms']);
+  const d = gw.services.holder.current.dashboard;
+  assert.deepEqual([d.enabled, d.tailPollMs, d.sessionIdleMs, d.answerTimeoutMs], [true, 2000, 5 * 60_000, 2000]);
+  assert.equal(gw.services.dashboard!.sessions.limits.idleMs, 5 * 60_000, 'open sessions idle out by the new limit');
+});
+
 test('the watcher follows the config files only: other files in the same directories never reload', async (t) => {
   const gw = await startTestGateway({ providers: [], gateway: { reload: { watch: true, debounce_ms: 30 } } });
   t.after(() => gw.stop());

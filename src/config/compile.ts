@@ -135,6 +135,7 @@ function compileDashboard(d: Obj): Config['dashboard'] {
     trustProxy: pick(d, 'trust_proxy', false),
     rotationGraceMs: pick(d, 'rotation_grace_hours', 24) * 3_600_000,
     tailPollMs: pick(d, 'tail_poll_ms', 2000),
+    answerTimeoutMs: pick(d, 'answer_timeout_ms', 30_000),
     retention: {
       recordsDays: pick<number | null>(r, 'records_days', null), bodiesDays: pick<number | null>(r, 'bodies_days', null),
       ...rollupRetentionOf(r),

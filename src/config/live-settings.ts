@@ -5,14 +5,15 @@ import type { Server } from 'node:http';
 import type { Config, ServerSettings } from './types.ts';
 
 /**
- * Read once at start: the listening socket (host, port) and the connections to storage and Redis
- * (their URLs and the SQLite file). A reload that changes one keeps the running value and reports
+ * Read once at start: the listening socket (host, port), the connections to storage and Redis
+ * (their URLs and the SQLite file), and the dashboard's services (whether it runs, and the live tail's
+ * poll of other replicas' records, set up with them). A reload that changes one keeps the running value and reports
  * "restart required" until the values match again. (storage.redis_fail_open applies on reload: the
  * limiter and the readiness probe read the new value for the next request.)
  */
 export const RESTART_ONLY: readonly string[] = [
   'server.host', 'server.port', 'storage.sqlite_path', 'storage.database_url', 'storage.redis_url',
-  'dashboard.enabled',
+  'dashboard.enabled', 'dashboard.tail_poll_ms',
 ];
 
 /** Sections of the compiled config that hold settings (the rest is the catalog and providers). */

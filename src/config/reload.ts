@@ -229,6 +229,7 @@ export class ConfigHolder {
         ...next.storage, sqlitePath: s.storage.sqlitePath, databaseUrl: s.storage.databaseUrl, redisUrl: s.storage.redisUrl,
         redisFailOpen: s.storage.redisFailOpen,
       },
+      dashboard: { ...next.dashboard, enabled: s.dashboard.enabled, tailPollMs: s.dashboard.tailPollMs },
     };
   }
 

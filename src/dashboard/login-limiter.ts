@@ -20,8 +20,9 @@ export class LoginLimiter {
     this.#now = now;
   }
 
+  /** An email is at most 320 characters (users.ts): a longer one names no account, and must not store a row of its size. */
   #keys(email: string, ip: string): Array<[string, number]> {
-    return [[`a:${email.trim().toLowerCase()}`, this.#limits.perAccount], [`i:${ip}`, this.#limits.perAddress]];
+    return [[`a:${email.trim().toLowerCase().slice(0, 320)}`, this.#limits.perAccount], [`i:${ip}`, this.#limits.perAddress]];
   }
 
   /**

@@ -1,13 +1,15 @@
 // A TCP proxy a test controls, in front of a shared server (PostgreSQL): `down()` cuts every open
-// connection and refuses new ones, `up()` accepts again. Lets a test fail "the database" without
-// touching the server everyone shares.
+// connection and refuses new ones, `stall()` keeps them open but passes no more bytes either way (a
+// partition, a server that stopped answering), `up()` accepts and passes again. Lets a test fail "the
+// database" without touching the server everyone shares.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
-export type TcpProxy = { port: number; url(path?: string): string; down(): void; up(): void; close(): Promise<void> };
+export type TcpProxy = { port: number; url(path?: string): string; down(): void; stall(): void; up(): void; close(): Promise<void> };
 
 export async function startTcpProxy(target: { host: string; port: number }, scheme = 'postgres', user = 'postgres'): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let accepting = true;
+  let stalled = false;
   const server: Server = createServer((client) => {
     if (!accepting) { client.destroy(); return; }
     const upstream = connect(target.port, target.host);
@@ -15,7 +17,9 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
     const end = (): void => { client.destroy(); upstream.destroy(); open.delete(client); open.delete(upstream); };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
-    client.pipe(upstream).pipe(client);
+    // Bytes are dropped while stalled, so a stalled connection is spoilt: `down()` then `up()` for fresh ones.
+    client.on('data', (d: Buffer) => { if (!stalled) upstream.write(d); });
+    upstream.on('data', (d: Buffer) => { if (!stalled) client.write(d); });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;
@@ -23,7 +27,8 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
     port,
     url: (path = '/test') => `${scheme}://${user}@127.0.0.1:${port}${path}`,
     down: () => { accepting = false; for (const s of open) s.destroy(); open.clear(); },
-    up: () => { accepting = true; },
+    stall: () => { stalled = true; },
+    up: () => { accepting = true; stalled = false; },
     close: async () => { accepting = false; for (const s of open) s.destroy(); await new Promise<void>((ok) => server.close(() => ok())); },
   };
 }

@@ -5,7 +5,7 @@ import { rotationGraceMs, type CreateKeyInput, type KeyPatch } from '../../auth/
 import type { UserView } from '../../dashboard/ui/api-types.ts';
 import { sendApiJson } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
-import { jsonBody } from './session-routes.ts';
+import { jsonBody, optionalJsonBody } from './session-routes.ts';
 
 const MEMBER_FIELDS = new Set(['name', 'expires_at']);
 
@@ -42,8 +42,8 @@ export function keysApi(): ApiRoute[] {
       method: 'POST', path: '/keys', who: 'any',
       handler: async (c) => {
         const body = await jsonBody(c);
+        memberMay(c, body);
         const { owner_id: _owner, ...input } = body;
-        memberMay(c, input);
         const owner = await ownerFor(c, body);
         if (!c.svc.admin) throw new GatewayError('not_implemented', 'key management needs storage');
         const created = await c.svc.admin.createKey(input as CreateKeyInput);
@@ -58,10 +58,12 @@ export function keysApi(): ApiRoute[] {
       method: 'PATCH', path: '/keys/:id', who: 'any',
       handler: async (c) => {
         const body = await jsonBody(c);
+        memberMay(c, body);
         const { owner_id: _owner, ...patch } = body;
-        memberMay(c, patch);
+        // The owner is checked before anything is written: a refused edit leaves the key as it was.
+        const owner = c.caller.user.role === 'admin' && 'owner_id' in body ? await ownerFor(c, body) : undefined;
         await c.d.keys.update(c.ids[0]!, patch as KeyPatch, c.access);
-        if (c.caller.user.role === 'admin' && 'owner_id' in body) await c.d.users.setKeyOwner(c.ids[0]!, await ownerFor(c, body));
+        if (owner !== undefined) await c.d.users.setKeyOwner(c.ids[0]!, owner);
         const x = await context(c);
         sendApiJson(c.res, 200, await c.d.keys.get(c.ids[0]!, c.access, x.users, x.owners));
       },
@@ -69,7 +71,9 @@ export function keysApi(): ApiRoute[] {
     {
       method: 'POST', path: '/keys/:id/rotate', who: 'any',
       handler: async (c) => {
-        const body = await jsonBody(c).catch(() => ({} as Record<string, unknown>));
+        // No body takes the configured grace; a body that does not parse is refused, never read as {}: a
+        // grace_hours of 0 lost to a stray comma would leave a leaked secret working for a day.
+        const body = await optionalJsonBody(c);
         const graceMs = body.grace_hours === undefined ? c.svc.holder.current.dashboard.rotationGraceMs : rotationGraceMs(body.grace_hours);
         const r = await c.d.keys.rotate(c.ids[0]!, graceMs, c.access);
         const x = await context(c);

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { compareModels, modelCatalog } from '../../dashboard/models.ts';
 import type { ModelEntry } from '../../config/types.ts';
 import { SECURITY_HEADERS, sendApiJson } from './context.ts';
-import { list, range } from './params.ts';
+import { list, range, single } from './params.ts';
 import type { ApiRoute } from './router.ts';
 
 /**
@@ -39,7 +39,7 @@ export function modelsApi(): ApiRoute[] {
       method: 'GET', path: '/models/compare', who: 'any',
       handler: async (c) => {
         const { from, to } = range(c.query, 30 * 86_400_000);
-        const metric = c.query.get('metric') || undefined;
+        const metric = single(c.query, 'metric') || undefined;
         sendApiJson(c.res, 200, await compareModels(c.d.store.sql, { from, to, models: list(c.query, 'model'), ...(metric ? { metric } : {}) }, c.access));
       },
     },

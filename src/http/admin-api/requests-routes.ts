@@ -12,11 +12,11 @@ import { num, strOrNull, type Row } from '../../store/rows.ts';
 import { isUuid } from '../../util/uuid.ts';
 import { SECURITY_HEADERS, sendApiJson } from './context.ts';
 import { streamExport } from './export.ts';
-import { bool, int, list, money, oneOf, time } from './params.ts';
+import { bool, int, list, money, oneOf, single, time } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
 export function historyFilter(q: URLSearchParams): HistoryFilter {
-  const status = q.get('status');
+  const status = single(q, 'status');
   let s: HistoryFilter['status'];
   if (status === 'ok' || status === 'error') s = status;
   else if (status !== null && status !== '') {
@@ -28,6 +28,8 @@ export function historyFilter(q: URLSearchParams): HistoryFilter {
     providers: list(q, 'provider'), routes: list(q, 'route'), status: s, stream: bool(q, 'stream'), minCost: money(q, 'min_cost'),
     maxCost: money(q, 'max_cost'), feedback: bool(q, 'feedback'), partial: bool(q, 'partial'), routed: bool(q, 'routed'),
   };
+  // As GET /usage refuses it: a reversed window is a mistake to name, not an empty page.
+  if (f.from !== undefined && f.to !== undefined && f.from >= f.to) throw invalidParam('from', 'from must be before to');
   return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as HistoryFilter;
 }
 
@@ -67,14 +69,14 @@ export function requestsApi(): ApiRoute[] {
     {
       method: 'GET', path: '/requests', who: 'any',
       handler: async (c) => {
-        const id = c.query.get('id');
+        const id = single(c.query, 'id');
         if (id) {
           const r = isUuid(id) ? await historyRecord(c.d.store.sql, id.toLowerCase(), c.access) : null;
           const page: RequestPage = { data: r ? await summaries(c, [r]) : [], next_cursor: null, scanned_to: null };
           sendApiJson(c.res, 200, page);
           return;
         }
-        const cursor = c.query.get('cursor') ?? undefined;
+        const cursor = single(c.query, 'cursor') ?? undefined;
         if (cursor !== undefined && !/^[0-9a-f-]{1,36}$/.test(cursor)) throw invalidParam('cursor', 'cursor is not one this API returned');
         const p = await historyPage(c.d.store.sql, historyFilter(c.query), c.access, await c.d.users.owners(), int(c.query, 'limit', 1, MAX_PAGE, 50), cursor);
         const page: RequestPage = { data: await summaries(c, p.rows), next_cursor: p.nextCursor, scanned_to: p.scannedTo };

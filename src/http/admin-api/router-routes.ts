@@ -16,7 +16,7 @@ import { dryRunBody, routerOf } from '../router-mode.ts';
 import { sendApiJson } from './context.ts';
 import { apiBody, jsonBody } from './session-routes.ts';
 import { seriesParams } from './usage-routes.ts';
-import { int, range } from './params.ts';
+import { int, range, single } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
 const stateView = (s: StateSummary) => ({
@@ -70,7 +70,7 @@ export function routerApi(): ApiRoute[] {
       handler: async (c) => {
         const router = routerOf(c.svc);
         const cfg = c.svc.holder.current;
-        const keyId = c.query.get('key_id');
+        const keyId = single(c.query, 'key_id');
         let key: KeyRecord | null = null;
         if (keyId) {
           // A member ranks as their own keys only; a key they cannot see is not found, as on GET /keys/:id.

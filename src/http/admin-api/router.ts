@@ -1,7 +1,8 @@
 // The admin API's own route table under /admin/api/v1 (one gateway route per method hands over the
 // whole prefix): each entry names its method, path (`:id` segments), whether only admins may call it,
 // and a handler given the authenticated caller and what it may see. A database that cannot be reached
-// is a 503 with retry-after on every route (the error path would make it a 500).
+// is a 503 with retry-after on every route (the error path would make it a 500), and so is one that
+// stops answering: a call that has not begun its answer after dashboard.answer_timeout_ms.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Access } from '../../dashboard/access.ts';
 import type { DashboardServices } from '../../dashboard/services.ts';
@@ -10,6 +11,7 @@ import { classifyStoreError } from '../../store/errors.ts';
 import type { Route, RouteParams } from '../routes.ts';
 import type { Services } from '../services.ts';
 import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } from './context.ts';
+import { refuseNul } from './params.ts';
 import { keysApi } from './keys-routes.ts';
 import { modelsApi } from './models-routes.ts';
 import { requestsApi } from './requests-routes.ts';
@@ -51,11 +53,28 @@ export function matchApiPath(pattern: string, path: string): string[] | null {
   return ids;
 }
 
+/**
+ * `work`'s outcome, or storage_unavailable when it has not begun its answer within `ms`. A pooled
+ * PostgreSQL connection whose server stopped answering (a partition, a lock held) waits with no end;
+ * a stream that has begun (the tail, an export) runs on. The late handler's own answer then fails at
+ * its writeHead (headers sent) and is dropped here.
+ */
+function answeredInTime(work: Promise<void>, res: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      if (res.headersSent) return;
+      res.on('error', () => {}); // nothing the late handler writes may reach the process as an error
+      reject(new GatewayError('storage_unavailable', `the gateway's database did not answer within ${ms / 1000} s; retry later (a change asked for may still be applied)`, { headers: { 'retry-after': '1' } }));
+    }, ms);
+    work.then((v) => { clearTimeout(timer); resolve(v); }, (e: unknown) => { clearTimeout(timer); reject(e); });
+  });
+}
+
 /** Gateway routes (one per method) for everything under /admin/api/. */
 export function adminApiRoutes(svc: Services): Route[] {
   const table = apiRoutes();
   const dispatch = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
-    try { await route(req, res, params); } catch (e) {
+    try { await answeredInTime(route(req, res, params), res, svc.holder.current.dashboard.answerTimeoutMs); } catch (e) {
       // The database unreachable (PostgreSQL down, SQLite's disk full...): a 503 the caller may retry, not a 500.
       if (!(e instanceof GatewayError) && classifyStoreError(e) === 'unavailable') {
         throw new GatewayError('storage_unavailable', `the gateway's database is unavailable (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } });
@@ -70,6 +89,8 @@ export function adminApiRoutes(svc: Services): Route[] {
       const ids = matchApiPath(`${API_PREFIX}${r.path}`, params.path);
       if (!ids) continue;
       if (r.method !== req.method) { allowed.push(r.method); continue; }
+      for (const [name, v] of params.query) refuseNul(v, name);
+      for (const id of ids) refuseNul(id, 'id');
       if (r.who === 'public') {
         await r.handler({ svc, d, req, res, query: params.query, ids, caller: null as never, access: null as never });
         return;

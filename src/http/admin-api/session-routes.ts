@@ -1,9 +1,11 @@
 // Sign-in, the current session and sign-out, and a user's own password change.
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
-import type { SessionView } from '../../dashboard/ui/api-types.ts';
+import { passwordProblem } from '../../dashboard/passwords.ts';
+import type { SessionView, UserView } from '../../dashboard/ui/api-types.ts';
 import { normalEmail } from '../../dashboard/users.ts';
 import { parseJsonObject, readBody } from '../body.ts';
 import type { Services } from '../services.ts';
+import { refuseNul } from './params.ts';
 import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
@@ -12,8 +14,20 @@ export function apiBody(c: ApiCall): Promise<Buffer> {
   return readBody(c.req, Math.min(c.svc.holder.current.server.bodyLimitBytes, 1024 * 1024));
 }
 
+/** The body as a JSON object, no text in it holding a NUL (params.ts, refuseNul). */
 export async function jsonBody(c: ApiCall): Promise<Record<string, unknown>> {
-  return parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  const body = parseJsonObject(await apiBody(c), c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  refuseNul(body);
+  return body;
+}
+
+/** A body that may be left out (no bytes, or only whitespace: `{}`); one that is sent must be a JSON object. */
+export async function optionalJsonBody(c: ApiCall): Promise<Record<string, unknown>> {
+  const buf = await apiBody(c);
+  if (buf.toString('utf8').trim() === '') return {};
+  const body = parseJsonObject(buf, c.svc.holder.current.server.jsonMaxDepth) as Record<string, unknown>;
+  refuseNul(body);
+  return body;
 }
 
 function sessionView(svc: Services, caller: Caller): SessionView {
@@ -38,12 +52,8 @@ export function sessionApi(): ApiRoute[] {
         const password = typeof body.password === 'string' ? body.password : '';
         if (email === '' || password === '') throw invalidParam(email === '' ? 'email' : 'password', 'email and password are required');
         const ip = clientIp(c.svc, c.req);
-        // Counted before the password is checked (every replica shares the count): see login-limiter.ts.
-        const wait = await c.d.logins.attempt(email, ip);
-        if (wait > 0) throw new GatewayError('too_many_attempts', `too many failed sign-ins: try again in ${wait} s`, { headers: { 'retry-after': String(wait) } });
-        const user = await c.d.users.authenticate(normalEmailOrRaw(email), password);
+        const user = await limitedCheck(c, email, ip, normalEmailOrRaw(email), password);
         if (!user) throw new GatewayError('invalid_credentials', 'wrong email or password');
-        await c.d.logins.succeeded(email, ip);
         const ua = c.req.headers['user-agent'];
         const { token, session } = await c.d.sessions.create(user.id, ip, typeof ua === 'string' ? ua : null);
         const maxAge = Math.floor(c.d.sessions.limits.absoluteMs / 1000);
@@ -65,13 +75,30 @@ export function sessionApi(): ApiRoute[] {
         const body = await jsonBody(c);
         const current = typeof body.current_password === 'string' ? body.current_password : '';
         const next = typeof body.new_password === 'string' ? body.new_password : '';
-        if (!(await c.d.users.authenticate(c.caller.user.email, current))) throw new GatewayError('invalid_credentials', 'the current password is wrong', { param: 'current_password' });
+        const problem = passwordProblem(next);
+        if (problem) throw invalidParam('new_password', problem);
+        // Under the sign-in limits: a session (stolen, or a browser left open) must not guess the password freely.
+        const email = c.caller.user.email;
+        if (!(await limitedCheck(c, email, clientIp(c.svc, c.req), email, current))) throw new GatewayError('invalid_credentials', 'the current password is wrong', { param: 'current_password' });
         await c.d.users.setPassword(c.caller.user.id, next);
         await c.d.sessions.revokeUser(c.caller.user.id, c.caller.session.id);
         sendApiJson(c.res, 200, { changed: true });
       },
     },
   ];
+}
+
+/**
+ * The user whose `password` this is, or null, checked under the sign-in limits of `limitEmail` and
+ * `ip`: counted before the password is checked (every replica shares the count: login-limiter.ts),
+ * refused with too_many_attempts past them, the attempt taken back when the password is right.
+ */
+async function limitedCheck(c: ApiCall, limitEmail: string, ip: string, email: string, password: string): Promise<UserView | null> {
+  const wait = await c.d.logins.attempt(limitEmail, ip);
+  if (wait > 0) throw new GatewayError('too_many_attempts', `too many failed sign-ins: try again in ${wait} s`, { headers: { 'retry-after': String(wait) } });
+  const user = await c.d.users.authenticate(email, password);
+  if (user) await c.d.logins.succeeded(limitEmail, ip);
+  return user;
 }
 
 /** Sign-in compares lower-cased emails; a malformed one simply fails like a wrong password. */

@@ -5,14 +5,14 @@ import { BUCKETS, USAGE_GROUPS, type Bucket, type UsageGroup } from '../../dashb
 import { usageExport, usageReport, type UsageContext, type UsageQuery } from '../../dashboard/usage.ts';
 import { sendApiJson } from './context.ts';
 import { streamExport } from './export.ts';
-import { int, list, oneOf, range } from './params.ts';
+import { int, list, oneOf, range, single } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
 const DAY = 86_400_000;
 
 /** A time series' `tz` (an IANA zone, UTC by default) and `bucket` (the finest readable one for the range by default). */
 export function seriesParams(q: URLSearchParams, from: number, to: number): { tz: string; bucket: Bucket } {
-  const tz = q.get('tz') || 'UTC';
+  const tz = single(q, 'tz') || 'UTC';
   if (!isTimeZone(tz)) throw invalidParam('tz', 'tz must be an IANA time zone, like Europe/Berlin');
   return { tz, bucket: oneOf<Bucket>(q, 'bucket', BUCKETS, autoBucket(to - from)) };
 }

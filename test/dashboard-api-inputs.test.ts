@@ -1,0 +1,132 @@
+// The admin API's answers to bad input and misuse, each found probing a real gateway: a body that does
+// not parse is refused, never read as an empty one; a refused edit changes nothing; a member's admin-only
+// field is refused, not ignored; a password change's current password is guessed under the sign-in limits.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { createApiKey } from './helpers/admin-api.ts';
+
+const ADMIN_KEY = 'admin-key-for-the-inputs-test-0123456789abcdef';
+const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
+const PW = 'a long enough password';
+let oa: MockUpstream; let gw: TestGateway;
+
+async function call(method: string, path: string, body: string | null, headers: Record<string, string> = ADMIN): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
+    method, headers: { ...headers, ...(body === null ? {} : { 'content-type': 'application/json' }) }, body, signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+before(async () => {
+  oa = await startMockOpenAI();
+  gw = await startTestGateway({ providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }], gateway: { auth: { enabled: true, admin_key: ADMIN_KEY } } });
+});
+after(async () => { await gw.stop(); await oa.close(); });
+
+test('a rotation whose body does not parse is refused and rotates nothing; no body takes the configured grace', async () => {
+  const k = await createApiKey(gw.url, ADMIN, { name: 'to-rotate' });
+  // A trailing comma after grace_hours 0: read as {} this rotated with a day's grace for the old secret.
+  for (const [body, code] of [['{"grace_hours": 0,}', 'invalid_json'], ['[0]', 'invalid_body'], ['"0"', 'invalid_body']] as const) {
+    const r = await call('POST', `/keys/${k.record.id}/rotate`, body);
+    assert.equal(r.status, 400, body);
+    assert.equal(r.body.error.code, code, body);
+  }
+  const still = await call('GET', `/keys/${k.record.id}`, null);
+  assert.equal(still.body.previous_secret_valid_until, null);
+  const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
+  assert.equal(models.status, 200, 'the secret was not rotated');
+  for (const body of [null, '', ' \n']) {
+    const r = await call('POST', `/keys/${k.record.id}/rotate`, body);
+    assert.equal(r.status, 200, JSON.stringify(body));
+    const graceMs = Date.parse(r.body.previous_secret_valid_until) - Date.now();
+    assert.ok(graceMs > 23 * 3_600_000 && graceMs <= 24 * 3_600_000, `default grace: ${r.body.previous_secret_valid_until}`);
+  }
+});
+
+test('a key edit refused for its owner_id changes nothing', async () => {
+  const k = await createApiKey(gw.url, ADMIN, { name: 'before' });
+  const r = await call('PATCH', `/keys/${k.record.id}`, JSON.stringify({ name: 'after', rpm_limit: 7, owner_id: 'no-such-user' }));
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.param, 'owner_id');
+  const now = await call('GET', `/keys/${k.record.id}`, null);
+  assert.equal(now.body.name, 'before');
+  assert.equal(now.body.rpm_limit, null);
+});
+
+/** A dashboard user's session headers for changes: the cookie and the CSRF token. */
+async function signIn(email: string): Promise<Record<string, string>> {
+  const res = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PW }) });
+  assert.equal(res.status, 200);
+  return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': ((await res.json()) as { csrf_token: string }).csrf_token };
+}
+
+test('a member naming an owner for a key is refused (403 naming owner_id), not ignored', async () => {
+  const users = gw.services.dashboard!.users;
+  const carol = await users.create({ email: 'carol@example.com', role: 'member', password: PW });
+  const dave = await users.create({ email: 'dave@example.com', role: 'member', password: PW });
+  const asCarol = await signIn('carol@example.com');
+  const made = await call('POST', '/keys', JSON.stringify({ name: 'for dave', owner_id: dave.id }), asCarol);
+  assert.equal(made.status, 403);
+  assert.equal(made.body.error.param, 'owner_id');
+  assert.deepEqual(await users.keysOf(carol.id), []);
+  const own = await call('POST', '/keys', JSON.stringify({ name: 'mine' }), asCarol);
+  assert.equal(own.status, 201);
+  const give = await call('PATCH', `/keys/${own.body.record.id}`, JSON.stringify({ name: 'given', owner_id: dave.id }), asCarol);
+  assert.equal(give.status, 403);
+  assert.equal(give.body.error.param, 'owner_id');
+  assert.equal((await call('GET', `/keys/${own.body.record.id}`, null)).body.name, 'mine');
+  assert.deepEqual(await users.keysOf(dave.id), []);
+});
+
+test('a password change checks the current password under the sign-in limits', async () => {
+  await gw.services.dashboard!.users.create({ email: 'erin@example.com', role: 'member', password: PW });
+  const asErin = await signIn('erin@example.com');
+  const change = (current: string, next = 'another long password') => call('POST', '/session/password', JSON.stringify({ current_password: current, new_password: next }), asErin);
+  const short = await change(PW, 'short');
+  assert.deepEqual([short.status, short.body.error.param], [400, 'new_password']);
+  for (let i = 0; i < 5; i++) assert.equal((await change(`guess ${i}`)).status, 401);
+  const res = await fetch(`${gw.url}/admin/api/v1/session/password`, {
+    method: 'POST', headers: { ...asErin, 'content-type': 'application/json' }, body: JSON.stringify({ current_password: PW, new_password: 'another long password' }),
+  });
+  assert.equal(res.status, 429);
+  assert.ok(Number(res.headers.get('retry-after')) > 0);
+  assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'too_many_attempts');
+  const signin = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'erin@example.com', password: PW }) });
+  assert.equal(signin.status, 429, 'one count for the account, whichever route guesses');
+});
+
+test('history refuses a reversed window (400 naming from), as usage does, instead of an empty page', async () => {
+  for (const path of ['/requests', '/requests/export', '/usage']) {
+    const r = await call('GET', `${path}?from=2030-01-01T00:00:00Z&to=2020-01-01T00:00:00Z`, null);
+    assert.deepEqual([r.status, r.body.error?.code, r.body.error?.param], [400, 'invalid_parameter', 'from'], path);
+  }
+  assert.equal((await call('GET', '/requests?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z', null)).status, 200);
+});
+
+test('a sign-in with an email of half a megabyte is a wrong password, and stores no row of its size', async () => {
+  const huge = `${'x'.repeat(512 * 1024)}@example.com`;
+  const r = await call('POST', '/session', JSON.stringify({ email: huge, password: PW }), {});
+  assert.deepEqual([r.status, r.body.error.code], [401, 'invalid_credentials']);
+  const rows = await gw.services.store!.sql.all('SELECT MAX(LENGTH(k)) AS n FROM dashboard_login_failures');
+  assert.ok(Number(rows[0]!.n) <= 322, `longest sign-in window key: ${rows[0]!.n} characters`);
+});
+
+test('a count parameter takes digits only: hex, exponents and padding are 400 naming it', async () => {
+  for (const [path, param] of [['/usage?top=0x10', 'top'], ['/usage?top=1e1', 'top'], ['/requests?limit=%2010', 'limit'], ['/router?top=0b11', 'top'], ['/router/states?limit=1.0', 'limit']]) {
+    const r = await call('GET', path!, null);
+    assert.deepEqual([r.status, r.body.error?.param], [400, param], path);
+  }
+  assert.equal((await call('GET', '/usage?top=10', null)).status, 200);
+});
+
+test('a parameter that takes one value, given twice, is a 400 naming it; lists still repeat', async () => {
+  for (const [path, param] of [['/usage?top=5&top=6', 'top'], ['/usage?bucket=hour&bucket=day', 'bucket'], ['/usage?tz=UTC&tz=Europe/Berlin', 'tz'],
+    ['/requests?from=2026-01-01&from=2026-02-01', 'from'], ['/requests?status=ok&status=error', 'status'], ['/requests/export?format=csv&format=jsonl', 'format'],
+    ['/models/compare?metric=a&metric=b', 'metric']]) {
+    const r = await call('GET', path!, null);
+    assert.deepEqual([r.status, r.body.error?.param], [400, param], path);
+  }
+  assert.equal((await call('GET', '/usage?model=a&model=b&group=model', null)).status, 200);
+});
