@@ -132,7 +132,7 @@ function compileDashboard(d: Obj): Config['dashboard'] {
     enabled: pick(d, 'enabled', true),
     sessionIdleMs: pick(d, 'session_idle_minutes', 60) * 60_000,
     sessionAbsoluteMs: pick(d, 'session_absolute_hours', 12) * 3_600_000,
-    trustProxy: pick(d, 'trust_proxy', false),
+    trustProxy: proxyHops(d.trust_proxy),
     rotationGraceMs: pick(d, 'rotation_grace_hours', 24) * 3_600_000,
     tailPollMs: pick(d, 'tail_poll_ms', 2000),
     answerTimeoutMs: pick(d, 'answer_timeout_ms', 30_000),
@@ -193,3 +193,8 @@ function compileForwardQuery(raw: unknown, own: unknown, auth: UpstreamAuth): Pr
 
 /** Credentials and hop-by-hop headers are never relayed, whatever a provider file says. */
 const NEVER_FORWARD = new Set(['authorization', 'x-api-key', 'api-key', 'cookie', 'host', 'content-length', 'connection', 'x-goog-api-key']);
+
+/** dashboard.trust_proxy as the number of proxies in front whose headers are trusted (true: one; false or absent: none). */
+function proxyHops(v: unknown): number {
+  return v === true ? 1 : typeof v === 'number' ? v : 0;
+}

@@ -10,7 +10,8 @@ export type LogBodies = 'none' | 'metadata' | 'full';
 
 /** dashboard.* (docs/dashboard.md): sessions, proxy trust, rotation grace, live tail and retention. */
 export type DashboardSettings = {
-  enabled: boolean; sessionIdleMs: number; sessionAbsoluteMs: number; trustProxy: boolean; rotationGraceMs: number; tailPollMs: number;
+  enabled: boolean; sessionIdleMs: number; sessionAbsoluteMs: number; /** Proxies in front whose X-Forwarded-* headers are trusted (dashboard.trust_proxy: true is 1); 0: none. */
+  trustProxy: number; rotationGraceMs: number; tailPollMs: number;
   /** An admin API call not answering after this long is a 503 (a database that stopped answering). */
   answerTimeoutMs: number;
   retention: { recordsDays: number | null; bodiesDays: number | null; hourRollupsDays: number | null; dayRollupsDays: number | null };

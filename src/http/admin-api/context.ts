@@ -33,12 +33,20 @@ export function dashboardOf(svc: Services): DashboardServices {
 /** TLS here, or (with dashboard.trust_proxy) a proxy that says it terminated TLS. */
 export function isSecure(svc: Services, req: IncomingMessage): boolean {
   if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  return svc.holder.current.dashboard.trustProxy && String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() === 'https';
+  return svc.holder.current.dashboard.trustProxy > 0 && String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() === 'https';
 }
 
+/**
+ * The client's address (the sign-in limits count per address). Behind `trust_proxy: N` proxies it is
+ * the N-th X-Forwarded-For entry from the right: each proxy appends the address it saw, so the entries
+ * left of those are the client's to write. Before 2026-11-29 the leftmost was taken, and a client could
+ * send a new address with every guess to dodge the per-address limit.
+ */
 export function clientIp(svc: Services, req: IncomingMessage): string {
-  if (svc.holder.current.dashboard.trustProxy) {
-    const f = String(req.headers['x-forwarded-for'] ?? '').split(',')[0]!.trim();
+  const hops = svc.holder.current.dashboard.trustProxy;
+  if (hops > 0) {
+    const seen = String(req.headers['x-forwarded-for'] ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+    const f = seen.length === 0 ? '' : seen[Math.max(0, seen.length - hops)]!;
     if (f) return f.slice(0, 64);
   }
   return req.socket.remoteAddress ?? 'unknown';
