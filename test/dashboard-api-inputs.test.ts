@@ -130,3 +130,14 @@ test('a parameter that takes one value, given twice, is a 400 naming it; lists s
   }
   assert.equal((await call('GET', '/usage?model=a&model=b&group=model', null)).status, 200);
 });
+
+test('a user created with a password that is no string is refused (400 naming password), not given a generated one', async () => {
+  for (const password of [12345678, true, ['a long enough password'], { p: 'x' }]) {
+    const r = await call('POST', '/users', JSON.stringify({ email: `np${Math.random().toString(36).slice(2)}@example.com`, password }));
+    assert.equal(r.status, 400, JSON.stringify(password));
+    assert.equal(r.body.error.param, 'password');
+  }
+  const made = await call('POST', '/users', JSON.stringify({ email: `gen${Math.random().toString(36).slice(2)}@example.com`, password: null }));
+  assert.equal(made.status, 201);
+  assert.equal(typeof made.body.password, 'string', 'null: one is generated and shown once');
+});

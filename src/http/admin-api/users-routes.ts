@@ -13,6 +13,11 @@ export function usersApi(): ApiRoute[] {
       method: 'POST', path: '/users', who: 'admin',
       handler: async (c) => {
         const body = await jsonBody(c);
+        // Absent (or null, or ''): one is generated and shown once. Anything else that is no string is a
+        // mistake to say, not a reason to make up a password the caller does not know it got.
+        if (body.password !== undefined && body.password !== null && typeof body.password !== 'string') {
+          throw new GatewayError('invalid_parameter', "'password' must be a string (leave it out to have one generated)", { param: 'password' });
+        }
         const given = typeof body.password === 'string' && body.password !== '' ? body.password : null;
         const password = given ?? generatePassword();
         const user = await c.d.users.create({ email: body.email, name: body.name, role: body.role, password });
