@@ -141,3 +141,18 @@ test('a user created with a password that is no string is refused (400 naming pa
   assert.equal(made.status, 201);
   assert.equal(typeof made.body.password, 'string', 'null: one is generated and shown once');
 });
+
+test('error answers carry the security headers successful ones carry', async () => {
+  const ok = await fetch(`${gw.url}/admin/api/v1/users`, { headers: ADMIN });
+  for (const res of [
+    await fetch(`${gw.url}/admin/api/v1/users`), // 401
+    await fetch(`${gw.url}/admin/api/v1/keys/no-such-key`, { headers: ADMIN }), // 404
+    await fetch(`${gw.url}/admin/api/v1/users`, { method: 'POST', headers: { ...ADMIN, 'content-type': 'application/json' }, body: '{' }), // 400
+  ]) {
+    assert.ok(res.status >= 400, String(res.status));
+    for (const h of ['x-content-type-options', 'x-frame-options', 'content-security-policy']) assert.equal(res.headers.get(h), ok.headers.get(h), `${res.status} ${h}`);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    await res.text();
+  }
+  await ok.text();
+});

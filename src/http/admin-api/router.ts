@@ -10,7 +10,8 @@ import { GatewayError } from '../../gateway-error.ts';
 import { classifyStoreError } from '../../store/errors.ts';
 import type { Route, RouteParams } from '../routes.ts';
 import type { Services } from '../services.ts';
-import { accessOf, authenticateCaller, dashboardOf, requireAdmin, type Caller } from './context.ts';
+import { accessOf, authenticateCaller, dashboardOf, requireAdmin, SECURITY_HEADERS, type Caller } from './context.ts';
+import { sendError } from '../envelope.ts';
 import { refuseNul } from './params.ts';
 import { keysApi } from './keys-routes.ts';
 import { modelsApi } from './models-routes.ts';
@@ -76,10 +77,12 @@ export function adminApiRoutes(svc: Services): Route[] {
   const dispatch = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
     try { await answeredInTime(route(req, res, params), res, svc.holder.current.dashboard.answerTimeoutMs); } catch (e) {
       // The database unreachable (PostgreSQL down, SQLite's disk full...): a 503 the caller may retry, not a 500.
-      if (!(e instanceof GatewayError) && classifyStoreError(e) === 'unavailable') {
-        throw new GatewayError('storage_unavailable', `the gateway's database is unavailable (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } });
-      }
-      throw e;
+      const err = !(e instanceof GatewayError) && classifyStoreError(e) === 'unavailable'
+        ? new GatewayError('storage_unavailable', `the gateway's database is unavailable (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } })
+        : e;
+      req.resume();
+      // With the headers every answer of the API carries: an error page is framed or sniffed like any other.
+      sendError(res, err, 'openai', { ...SECURITY_HEADERS, 'cache-control': 'no-store' });
     }
   };
   const route = async (req: IncomingMessage, res: ServerResponse, params: RouteParams): Promise<void> => {
