@@ -181,14 +181,15 @@ export class ResponseStore {
   async delete(id: string, keyId: string): Promise<boolean> {
     if (!storable(id)) return false;
     const p = this.#pending.get(id);
-    if (!p || p.keyId !== keyId) return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
+    const row = (): Promise<number> => this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]);
+    if (!p || p.keyId !== keyId) return (await reading(row())) > 0;
     // Not committed yet: wait for the insert so the delete finds the row; one still waiting for a
     // retry is taken out of the queue and memory, and the database is asked too (a write that
     // failed may have committed all the same), without failing the deletion if it cannot answer.
     await p.written;
-    if (!(await this.#retries.cancel(id))) return (await reading(this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]))) > 0;
+    if (!(await this.#retries.cancel(id))) return (await reading(row())) > 0;
     this.#pending.delete(id);
-    await this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]).catch(() => 0);
+    await row().catch(() => 0);
     return true;
   }
 

@@ -16,7 +16,8 @@ import type { Cursor } from './store.ts';
 export type PairShape = { a: string; b: string; id: string; at: string };
 export type Sql = { sql: string; params: unknown[] };
 
-const later = (sql: SqlRunner, a: string, b: string): string => (sql.dialect === 'sqlite' ? `MAX(${a}, ${b})` : `GREATEST(${a}, ${b})`);
+/** The larger of two positions, in the store's dialect. */
+export const later = (sql: SqlRunner, a: string, b: string): string => (sql.dialect === 'sqlite' ? `MAX(${a}, ${b})` : `GREATEST(${a}, ${b})`);
 const BIG = 'CAST(? AS BIGINT)';
 
 /**

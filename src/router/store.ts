@@ -8,7 +8,7 @@ import type { OutputTable } from './output-stats.ts';
 import { chunkedPass } from '../util/catch-up.ts';
 import { storeNow } from '../store/clock.ts';
 import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
-import { ORDER, pairsAfter, startOf, type PairShape } from './landing-order.ts';
+import { later, ORDER, pairsAfter, startOf, type PairShape } from './landing-order.ts';
 
 export type DecisionRow = {
   inferenceId: string; createdAt: string; keyId: string | null; servedModel: string | null; canonical: string | null;
@@ -299,8 +299,7 @@ export async function readFeedback(sql: SqlRunner, metrics: readonly string[], c
   let caught: FeedbackJoin[] = [];
   if (kept.length > 0) {
     const marks = kept.map(() => '?').join(', ');
-    const g = sql.dialect === 'sqlite' ? 'MAX(f.landed, d.landed)' : 'GREATEST(f.landed, d.landed)';
-    caught = await feedbackRows(sql, { sql: `SELECT ${settled.cols}, ${g} AS g, f.created_at AS t FROM ${settled.from} WHERE ${settled.where} AND f.id IN (${marks})`, params: [...settled.params, ...kept] }, kept.length, settleMs, earlier);
+    caught = await feedbackRows(sql, { sql: `SELECT ${settled.cols}, ${later(sql, 'f.landed', 'd.landed')} AS g, f.created_at AS t FROM ${settled.from} WHERE ${settled.where} AND f.id IN (${marks})`, params: [...settled.params, ...kept] }, kept.length, settleMs, earlier);
     ahead = (await sql.all(`SELECT id FROM feedback WHERE id IN (${marks}) AND created_at >= ?`, [...kept, settledBefore])).map((r) => String(r.id));
   }
   // Rows stamped ahead that this read passed (before its last row) join them.
@@ -323,7 +322,7 @@ async function feedbackRows(sql: SqlRunner, x: { sql: string; params: unknown[] 
   const pair = (t: string): string => `${t}.inference_id = x.inference_id AND ${t}.metric = x.metric`;
   const rows: Row[] = await sql.all(
     `SELECT x.id AS id, x.created_at AS at, ff.created_at AS first_at, x.metric AS metric, x.first_id AS first_id, x.g AS g,
-            ${sql.dialect === 'sqlite' ? 'MAX(ff.landed, x.dl)' : 'GREATEST(ff.landed, x.dl)'} AS first_g,
+            ${later(sql, 'ff.landed', 'x.dl')} AS first_g,
             CASE WHEN x.id = x.first_id THEN (SELECT l.value FROM feedback l${byInference(sql)} WHERE ${pair('l')} AND (l.id = x.id OR l.created_at < ${end})
               ORDER BY l.created_at DESC, l.id DESC LIMIT 1) ELSE x.value END AS value,
             CASE WHEN x.id = x.first_id THEN NULL ELSE (SELECT p.value FROM feedback p${byInference(sql)} WHERE ${pair('p')}
