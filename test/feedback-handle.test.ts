@@ -324,7 +324,7 @@ test('the write queue\'s room: events past it answer 503, also when other reques
   const id = s.addInference();
   // 4 rows of room when the request starts, 2 once its new metrics are claimed (another request queued two).
   const room = [4, 2];
-  s.ctx.room = () => room.shift() ?? 0;
+  s.ctx.room = () => ({ rows: room.shift() ?? 0, bytes: Infinity });
   const r = await handleFeedback([
     { id, feedback: { a: 1, b: 2 } }, { id, feedback: { c: true } }, { id, feedback: { d: 'x', e: 'y' } }, { id, feedback: {} },
   ], s.ctx);
@@ -335,4 +335,17 @@ test('the write queue\'s room: events past it answer 503, also when other reques
   }
   assert.deepEqual(s.rows.map((x) => x.metric), ['a', 'b']);
   assert.equal(s.metrics.has('d'), false, 'an event refused for room before its claim fixes no metric');
+});
+
+test('the write queue\'s room in bytes: an event past max_queue_bytes answers 503 (the queue would drop its oldest rows)', async () => {
+  const s = setup();
+  const id = s.addInference();
+  // Rows to spare, 1,000 estimated bytes: a 400-character comment is about 600 of them (feedbackBytes).
+  s.ctx.room = () => ({ rows: 100, bytes: 1000 });
+  const long = 'x'.repeat(400);
+  const r = await handleFeedback([{ id, feedback: { a: long } }, { id, feedback: { b: long } }, { id, feedback: { c: 1 } }], s.ctx);
+  ok(r[0]); ok(r[2]);
+  assert.equal(r[1]!.error?.status_code, 503);
+  assert.match(r[1]!.error!.message, /write queue is full/);
+  assert.deepEqual(s.rows.map((x) => x.metric), ['a', 'c']);
 });

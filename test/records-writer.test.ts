@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
+import { feedbackBytes } from '../src/records/queue.ts';
 import { RecordWriter } from '../src/records/writer.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { FeedbackRow, InferenceRecord } from '../src/store/types.ts';
@@ -237,6 +238,20 @@ test('the queue is bounded by bytes too: with full bodies logged, an outage drop
   const stored = new Set((await store.listInferences({ limit: 100 })).map((r) => r.id));
   assert.equal(stored.size, s.queued);
   for (const r of recs.slice(60 - s.queued)) assert.ok(stored.has(r.id));
+});
+
+test('feedback room counts both bounds: rows and estimated bytes, as the queue sizes them', async (t) => {
+  const { w } = await outageWriter(t);
+  const row = (value: string): FeedbackRow => ({ id: uuidv7(), inferenceId: uuidv7(), keyId: 'k', metric: 'note', type: 'comment', value, reason: null, tags: {}, optimize: 'max', createdAt: new Date().toISOString() });
+  const before = w.feedbackRoom();
+  assert.deepEqual(before, { rows: 1_000_000, bytes: 1024 * 1024 });
+  const r = row('c'.repeat(100_000));
+  w.enqueueFeedback([r]);
+  assert.deepEqual(w.feedbackRoom(), { rows: 999_999, bytes: 1024 * 1024 - feedbackBytes(r) });
+  // Filled to the bound (the oldest dropped): less room than one more such row takes.
+  w.enqueueFeedback(Array.from({ length: 12 }, () => row('c'.repeat(100_000))));
+  const left = w.feedbackRoom().bytes;
+  assert.ok(left >= 0 && left < feedbackBytes(r), `room ${left}`);
 });
 
 test('a failing records lane does not hold the feedback lane back', async (t) => {

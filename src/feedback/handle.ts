@@ -2,6 +2,7 @@
 // handed to the batched writer. HTTP wiring and the error envelope belong to src/http/.
 import { GatewayError } from '../gateway-error.ts';
 import type { FeedbackRow, InferenceRef } from '../store/types.ts';
+import { feedbackBytes, type QueueRoom } from '../records/queue.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import { flattenBatch, flattenBatchBytes, type BatchResult } from './batch.ts';
 import type { FlatEvent } from './flatten.ts';
@@ -20,8 +21,11 @@ export type FeedbackContext = {
   metrics: MetricTypeStore;
   /** Queues rows to the batched writer; never awaits the database. */
   enqueue(rows: FeedbackRow[]): void;
-  /** Rows `enqueue` takes now without dropping queued ones (absent: no bound); an event past it answers 503. */
-  room?(): number;
+  /**
+   * What `enqueue` takes now without dropping queued rows, in rows and in estimated bytes (the write
+   * queue's two bounds; absent: no bound); an event past either answers 503.
+   */
+  room?(): QueueRoom;
   limits?: Partial<FeedbackLimits>;
   /** Used by handleFeedbackBytes for bodies of at least `limits.poolMinBytes`. */
   pool?: FlattenPool;
@@ -33,6 +37,7 @@ export type FeedbackResult =
 
 /** Parallel inference lookups per request; a 10,000-event batch must not open 10,000 queries. */
 const LOOKUP_CONCURRENCY = 32;
+const NO_BOUND: QueueRoom = { rows: Infinity, bytes: Infinity };
 
 /**
  * Handles an already parsed body. Throws GatewayError (400) when the body is not an array or
@@ -94,12 +99,14 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
   const createdAt = new Date().toISOString();
   const rows: FeedbackRow[] = [];
   // Per accepted event, where its rows end in `rows`: the queue's room is applied after the awaits below.
-  const accepted: Array<{ i: number; end: number; ids: Record<string, string> }> = [];
-  const early = ctx.room?.() ?? Infinity;
+  const accepted: Array<{ i: number; end: number; bytes: number; ids: Record<string, string> }> = [];
+  const early = ctx.room?.() ?? NO_BOUND;
+  let earlyBytes = 0;
   // In order, one event at a time: an earlier event of the batch fixes a new metric first.
   for (const { i, ev } of live) {
     // Before any claim, so that (unless other requests fill the queue meanwhile) an event it cannot take fixes no metric.
-    if (rows.length + ev.entries.length > early) { results[i] = unavailable(QUEUE_FULL); continue; }
+    const evBytes = ev.entries.reduce((n, e) => n + feedbackBytes({ metric: e.metric, value: e.value, reason: e.reason, tags: ev.tags }), 0);
+    if (rows.length + ev.entries.length > early.rows || earlyBytes + evBytes > early.bytes) { results[i] = unavailable(QUEUE_FULL); continue; }
     let message = conflict(ev, (m) => types.get(m));
     if (message === null) {
       const fresh = ev.entries.filter((e) => types.get(e.metric) === undefined);
@@ -123,17 +130,25 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
         reason: e.reason, tags: ev.tags, optimize: ev.optimize ?? types.get(e.metric)?.optimize ?? 'max', createdAt,
       });
     }
-    accepted.push({ i, end: rows.length, ids: Object.fromEntries(ids) });
+    earlyBytes += evBytes;
+    accepted.push({ i, end: rows.length, bytes: evBytes, ids: Object.fromEntries(ids) });
   }
   // From here to the enqueue nothing yields: the room read now is the room the rows get, so every
   // event answered with ids is queued, none dropped by the bound (the queue drops its oldest rows).
-  let left = ctx.room?.() ?? Infinity;
+  const now = ctx.room?.() ?? NO_BOUND;
+  let left = now.rows;
+  let leftBytes = now.bytes;
   const kept: FeedbackRow[] = [];
   let start = 0;
   for (const a of accepted) {
     const n = a.end - start;
-    if (n > left) results[a.i] = unavailable(QUEUE_FULL);
-    else { for (let k = start; k < a.end; k++) kept.push(rows[k]!); left -= n; results[a.i] = { feedback_ids: a.ids, error: null }; }
+    if (n > left || a.bytes > leftBytes) results[a.i] = unavailable(QUEUE_FULL);
+    else {
+      for (let k = start; k < a.end; k++) kept.push(rows[k]!);
+      left -= n;
+      leftBytes -= a.bytes;
+      results[a.i] = { feedback_ids: a.ids, error: null };
+    }
     start = a.end;
   }
   // One enqueue after every check: an event's rows go in all together or not at all.

@@ -35,7 +35,10 @@ function jsonBytes(v: unknown): number {
   return n;
 }
 
-export function feedbackBytes(f: FeedbackRow): number {
+/** Room left in a bounded queue: rows and estimated bytes (each row sized as the queue sizes it). */
+export type QueueRoom = { rows: number; bytes: number };
+
+export function feedbackBytes(f: Pick<FeedbackRow, 'metric' | 'value' | 'reason' | 'tags'>): number {
   return 200 + f.metric.length + f.value.length + (f.reason?.length ?? 0) + Object.keys(f.tags).length * 64;
 }
 

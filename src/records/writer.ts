@@ -5,7 +5,7 @@ import { Unavailable, isolateRefusedRows, storeRefusesRows, type IsolationLane, 
 import { feedbackParams } from '../store/rows.ts';
 import type { FeedbackRow, InferenceRecord, InferenceRef, Store } from '../store/types.ts';
 import { salvaged, storableRecord } from './boundary.ts';
-import { Queue, feedbackBytes, recordBytes } from './queue.ts';
+import { Queue, feedbackBytes, recordBytes, type QueueRoom } from './queue.ts';
 
 export type RecordWriterOptions = {
   store: Store;
@@ -79,7 +79,7 @@ export class RecordWriter {
       salvage: salvaged, retryAt: 0, consecutiveFailures: 0,
     };
     this.#feedback = {
-      name: 'feedback', queue: new Queue(feedbackBytes), inFlight: null, write: (b) => this.#store.insertFeedback(b),
+      name: 'feedback', queue: new Queue<FeedbackRow>(feedbackBytes), inFlight: null, write: (b) => this.#store.insertFeedback(b),
       salvage: null, retryAt: 0, consecutiveFailures: 0,
     };
     this.#timer = this.#startTimer();
@@ -116,11 +116,16 @@ export class RecordWriter {
   }
 
   /**
-   * Feedback rows the queue takes now without dropping queued ones: POST /v1/feedback answers 503 for
-   * an event past it, rather than acknowledge rows the bound would drop (oldest first) at once.
+   * Feedback the queue takes now without dropping queued rows, in rows and estimated bytes (its two
+   * bounds): POST /v1/feedback answers 503 for an event past either, rather than acknowledge rows the
+   * bound would drop (oldest first) at once.
    */
-  feedbackRoom(): number {
-    return this.#closed ? 0 : Math.max(0, this.#o.maxQueue - this.#feedback.queue.length);
+  feedbackRoom(): QueueRoom {
+    if (this.#closed) return { rows: 0, bytes: 0 };
+    return {
+      rows: Math.max(0, this.#o.maxQueue - this.#feedback.queue.length),
+      bytes: Math.max(0, this.#o.maxQueueBytes - this.#feedback.queue.bytes),
+    };
   }
 
   enqueueFeedback(rows: FeedbackRow[]): void {
