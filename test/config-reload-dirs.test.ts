@@ -46,3 +46,23 @@ test('a providers directory swapped by rename, or deleted and created again, is 
   writeProvider(join(dir, 'providers'), 'five');
   assert.ok(await until(() => models() === 'p/five'), `after an edit in the created directory: ${models()}`);
 });
+
+test('a file written continuously cannot postpone the reload for good: it comes at most 10 debounce periods after the burst starts', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-reload-burst-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'gateway.yaml'), stringify({ version: 1, providers_dir: './providers' }));
+  writeProvider(join(dir, 'providers'), 'one');
+  const h = new ConfigHolder(join(dir, 'gateway.yaml'), {});
+  t.after(() => h.close());
+  h.watch(100);
+  const models = (): string => [...h.current.models.keys()].join();
+  // A write every 30 ms for 3 s: never a 100 ms pause, so a pure debounce would wait for the end.
+  const start = Date.now();
+  let reloadedAt = 0;
+  for (let i = 0; Date.now() - start < 3000; i++) {
+    writeProvider(join(dir, 'providers'), `m${i}`);
+    if (!reloadedAt && models() !== 'p/one') reloadedAt = Date.now() - start;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  assert.ok(reloadedAt > 0 && reloadedAt < 2500, `first reload ${reloadedAt} ms into the writes (bound: 1,000 ms and the reload's own time)`);
+});

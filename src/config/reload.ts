@@ -73,6 +73,9 @@ class LoaderThread {
   close(): Promise<number> { return this.#worker.terminate(); }
 }
 
+/** Debounce periods after a burst's first change by which a reload happens even while changes go on. */
+const BURST_LIMIT = 10;
+
 export class ConfigHolder {
   #current: Config;
   /** The config the process started with: restart-only settings keep these values. */
@@ -90,6 +93,8 @@ export class ConfigHolder {
   #refusedFiles: string[] = [];
   #debounceMs = 200;
   #timer: NodeJS.Timeout | null = null;
+  /** When the first change of the burst the timer is waiting out was seen (ms, monotonic). */
+  #burstStart = 0;
   #loader: LoaderThread | null = null;
   /** How long a reload waits for the loader thread to read and validate the files. */
   loadTimeoutMs = 30_000;
@@ -271,13 +276,25 @@ export class ConfigHolder {
           const full = join(d, String(name));
           const relevant = this.#watchedFiles.has(full) || this.#followed.has(full) || this.#dirs.has(full) || (d === this.#current.providersDir && /\.ya?ml$/.test(String(name)));
           if (!relevant) return;
-          if (this.#timer) clearTimeout(this.#timer);
-          this.#timer = setTimeout(() => { this.#timer = null; void this.reload(); }, this.#debounceMs);
+          this.#changed();
         });
         w.on('error', () => { /* directory vanished: the next SIGHUP or change reports it */ });
         this.#watchers.push(w);
       } catch { /* unwatchable directory: SIGHUP still reloads */ }
     }
+  }
+
+  /**
+   * A change: reload once changes have paused for the debounce, but at most BURST_LIMIT debounce
+   * periods after the first change of the burst, so a file written continuously (a log mistakenly
+   * placed beside the config, a sync tool rewriting every second) cannot postpone a reload for good.
+   */
+  #changed(): void {
+    const now = performance.now();
+    if (this.#timer) clearTimeout(this.#timer);
+    else this.#burstStart = now;
+    const due = Math.min(now + this.#debounceMs, this.#burstStart + this.#debounceMs * BURST_LIMIT);
+    this.#timer = setTimeout(() => { this.#timer = null; void this.reload(); }, Math.max(0, due - now));
   }
 
   #unwatch(): void {
