@@ -56,3 +56,18 @@ test('a models.dev cost of 1e300 a million is a price problem, shortened in the 
   assert.equal(problems.length, 1, JSON.stringify(problems));
   assert.match(problems[0]!.message, /^pricing: prompt 10{39}\.\.\. \(295 digits\) is above the plausible ceiling 0\.01$/);
 });
+
+test('a price above zero below the plausible floor (1e-300 a million, a unit error) is a price problem; zero is not', () => {
+  const problemsOf = (cost: { input: number; output: number }): string[] => {
+    const m = readDevModel('m', { cost })!;
+    const model = { ...modelFromPartial({ name: 'm', added_at: '2025-01-01T00:00:00+00:00' }), pricing: { ...zeroPricing(), ...devPricing(m.cost) } };
+    return modelProblems({ provider: 'p', format: 'openai-chat', model, handWritten: true }).filter((p) => p.check === 'prices').map((p) => p.message);
+  };
+  const tiny = problemsOf({ input: 1e-300, output: 1 });
+  assert.equal(tiny.length, 1, JSON.stringify(tiny));
+  assert.match(tiny[0]!, /^pricing: prompt 0\.0{38}\.\.\. \(\d+ digits\) is below the plausible floor 0\.00000000001 a token/);
+  // $0.15 a million divided by a million once more: 1.5e-13 a token.
+  assert.match(problemsOf({ input: 0.15e-6, output: 0.6 }).join(), /prompt 0\.00000000000015 is below the plausible floor/);
+  assert.deepEqual(problemsOf({ input: 0, output: 0 }), [], 'a free model');
+  assert.deepEqual(problemsOf({ input: 0.0036, output: 0.02 }), [], 'the cheapest prices of the catalog');
+});

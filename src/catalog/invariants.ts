@@ -24,12 +24,22 @@ const isZero = (v: string | undefined): boolean => v === undefined || compareDec
  */
 const PER_UNIT = new Set(['image', 'request', 'web_search']);
 const ceilingOf = (field: string): string => (PER_UNIT.has(field) ? '10' : '0.01');
+/**
+ * The lowest plausible price above zero per token: $0.00001 a million, 360x below the cheapest price in
+ * the 2026 catalog (a cache read of $0.0036 a million). A price under it is a unit error (a price per
+ * million divided by a million twice), or a source's noise (1e-300): it would make a model all but free
+ * to the router, which would send it every request. Zero stays a price (free and local models).
+ */
+const TOKEN_FLOOR = '0.00000000001';
 
 function priceProblems(p: Pricing | Omit<Pricing, 'schedule'>, where: string): string[] {
   const out: string[] = [];
   const above = (fields: Record<string, unknown>, label: string): void => {
     for (const [f, v] of Object.entries(fields)) {
-      if (typeof v === 'string' && isDecimalString(v) && compareDecimal(v, ceilingOf(f)) > 0) out.push(`${where}${label}${f} ${v.length > 40 ? `${v.slice(0, 40)}... (${v.length} digits)` : v} is above the plausible ceiling ${ceilingOf(f)}`);
+      if (typeof v !== 'string' || !isDecimalString(v)) continue;
+      const shown = v.length > 40 ? `${v.slice(0, 40)}... (${v.length} digits)` : v;
+      if (compareDecimal(v, ceilingOf(f)) > 0) out.push(`${where}${label}${f} ${shown} is above the plausible ceiling ${ceilingOf(f)}`);
+      else if (!PER_UNIT.has(f) && !isZero(v) && compareDecimal(v, TOKEN_FLOOR) < 0) out.push(`${where}${label}${f} ${shown} is below the plausible floor ${TOKEN_FLOOR} a token (a unit error? zero is a price)`);
     }
   };
   above(p, ' ');
