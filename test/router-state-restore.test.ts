@@ -16,7 +16,7 @@ import { uuidv7 } from '../src/util/uuid.ts';
 import { insertDecisions, loadState, pruneStates, saveState, type StoredState } from '../src/router/store.ts';
 import { nextLanding } from '../src/store/landing.ts';
 import { emptyStored, trainPass } from '../src/router/train-pass.ts';
-import { listStates, restoreState, StateNotFound } from '../src/router/state-restore.ts';
+import { describeOrigin, listStates, restoreState, StateNotFound } from '../src/router/state-restore.ts';
 import { runRouterCommand } from '../src/router/state-cli.ts';
 import { emptyState, extractPromptFeatures, type Outcome } from '../src/router/quality/index.ts';
 import { runTrain, type TrainTask } from '../src/workers/router-train.ts';
@@ -253,4 +253,10 @@ test('a replica adopting a restored state says so (onRestored), once per version
     assert.deepEqual(told, ['v2 reset']);
     await learning.close();
   } finally { await store.close(); }
+});
+
+test('a restore\'s reason is shown with its control, line-separator and bidirectional characters escaped: it cannot forge a log line', () => {
+  const shown = describeOrigin({ kind: 'rollback', from: 9, by: 'a@b.c', reason: 'bad feed\nERROR router: fake line\u2028\u202eevil\u0007 ok é 日本' });
+  assert.equal(shown, 'rollback to v9 by a@b.c: bad feed\\u000aERROR router: fake line\\u2028\\u202eevil\\u0007 ok é 日本');
+  assert.doesNotMatch(shown, /[\n\u2028\u202e\u0007]/);
 });

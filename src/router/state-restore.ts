@@ -27,12 +27,19 @@ export class StateNotFound extends Error {
   }
 }
 
-/** How a version came to be, in a few words ("trained", "rollback to v9 by a@b.c: why"). */
+/**
+ * How a version came to be, in a few words ("trained", "rollback to v9 by a@b.c: why"), for the log and
+ * the command line: the reason's control, line-separator and bidirectional-override characters written
+ * as \u escapes, so a reason cannot forge a log line or reorder the text around it on a terminal.
+ */
 export function describeOrigin(o: StateOrigin | null): string {
   if (!o) return 'trained';
   const what = o.kind === 'reset' ? 'reset to the priors' : `rollback to v${o.from}`;
-  return `${what} by ${o.by}${o.reason ? `: ${o.reason}` : ''}`;
+  return `${what} by ${o.by}${o.reason ? `: ${o.reason.replace(UNPRINTABLE, escapeChar)}` : ''}`;
 }
+
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 const SUMMARY = 'SELECT version, created_at, outcomes, origin, restored_at, LENGTH(quality) AS bytes FROM router_state';
 
