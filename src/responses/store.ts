@@ -9,7 +9,7 @@ import { GatewayError } from '../gateway-error.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inputItemsOf, insertStoredResponse, type StoredResponseRow } from './rows.ts';
 import { WriteRetries, type WriteRetryOptions, type WriteRetryStats } from './write-retries.ts';
-import { isUuid } from '../util/uuid.ts';
+import { mintedWithin } from '../util/uuid.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -53,16 +53,10 @@ const json = (v: unknown): Rec | Rec[] => JSON.parse(String(v)) as Rec | Rec[];
 const RECENT_MS = 15 * 60_000;
 const RECHECK_MS = [25, 50, 100, 200, 400, 800];
 
-function mintedRecently(id: string, now: number): boolean {
-  if (!isUuid(id) || id[14] !== '7') return false;
-  const at = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-  return at <= now + 60_000 && now - at < RECENT_MS;
-}
-
 /** `find`'s answer, asked again after each pause of RECHECK_MS while it finds nothing and `id` is recent. */
 async function foundOrLate<T>(id: string, find: () => Promise<T>, none: (x: T) => boolean): Promise<T> {
   let x = await find();
-  if (!none(x) || !mintedRecently(id, Date.now())) return x;
+  if (!none(x) || !mintedWithin(id, RECENT_MS)) return x;
   for (const ms of RECHECK_MS) {
     await new Promise((r) => setTimeout(r, ms));
     x = await find();
