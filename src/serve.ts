@@ -121,6 +121,8 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     metrics,
     feedback: {
       lookup: (id) => writer.lookup(id),
+      // Another replica's record lands within its flush period (the same setting, as for the limiter's re-seed), plus its write.
+      lateWithinMs: () => 2 * holder.current.storage.writer.flushMs + 500,
       metrics: {
         load: (scope, names) => loadMetricDefs(store.sql, scope, names),
         claim: (scope, wanted) => (writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),

@@ -319,6 +319,33 @@ test('the database unavailable: per-event 503 results, never "does not exist", a
   ok(b);
 });
 
+test('an inference another replica answered moments ago, its record not flushed yet, is looked for again: stored, not "does not exist"', async () => {
+  const s = setup();
+  s.ctx.lateWithinMs = () => 1000;
+  // Replica A's record of `late` lands 300 ms after the event reaches this replica.
+  const late = uuidv7();
+  const lands = Date.now() + 300;
+  const inner = s.ctx.lookup;
+  s.ctx.lookup = async (id) => (id === late && Date.now() >= lands ? { id, keyId: KEY, servedModel: 'openai/gpt-4o', createdAt: new Date().toISOString() } : inner(id));
+  const unknown = uuidv7();
+  const old = '01a20958-c42c-7ca1-bd54-18ce92424ad0'; // minted days ago: not waited for
+  let t = Date.now();
+  const res = await handleFeedback([{ id: late, feedback: { m: 1 } }, { id: unknown, feedback: { m: 1 } }, { id: old, feedback: { m: 1 } }], s.ctx);
+  ok(res[0]!); // before: 'does not exist', and never stored
+  assert.equal(s.rows.length, 1);
+  assert.equal(err(res[1]), `Inference ID ${unknown} does not exist`);
+  assert.equal(err(res[2]), `Inference ID ${old} does not exist`);
+  let took = Date.now() - t;
+  assert.ok(took >= 1000 && took < 1500, `the recent unknown id waited lateWithinMs, no more (${took} ms)`);
+  assert.equal(s.lookups.filter((id) => id === old).length, 1, 'an old id is looked up once');
+  // Another key's recent inference takes as long as an unknown id: the wait does not reveal it exists.
+  const theirs = s.addInference(OTHER);
+  t = Date.now();
+  assert.equal(err((await handleFeedback([{ id: theirs, feedback: { m: 1 } }], s.ctx))[0]), `Inference ID ${theirs} does not exist`);
+  took = Date.now() - t;
+  assert.ok(took >= 1000 && took < 1500, `another key's inference answered after the same wait (${took} ms)`);
+});
+
 test('the write queue\'s room: events past it answer 503, also when other requests took room during a claim', async () => {
   const s = setup();
   const id = s.addInference();

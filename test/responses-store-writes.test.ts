@@ -62,6 +62,29 @@ test('parsed input: served from memory at once while the writer has not committe
   assert.equal((await rs.get(a.id, 'k'))!.id, a.id);
 });
 
+test('another replica: a response whose row is still being committed is found by a chained turn, a GET and a DELETE there; an old unknown id is refused at once', async () => {
+  // Replica A's writer commits each row 300 ms after its answer; replica B shares the database only.
+  const late = (r: StoredResponseRow) => new Promise<void>((ok, fail) => setTimeout(() => { insertStoredResponse(store.sql, r).then(ok, fail); }, 300));
+  const onA = new ResponseStore(store.sql, (e) => { throw e; }, late);
+  const onB = new ResponseStore(store.sql, (e) => { throw e; });
+  const a = row();
+  onA.save({ ...a, inputItems: storedInputItems(input, a.id) }, bodyOf(input));
+  // Before: 400 previous_response_not_found, the row landing 300 ms later.
+  assert.deepEqual((await onB.conversation(a.id, 'k')).map((i: Rec) => i.content?.[0]?.text ?? i.output), ['hello there', 'done', `answer ${a.id}`]);
+  const g = row();
+  onA.save({ ...g, inputItems: storedInputItems('get me', g.id) }, bodyOf('get me'));
+  assert.equal((await onB.get(g.id, 'k'))?.id, g.id);
+  const d = row();
+  onA.save({ ...d, inputItems: storedInputItems('delete me', d.id) }, bodyOf('delete me'));
+  assert.equal(await onB.delete(d.id, 'k'), true);
+  await onA.settle();
+  // An id minted long ago (or not by a gateway) is not waited for.
+  const t = Date.now();
+  await assert.rejects(onB.conversation('01a20958-c42c-7ca1-bd54-18ce92424ad0', 'k'), /not found/);
+  assert.equal(await onB.get('not-a-uuid', 'k'), null);
+  assert.ok(Date.now() - t < 200, `old ids answered at once (${Date.now() - t} ms)`);
+});
+
 test('a failing write is reported, kept readable from memory (its items taken from the body) and retried until it lands', async () => {
   for (const fail of [async () => { throw new Error('disk full'); }, () => { throw new Error('thread gone'); }]) {
     const errors: string[] = [];

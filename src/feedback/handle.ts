@@ -3,7 +3,7 @@
 import { GatewayError } from '../gateway-error.ts';
 import type { FeedbackRow, InferenceRef } from '../store/types.ts';
 import { feedbackBytes, type QueueRoom } from '../records/queue.ts';
-import { uuidv7 } from '../util/uuid.ts';
+import { mintedWithin, uuidv7 } from '../util/uuid.ts';
 import { flattenBatch, flattenBatchBytes, type BatchResult } from './batch.ts';
 import type { FlatEvent } from './flatten.ts';
 import { resolveLimits, type FeedbackLimits } from './limits.ts';
@@ -27,6 +27,11 @@ export type FeedbackContext = {
    */
   room?(): QueueRoom;
   limits?: Partial<FeedbackLimits>;
+  /**
+   * How long an inference minted moments ago that is found nowhere is looked for again (absent: not
+   * at all): another replica answered it and its writer has not flushed the record yet.
+   */
+  lateWithinMs?(): number;
   /** Used by handleFeedbackBytes for bodies of at least `limits.poolMinBytes`. */
   pool?: FlattenPool;
 };
@@ -76,7 +81,8 @@ async function settle(batch: BatchResult, ctx: FeedbackContext): Promise<Feedbac
   const events = batch.events;
   const results: Array<FeedbackResult | null> = events.map((e) => (e.ok ? null : fail(e.message)));
 
-  const refs = await lookupAll(events, ctx.lookup);
+  const refs = await lookupAll([...new Set(events.flatMap((e) => (e.ok ? [e.id] : [])))], ctx.lookup);
+  await lookAgain(refs, ctx);
   const live: Array<{ i: number; ev: Extract<FlatEvent, { ok: true }> }> = [];
   events.forEach((ev, i) => {
     if (!ev.ok) return;
@@ -173,9 +179,35 @@ function conflict(ev: Extract<FlatEvent, { ok: true }>, defOf: (metric: string) 
 
 const UNAVAILABLE = Symbol('unavailable');
 
-/** Looks up each distinct inference id once, at most LOOKUP_CONCURRENCY at a time; a failed lookup is UNAVAILABLE. */
-async function lookupAll(events: FlatEvent[], lookup: FeedbackContext['lookup']): Promise<Map<string, InferenceRef | null | typeof UNAVAILABLE>> {
-  const ids = [...new Set(events.flatMap((e) => (e.ok ? [e.id] : [])))];
+/** Inference ids minted within this long may name a record another replica is still writing (its request may have run up to upstream.total_timeout_ms, 10 minutes by default). */
+const RECENT_MS = 15 * 60_000;
+
+/**
+ * Feedback sent to another replica than the one that answered, at once (a load balancer's round
+ * robin), names a record that replica's writer flushes within storage.writer.flush_ms: before
+ * 2026-11-29, 19 of 20 such events were answered 'does not exist' and never stored. The ids not found
+ * that were minted recently are looked up again, all together, after pauses doubling from 50 ms
+ * until `lateWithinMs` has passed; one found is taken, a lookup that fails is UNAVAILABLE (a 503, not
+ * 'does not exist'), and what is still unknown then does not exist.
+ */
+async function lookAgain(refs: Map<string, InferenceRef | null | typeof UNAVAILABLE>, ctx: FeedbackContext): Promise<void> {
+  const within = ctx.lateWithinMs?.() ?? 0;
+  const now = Date.now();
+  // Another key's inference waits as an unknown one does: the time taken must not tell that it exists.
+  const notOurs = (r: InferenceRef | null | typeof UNAVAILABLE | undefined): boolean => r === null || (r !== UNAVAILABLE && r !== undefined && r.keyId !== ctx.keyId);
+  let missing = within > 0 ? [...refs].flatMap(([id, r]) => (notOurs(r) && mintedWithin(id, RECENT_MS, now) ? [id] : [])) : [];
+  for (let waited = 0, ms = 50; missing.length > 0 && waited < within; ms *= 2) {
+    const pause = Math.min(ms, within - waited);
+    await new Promise((r) => setTimeout(r, pause));
+    waited += pause;
+    const again = await lookupAll(missing, ctx.lookup);
+    for (const [id, r] of again) if (!notOurs(r)) refs.set(id, r);
+    missing = missing.filter((id) => notOurs(again.get(id)));
+  }
+}
+
+/** Looks up each id once, at most LOOKUP_CONCURRENCY at a time; a failed lookup is UNAVAILABLE. */
+async function lookupAll(ids: string[], lookup: FeedbackContext['lookup']): Promise<Map<string, InferenceRef | null | typeof UNAVAILABLE>> {
   const out = new Map<string, InferenceRef | null | typeof UNAVAILABLE>();
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -6,15 +6,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { InferenceRecord } from '../store/types.ts';
-import { decimal } from '../store/rows.ts';
-import { toNanos } from './limiter.ts';
-
-/** Spend of `keyId` recorded in the store in [since, until) (ISO times), as nanos. Written once for both dialects. */
-export async function storedSpend(sql: SqlRunner, keyId: string, since: string, until: string): Promise<bigint> {
-  const sum = sql.dialect === 'postgres' ? 'COALESCE(SUM(cost_usd), 0)::text' : 'dec_sum(cost_usd)';
-  const rows = await sql.all(`SELECT ${sum} AS s FROM inferences WHERE key_id = ? AND created_at >= ? AND created_at < ?`, [keyId, since, until]);
-  return toNanos(decimal(rows[0]?.s));
-}
 
 /** What a record holds of a request for the limiter (the record writer's queued rows have these fields). */
 export type LimitedRecord = Pick<InferenceRecord, 'costUsd' | 'status' | 'errorCode' | 'servedModel' | 'attempts' | 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens'>;

@@ -13,8 +13,9 @@ import {
 } from './limiter.ts';
 import { Breaker, type BreakerState } from './breaker.ts';
 import { SCRIPTS, SHAS, type ScriptName } from './redis-scripts.ts';
+import { storedSpend } from '../store/key-spend.ts';
 import {
-  Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, admittedRecord, runReseed, storedSpend, storedWindow, windowTokens,
+  Bounded, RESEED_CONCURRENCY, RESEED_LEASE_MS, admittedRecord, runReseed, storedWindow, windowTokens,
   type LimitedRecord, type Reseed, type WindowReseed,
 } from './redis-reseed.ts';
 import { redisClient } from '../util/redis-retry.ts';
@@ -567,7 +568,7 @@ export class RedisLimiter implements Limiter {
           for (const r of this.#unwritten(key.id, since, until)) queued += toNanos(r.costUsd);
           rs.snapshot = true;
         }
-        const stored = await storedSpend(this.#store!.sql, key.id, since, until);
+        const stored = toNanos(await storedSpend(this.#store!.sql, key.id, since, until));
         const earlier = [...this.#open.get(sk) ?? []].filter((h) => h.epoch !== rs.epoch);
         let open = 0n;
         for (const h of earlier) open += h.est;

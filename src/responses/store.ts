@@ -9,6 +9,7 @@ import { GatewayError } from '../gateway-error.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inputItemsOf, insertStoredResponse, type StoredResponseRow } from './rows.ts';
 import { WriteRetries, type WriteRetryOptions, type WriteRetryStats } from './write-retries.ts';
+import { mintedWithin } from '../util/uuid.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -38,6 +39,31 @@ const CHAIN_SQL = `WITH RECURSIVE chain(id, previous_id, depth) AS (
 SELECT r.id, r.previous_id, r.input_items, r.response, c.depth FROM chain c JOIN stored_responses r ON r.id = c.id ORDER BY c.depth DESC`;
 
 const json = (v: unknown): Rec | Rec[] => JSON.parse(String(v)) as Rec | Rec[];
+
+/**
+ * Another replica's response may not be committed yet when the client names it: the replica that
+ * answered does not hold the answer back for its insert, and a client behind a load balancer chains
+ * its next turn (or GETs or DELETEs the response) at once, often on another replica. Before
+ * 2026-11-29 half of such turns were a 400 previous_response_not_found (the row landed 10-460 ms
+ * later). An id this gateway minted (UUIDv7, its time in the first 48 bits) within RECENT_MS, which a
+ * response is saved within (it is minted when its request starts; upstream.total_timeout_ms defaults
+ * to 10 minutes), is looked for again after each of RECHECK_MS before it is called unknown; any other
+ * id is answered at once.
+ */
+const RECENT_MS = 15 * 60_000;
+const RECHECK_MS = [25, 50, 100, 200, 400, 800];
+
+/** `find`'s answer, asked again after each pause of RECHECK_MS while it finds nothing and `id` is recent. */
+async function foundOrLate<T>(id: string, find: () => Promise<T>, none: (x: T) => boolean): Promise<T> {
+  let x = await find();
+  if (!none(x) || !mintedWithin(id, RECENT_MS)) return x;
+  for (const ms of RECHECK_MS) {
+    await new Promise((r) => setTimeout(r, ms));
+    x = await find();
+    if (!none(x)) break;
+  }
+  return x;
+}
 
 /**
  * Whether an id a client sent can name a stored row at all. PostgreSQL refuses a NUL in a text
@@ -169,7 +195,7 @@ export class ResponseStore {
     // (or, when the write failed, the row kept here with its items).
     if (p?.inputItems === null) { await p.written; p = this.#pending.get(id); }
     if (p?.inputItems) return publicView(p);
-    const rows = await reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now]));
+    const rows = await foundOrLate(id, () => reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now])), (r) => r.length === 0);
     const row = rows[0];
     if (!row) return null;
     return {
@@ -182,7 +208,8 @@ export class ResponseStore {
     if (!storable(id)) return false;
     const p = this.#pending.get(id);
     const row = (): Promise<number> => this.#sql.run('DELETE FROM stored_responses WHERE id = ? AND key_id = ?', [id, keyId]);
-    if (!p || p.keyId !== keyId) return (await reading(row())) > 0;
+    if (!p) return (await foundOrLate(id, () => reading(row()), (n) => n === 0)) > 0;
+    if (p.keyId !== keyId) return (await reading(row())) > 0;
     // Not committed yet: wait for the insert so the delete finds the row; one still waiting for a
     // retry is taken out of the queue and memory, and the database is asked too (a write that
     // failed may have committed all the same), without failing the deletion if it cannot answer.
@@ -213,7 +240,8 @@ export class ResponseStore {
     }
     const links: Array<{ previousId: string | null; inputItems: Rec[]; response: Rec }> = [];
     if (cursor !== null) {
-      const rows = await reading(this.#sql.all(CHAIN_SQL, [cursor, keyId, now, keyId, now]));
+      const head = cursor;
+      const rows = await foundOrLate(head, () => reading(this.#sql.all(CHAIN_SQL, [head, keyId, now, keyId, now])), (r) => r.length === 0);
       if (rows.length === 0) throw notFound(cursor === id ? id : cursor);
       // The query stops one link past the limit: a row still pointing back there is a chain too long, not a broken one.
       if (rows.length + mem.length > MAX_CHAIN) throw tooLong();

@@ -2,8 +2,9 @@
 // as a string, so sums stay exact; every table lives in one schema (default "public").
 import pg from 'pg';
 import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
+import { storedSpend } from './key-spend.ts';
 import {
-  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, keyParams,
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, feedbackParams, inferenceParams, iso, keyParams,
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
 import { copyIn, copyLine } from './pg-copy.ts';
@@ -159,9 +160,9 @@ export class PostgresStore implements Store {
     [lastUsed.map((u) => u.id), lastUsed.map((u) => iso(u.at))]);
   }
 
-  async keySpend(id: string, since: string): Promise<string> {
-    const rows = await this.#q('SELECT COALESCE(SUM(cost_usd), 0)::text AS s FROM inferences WHERE key_id = $1 AND created_at >= $2', [id, iso(since)]);
-    return decimal(rows[0]?.s);
+  /** The records' spend, and the rollups' where retention deleted records (key-spend.ts). */
+  keySpend(id: string, since: string): Promise<string> {
+    return storedSpend(this.sql, id, iso(since));
   }
 
   /**

@@ -5,8 +5,9 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { addDecimal } from '../catalog/decimal.ts';
 import { MIGRATIONS_TABLE_SQL, pendingMigrations } from './migrations.ts';
+import { storedSpend } from './key-spend.ts';
 import {
-  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, decimal, feedbackParams, inferenceParams, iso, keyParams,
+  FEEDBACK_COLUMNS, INFERENCE_COLUMNS, KEY_COLUMNS, feedbackParams, inferenceParams, iso, keyParams,
   num, placeholders, rowToInference, rowToKey, str, strOrNull, type Row,
 } from './rows.ts';
 import type {
@@ -141,9 +142,9 @@ export class SqliteStore implements Store {
     this.#tx(() => { for (const u of lastUsed) { const at = iso(u.at); st.run(at, u.id, at); } });
   }
 
-  async keySpend(id: string, since: string): Promise<string> {
-    const r = this.#stmt('SELECT dec_sum(cost_usd) AS s FROM inferences WHERE key_id = ? AND created_at >= ?').get(id, iso(since));
-    return decimal(r?.s);
+  /** The records' spend, and the rollups' where retention deleted records (key-spend.ts). */
+  keySpend(id: string, since: string): Promise<string> {
+    return storedSpend(this.sql, id, iso(since));
   }
 
   /** Idempotent per id (ON CONFLICT DO NOTHING), so the writer may retry a batch that partly landed. */

@@ -24,3 +24,14 @@ export function uuidv7(now: number = Date.now()): string {
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string): boolean => UUID_RE.test(s);
+
+/**
+ * Whether `id` is a UUIDv7 minted within the last `ms` (by its time, the first 48 bits; a minute ahead
+ * of this clock allowed for another host's): a record or stored response another replica is still
+ * writing may be named by one, so a lookup that finds nothing for it is worth repeating.
+ */
+export function mintedWithin(id: string, ms: number, now: number = Date.now()): boolean {
+  if (!isUuid(id) || id[14] !== '7') return false;
+  const at = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return at <= now + 60_000 && now - at < ms;
+}
