@@ -11,6 +11,7 @@ import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
+import { withinReadDeadline } from './store/read-deadline.ts';
 import { insertStoredResponse } from './responses/rows.ts';
 import type { Store } from './store/types.ts';
 import { KeyRing } from './auth/keyring.ts';
@@ -120,10 +121,11 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     books: new Bookkeeper(dashboard ? { enqueue: (r) => { writer.enqueue(r); dashboard.tail.publish(r); } } : writer, metrics),
     metrics,
     feedback: {
-      lookup: (id) => writer.lookup(id),
+      // Each read bounded (src/store/read-deadline.ts): a database that stops answering is a 503 per event, not a request left waiting.
+      lookup: (id) => withinReadDeadline(writer.lookup(id)),
       metrics: {
-        load: (scope, names) => loadMetricDefs(store.sql, scope, names),
-        claim: (scope, wanted) => (writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
+        load: (scope, names) => withinReadDeadline(loadMetricDefs(store.sql, scope, names)),
+        claim: (scope, wanted) => withinReadDeadline(writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
       },
       enqueue: (rows) => writer.enqueueFeedback(rows),
       room: () => writer.feedbackRoom(),
