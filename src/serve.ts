@@ -57,6 +57,22 @@ export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process
 export type StopReport = { dropped: number; droppedAtShutdown: number; responsesLost: number };
 export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<StopReport> };
 
+/**
+ * How long the shutdown's last steps (the rate limiter, the router's last decisions and its thread, the
+ * write thread, the database pool) may take together: each may wait on a database that stopped
+ * answering (a partition, a lock), and the pool's end waits for every query in flight, with no end.
+ */
+const CLOSE_REST_MS = 10_000;
+
+/** Waits for `step` until `deadline` (ms since epoch) at most; past it the shutdown goes on, saying what it left. */
+async function closing(what: string, step: Promise<unknown> | undefined, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), Math.max(0, deadline - Date.now())); });
+  try {
+    if ((await Promise.race([step, late])) === 'late') console.error(`shutdown: ${what} did not close in time (the database did not answer); going on without it`);
+  } finally { clearTimeout(timer); }
+}
+
 /** Builds every service and listens; resolves once the port is bound. */
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
   const holder = new ConfigHolder(file, env);
@@ -259,14 +275,15 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     await services.keys?.close().catch((e: unknown) => console.error('key ring: last-used times not written:', (e as Error).message));
     const flushed = await writer.close();
     const responsesLost = await closeResponseStore(services);
-    await limiter.close();
-    await router.close();
-    await share?.close();
+    const rest = Date.now() + CLOSE_REST_MS;
+    await closing('the rate limiter', limiter.close(), rest);
+    await closing('the router (its last decisions)', router.close(), rest);
+    await closing('the health share', share?.close(), rest);
     dashboard?.close();
     await pools.close();
     await closeTransports();
-    await writes.close();
-    await store.close();
+    await closing('the write thread', writes.close(), rest);
+    await closing('the database pool', store.close(), rest);
     return { dropped: writer.stats().dropped, droppedAtShutdown: flushed.dropped, responsesLost };
   })());
   return { server, services, url, stop };

@@ -4,6 +4,9 @@
 // flushed inference. A query on a pooled connection waited with no end (the pool's 5 s connection
 // timeout covers only new ones): 40 s and counting in the probe. Each read is now bounded (5 s,
 // src/store/read-deadline.ts): a 503 storage_unavailable with retry-after, a per-event 503 for feedback.
+// A shutdown then ends within its bounds (the key ring's last-used times 5 s, records and stored responses
+// 10 s each, the rest 10 s together), where it waited with no end on the router, the write thread and
+// the pool's end.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pgTestDb } from './helpers/pg.ts';
@@ -26,7 +29,7 @@ before(async () => {
   });
   H = { authorization: `Bearer ${(await gw.services.admin!.createKey({ name: 'k' })).key}`, 'content-type': 'application/json' };
 });
-after(async () => { if (db) { proxy.up(); await gw.stop(); await proxy.close(); await oa.close(); } });
+after(async () => { if (db) { proxy.down(); proxy.up(); await gw.stop(); await proxy.close(); await oa.close(); } });
 
 const call = async (method: string, path: string, body?: unknown) => {
   const t0 = Date.now();
@@ -59,4 +62,19 @@ test('PostgreSQL stops answering: stored response reads and feedback answer 503 
   let back = 0;
   for (let i = 0; i < 50 && back !== 200; i++) { back = (await call('GET', `/v1/responses/${id}`)).status; if (back !== 200) await new Promise((r) => setTimeout(r, 200)); }
   assert.equal(back, 200, 'answers again once the database does');
+});
+
+test('a shutdown while PostgreSQL stops answering ends within its bounds, saying what it lost', { skip: !db && 'PostgreSQL unreachable' }, async () => {
+  proxy.down(); proxy.up();
+  // Rows and reads on fresh connections, then the database stops answering with work in flight.
+  for (let i = 0; i < 3; i++) await call('POST', '/v1/responses', { model: 'oa/test-model', input: 'hi' });
+  proxy.stall();
+  for (let i = 0; i < 3; i++) await call('POST', '/v1/responses', { model: 'oa/test-model', input: 'hi' });
+  const t0 = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const report = await Promise.race([gw.stop(), new Promise<null>((r) => { timer = setTimeout(() => r(null), 50_000); })]);
+  clearTimeout(timer);
+  assert.ok(report !== null, 'stop() ended');
+  assert.ok(Date.now() - t0 < 45_000, `${Date.now() - t0} ms`);
+  assert.ok(report.responsesLost > 0, JSON.stringify(report));
 });
