@@ -11,6 +11,7 @@ import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
+import { withinReadDeadline } from './store/read-deadline.ts';
 import { insertStoredResponse } from './responses/rows.ts';
 import type { Store } from './store/types.ts';
 import { KeyRing } from './auth/keyring.ts';
@@ -55,6 +56,22 @@ export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process
 /** `responsesLost`: stored responses (POST /v1/responses with store) the database had not taken at shutdown. */
 export type StopReport = { dropped: number; droppedAtShutdown: number; responsesLost: number };
 export type RunningGateway = { server: Server; services: Services; url: string; stop(): Promise<StopReport> };
+
+/**
+ * How long the shutdown's last steps (the rate limiter, the router's last decisions and its thread, the
+ * write thread, the database pool) may take together: each may wait on a database that stopped
+ * answering (a partition, a lock), and the pool's end waits for every query in flight, with no end.
+ */
+const CLOSE_REST_MS = 10_000;
+
+/** Waits for `step` until `deadline` (ms since epoch) at most; past it the shutdown goes on, saying what it left. */
+async function closing(what: string, step: Promise<unknown> | undefined, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), Math.max(0, deadline - Date.now())); });
+  try {
+    if ((await Promise.race([step, late])) === 'late') console.error(`shutdown: ${what} did not close in time (the database did not answer); going on without it`);
+  } finally { clearTimeout(timer); }
+}
 
 /** Builds every service and listens; resolves once the port is bound. */
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
@@ -120,12 +137,13 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     books: new Bookkeeper(dashboard ? { enqueue: (r) => { writer.enqueue(r); dashboard.tail.publish(r); } } : writer, metrics),
     metrics,
     feedback: {
-      lookup: (id) => writer.lookup(id),
+      // Each read bounded (src/store/read-deadline.ts): a database that stops answering is a 503 per event, not a request left waiting.
+      lookup: (id) => withinReadDeadline(writer.lookup(id)),
       // Another replica's record lands within its flush period (the same setting, as for the limiter's re-seed), plus its write.
       lateWithinMs: () => 2 * holder.current.storage.writer.flushMs + 500,
       metrics: {
-        load: (scope, names) => loadMetricDefs(store.sql, scope, names),
-        claim: (scope, wanted) => (writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
+        load: (scope, names) => withinReadDeadline(loadMetricDefs(store.sql, scope, names)),
+        claim: (scope, wanted) => withinReadDeadline(writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
       },
       enqueue: (rows) => writer.enqueueFeedback(rows),
       room: () => writer.feedbackRoom(),
@@ -259,14 +277,15 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     await services.keys?.close().catch((e: unknown) => console.error('key ring: last-used times not written:', (e as Error).message));
     const flushed = await writer.close();
     const responsesLost = await closeResponseStore(services);
-    await limiter.close();
-    await router.close();
-    await share?.close();
+    const rest = Date.now() + CLOSE_REST_MS;
+    await closing('the rate limiter', limiter.close(), rest);
+    await closing('the router (its last decisions)', router.close(), rest);
+    await closing('the health share', share?.close(), rest);
     dashboard?.close();
     await pools.close();
     await closeTransports();
-    await writes.close();
-    await store.close();
+    await closing('the write thread', writes.close(), rest);
+    await closing('the database pool', store.close(), rest);
     return { dropped: writer.stats().dropped, droppedAtShutdown: flushed.dropped, responsesLost };
   })());
   return { server, services, url, stop };

@@ -194,10 +194,16 @@ export class KeyRing {
     }
   }
 
-  /** Stops the timers and flushes pending last-used times. */
-  async close(): Promise<void> {
+  /**
+   * Stops the timers and flushes pending last-used times, waiting at most `deadlineMs`: a database that
+   * stopped answering (a partition, a lock) must not hold the shutdown with no end; the times are then
+   * not written (rejects, saying so).
+   */
+  async close(deadlineMs = 5000): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
-    await this.flushTouches();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, fail) => { timer = setTimeout(() => fail(new Error(`the database did not answer within ${deadlineMs / 1000} s`)), deadlineMs); });
+    try { await Promise.race([this.flushTouches(), late]); } finally { clearTimeout(timer); }
   }
 }

@@ -25,9 +25,15 @@ export function keysWhere(w: DecisionWindow): { where?: string; whereParams?: re
   return { where: l.sql, whereParams: l.params };
 }
 
-/** The chosen model of decision `d` (one field; for queries that read few decisions). */
+/**
+ * The chosen model of decision `d` (one field; for queries that read few decisions). PostgreSQL reads
+ * only the field's JSON string, not the whole decision: its json operators refuse a \u0000 escape or a
+ * lone surrogate anywhere in the text, which decisions stored before the writer cleaned their attempts'
+ * upstream errors can hold (src/router/decision-row.ts), and one such decision failed the whole read.
+ * The key comes before any client or upstream text in the decision, so its first match is the field.
+ */
 export const chosenOf = (sql: SqlRunner): string =>
-  (sql.dialect === 'postgres' ? "(d.decision::json->>'chosen')" : "json_extract(d.decision, '$.chosen')");
+  (sql.dialect === 'postgres' ? `(substring(d.decision FROM '"chosen":("([^"\\\\]|\\\\.)*")')::json #>> '{}')` : "json_extract(d.decision, '$.chosen')");
 
 /** The float type for CAST in this dialect. */
 export const floatType = (sql: SqlRunner): string => (sql.dialect === 'postgres' ? 'DOUBLE PRECISION' : 'REAL');

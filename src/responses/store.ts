@@ -6,6 +6,7 @@
 // holds its input items, a read waits for that one write). A write that fails is retried in the
 // background (write-retries.ts) and the response stays readable from memory until it is written.
 import { GatewayError } from '../gateway-error.ts';
+import { withinReadDeadline } from '../store/read-deadline.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { inputItemsOf, insertStoredResponse, type StoredResponseRow } from './rows.ts';
 import { WriteRetries, type WriteRetryOptions, type WriteRetryStats } from './write-retries.ts';
@@ -71,9 +72,12 @@ async function foundOrLate<T>(id: string, find: () => Promise<T>, none: (x: T) =
  */
 const storable = (id: string): boolean => !id.includes('\u0000');
 
-/** A read the database could not answer: a 503 the client may retry, never a 500 or a false 'not found'. */
+/**
+ * A read the database could not answer, or not within the read deadline (src/store/read-deadline.ts):
+ * a 503 the client may retry, never a 500, a false 'not found' or a request waiting with no end.
+ */
 async function reading<T>(q: Promise<T>): Promise<T> {
-  try { return await q; } catch (e) {
+  try { return await withinReadDeadline(q); } catch (e) {
     throw new GatewayError('storage_unavailable', `the gateway's database is unavailable, so stored responses cannot be read now (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } });
   }
 }
@@ -193,7 +197,7 @@ export class ResponseStore {
     if (p && (p.keyId !== keyId || p.expiresAt <= now)) return null;
     // Its input items are the writer's to extract: wait for its write, then read the committed row
     // (or, when the write failed, the row kept here with its items).
-    if (p?.inputItems === null) { await p.written; p = this.#pending.get(id); }
+    if (p?.inputItems === null) { await reading(p.written); p = this.#pending.get(id); }
     if (p?.inputItems) return publicView(p);
     const rows = await foundOrLate(id, () => reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now])), (r) => r.length === 0);
     const row = rows[0];
@@ -213,7 +217,7 @@ export class ResponseStore {
     // Not committed yet: wait for the insert so the delete finds the row; one still waiting for a
     // retry is taken out of the queue and memory, and the database is asked too (a write that
     // failed may have committed all the same), without failing the deletion if it cannot answer.
-    await p.written;
+    await reading(p.written);
     if (!(await this.#retries.cancel(id))) return (await reading(row())) > 0;
     this.#pending.delete(id);
     await row().catch(() => 0);
@@ -234,7 +238,7 @@ export class ResponseStore {
       const p: Pending = this.#pending.get(cursor)!;
       if (p.keyId !== keyId || p.expiresAt <= now) throw notFound(id);
       // Input items only the writer extracts: once its write is done the link is read from the database.
-      if (p.inputItems === null) { await p.written; continue; }
+      if (p.inputItems === null) { await reading(p.written); continue; }
       mem.unshift(p);
       cursor = p.previousId;
     }

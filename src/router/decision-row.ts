@@ -57,6 +57,22 @@ export function packDecision(d: Decision, keep: number, s: Array<string | null>,
   }
 }
 
+/** An upstream's error text a stored decision can hold: a NUL or a lone surrogate as U+FFFD. */
+const jsonSafe = (s: string): string => (s.includes('\0') ? s.replaceAll('\0', '\uFFFD') : s).toWellFormed();
+
+/**
+ * The attempts as the stored decision holds them (`attempts` itself when nothing needs it, nearly always),
+ * here and in recordedDecision (src/router/explain.ts), the reference this path writes the text of.
+ * Their error is an upstream's text, which JSON writes with a NUL as \u0000 and a lone surrogate as \ud800:
+ * PostgreSQL's json operators refuse both anywhere in a text they read (22P05, 22P02), and the router
+ * overview reads the chosen model of each decision with feedback that way, so one such error was a 500
+ * for every window holding it.
+ */
+export function storableAttempts(attempts: readonly AttemptRecord[]): readonly AttemptRecord[] {
+  const bad = (e: string | null): boolean => e !== null && (e.includes('\0') || !e.isWellFormed());
+  return attempts.some((a) => bad(a.error)) ? attempts.map((a) => (bad(a.error) ? { ...a, error: jsonSafe(a.error!) } : a)) : attempts;
+}
+
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
@@ -122,7 +138,7 @@ export class RowEncoder {
     for (let i = 0; i < idx.length; i++) nums[at++] = idx[i]!;
     for (let i = 0; i < val.length; i++) nums[at++] = val[i]!;
     this.#n = at;
-    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, attempts, head.budgetDropped ?? null])}\n${JSON.stringify(meta)}\n`);
+    this.#write(`${JSON.stringify([head.inferenceId, head.createdAt, head.keyId, head.servedModel, head.canonical, head.kind, head.status, head.costUsd, storableAttempts(attempts), head.budgetDropped ?? null])}\n${JSON.stringify(meta)}\n`);
     this.#rows++;
   }
 

@@ -2,6 +2,7 @@
 // compact JSON stored with the inference (every candidate with its estimates or exclusion reason).
 import type { AttemptRecord } from '../store/types.ts';
 import { fmt, type Decision, type Ranked } from './decide.ts';
+import { storableAttempts } from './decision-row.ts';
 import { priorWithBasis, type CompiledPriors } from './quality/prior.ts';
 import type { TaskKind } from './quality/index.ts';
 import { round } from './round.ts';
@@ -111,7 +112,7 @@ export function recordedDecision(d: Decision, attempts: readonly AttemptRecord[]
     chosen: c?.id ?? null, chosen_quality: c ? c.q : null, chosen_cost_usd: c ? c.expectedCostUsd : null,
     input_tokens: c?.inputTokens ?? null, token_method: c?.tokenMethod ?? null, expected_output_tokens: c?.outputTokens ?? null,
     plan: d.plan.map((t) => [t.candidate.id, t.maxOutputTokens ?? null]),
-    candidates: d.candidates, excluded_by: d.excludedBy, included, excluded, attempts,
+    candidates: d.candidates, excluded_by: d.excludedBy, included, excluded, attempts: storableAttempts(attempts),
     ...(budgetDropped.length > 0 ? { budget_dropped: [...budgetDropped] } : {}),
   };
 }
