@@ -53,6 +53,7 @@ export function routerRollupDdl(d: Dialect): string[] {
       candidates ${big} NOT NULL,
       PRIMARY KEY (t, key_id, constraint_name)
     )`,
+    ...cleanDecisions(d),
     ...backfill(d),
   ];
 }
@@ -92,6 +93,7 @@ export function routerKindRollupDdl(d: Dialect): string[] {
       cost ${money} NOT NULL,
       PRIMARY KEY (grain, span, t, key_id, kind, chosen)
     )`,
+    ...cleanDecisions(d),
     `INSERT INTO router_rollup_kind (${cols})
      SELECT 'key', 'h', ${t}, ${key}, d.kind, ${chosen}, COUNT(*), SUM(CASE WHEN i.status >= 400 THEN 1 ELSE 0 END), ${pg ? 'COALESCE(SUM(i.cost_usd), 0)' : 'dec_sum(i.cost_usd)'}
      FROM router_decisions d LEFT JOIN inferences i ON i.id = d.inference_id GROUP BY ${t}, ${key}, d.kind, ${chosen}`,
@@ -137,6 +139,21 @@ export function decisionFieldsSql(d: Dialect): string {
       COALESCE(json_array_length(d.decision, '$.attempts'), 0) AS attempts, ${get('state_version')} AS version,
       CASE WHEN json_type(d.decision, '$.excluded_by') = 'object' THEN ${get('excluded_by')} ELSE '{}' END AS ex
     FROM router_decisions d`;
+}
+
+/**
+ * Before the backfills of migrations 21 and 22 on PostgreSQL: stored decisions whose text holds a \u0000
+ * escape or a lone surrogate's (an upstream's error in an attempt, stored so before the decision writer
+ * cleaned them, src/router/decision-row.ts) get U+FFFD there instead. PostgreSQL's json refuses both when
+ * it reads the field or parses the text (22P05, 22P02), and one such decision failed the migration: the
+ * gateway upgraded from a store that held one did not start. JSON.stringify writes a surrogate escape only
+ * for a lone one, so every such escape is one; text that spelled one out after a backslash of its own
+ * ("C:\\ud800" in an error) becomes "C:\\ufffd", still valid JSON, a character's difference in old text.
+ */
+function cleanDecisions(d: Dialect): string[] {
+  if (d !== 'postgres') return [];
+  const bad = String.raw`'\\u(0000|d[89a-f][0-9a-f]{2})'`;
+  return [`UPDATE router_decisions SET decision = regexp_replace(decision, ${bad}, ${String.raw`'\\ufffd'`}, 'gi') WHERE decision ~* ${bad}`];
 }
 
 /**
