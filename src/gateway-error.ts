@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'rate_limit' | 'api_error' | 'overloaded' | 'timeout' | 'not_implemented';
 
 export const ERROR_CODES = {
+  bad_request: { status: 400, kind: 'invalid_request' },
   invalid_json: { status: 400, kind: 'invalid_request' },
   invalid_body: { status: 400, kind: 'invalid_request' },
   invalid_parameter: { status: 400, kind: 'invalid_request' },

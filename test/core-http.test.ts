@@ -125,6 +125,41 @@ describe('bad input never crashes', () => {
   });
 });
 
+describe('malformed HTTP at the socket', () => {
+  /** Writes `parts` on one connection and returns every byte the gateway sent until it closed. */
+  const raw = async (parts: string[]): Promise<string> => {
+    const { connect } = await import('node:net');
+    const u = new URL(gw.url);
+    return new Promise((ok) => {
+      const s = connect(Number(u.port), u.hostname);
+      let out = '';
+      s.setEncoding('latin1');
+      s.on('data', (d: string) => { out += d; });
+      s.on('close', () => ok(out)).on('error', () => ok(out));
+      s.setTimeout(5000, () => s.destroy());
+      (async () => { for (const p of parts) { s.write(p); await new Promise((r) => setTimeout(r, 100)); } })();
+    });
+  };
+  test('headers past the limit and a bad header are answered in the route\'s envelope, with the status\'s own reason', async () => {
+    const big = await raw([`POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`]);
+    assert.match(big, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.deepEqual(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), { type: 'error', error: { type: 'request_too_large', message: 'request headers exceed the limit of 16384 bytes' } });
+    const many = await raw([`POST /v1/messages HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-H${i}: 1\r\n`).join('')}\r\n`]);
+    assert.match(many, /^HTTP\/1\.1 431 .*\{"type":"error","error":\{"type":"request_too_large"/s);
+    const bad = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n']);
+    assert.match(bad, /^HTTP\/1\.1 400 Bad Request\r\n.*\{"type":"error","error":\{"type":"invalid_request_error","message":"bad request: HPE_INVALID_HEADER_TOKEN"\}\}$/s);
+    const chat = await raw(['POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n']);
+    assert.match(chat, /\{"error":\{"message":"bad request: HPE_INVALID_HEADER_TOKEN","type":"invalid_request_error","param":null,"code":"bad_request"\}\}$/);
+  });
+  test('a request answered before its body ended gets no second answer when the rest of its body is malformed', async () => {
+    // 415 as soon as the headers are read; then a chunk size that is no number.
+    const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n', '5\r\nhello\r\n', 'zz\r\n']);
+    assert.equal(out.match(/HTTP\/1\.1 \d{3} /g)?.length, 1, out);
+    assert.match(out, /^HTTP\/1\.1 415 /);
+    assert.equal((await fetch(`${gw.url}/health`)).status, 200);
+  });
+});
+
 describe('routes and aliases', () => {
   test('the legacy prefix serves the same routes', async () => {
     const r = await post('/api/openai/v1/chat/completions', chat({}));

@@ -1,9 +1,10 @@
 // The HTTP server: limits and timeouts, the route table, authentication per route, and one error path.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { verifyAdminKey } from './admin-auth.ts';
 import { presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
-import { sendError } from './envelope.ts';
+import { errorBody, sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { createRouteTable, type Route, type RouteTable } from './routes.ts';
 import { handleInference } from './inference.ts';
@@ -89,9 +90,12 @@ export function createGatewayServer(svc: Services): Server {
     maxHeaderSize: s.maxHeaderBytes,
     noDelay: true,
   }, (req, res) => {
+    answering.set(req.socket, res);
     // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
   });
+  /** The latest request's response on each connection: what a socket-level error may still answer, and in whose envelope. */
+  const answering = new WeakMap<Socket, ServerResponse>();
 
   /**
    * The counter series of each (route pattern, status), bound once: a request then costs one Map read
@@ -161,12 +165,42 @@ export function createGatewayServer(svc: Services): Server {
     }
   }
 
+  /**
+   * Malformed HTTP (a bad request line or header, headers past the size limit, a body not received within
+   * the request timeout) is answered at the socket, in the envelope of the route the request line named
+   * (known once a request was read, else from the bytes Node's parser failed on). A request whose answer
+   * has started (an early 413 or 401 while its body was still coming) gets no second answer: the
+   * connection is closed.
+   */
   server.on('clientError', (err, socket) => {
-    if (!socket.writable) { socket.destroy(); return; }
+    const latest = answering.get(socket as Socket);
+    // The request the error is about, when it is one whose body was still coming; else a new one.
+    const current = latest !== undefined && !latest.req.complete ? latest : undefined;
+    if (!socket.writable || current?.headersSent || (latest?.headersSent && !latest.writableFinished)) { socket.destroy(); return; }
     const code = (err as { code?: string }).code;
     const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const body = JSON.stringify({ error: { message: `bad request: ${code ?? err.message}`, type: 'invalid_request_error', param: null, code: 'bad_request' } });
-    socket.end(`HTTP/1.1 ${status} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const target = current ? { method: current.req.method ?? 'GET', url: current.req.url ?? '/' } : requestLine((err as { rawPacket?: Buffer }).rawPacket);
+    const limits = svc.holder.current.server;
+    let envelope: Envelope = 'openai';
+    if (target) {
+      try {
+        const m = table.match(target.method, target.url, limits.legacyPrefix);
+        envelope = m.kind === 'ok' ? m.route.envelope : m.envelope;
+      } catch { /* a path that does not decode: the default envelope */ }
+    }
+    const message = status === 431 ? `request headers exceed the limit of ${limits.maxHeaderBytes} bytes`
+      : status === 408 ? `the request was not received in full within ${limits.requestTimeoutMs} ms`
+      : `bad request: ${code ?? err.message}`;
+    const e = new GatewayError('bad_request', message, { status, kind: status === 431 ? 'request_too_large' : 'invalid_request' });
+    const body = JSON.stringify(errorBody(e, envelope));
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   return server;
+}
+
+/** Method and target of the request line at the start of `raw` (the bytes a parse error came with), if it is one. */
+function requestLine(raw: Buffer | undefined): { method: string; url: string } | null {
+  if (!raw) return null;
+  const m = /^([A-Z]{1,20}) (\S{1,8192}) HTTP\/1\.[01]\r?\n/.exec(raw.subarray(0, 8300).toString('latin1'));
+  return m ? { method: m[1]!, url: m[2]! } : null;
 }
