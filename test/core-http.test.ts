@@ -66,6 +66,33 @@ describe('bad input never crashes', () => {
     const r = await post('/v1/chat/completions', chat({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] }));
     assert.equal(r.status, 413); assert.equal(r.json.error.code, 'body_too_large');
   });
+  test('a 413 closes the connection instead of reading the rest of the body', async () => {
+    const { connect } = await import('node:net');
+    const u = new URL(gw.url);
+    /** Sends `head` and `first`, then nothing more: what the gateway answers and whether it closed the connection. */
+    const refused = (head: string, first: string): Promise<{ out: string; closed: boolean }> => new Promise((ok) => {
+      const s = connect(Number(u.port), u.hostname);
+      let out = '';
+      s.setEncoding('latin1');
+      s.on('data', (d: string) => { out += d; });
+      s.on('end', () => { s.destroy(); ok({ out, closed: true }); });
+      s.on('error', () => ok({ out, closed: true }));
+      setTimeout(() => { s.destroy(); ok({ out, closed: false }); }, 1500);
+      s.write(head + first);
+    });
+    // Declared past the limit: refused at the headers (a client might go on to send all 50 MB of it).
+    const declared = await refused('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n', '{"model":');
+    assert.match(declared.out, /^HTTP\/1\.1 413 .*connection: close\r\n.*"type":"request_too_large"/is);
+    assert.ok(declared.closed, 'closed after the 413, not kept open for the other 49.99 MB');
+    // Chunked, passing the limit on the way.
+    const chunked = await refused('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', `2000\r\n${' '.repeat(0x2000)}\r\n`);
+    assert.match(chunked.out, /^HTTP\/1\.1 413 .*"code":"body_too_large"/s);
+    assert.ok(chunked.closed);
+    // A body read whole keeps its connection.
+    const ok = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chat({})) });
+    assert.equal(ok.status, 200); assert.notEqual(ok.headers.get('connection'), 'close');
+    await ok.text();
+  });
   test('JSON nested beyond the limit is refused before parsing', async () => {
     const deep = '['.repeat(50) + ']'.repeat(50);
     const r = await post('/v1/chat/completions', `{"model":"mockai/test-model","messages":${deep}}`);
