@@ -93,6 +93,31 @@ describe('bad input never crashes', () => {
     assert.equal(ok.status, 200); assert.notEqual(ok.headers.get('connection'), 'close');
     await ok.text();
   });
+  test('a compressed body (Content-Encoding) is decompressed under the body limit', async () => {
+    const { gzipSync, brotliCompressSync, deflateSync, zstdCompressSync } = await import('node:zlib');
+    const send = async (path: string, encoding: string, body: Buffer) => {
+      const r = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
+      return { status: r.status, json: await r.json() as Record<string, any> };
+    };
+    const m = Buffer.from(JSON.stringify(msgs({})));
+    for (const [encoding, body] of [['gzip', gzipSync(m)], ['x-gzip', gzipSync(m)], ['deflate', deflateSync(m)], ['br', brotliCompressSync(m)], ['zstd', zstdCompressSync(m)], ['gzip, br', brotliCompressSync(gzipSync(m))], ['identity', m]] as const) {
+      const r = await send('/v1/messages', encoding, body);
+      assert.equal(r.status, 200, `${encoding}: ${JSON.stringify(r.json)}`); assert.equal(r.json.content[0].text, 'Echo: hi');
+    }
+    const chatGzip = await send('/v1/chat/completions', 'gzip', gzipSync(JSON.stringify(chat({}))));
+    assert.equal(chatGzip.status, 200);
+    // Corrupt or cut short: a 400 saying so, in the route's envelope.
+    const corrupt = await send('/v1/messages', 'gzip', Buffer.from('not gzip at all'));
+    assert.equal(corrupt.status, 400); assert.equal(corrupt.json.type, 'error'); assert.match(corrupt.json.error.message, /not valid gzip data/);
+    const cut = await send('/v1/chat/completions', 'br', brotliCompressSync(JSON.stringify(chat({}))).subarray(0, 10));
+    assert.equal(cut.status, 400); assert.equal(cut.json.error.code, 'invalid_body');
+    // A bomb: 1 KiB of gzip holding 1 MB of zeros stops at the 4 KiB limit.
+    const bomb = await send('/v1/messages', 'gzip', gzipSync(Buffer.alloc(1_000_000)));
+    assert.equal(bomb.status, 413); assert.equal(bomb.json.error.type, 'request_too_large');
+    // A coding not decoded here.
+    const other = await send('/v1/chat/completions', 'compress', m);
+    assert.equal(other.status, 415); assert.equal(other.json.error.code, 'unsupported_media_type'); assert.match(other.json.error.message, /Content-Encoding compress/);
+  });
   test('JSON nested beyond the limit is refused before parsing', async () => {
     const deep = '['.repeat(50) + ']'.repeat(50);
     const r = await post('/v1/chat/completions', `{"model":"mockai/test-model","messages":${deep}}`);
