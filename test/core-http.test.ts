@@ -218,6 +218,23 @@ describe('routes and aliases', () => {
     assert.equal(r.status, 200);
     assert.equal(r.json.object, 'chat.completion');
   });
+  test('a request target in absolute form (POST http://host/v1/messages) routes by its path', async () => {
+    const { request } = await import('node:http');
+    const u = new URL(gw.url);
+    const send = (target: string, body: unknown): Promise<{ status: number; json: Record<string, any> }> => new Promise((ok, fail) => {
+      const text = JSON.stringify(body);
+      const r = request({ host: u.hostname, port: u.port, method: 'POST', path: target, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+        let b = ''; res.setEncoding('utf8'); res.on('data', (d: string) => { b += d; }); res.on('end', () => ok({ status: res.statusCode!, json: JSON.parse(b) }));
+      });
+      r.on('error', fail); r.end(text);
+    });
+    const m = await send(`http://${u.host}/v1/messages`, msgs({}));
+    assert.equal(m.status, 200, JSON.stringify(m.json)); assert.equal(m.json.type, 'message');
+    const c = await send(`HTTPS://elsewhere.example:8443/api/openai/v1/chat/completions?x=1`, chat({}));
+    assert.equal(c.status, 200, JSON.stringify(c.json)); assert.equal(c.json.object, 'chat.completion');
+    const none = await send(`http://${u.host}/nothing/here`, {});
+    assert.equal(none.status, 404); assert.match(none.json.error.message, /no route for POST \/nothing\/here/);
+  });
   test('/v1/v1/messages (Anthropic SDK with base {base_url}/v1) is an alias', async () => {
     const r = await post('/v1/v1/messages', msgs({}));
     assert.equal(r.status, 200);
