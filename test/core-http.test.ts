@@ -118,6 +118,23 @@ describe('bad input never crashes', () => {
     const other = await send('/v1/chat/completions', 'compress', m);
     assert.equal(other.status, 415); assert.equal(other.json.error.code, 'unsupported_media_type'); assert.match(other.json.error.message, /Content-Encoding compress/);
   });
+  test('a body that is not UTF-8 is a 400; a leading byte order mark is dropped', async () => {
+    const send = async (path: string, body: Buffer) => {
+      const r = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return { status: r.status, json: await r.json() as Record<string, any> };
+    };
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const m = await send('/v1/messages', Buffer.concat([bom, Buffer.from(JSON.stringify(msgs({})))]));
+    assert.equal(m.status, 200, JSON.stringify(m.json)); assert.equal(m.json.content[0].text, 'Echo: hi');
+    const c = await send('/v1/chat/completions', Buffer.concat([bom, Buffer.from(JSON.stringify(chat({})))]));
+    assert.equal(c.status, 200, JSON.stringify(c.json));
+    // 'hé' in Latin-1: the é is one byte 0xE9, no UTF-8. It reached the model as U+FFFD ("Echo: h\uFFFD"), answered 200.
+    const latin1 = (body: unknown) => Buffer.from(JSON.stringify(body).replace('"hi"', '"h\u00e9"'), 'latin1');
+    const bad = await send('/v1/messages', latin1(msgs({})));
+    assert.equal(bad.status, 400); assert.equal(bad.json.type, 'error'); assert.match(bad.json.error.message, /not valid UTF-8/);
+    const badChat = await send('/v1/chat/completions', latin1(chat({})));
+    assert.equal(badChat.status, 400); assert.equal(badChat.json.error.code, 'invalid_json');
+  });
   test('JSON nested beyond the limit is refused before parsing', async () => {
     const deep = '['.repeat(50) + ']'.repeat(50);
     const r = await post('/v1/chat/completions', `{"model":"mockai/test-model","messages":${deep}}`);

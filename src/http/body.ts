@@ -1,6 +1,7 @@
 // Reads a request body under the size limit and checks its content type, answering malformed input
 // with GatewayErrors (never a crash or a hung socket). JSON parsing under the nesting limit: src/util/parse-json.ts.
 import type { IncomingMessage } from 'node:http';
+import { isUtf8 } from 'node:buffer';
 import zlib from 'node:zlib';
 import { GatewayError, bounded } from '../gateway-error.ts';
 
@@ -14,8 +15,19 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   if (declared > limit) return Promise.reject(tooLarge(limit));
   let codings: Coding[];
   try { codings = contentCodings(req.headers['content-encoding']); } catch (e) { return Promise.reject(e); }
-  if (codings.length === 0) return collect(req, limit);
-  return collect(req, limit).then((buf) => decompress(buf, codings, limit));
+  if (codings.length === 0) return collect(req, limit).then(jsonText);
+  return collect(req, limit).then((buf) => decompress(buf, codings, limit)).then(jsonText);
+}
+
+/**
+ * A JSON body is UTF-8 (RFC 8259): other bytes are a 400, not text silently changed into U+FFFD on its
+ * way to the model and the records. A leading byte order mark, which the RFC lets a parser ignore
+ * (Windows tools write one), is dropped.
+ */
+function jsonText(buf: Buffer): Buffer {
+  if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3);
+  if (!isUtf8(buf)) throw new GatewayError('invalid_json', 'request body is not valid UTF-8; JSON text must be encoded in UTF-8');
+  return buf;
 }
 
 function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
