@@ -135,6 +135,23 @@ describe('bad input never crashes', () => {
     const badChat = await send('/v1/chat/completions', latin1(chat({})));
     assert.equal(badChat.status, 400); assert.equal(badChat.json.error.code, 'invalid_json');
   });
+  test('a client that leaves before its body is in is recorded as a hang-up (499), not as a bad request', async () => {
+    const { connect } = await import('node:net');
+    const u = new URL(gw.url);
+    const body = JSON.stringify(msgs({}));
+    const s = connect(Number(u.port), u.hostname);
+    s.on('error', () => {});
+    s.write(`POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    s.destroy();
+    let rec;
+    for (let i = 0; i < 50 && !rec; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      rec = (await gw.services.store!.listInferences({ limit: 5 })).find((x) => x.route === '/v1/messages' && (x.errorCode === 'client_disconnected' || x.errorCode === 'invalid_body'));
+    }
+    assert.ok(rec, 'the request is recorded');
+    assert.equal(rec.status, 499); assert.equal(rec.errorCode, 'client_disconnected');
+  });
   test('JSON nested beyond the limit is refused before parsing', async () => {
     const deep = '['.repeat(50) + ']'.repeat(50);
     const r = await post('/v1/chat/completions', `{"model":"mockai/test-model","messages":${deep}}`);

@@ -40,8 +40,10 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(c);
     });
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    req.on('error', reject);
-    req.on('aborted', () => reject(new GatewayError('invalid_body', 'request aborted by the client')));
+    // The client left before its body was in: recorded as the hang-up it is (499), not as a bad request.
+    const gone = (): void => reject(new GatewayError('client_disconnected', 'the client closed the connection before its request body was received'));
+    req.on('error', gone);
+    req.on('aborted', gone);
   });
 }
 
