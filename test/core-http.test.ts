@@ -269,6 +269,17 @@ describe('routes and aliases', () => {
     const none = await send(`http://${u.host}/nothing/here`, {});
     assert.equal(none.status, 404); assert.match(none.json.error.message, /no route for POST \/nothing\/here/);
   });
+  test('HEAD is served on every GET route, without a body', async () => {
+    for (const path of ['/health', '/health/ready', '/v1/models', '/v1/models/mockai/test-model', '/metrics']) {
+      const get = await fetch(gw.url + path);
+      const head = await fetch(gw.url + path, { method: 'HEAD' });
+      assert.equal(head.status, get.status, path); assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), path);
+      assert.equal(await head.text(), '', path);
+      await get.arrayBuffer();
+    }
+    const post = await fetch(`${gw.url}/v1/chat/completions`, { method: 'HEAD' });
+    assert.equal(post.status, 405); assert.equal(post.headers.get('allow'), 'POST');
+  });
   test('/v1/v1/messages (Anthropic SDK with base {base_url}/v1) is an alias', async () => {
     const r = await post('/v1/v1/messages', msgs({}));
     assert.equal(r.status, 200);

@@ -35,7 +35,8 @@ export function createRouteTable(routes: Route[]): RouteTable {
       for (const r of routes) {
         const id = matchPattern(r.pattern, path);
         if (id === undefined) continue;
-        if (r.method !== method) { if (!allowed.includes(r.method)) allowed.push(r.method); continue; }
+        // HEAD is GET without the body (Node leaves the body out): health checks and monitors send it.
+        if (r.method !== method && !(method === 'HEAD' && r.method === 'GET')) { if (!allowed.includes(r.method)) allowed.push(r.method); continue; }
         return { kind: 'ok', route: r, params: { path, id, query } };
       }
       const envelope: Envelope = path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
