@@ -93,6 +93,24 @@ describe('bad input never crashes', () => {
     assert.equal(ok.status, 200); assert.notEqual(ok.headers.get('connection'), 'close');
     await ok.text();
   });
+  test('Expect: 100-continue: the go-ahead for a body within the limit, the 413 at once for one past it', async () => {
+    const { request } = await import('node:http');
+    const u = new URL(gw.url);
+    const ask = (length: number, body: string): Promise<{ continued: boolean; status: number; json: Record<string, any> }> => new Promise((ok, fail) => {
+      let continued = false;
+      const r = request({ host: u.hostname, port: u.port, method: 'POST', path: '/v1/messages', headers: { 'content-type': 'application/json', 'content-length': String(length), expect: '100-continue' } }, (res) => {
+        let b = ''; res.setEncoding('utf8'); res.on('data', (d: string) => { b += d; }); res.on('end', () => ok({ continued, status: res.statusCode!, json: JSON.parse(b) }));
+      });
+      r.on('continue', () => { continued = true; r.end(body); });
+      r.on('error', fail);
+      r.flushHeaders();
+    });
+    const body = JSON.stringify(msgs({}));
+    const small = await ask(Buffer.byteLength(body), body);
+    assert.equal(small.continued, true); assert.equal(small.status, 200);
+    const big = await ask(50_000_000, '');
+    assert.equal(big.continued, false, 'no 100 Continue for a body the gateway refuses'); assert.equal(big.status, 413); assert.equal(big.json.type, 'error');
+  });
   test('a compressed body (Content-Encoding) is decompressed under the body limit', async () => {
     const { gzipSync, brotliCompressSync, deflateSync, zstdCompressSync } = await import('node:zlib');
     const send = async (path: string, encoding: string, body: Buffer) => {

@@ -89,10 +89,17 @@ export function createGatewayServer(svc: Services): Server {
     keepAliveTimeout: s.keepAliveTimeoutMs,
     maxHeaderSize: s.maxHeaderBytes,
     noDelay: true,
-  }, (req, res) => {
+  }, onRequest);
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
     answering.set(req.socket, res);
     // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
+  }
+  // Expect: 100-continue: the go-ahead goes only to a body the gateway would read; one declared past the
+  // body limit gets its 413 at once, and the client never sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > svc.holder.current.server.bodyLimitBytes)) res.writeContinue();
+    onRequest(req, res);
   });
   /** The latest request's response on each connection: what a socket-level error may still answer, and in whose envelope. */
   const answering = new WeakMap<Socket, ServerResponse>();
