@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, kind: 'invalid_request' },
   body_too_large: { status: 413, kind: 'request_too_large' },
   client_disconnected: { status: 499, kind: 'invalid_request' },
+  request_timeout: { status: 408, kind: 'invalid_request' },
   missing_api_key: { status: 401, kind: 'authentication' },
   invalid_api_key: { status: 401, kind: 'authentication' },
   model_not_allowed: { status: 403, kind: 'permission' },

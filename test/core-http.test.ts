@@ -255,6 +255,32 @@ describe('malformed HTTP at the socket', () => {
     const chat = await raw(['POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n']);
     assert.match(chat, /\{"error":\{"message":"bad request: HPE_INVALID_HEADER_TOKEN","type":"invalid_request_error","param":null,"code":"bad_request"\}\}$/);
   });
+  test('a body not received within the request timeout: a 408 in the route\'s envelope, recorded as such', async () => {
+    const { connect } = await import('node:net');
+    const u = new URL(gw.url);
+    // Node's connections check (every 30 s) raises ERR_HTTP_REQUEST_TIMEOUT on the server's socket as a
+    // clientError; the test raises it at once on the connection that holds a half-sent body.
+    const accepted = new Promise<import('node:net').Socket>((ok) => gw.server.once('connection', ok));
+    const s = connect(Number(u.port), u.hostname);
+    let out = '';
+    s.setEncoding('latin1');
+    s.on('data', (d: string) => { out += d; });
+    const closed = new Promise((ok) => s.on('close', ok));
+    s.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":');
+    const server = await accepted;
+    await new Promise((r) => setTimeout(r, 150));
+    gw.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), server);
+    await closed;
+    assert.match(out, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+    assert.deepEqual(JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)).error.type, 'invalid_request_error');
+    let rec;
+    for (let i = 0; i < 50 && !rec; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      rec = (await gw.services.store!.listInferences({ limit: 5 })).find((x) => x.route === '/v1/messages' && ['request_timeout', 'client_disconnected', 'invalid_body'].includes(x.errorCode!));
+    }
+    assert.ok(rec, 'the request is recorded');
+    assert.equal(rec.status, 408); assert.equal(rec.errorCode, 'request_timeout');
+  });
   test('a request answered before its body ended gets no second answer when the rest of its body is malformed', async () => {
     // 415 as soon as the headers are read; then a chunk size that is no number.
     const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n', '5\r\nhello\r\n', 'zz\r\n']);

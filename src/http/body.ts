@@ -30,6 +30,14 @@ function jsonText(buf: Buffer): Buffer {
   return buf;
 }
 
+/** Requests whose body the server stopped waiting for (server.request_timeout_ms), with the 408 it answered. */
+const timedOut = new WeakMap<IncomingMessage, GatewayError>();
+
+/** Marks `req` as ended by the request timeout: its reader rejects with `err`, not as a client hang-up. */
+export function endedByTimeout(req: IncomingMessage, err: GatewayError): void {
+  timedOut.set(req, err);
+}
+
 function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -41,7 +49,7 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     // The client left before its body was in: recorded as the hang-up it is (499), not as a bad request.
-    const gone = (): void => reject(new GatewayError('client_disconnected', 'the client closed the connection before its request body was received'));
+    const gone = (): void => reject(timedOut.get(req) ?? new GatewayError('client_disconnected', 'the client closed the connection before its request body was received'));
     req.on('error', gone);
     req.on('aborted', gone);
   });

@@ -5,6 +5,7 @@ import { verifyAdminKey } from './admin-auth.ts';
 import { presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { errorBody, sendError, type Envelope } from './envelope.ts';
+import { endedByTimeout } from './body.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { createRouteTable, type Route, type RouteTable } from './routes.ts';
 import { handleInference } from './inference.ts';
@@ -198,7 +199,10 @@ export function createGatewayServer(svc: Services): Server {
     const message = status === 431 ? `request headers exceed the limit of ${limits.maxHeaderBytes} bytes`
       : status === 408 ? `the request was not received in full within ${limits.requestTimeoutMs} ms`
       : `bad request: ${code ?? err.message}`;
-    const e = new GatewayError('bad_request', message, { status, kind: status === 431 ? 'request_too_large' : 'invalid_request' });
+    const e = status === 408 ? new GatewayError('request_timeout', message)
+      : new GatewayError('bad_request', message, { status, kind: status === 431 ? 'request_too_large' : 'invalid_request' });
+    // The handler still reading this request's body learns why it ends (its record says 408, not a hang-up).
+    if (current && status === 408) endedByTimeout(current.req, e);
     const body = JSON.stringify(errorBody(e, envelope));
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
