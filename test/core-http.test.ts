@@ -281,6 +281,26 @@ describe('malformed HTTP at the socket', () => {
     assert.ok(rec, 'the request is recorded');
     assert.equal(rec.status, 408); assert.equal(rec.errorCode, 'request_timeout');
   });
+  test('an idle keep-alive connection does not hold its last request', async () => {
+    const { Agent, request } = await import('node:http');
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const u = new URL(gw.url);
+    let ref: WeakRef<object> | undefined;
+    const grab = (_req: unknown, res: object): void => { ref = new WeakRef(res); };
+    gw.server.once('request', grab);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const body = JSON.stringify(chat({}));
+    await new Promise<void>((ok, fail) => {
+      const r = request({ agent, host: u.hostname, port: u.port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' } }, (res) => { res.resume(); res.on('end', ok); });
+      r.on('error', fail); r.end(body);
+    });
+    for (let i = 0; i < 10 && ref!.deref() !== undefined; i++) { await new Promise((r) => setTimeout(r, 50)); gc(); }
+    assert.equal(ref!.deref(), undefined, 'the answered response (and the handler state it holds, the body included) is collected while the connection stays open');
+    agent.destroy();
+  });
   test('a request answered before its body ended gets no second answer when the rest of its body is malformed', async () => {
     // 415 as soon as the headers are read; then a chunk size that is no number.
     const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n', '5\r\nhello\r\n', 'zz\r\n']);

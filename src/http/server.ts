@@ -92,7 +92,11 @@ export function createGatewayServer(svc: Services): Server {
     noDelay: true,
   }, onRequest);
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    answering.set(req.socket, res);
+    const socket = req.socket;
+    answering.set(socket, res);
+    // Dropped once answered whole: an idle keep-alive connection must not hold its last request (its
+    // handler's closures hold the body: ~10 MB a connection after a 5 MB request).
+    res.on('close', () => { if (req.complete && answering.get(socket) === res) answering.delete(socket); });
     // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
   }
@@ -102,7 +106,10 @@ export function createGatewayServer(svc: Services): Server {
     if (!(Number(req.headers['content-length']) > svc.holder.current.server.bodyLimitBytes)) res.writeContinue();
     onRequest(req, res);
   });
-  /** The latest request's response on each connection: what a socket-level error may still answer, and in whose envelope. */
+  /**
+   * The latest request's response on each connection until it is answered and its body read whole: what
+   * a socket-level error may still answer, and in whose envelope.
+   */
   const answering = new WeakMap<Socket, ServerResponse>();
 
   /**
