@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'rate_limit' | 'api_error' | 'overloaded' | 'timeout' | 'not_implemented';
 
 export const ERROR_CODES = {
+  bad_request: { status: 400, kind: 'invalid_request' },
   invalid_json: { status: 400, kind: 'invalid_request' },
   invalid_body: { status: 400, kind: 'invalid_request' },
   invalid_parameter: { status: 400, kind: 'invalid_request' },
@@ -25,6 +26,8 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, kind: 'invalid_request' },
   unsupported_media_type: { status: 415, kind: 'invalid_request' },
   body_too_large: { status: 413, kind: 'request_too_large' },
+  client_disconnected: { status: 499, kind: 'invalid_request' },
+  request_timeout: { status: 408, kind: 'invalid_request' },
   missing_api_key: { status: 401, kind: 'authentication' },
   invalid_api_key: { status: 401, kind: 'authentication' },
   model_not_allowed: { status: 403, kind: 'permission' },

@@ -63,6 +63,8 @@ test('client hangs up mid-stream: input and relayed output are billed, the recor
   assert.ok(rec.inputTokens >= 100, `input estimated from the request: ${rec.inputTokens}`);
   assert.equal(rec.outputTokens, 100, 'output counted from the 400 characters relayed');
   assert.notEqual(rec.costUsd, '0');
+  // The stream had begun: its time to first token is recorded (it was null for every hang-up).
+  assert.equal(typeof rec.ttftMs, 'number'); assert.ok(rec.ttftMs! <= rec.latencyMs, `ttft ${rec.ttftMs} within latency ${rec.latencyMs}`);
   // The reservation was settled with the bill, not released.
   assert.equal(spent(k.id), toNanos(rec.costUsd));
 });
@@ -83,6 +85,7 @@ test('client hangs up before the first content (the upstream already streaming):
   assert.equal(rec.status, 499);
   assert.equal(rec.partial, true);
   assert.equal(rec.inputTokens, 777);
+  assert.equal(rec.ttftMs, null, 'no content reached the client');
   assert.equal(spent(k.id), toNanos(rec.costUsd));
 });
 

@@ -259,7 +259,7 @@ export class AttemptSink implements ResponseSink {
       const r = this.#r;
       let out = '';
       try { out = this.#relayPending(); } catch { /* the stream is failing anyway */ }
-      if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed }); return; }
+      if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed, ttftMs: this.#ttft }); return; }
       const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
       const total = r.signal.aborted;
       const message = total ? totalTimeout().message : timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${this.#redact(e.message)}`;
@@ -279,7 +279,7 @@ export class AttemptSink implements ResponseSink {
   #fail(err: GatewayError): void {
     try {
       if (!this.#committed) this.#settle({ kind: 'retry', error: err, retryAfterMs: null, status: this.#status || null, inPlace: true, unusable: true });
-      else if (this.#r.clientGone()) this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed });
+      else if (this.#r.clientGone()) this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed, ttftMs: this.#ttft });
       else this.#endWithError('', 'api_error', err.message);
     } catch (e2) { this.#lastResort(e2); }
     this.#flow?.abort(err);
@@ -296,7 +296,9 @@ export class AttemptSink implements ResponseSink {
   #lastResort(e: unknown): void {
     console.error(`attempt on ${this.#entry.id} failed while ending its answer: ${this.#redact(String((e as Error)?.message ?? e))}`);
     this.#r.res.destroy();
-    this.#settle({ kind: 'aborted', status: this.#status || null, observed: this.#relay && this.#committed ? this.#consumed().observed : null });
+    this.#settle(this.#relay && this.#committed
+      ? { kind: 'aborted', status: this.#status || null, observed: this.#consumed().observed, ttftMs: this.#ttft }
+      : { kind: 'aborted', status: this.#status || null, observed: null });
   }
 
   #beforeCommitFailure(e: unknown, phase: string): AttemptResult {

@@ -23,8 +23,11 @@ export type AttemptResult =
    */
   | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null; inPlace: boolean; unusable?: true }
   | { kind: 'final'; error: GatewayError; status: number | null }
-  /** The client hung up; `observed` is what a stream it had started consumed (null when nothing reached it). */
-  | { kind: 'aborted'; status: number | null; observed: Observed | null };
+  /**
+   * The client hung up; `observed` is what a stream it had started consumed (null when nothing reached it),
+   * `ttftMs` when its answer had begun.
+   */
+  | { kind: 'aborted'; status: number | null; observed: Observed | null; ttftMs?: number };
 
 export { RETRYABLE, retryAfterMs } from './upstream-error.ts';
 export type { ResponseHeaders };

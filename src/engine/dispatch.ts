@@ -87,7 +87,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
       // A stream the client had started is billed for what it consumed (and marked partial).
       const o = out.observed;
       const usage = o?.usage && bound ? held(o.usage, bound, rec) : o?.usage ?? null;
-      return { status: 499, error: null, served: entry, attempts, usage, finishReason: o?.finishReason ?? null, ttftMs: null, adjustments: [], ...(o ? { partial: true } : {}) };
+      return { status: 499, error: null, served: entry, attempts, usage, finishReason: o?.finishReason ?? null, ttftMs: out.ttftMs ?? null, adjustments: [], ...(o ? { partial: true } : {}) };
     }
     rec.error = out.error.message;
     if (out.kind === 'final') {

@@ -29,13 +29,18 @@ export function asGatewayError(e: unknown): GatewayError {
   return new GatewayError('internal_error', 'internal error');
 }
 
+const CLOSE = { connection: 'close' } as const;
+
 export function sendError(res: ServerResponse, e: unknown, envelope: Envelope, extraHeaders: Record<string, string> = {}): void {
   const err = asGatewayError(e);
   if (!(e instanceof GatewayError)) console.error('internal error:', e);
   if (res.headersSent) { res.destroy(); return; }
   const body = JSON.stringify(errorBody(err, envelope));
+  // Answered before the request's body was in (too large, refused at its headers): the connection closes
+  // after the answer, or keeping it would read the rest of the body, whatever size it declared.
+  const unread = res.req !== undefined && !res.req.complete ? CLOSE : undefined;
   res.writeHead(err.status, {
-    'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extraHeaders, ...err.headers,
+    'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...unread, ...extraHeaders, ...err.headers,
   });
   res.end(body);
 }

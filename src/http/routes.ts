@@ -21,7 +21,10 @@ export type RouteMatch =
 export function createRouteTable(routes: Route[]): RouteTable {
   return {
     routes,
-    match(method, rawUrl, legacyPrefix) {
+    match(method, target, legacyPrefix) {
+      // The absolute form (POST http://host/v1/messages), which HTTP/1.1 servers must take as well: its path routes.
+      const authority = ABSOLUTE_FORM.exec(target);
+      const rawUrl = authority === null ? target : `/${target.slice(authority[0].length).replace(/^\//, '')}`;
       const q = rawUrl.indexOf('?');
       let path = q < 0 ? rawUrl : rawUrl.slice(0, q);
       const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
@@ -32,7 +35,8 @@ export function createRouteTable(routes: Route[]): RouteTable {
       for (const r of routes) {
         const id = matchPattern(r.pattern, path);
         if (id === undefined) continue;
-        if (r.method !== method) { if (!allowed.includes(r.method)) allowed.push(r.method); continue; }
+        // HEAD is GET without the body (Node leaves the body out): health checks and monitors send it.
+        if (r.method !== method && !(method === 'HEAD' && r.method === 'GET')) { if (!allowed.includes(r.method)) allowed.push(r.method); continue; }
         return { kind: 'ok', route: r, params: { path, id, query } };
       }
       const envelope: Envelope = path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
@@ -40,6 +44,9 @@ export function createRouteTable(routes: Route[]): RouteTable {
     },
   };
 }
+
+/** The scheme and authority of an absolute-form request target. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
 
 function matchPattern(pattern: string, path: string): string | null | undefined {
   if (pattern.endsWith('/:id')) {

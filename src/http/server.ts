@@ -1,9 +1,11 @@
 // The HTTP server: limits and timeouts, the route table, authentication per route, and one error path.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { verifyAdminKey } from './admin-auth.ts';
 import { presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
-import { sendError } from './envelope.ts';
+import { errorBody, sendError, type Envelope } from './envelope.ts';
+import { endedByTimeout } from './body.ts';
 import { GatewayError } from '../gateway-error.ts';
 import { createRouteTable, type Route, type RouteTable } from './routes.ts';
 import { handleInference } from './inference.ts';
@@ -88,10 +90,27 @@ export function createGatewayServer(svc: Services): Server {
     keepAliveTimeout: s.keepAliveTimeoutMs,
     maxHeaderSize: s.maxHeaderBytes,
     noDelay: true,
-  }, (req, res) => {
+  }, onRequest);
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    answering.set(socket, res);
+    // Dropped once answered whole: an idle keep-alive connection must not hold its last request (its
+    // handler's closures hold the body: ~10 MB a connection after a 5 MB request).
+    res.on('close', () => { if (req.complete && answering.get(socket) === res) answering.delete(socket); });
     // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
+  }
+  // Expect: 100-continue: the go-ahead goes only to a body the gateway would read; one declared past the
+  // body limit gets its 413 at once, and the client never sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > svc.holder.current.server.bodyLimitBytes)) res.writeContinue();
+    onRequest(req, res);
   });
+  /**
+   * The latest request's response on each connection until it is answered and its body read whole: what
+   * a socket-level error may still answer, and in whose envelope.
+   */
+  const answering = new WeakMap<Socket, ServerResponse>();
 
   /**
    * The counter series of each (route pattern, status), bound once: a request then costs one Map read
@@ -161,12 +180,45 @@ export function createGatewayServer(svc: Services): Server {
     }
   }
 
+  /**
+   * Malformed HTTP (a bad request line or header, headers past the size limit, a body not received within
+   * the request timeout) is answered at the socket, in the envelope of the route the request line named
+   * (known once a request was read, else from the bytes Node's parser failed on). A request whose answer
+   * has started (an early 413 or 401 while its body was still coming) gets no second answer: the
+   * connection is closed.
+   */
   server.on('clientError', (err, socket) => {
-    if (!socket.writable) { socket.destroy(); return; }
+    const latest = answering.get(socket as Socket);
+    // The request the error is about, when it is one whose body was still coming; else a new one.
+    const current = latest !== undefined && !latest.req.complete ? latest : undefined;
+    if (!socket.writable || current?.headersSent || (latest?.headersSent && !latest.writableFinished)) { socket.destroy(); return; }
     const code = (err as { code?: string }).code;
     const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const body = JSON.stringify({ error: { message: `bad request: ${code ?? err.message}`, type: 'invalid_request_error', param: null, code: 'bad_request' } });
-    socket.end(`HTTP/1.1 ${status} Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const target = current ? { method: current.req.method ?? 'GET', url: current.req.url ?? '/' } : requestLine((err as { rawPacket?: Buffer }).rawPacket);
+    const limits = svc.holder.current.server;
+    let envelope: Envelope = 'openai';
+    if (target) {
+      try {
+        const m = table.match(target.method, target.url, limits.legacyPrefix);
+        envelope = m.kind === 'ok' ? m.route.envelope : m.envelope;
+      } catch { /* a path that does not decode: the default envelope */ }
+    }
+    const message = status === 431 ? `request headers exceed the limit of ${limits.maxHeaderBytes} bytes`
+      : status === 408 ? `the request was not received in full within ${limits.requestTimeoutMs} ms`
+      : `bad request: ${code ?? err.message}`;
+    const e = status === 408 ? new GatewayError('request_timeout', message)
+      : new GatewayError('bad_request', message, { status, kind: status === 431 ? 'request_too_large' : 'invalid_request' });
+    // The handler still reading this request's body learns why it ends (its record says 408, not a hang-up).
+    if (current && status === 408) endedByTimeout(current.req, e);
+    const body = JSON.stringify(errorBody(e, envelope));
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   return server;
+}
+
+/** Method and target of the request line at the start of `raw` (the bytes a parse error came with), if it is one. */
+function requestLine(raw: Buffer | undefined): { method: string; url: string } | null {
+  if (!raw) return null;
+  const m = /^([A-Z]{1,20}) (\S{1,8192}) HTTP\/1\.[01]\r?\n/.exec(raw.subarray(0, 8300).toString('latin1'));
+  return m ? { method: m[1]!, url: m[2]! } : null;
 }
