@@ -92,6 +92,10 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 export function transportVerdict(e: unknown, phase: string, redact: (s: string) => string): Verdict {
   const code = (e as { code?: string }).code ?? '';
   const name = (e as Error).name;
+  // A body whose content encoding cannot be undone (src/engine/content-coding.ts): the server answered, unreadably.
+  if (code === 'UPSTREAM_CONTENT_CODING') {
+    return { error: new GatewayError('upstream_error', redact((e as Error).message)), retry: true, inPlace: false };
+  }
   if (TIMEOUT_CODES.has(code) || name === 'TimeoutError') {
     return { error: new GatewayError('upstream_timeout', `upstream timed out (${phase})`), retry: true, inPlace: true };
   }
