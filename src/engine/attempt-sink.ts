@@ -109,7 +109,8 @@ export class AttemptSink implements ResponseSink {
 
   start(status: number, headers: ResponseHeaders, flow: Flow): void {
     this.#status = status; this.#headers = headers; this.#flow = flow;
-    if (status >= 400) { this.#mode = 'error'; return; }
+    // A redirect is read as a failure too (src/engine/upstream-error.ts: the gateway follows none).
+    if (status >= 300) { this.#mode = 'error'; return; }
     const ct = headers['content-type'];
     const streamed = ct === undefined ? this.#r.stream : isStreamType(String(ct).toLowerCase());
     if (!streamed) return;

@@ -174,14 +174,15 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
       } else {
         const up = sent.res;
         rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
-        // A body in an encoding the gateway cannot undo cannot be relayed with its usage read.
-        const unreadable = rec.status < 400 ? codingProblem(up.headers['content-encoding']) : null;
+        // A redirect is no answer (the gateway follows none: the provider's key stays with its base URL);
+        // a body in an encoding the gateway cannot undo cannot be relayed with its usage read.
+        const unreadable = rec.status < 300 ? codingProblem(up.headers['content-encoding']) : null;
         if (unreadable) {
           up.resume();
           error = transportVerdict(unreadable, 'pass-through', redact).error; inPlace = false;
           rec.error = error.message;
           served = entry;
-        } else if (rec.status < 400) {
+        } else if (rec.status < 300) {
           served = entry; status = rec.status; error = null;
           svc.health.success(entry.provider.id);
           const relayed = await relayAnswer(up, res, { id, provider: entry.provider.id, inputEstimate, hideUsageChunk: injectUsage });
