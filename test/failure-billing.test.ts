@@ -4,7 +4,7 @@
 // values never throw in cost arithmetic nor leak a reservation.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRawUpstream, sse, chatChunk, messageStart, textBlock, messageEnd, type RawUpstream } from './helpers/raw-upstream.ts';
+import { startRawUpstream, sse, chatChunk, chatFinish, messageStart, textBlock, messageEnd, type RawUpstream } from './helpers/raw-upstream.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { recordOf, settled } from './helpers/records.ts';
 import type { MemoryLimiter } from '../src/limits/memory.ts';
@@ -99,6 +99,16 @@ test('upstream dies mid-stream: input from message_start, output counted, partia
   assert.equal(rec.outputTokens, 50);
   assert.equal(rec.costUsd, '0.001334');
   assert.equal(spent(k.id), toNanos('0.001334'));
+});
+
+test('upstream reset after the finish reason and usage, before [DONE]: the client got an error event, so the record is partial', async () => {
+  const k = await createKey({ name: 'cut-late' });
+  up.push({ chunks: [chatChunk(null), chatChunk('some text here'), chatFinish({ prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 })], then: 'cut' });
+  const r = await post('/v1/chat/completions', k.key, { model: 'oa/test-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+  assert.match(await r.text(), /upstream stream failed/);
+  const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+  // Before, the same-format relay had seen the finish and recorded a complete answer.
+  assert.deepEqual([rec.status, rec.partial, rec.inputTokens, rec.outputTokens, rec.costUsd], [200, true, 50, 30, '0.00011']);
 });
 
 test('a stream that completes normally is not partial and bills the reported usage', async () => {

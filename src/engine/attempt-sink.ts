@@ -290,6 +290,9 @@ export class AttemptSink implements ResponseSink {
     // A relay that already ended the stream (its error event is in `out`) gets no second one.
     const relay = this.#relay!;
     this.#r.res.end(out + (relay.progress.ended ? '' : relay.fail({ type: 'error', error: { type, message } })));
+    // The client's stream ended with an error, so the answer it got is partial, even where the relay had
+    // seen the answer's finish (an OpenAI finish reason and usage, the connection then reset before [DONE]).
+    relay.progress.complete = false;
     this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
   }
 
