@@ -152,3 +152,23 @@ test('pass-through: a gzip answer is relayed decoded and billed from its usage',
   assert.equal(bad.status, 400);
   assert.match(((await bad.json()) as { error: { message: string } }).error.message, /Invalid input/);
 });
+
+test('a client slower than the decoder holds the decoded bytes back, as it holds raw ones (12 MB decoded from one gzip chunk)', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => { warnings.push(`${w.name}: ${w.message}`); };
+  process.on('warning', onWarning);
+  try {
+    const text = 'x'.repeat(1000);
+    up.push({ headers: { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' }, chunks: [gzipSync(chatChunk(null) + chatChunk(text).repeat(12_000) + chatFinish({ prompt_tokens: 3, completion_tokens: 3000, total_tokens: 3003 }) + 'data: [DONE]\n\n')] });
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oa/test-model', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    // The client reads nothing for a while: the gateway pauses; one compressed chunk must not pour
+    // megabytes into the client's socket buffer regardless (each pause added a 'drain' listener).
+    await new Promise((ok) => setTimeout(ok, 1000));
+    const got = await r.text();
+    assert.equal(got.split(text).length - 1, 12_000, 'every chunk arrived');
+    await new Promise((ok) => setImmediate(ok));
+    assert.deepEqual(warnings.filter((w) => w.includes('MaxListeners')), []);
+    const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+    assert.deepEqual([rec.status, rec.partial ?? false], [200, false]);
+  } finally { process.off('warning', onWarning); }
+});

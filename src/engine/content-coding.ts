@@ -30,7 +30,8 @@ export function contentCodings(header: string | string[] | undefined): string[] 
 /** Where decoded bytes go: the body's chunks, then exactly one of end and error. */
 export type DecodedSink = { data(chunk: Buffer): void; end(): void; error(err: ContentCodingError): void };
 
-export type BodyDecoder = { write(chunk: Buffer): void; end(): void; destroy(): void };
+/** `pause` holds the decoded bytes back (a client slower than the upstream), as pausing the socket holds raw ones. */
+export type BodyDecoder = { write(chunk: Buffer): void; end(): void; destroy(): void; pause(): void; resume(): void };
 
 /**
  * A decoder for `codings` (applied in that order, so undone in reverse) feeding `out`. An empty body
@@ -58,5 +59,7 @@ export function bodyDecoder(codings: string[], out: DecodedSink): BodyDecoder {
     write: (c) => { if (over || c.length === 0) return; fed = true; chain[0]!.write(c); },
     end: () => { if (over) return; if (fed) chain[0]!.end(); else { over = true; out.end(); } },
     destroy: () => { over = true; for (const d of chain) d.destroy(); },
+    pause: () => { last.pause(); },
+    resume: () => { last.resume(); },
   };
 }

@@ -125,7 +125,12 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     if (this.#done || statusCode < 200) return;
-    this.#flow ??= { pause: () => controller.pause(), resume: () => controller.resume(), abort: (e) => controller.abort(e) };
+    // Pausing holds the decoder too: one compressed chunk can decode to megabytes the client is not reading.
+    this.#flow ??= {
+      pause: () => { controller.pause(); this.#decoder?.pause(); },
+      resume: () => { controller.resume(); this.#decoder?.resume(); },
+      abort: (e) => controller.abort(e),
+    };
     let codings: string[];
     try { codings = contentCodings(headers['content-encoding']); } catch (e) {
       // An encoding the gateway cannot undo: the sink learns the status, then that the body is unreadable.

@@ -70,8 +70,9 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
       const reported = tap ? tap.usage() : null;
       return { usage: consumedUsage(reported, o.inputEstimate, tap?.outputChars ?? 0), partial: true, clientGone, failed };
     };
+    // Pausing holds the decoder too: one compressed chunk can decode to megabytes the client is not reading.
     const write = (out: string | Buffer): void => {
-      if (out.length > 0 && !res.write(out)) { up.pause(); res.once('drain', () => up.resume()); }
+      if (out.length > 0 && !res.write(out)) { up.pause(); decoder?.pause(); res.once('drain', () => { up.resume(); decoder?.resume(); }); }
     };
     // Frames are re-framed from what the tap read, never relayed as raw bytes: a frame cut short (or not
     // a JSON object) stops the relay before it, and the stream ends with an error event (cut below).
@@ -135,6 +136,7 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
     res.on('close', () => {
       if (settled || res.writableFinished) return;
       up.destroy();
+      decoder?.destroy();
       settle(consumed(null, true));
     });
   });
