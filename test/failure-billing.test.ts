@@ -4,7 +4,7 @@
 // values never throw in cost arithmetic nor leak a reservation.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRawUpstream, sse, chatChunk, messageStart, textBlock, messageEnd, type RawUpstream } from './helpers/raw-upstream.ts';
+import { startRawUpstream, sse, chatChunk, chatFinish, messageStart, textBlock, messageEnd, type RawUpstream } from './helpers/raw-upstream.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 import { recordOf, settled } from './helpers/records.ts';
 import type { MemoryLimiter } from '../src/limits/memory.ts';
@@ -25,6 +25,7 @@ before(async () => {
     providers: [
       { id: 'oa', format: 'openai-chat', base_url: `${up.url}/v1`, models: [{ name: 'test-model', pricing: PRICED, max_completion_tokens: 1000 }] },
       { id: 'an', format: 'anthropic-messages', base_url: `${up.url}/v1`, models: [{ name: 'test-model', pricing: PRICED, max_completion_tokens: 1000 }] },
+      { id: 'ge', format: 'gemini', base_url: `${up.url}/v1beta`, models: [{ name: 'test-model', pricing: PRICED, max_completion_tokens: 1000 }] },
     ],
     gateway: { auth: { enabled: true, admin_key: ADMIN }, upstream: { first_byte_timeout_ms: 2000, idle_timeout_ms: 3000, max_attempts: 1 } },
   });
@@ -102,6 +103,35 @@ test('upstream dies mid-stream: input from message_start, output counted, partia
   assert.equal(rec.outputTokens, 50);
   assert.equal(rec.costUsd, '0.001334');
   assert.equal(spent(k.id), toNanos('0.001334'));
+});
+
+test('upstream reset after the finish reason and usage, before [DONE]: the client got an error event, so the record is partial', async () => {
+  const k = await createKey({ name: 'cut-late' });
+  up.push({ chunks: [chatChunk(null), chatChunk('some text here'), chatFinish({ prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 })], then: 'cut' });
+  const r = await post('/v1/chat/completions', k.key, { model: 'oa/test-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+  assert.match(await r.text(), /upstream stream failed/);
+  const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+  // Before, the same-format relay had seen the finish and recorded a complete answer.
+  assert.deepEqual([rec.status, rec.partial, rec.inputTokens, rec.outputTokens, rec.costUsd], [200, true, 50, 30, '0.00011']);
+});
+
+test('a translated stream cut after the upstream reported usage is billed that usage, not an estimate (OpenAI, Gemini)', async () => {
+  const k = await createKey({ name: 'cut-translated' });
+  up.push({ chunks: [chatChunk(null), chatChunk('some text here'), chatFinish({ prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 })], then: 'cut' });
+  const r = await post('/v1/messages', k.key, { model: 'oa/test-model', stream: true, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+  assert.match(await r.text(), /event: error/);
+  const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+  // Before: 9 and 4, the prompt counted and the text's characters / 4 (OpenAI's usage chunk waits for [DONE] to reach an event).
+  assert.deepEqual([rec.partial, rec.inputTokens, rec.outputTokens, rec.costUsd], [true, 50, 30, '0.00011']);
+
+  // Gemini: each chunk carries the usage so far; the last one's reached the record only with a finish reason.
+  const part = (text: string, out: number) => sse({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }], usageMetadata: { promptTokenCount: 40, candidatesTokenCount: out, totalTokenCount: 40 + out } });
+  up.push({ chunks: [part('short', 20), part(' text', 60)], then: 'cut' });
+  const g = await post('/v1/chat/completions', k.key, { model: 'ge/test-model', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+  assert.match(await g.text(), /upstream stream failed/);
+  const grec = await recordOf(gw, g.headers.get('x-inference-id')!);
+  // Before: output 3 (10 characters / 4).
+  assert.deepEqual([grec.partial, grec.inputTokens, grec.outputTokens], [true, 40, 60]);
 });
 
 test('a stream that completes normally is not partial and bills the reported usage', async () => {

@@ -103,5 +103,5 @@ test('Gemini error envelopes decode to error kinds', () => {
   assert.equal(codec.decodeError(403, env(403, 'PERMISSION_DENIED', 'no')).kind, 'permission');
   assert.equal(codec.decodeError(504, env(504, 'DEADLINE_EXCEEDED', 'slow')).kind, 'timeout');
   assert.equal(codec.decodeError(500, `[${env(500, 'INTERNAL', 'boom')}]`).message, 'boom');
-  assert.deepEqual(codec.decodeError(502, '<html>Bad Gateway</html>'), { kind: 'api_error', message: '<html>Bad Gateway</html>' });
+  assert.deepEqual(codec.decodeError(502, '<html>Bad Gateway</html>'), { kind: 'api_error', message: 'upstream returned HTTP 502 with an HTML page: Bad Gateway' });
 });

@@ -109,7 +109,8 @@ export class AttemptSink implements ResponseSink {
 
   start(status: number, headers: ResponseHeaders, flow: Flow): void {
     this.#status = status; this.#headers = headers; this.#flow = flow;
-    if (status >= 400) { this.#mode = 'error'; return; }
+    // A redirect is read as a failure too (src/engine/upstream-error.ts: the gateway follows none).
+    if (status >= 300) { this.#mode = 'error'; return; }
     const ct = headers['content-type'];
     const streamed = ct === undefined ? this.#r.stream : isStreamType(String(ct).toLowerCase());
     if (!streamed) return;
@@ -289,6 +290,9 @@ export class AttemptSink implements ResponseSink {
     // A relay that already ended the stream (its error event is in `out`) gets no second one.
     const relay = this.#relay!;
     this.#r.res.end(out + (relay.progress.ended ? '' : relay.fail({ type: 'error', error: { type, message } })));
+    // The client's stream ended with an error, so the answer it got is partial, even where the relay had
+    // seen the answer's finish (an OpenAI finish reason and usage, the connection then reset before [DONE]).
+    relay.progress.complete = false;
     this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
   }
 

@@ -102,7 +102,12 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
     push: (c) => run(decoder.push(c)),
     end: () => run(decoder.end()) + encoder.end(),
     fail: (ev) => encoder.encode(ev),
-    observed: () => (encoder.result ? { usage, finishReason: finish, result: encoder.result() } : { usage, finishReason: finish }),
+    observed: () => {
+      // A stream cut before its closing event: what the upstream reported is billed, not an estimate.
+      const held = decoder.heldUsage?.() ?? null;
+      const u = held ? mergeUsage(usage ? { ...usage } : null, held) : usage;
+      return encoder.result ? { usage: u, finishReason: finish, result: encoder.result() } : { usage: u, finishReason: finish };
+    },
   };
 }
 

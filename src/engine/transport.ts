@@ -4,6 +4,7 @@
 // per response, which undici's `request()` would add (about a tenth of a request's CPU in profiles).
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/types.ts';
+import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
 
 /** One pool per upstream origin, built with the connection settings it was made for. */
 const pools = new Map<string, { pool: Pool; settings: string }>();
@@ -57,8 +58,10 @@ export type Flow = { pause(): void; resume(): void; abort(reason: Error): void }
 
 /**
  * What receives one upstream response. Exactly one of `end` and `error` is called last; `error` also
- * covers connect failures, timeouts (connect, first byte = headers, idle between body chunks) and an
- * abort through the call's signal (its reason is the error).
+ * covers connect failures, timeouts (connect, first byte = headers, idle between body chunks), a body
+ * whose content encoding cannot be undone (a ContentCodingError) and an abort through the call's
+ * signal (its reason is the error). The body arrives decoded: the headers have no content-encoding
+ * or content-length when it was encoded.
  */
 export type ResponseSink = {
   start(status: number, headers: ResponseHeaders, flow: Flow): void;
@@ -81,6 +84,8 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   readonly #signal: AbortSignal;
   #controller: Dispatcher.DispatchController | null = null;
   #flow: Flow | null = null;
+  /** Undoes the body's content encoding, when it has one (src/engine/content-coding.ts). */
+  #decoder: BodyDecoder | null = null;
   #done = false;
   readonly #onAbort = (): void => {
     if (this.#controller) this.#controller.abort(abortReason(this.#signal));
@@ -96,6 +101,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #finish(): void {
     this.#done = true;
     this.#signal.removeEventListener('abort', this.#onAbort);
+    this.#decoder?.destroy();
   }
 
   #fail(err: Error): void {
@@ -119,16 +125,43 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     if (this.#done || statusCode < 200) return;
-    this.#flow ??= { pause: () => controller.pause(), resume: () => controller.resume(), abort: (e) => controller.abort(e) };
+    // Pausing holds the decoder too: one compressed chunk can decode to megabytes the client is not reading.
+    this.#flow ??= {
+      pause: () => { controller.pause(); this.#decoder?.pause(); },
+      resume: () => { controller.resume(); this.#decoder?.resume(); },
+      abort: (e) => controller.abort(e),
+    };
+    let codings: string[];
+    try { codings = contentCodings(headers['content-encoding']); } catch (e) {
+      // An encoding the gateway cannot undo: the sink learns the status, then that the body is unreadable.
+      try { this.#sink.start(statusCode, headers, this.#flow); } catch { /* failing anyway */ }
+      this.#threw(e);
+      return;
+    }
+    if (codings.length > 0) {
+      this.#decoder = bodyDecoder(codings, { data: (c) => this.#data(c), end: () => this.#end(), error: (e) => this.#threw(e) });
+      const { 'content-encoding': _, 'content-length': __, ...plain } = headers;
+      headers = plain;
+    }
     try { this.#sink.start(statusCode, headers, this.#flow); } catch (e) { this.#threw(e); }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#done) return;
+    if (this.#decoder) this.#decoder.write(chunk); else this.#data(chunk);
+  }
+
+  #data(chunk: Buffer): void {
+    if (this.#done) return;
     try { this.#sink.data(chunk); } catch (e) { this.#threw(e); }
   }
 
   onResponseEnd(): void {
+    if (this.#done) return;
+    if (this.#decoder) this.#decoder.end(); else this.#end();
+  }
+
+  #end(): void {
     if (this.#done) return;
     this.#finish();
     try { this.#sink.end(); } catch (e) {

@@ -52,6 +52,7 @@ export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean };
  * the same one again.
  */
 export function upstreamFailure(codec: Codec, entry: ModelEntry, status: number, bodyText: string, headers: ResponseHeaders, ra: number | null, redact: (s: string) => string): Verdict {
+  if (status < 400) return redirectVerdict(entry, status, headers.location);
   return verdictFor(entry, status, codec.upstream.decodeError(status, bodyText, flatHeaders(headers)), ra, redact);
 }
 
@@ -66,6 +67,19 @@ function verdictFor(entry: ModelEntry, status: number, up: UpstreamError, ra: nu
     ...(ra !== null && status === 429 ? { headers: { 'retry-after': String(Math.ceil(ra / 1000)) } } : {}),
   });
   return { error, retry: RETRYABLE(status), inPlace: true };
+}
+
+/**
+ * A redirect (3xx) is no answer: the gateway follows none, since the provider's key belongs to its
+ * configured base URL only, and a moved endpoint is the operator's to configure. A 502 naming where
+ * it pointed (the origin only: a path or query may hold a signed token), worth the next target.
+ */
+function redirectVerdict(entry: ModelEntry, status: number, location: string | string[] | undefined): Verdict {
+  const to = Array.isArray(location) ? location[0] : location;
+  let where = '';
+  try { if (to) where = ` to ${new URL(to, entry.provider.origin).origin}`; } catch { /* an unreadable location names nothing */ }
+  const error = new GatewayError('upstream_error', `${entry.provider.name} answered HTTP ${status}, a redirect${where} the gateway does not follow (check the provider's base_url)`, { status: 502, kind: 'api_error' });
+  return { error, retry: true, inPlace: false };
 }
 
 /** The HTTP status an error event stands for, so a 200 that opens with an error is treated like that status. */
@@ -92,6 +106,10 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 export function transportVerdict(e: unknown, phase: string, redact: (s: string) => string): Verdict {
   const code = (e as { code?: string }).code ?? '';
   const name = (e as Error).name;
+  // A body whose content encoding cannot be undone (src/engine/content-coding.ts): the server answered, unreadably.
+  if (code === 'UPSTREAM_CONTENT_CODING') {
+    return { error: new GatewayError('upstream_error', redact((e as Error).message)), retry: true, inPlace: false };
+  }
   if (TIMEOUT_CODES.has(code) || name === 'TimeoutError') {
     return { error: new GatewayError('upstream_timeout', `upstream timed out (${phase})`), retry: true, inPlace: true };
   }

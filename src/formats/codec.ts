@@ -1,5 +1,5 @@
 // The contract every wire codec implements. Codecs are pure: they never touch sockets or config files.
-import type { CanonicalRequest, CanonicalResponse, ErrorKind, StreamEvent } from './canonical.ts';
+import type { CanonicalRequest, CanonicalResponse, ErrorKind, StreamEvent, Usage } from './canonical.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 
 export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedrock-converse';
@@ -39,6 +39,12 @@ export type EncodedRequest = {
 export type StreamDecoder = {
   push(chunk: Uint8Array): StreamEvent[];
   end(): StreamEvent[];
+  /**
+   * Usage the upstream reported that no event carried yet, for a format whose closing event waits
+   * for a later frame (OpenAI's usage chunk comes before the [DONE] that closes the message): what a
+   * stream cut short is billed from. null when there is none.
+   */
+  heldUsage?(): Partial<Usage> | null;
 };
 
 /** Incremental encoder of canonical events into the client's wire bytes (SSE text). */

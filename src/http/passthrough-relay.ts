@@ -8,12 +8,14 @@ import { isRecord } from '../formats/errors.ts';
 import { createStreamTap, usageFromTail, usageOfAnswer } from '../formats/passthrough/usage.ts';
 import { createSseParser, sseFrame, type SseFrame } from '../formats/sse.ts';
 import { consumedUsage, normalizeUsage } from '../engine/usage.ts';
+import { bodyDecoder, contentCodings } from '../engine/content-coding.ts';
 
 /**
  * Upstream headers a client may see: what it needs to read the body. Never the provider's request or
  * organisation ids, its rate-limit figures for the operator's account, cookies or hop-by-hop headers.
+ * Nor content-encoding: an encoded body is decoded to read its usage and relayed decoded.
  */
-const FORWARDED = ['content-type', 'content-encoding', 'cache-control'] as const;
+const FORWARDED = ['content-type', 'cache-control'] as const;
 
 /** A JSON answer up to this size is kept whole to read its usage; past it, only its tail is. */
 const CAPTURE_BYTES = 4 * 1024 * 1024;
@@ -39,12 +41,17 @@ function withoutUsage(f: SseFrame): string {
   return sseFrame(JSON.stringify(v), f.event);
 }
 
+/**
+ * Relays `up` (a success whose content encoding, if any, the caller checked with contentCodings) to
+ * the client, reading its usage on the way.
+ */
 export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOptions): Promise<Relayed> {
   const sse = String(up.headers['content-type'] ?? '').toLowerCase().includes('event-stream');
+  const codings = contentCodings(up.headers['content-encoding']);
   const headers: Record<string, string | string[]> = {};
   for (const h of FORWARDED) { const v = up.headers[h]; if (v !== undefined) headers[h] = v; }
-  // A JSON body goes out byte for byte, so its length holds; a stream is re-framed and goes out chunked.
-  if (!sse && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
+  // A JSON body goes out byte for byte, so its length holds (decoded, it has another); a stream is re-framed and goes out chunked.
+  if (!sse && codings.length === 0 && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
   headers['x-inference-id'] = o.id;
   headers['x-gateway-provider'] = o.provider;
   res.writeHead(up.statusCode ?? 502, headers);
@@ -63,8 +70,9 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
       const reported = tap ? tap.usage() : null;
       return { usage: consumedUsage(reported, o.inputEstimate, tap?.outputChars ?? 0), partial: true, clientGone, failed };
     };
+    // Pausing holds the decoder too: one compressed chunk can decode to megabytes the client is not reading.
     const write = (out: string | Buffer): void => {
-      if (out.length > 0 && !res.write(out)) { up.pause(); res.once('drain', () => up.resume()); }
+      if (out.length > 0 && !res.write(out)) { up.pause(); decoder?.pause(); res.once('drain', () => { up.resume(); decoder?.resume(); }); }
     };
     // Frames are re-framed from what the tap read, never relayed as raw bytes: a frame cut short (or not
     // a JSON object) stops the relay before it, and the stream ends with an error event (cut below).
@@ -81,12 +89,13 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
     const cut = (why: string): void => {
       if (settled) return;
       up.destroy();
+      decoder?.destroy();
       if (sse && !res.destroyed) res.end(sseFrame(JSON.stringify({ error: { message: `upstream stream failed: ${why}`, type: 'api_error', code: 'upstream_error' } })));
       else res.destroy();
       settle(consumed(why, false));
     };
 
-    up.on('data', (c: Buffer) => {
+    const onData = (c: Buffer): void => {
       if (settled) return;
       try {
         total += c.length;
@@ -99,8 +108,8 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
         tail = tail.length + c.length <= TAIL_BYTES ? Buffer.concat([tail, c]) : Buffer.concat([tail, c]).subarray(-TAIL_BYTES);
         write(c);
       } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
-    });
-    up.on('end', () => {
+    };
+    const onEnd = (): void => {
       if (settled) return;
       try {
         if (parser) {
@@ -118,12 +127,16 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
         else usage = usageFromTail(tail.toString('utf8'));
         settle({ usage: usage ? normalizeUsage(usage) : null, partial: false, clientGone: false, failed: null });
       } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
-    });
+    };
+    const decoder = codings.length === 0 ? null : bodyDecoder(codings, { data: onData, end: onEnd, error: (e) => cut(e.message) });
+    up.on('data', decoder ? (c: Buffer) => decoder.write(c) : onData);
+    up.on('end', decoder ? () => decoder.end() : onEnd);
     up.on('error', (e) => cut(e.message));
     up.on('close', () => { if (!up.complete) cut('the upstream closed the connection mid-answer'); });
     res.on('close', () => {
       if (settled || res.writableFinished) return;
       up.destroy();
+      decoder?.destroy();
       settle(consumed(null, true));
     });
   });

@@ -26,6 +26,7 @@ import { GatewayError } from '../gateway-error.ts';
 import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 import { relayAnswer } from './passthrough-relay.ts';
+import { bodyDecoder, contentCodings, type ContentCodingError } from '../engine/content-coding.ts';
 import { refuseCostBound } from './router-mode.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };
@@ -173,7 +174,15 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
       } else {
         const up = sent.res;
         rec.status = up.statusCode ?? 502; rec.latencyMs = Math.round(performance.now() - t0);
-        if (rec.status < 400) {
+        // A redirect is no answer (the gateway follows none: the provider's key stays with its base URL);
+        // a body in an encoding the gateway cannot undo cannot be relayed with its usage read.
+        const unreadable = rec.status < 300 ? codingProblem(up.headers['content-encoding']) : null;
+        if (unreadable) {
+          up.resume();
+          error = transportVerdict(unreadable, 'pass-through', redact).error; inPlace = false;
+          rec.error = error.message;
+          served = entry;
+        } else if (rec.status < 300) {
           served = entry; status = rec.status; error = null;
           svc.health.success(entry.provider.id);
           const relayed = await relayAnswer(up, res, { id, provider: entry.provider.id, inputEstimate, hideUsageChunk: injectUsage });
@@ -181,13 +190,14 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
           if (relayed.clientGone) status = 499;
           else if (relayed.failed !== null) rec.error = redact(relayed.failed);
           break;
+        } else {
+          ra = retryAfterMs(up.headers);
+          const v = upstreamFailure(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra, redact);
+          error = v.error; inPlace = v.inPlace;
+          rec.error = error.message;
+          served = entry;
+          if (!v.retry) break;
         }
-        ra = retryAfterMs(up.headers);
-        const v = upstreamFailure(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra, redact);
-        error = v.error; inPlace = v.inPlace;
-        rec.error = error.message;
-        served = entry;
-        if (!v.retry) break;
       }
       svc.health.failure(entry.provider.id, s.ejection);
       svc.books.dispatchHooks.onUpstreamError?.(entry.provider.id, error.code);
@@ -224,12 +234,24 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
 const reserve = (key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): LimitUsage =>
   worstUsage(key, plan.map((e) => ({ pricing: e.model.pricing, maxOutputTokens: outputOf(e) })), input);
 
-/** Reads an upstream error answer (its first 64 KiB; the rest is discarded). */
-async function drain(up: IncomingMessage): Promise<string> {
+/** The error a Content-Encoding header the gateway cannot undo stands for, or null. */
+function codingProblem(header: string | string[] | undefined): ContentCodingError | null {
+  try { contentCodings(header); return null; } catch (e) { return e as ContentCodingError; }
+}
+
+/** Reads an upstream error answer, decoded (its first 64 KiB; the rest is discarded). */
+function drain(up: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
-    for await (const c of up as AsyncIterable<Buffer>) if (size < 65536) { chunks.push(c); size += c.length; }
-  } catch { /* a cut error body still leaves its status */ }
-  return Buffer.concat(chunks).toString('utf8', 0, Math.min(size, 65536));
+  return new Promise((resolve) => {
+    // A cut or undecodable error body still leaves its status (and what was read of it).
+    const done = (): void => resolve(Buffer.concat(chunks).toString('utf8', 0, Math.min(size, 65536)));
+    const keep = (c: Buffer): void => { if (size < 65536) { chunks.push(c); size += c.length; } };
+    const codings = codingProblem(up.headers['content-encoding']) ? [] : contentCodings(up.headers['content-encoding']);
+    const decoder = codings.length === 0 ? null : bodyDecoder(codings, { data: keep, end: done, error: done });
+    up.on('data', decoder ? (c: Buffer) => decoder.write(c) : keep);
+    up.on('end', decoder ? () => decoder.end() : done);
+    up.on('error', () => { decoder?.destroy(); done(); });
+    up.on('close', () => { if (!up.complete) { decoder?.destroy(); done(); } });
+  });
 }

@@ -118,6 +118,8 @@ export function newGeminiStreamDecoder(): StreamDecoder {
 
   return {
     push: (bytes) => (finished ? [] : frames(sse.push(bytes))),
+    // Every chunk may carry the usage so far; only the last one's reaches an event.
+    heldUsage: () => (finished || usage === undefined ? null : geminiUsage(usage)),
     end() {
       if (finished) return [];
       const out = frames(sse.end());

@@ -138,6 +138,7 @@ export function createChatStreamDecoder(): StreamDecoder {
 
   return {
     push: (chunk) => onFrames(sse.push(chunk), []),
+    heldUsage: () => (done ? null : usage),
     end() {
       const out = onFrames(sse.end(), []);
       if (done) return out;
