@@ -5,9 +5,10 @@
 // garbage, or a pass-through answer billed $0.
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
 import type { Transform } from 'node:stream';
+import { parseCodings, type Coding } from '../util/content-codings.ts';
 
-const DECODERS: Record<string, () => Transform> = {
-  gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress, zstd: createZstdDecompress,
+const DECODERS: Record<Coding, () => Transform> = {
+  gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress, zstd: createZstdDecompress,
 };
 
 /** Thrown (or passed to a sink's error) for a body whose encoding is unknown or whose bytes do not decode. */
@@ -20,11 +21,10 @@ export class ContentCodingError extends Error {
  * The codings of a Content-Encoding header, in the order they were applied ('identity' dropped);
  * [] for none. Throws ContentCodingError naming a coding the gateway cannot undo.
  */
-export function contentCodings(header: string | string[] | undefined): string[] {
-  if (header === undefined) return [];
-  const all = (Array.isArray(header) ? header.join(',') : header).split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
-  for (const c of all) if (!DECODERS[c]) throw new ContentCodingError(`the upstream answered with a content encoding the gateway cannot decode: ${JSON.stringify(c.slice(0, 40))}`);
-  return all;
+export function contentCodings(header: string | string[] | undefined): Coding[] {
+  const { codings, unknown } = parseCodings(header);
+  if (unknown !== null) throw new ContentCodingError(`the upstream answered with a content encoding the gateway cannot decode: ${JSON.stringify(unknown.slice(0, 40))}`);
+  return codings;
 }
 
 /** Where decoded bytes go: the body's chunks, then exactly one of end and error. */
@@ -38,7 +38,7 @@ export type BodyDecoder = { write(chunk: Buffer): void; end(): void; destroy(): 
  * ends without decoding (a 204, or an empty error body, still carries the header). Bytes that do not
  * decode (a cut or corrupt body) are one ContentCodingError, and nothing more reaches `out`.
  */
-export function bodyDecoder(codings: string[], out: DecodedSink): BodyDecoder {
+export function bodyDecoder(codings: Coding[], out: DecodedSink): BodyDecoder {
   const chain = codings.slice().reverse().map((c) => DECODERS[c]!());
   let fed = false;
   let over = false;

@@ -5,6 +5,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/types.ts';
 import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
+import type { Coding } from '../util/content-codings.ts';
 
 /** One pool per upstream origin, built with the connection settings it was made for. */
 const pools = new Map<string, { pool: Pool; settings: string }>();
@@ -131,7 +132,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
       resume: () => { controller.resume(); this.#decoder?.resume(); },
       abort: (e) => controller.abort(e),
     };
-    let codings: string[];
+    let codings: Coding[];
     try { codings = contentCodings(headers['content-encoding']); } catch (e) {
       // An encoding the gateway cannot undo: the sink learns the status, then that the body is unreadable.
       try { this.#sink.start(statusCode, headers, this.#flow); } catch { /* failing anyway */ }

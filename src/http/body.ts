@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import zlib from 'node:zlib';
 import { GatewayError, bounded } from '../gateway-error.ts';
+import { parseCodings, type Coding } from '../util/content-codings.ts';
 
 /**
  * Collects the body; rejects with body_too_large as soon as the limit is passed. A body sent with a
@@ -58,25 +59,17 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
 const tooLarge = (limit: number, what = 'request body'): GatewayError =>
   new GatewayError('body_too_large', `${what} exceeds the limit of ${limit} bytes`);
 
-type Coding = 'gzip' | 'deflate' | 'br' | 'zstd';
 const DECODERS: Record<Coding, (buf: Buffer, o: { maxOutputLength: number }, cb: (e: Error | null, out: Buffer) => void) => void> = {
   gzip: zlib.gunzip, deflate: zlib.inflate, br: zlib.brotliDecompress, zstd: zlib.zstdDecompress,
 };
 
-/** The codings applied to the body, in the order they were applied ('identity' dropped); 415 for one not decoded here. */
+/** The codings applied to the body, in the order they were applied; 415 for one not decoded here. */
 function contentCodings(header: string | undefined): Coding[] {
-  if (header === undefined) return [];
-  const out: Coding[] = [];
-  for (const raw of header.split(',')) {
-    const c = raw.trim().toLowerCase();
-    if (c === '' || c === 'identity') continue;
-    const coding = c === 'x-gzip' ? 'gzip' : c;
-    if (!Object.hasOwn(DECODERS, coding)) {
-      throw new GatewayError('unsupported_media_type', `Content-Encoding ${bounded(c)} is not supported; send the body uncompressed or as gzip, deflate, br or zstd`);
-    }
-    out.push(coding as Coding);
+  const { codings, unknown } = parseCodings(header);
+  if (unknown !== null) {
+    throw new GatewayError('unsupported_media_type', `Content-Encoding ${bounded(unknown)} is not supported; send the body uncompressed or as gzip, deflate, br or zstd`);
   }
-  return out;
+  return codings;
 }
 
 /** Undoes the codings (the last applied first), each output held to `limit`; corrupt data is a 400. */
