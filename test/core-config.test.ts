@@ -75,6 +75,14 @@ test('router.record_candidates: top, all or a whole number of candidates; anythi
   }
 });
 
+test('server.request_timeout_ms below headers_timeout_ms is a config problem naming it (Node refused it at start with ERR_OUT_OF_RANGE)', () => {
+  assert.deepEqual(problemsOf(tempConfig({ server: { request_timeout_ms: 10_000 } }, [ok])), []);
+  for (const server of [{ request_timeout_ms: 2000 }, { headers_timeout_ms: 130_000 }, { headers_timeout_ms: 5000, request_timeout_ms: 4000 }]) {
+    const p = problemsOf(tempConfig({ server }, [ok]));
+    assert.ok(p.some((m) => /gateway\.yaml at \/server\/request_timeout_ms: request_timeout_ms \(\d+\) must be at least headers_timeout_ms/.test(m)), `${JSON.stringify(server)}: ${p.join('\n')}`);
+  }
+});
+
 test('YAML syntax errors name the line', () => {
   const file = tempConfig({}, [], { 'providers/bad.yaml': 'id: bad\nname: [unclosed\n' });
   const p = problemsOf(file);

@@ -9,7 +9,7 @@ import { compileCatalogSettings } from '../catalog/settings.ts';
 import type { ClientFormat, WireFormat } from '../formats/codec.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { DEFAULT_FEEDBACK_LIMITS } from '../feedback/limits.ts';
-import type { RawConfig, RawProvider } from './load.ts';
+import { SERVER_TIMEOUT_DEFAULTS, type RawConfig, type RawProvider } from './load.ts';
 import type { Config, Provider, UpstreamAuth } from './types.ts';
 import type { Env } from './env.ts';
 import { canAuthenticate } from './credentials.ts';
@@ -66,8 +66,8 @@ export function compileConfig(raw: RawConfig, env: Env = process.env, overlay: C
       legacyPrefix: pick(server, 'legacy_prefix', '/api/openai'),
       bodyLimitBytes: pick(server, 'body_limit_bytes', 10 * 1024 * 1024),
       jsonMaxDepth: pick(server, 'json_max_depth', 64),
-      headersTimeoutMs: pick(server, 'headers_timeout_ms', 10_000),
-      requestTimeoutMs: pick(server, 'request_timeout_ms', 120_000),
+      headersTimeoutMs: pick(server, 'headers_timeout_ms', SERVER_TIMEOUT_DEFAULTS.headersMs),
+      requestTimeoutMs: pick(server, 'request_timeout_ms', SERVER_TIMEOUT_DEFAULTS.requestMs),
       keepAliveTimeoutMs: pick(server, 'keep_alive_timeout_ms', 65_000),
       maxHeaderBytes: pick(server, 'max_header_bytes', 16_384),
       shutdownGraceMs: pick(server, 'shutdown_grace_ms', 15_000),

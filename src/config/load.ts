@@ -131,6 +131,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   }
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
+  if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
@@ -203,6 +204,20 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
     file: inFile ? file : 'environment', path: inFile ? '/auth/admin_key' : 'GATEWAY_ADMIN_KEY',
     message: `the admin key is ${key.length} characters; it must be at least ${ADMIN_KEY_MIN_LENGTH} (generate one with: openssl rand -hex 32), or empty to disable the admin API`,
   }];
+}
+
+/**
+ * Node refuses a request timeout below the headers timeout (ERR_OUT_OF_RANGE from createServer): the
+ * gateway failed to start with a stack trace, and a reload set the pair on the running server as given.
+ */
+export const SERVER_TIMEOUT_DEFAULTS = { headersMs: 10_000, requestMs: 120_000 } as const;
+
+function checkServerTimeouts(gateway: Record<string, unknown>, file: string): ConfigProblem[] {
+  const server = (gateway.server ?? {}) as { headers_timeout_ms?: unknown; request_timeout_ms?: unknown };
+  const headers = typeof server.headers_timeout_ms === 'number' ? server.headers_timeout_ms : SERVER_TIMEOUT_DEFAULTS.headersMs;
+  const request = typeof server.request_timeout_ms === 'number' ? server.request_timeout_ms : SERVER_TIMEOUT_DEFAULTS.requestMs;
+  if (request >= headers) return [];
+  return [{ file, path: '/server/request_timeout_ms', message: `request_timeout_ms (${request}) must be at least headers_timeout_ms (${headers}): the whole request includes its headers` }];
 }
 
 function checkFallbacks(gateway: Record<string, unknown>, providers: RawConfig['providers'], file: string): ConfigProblem[] {
