@@ -55,7 +55,7 @@ export const api = {
 
   keys: () => call<{ data: KeyView[] }>('GET', '/keys'),
   createKey: (k: KeyInput) => call<CreatedKey>('POST', '/keys', k),
-  updateKey: (id: string, k: KeyInput) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
+  updateKey: (id: string, k: Partial<KeyInput>) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
   rotateKey: (id: string, grace_hours: number) => call<CreatedKey & { previous_secret_valid_until: string | null }>('POST', `/keys/${encodeURIComponent(id)}/rotate`, { grace_hours }),
   revokeKey: (id: string) => call<{ revoked: boolean }>('DELETE', `/keys/${encodeURIComponent(id)}`),
 

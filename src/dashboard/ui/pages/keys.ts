@@ -2,7 +2,7 @@
 // revoke; per key the spend against its budget with a burn-down forecast, requests and errors.
 import { api } from '../api.ts';
 import type { KeyView, SessionView, UserView } from '../api-types.ts';
-import { keyInput } from '../key-input.ts';
+import { changedFields, keyInput } from '../key-input.ts';
 import { h, mount } from '../dom.ts';
 import { compact, dateTime, pct, relative, usd } from '../format.ts';
 import { badge, errorBox, field, secretBox, section, select, table } from '../widgets.ts';
@@ -28,11 +28,12 @@ function keyForm(s: SessionView, users: UserView[], k: KeyView | null, onDone: (
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, k ? 'Save changes' : 'Create key'),
       k ? h('button', { type: 'button', class: 'secondary', onclick: () => onDone(null) }, 'Cancel') : null),
     status);
+  const values = (): Record<string, string> => Object.fromEntries([...new FormData(form)].map(([key, val]) => [key, String(val)]));
+  const opened = keyInput(values(), k !== null, admin);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    const values = Object.fromEntries([...new FormData(form)].map(([key, val]) => [key, String(val)]));
-    const body = keyInput(values, k !== null, admin);
-    (k ? api.updateKey(k.id, body).then(() => onDone(null))
+    const body = keyInput(values(), k !== null, admin);
+    (k ? api.updateKey(k.id, changedFields(opened, body)).then(() => onDone(null))
       : api.createKey(body).then((c) => onDone(secretBox(`Key "${c.record.name}" created`, c.key, 'Copy it now: it is shown only once. Use it as the Bearer token (OpenAI SDKs) or x-api-key (Anthropic SDKs).'))))
       .catch((err: unknown) => status.replaceChildren(errorBox(err)));
   });

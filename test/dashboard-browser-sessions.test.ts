@@ -1,0 +1,57 @@
+// The dashboard in chromium when something changes behind the page: another admin edits the key this
+// page is editing, the session is signed out in another tab while the live tail runs.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
+
+const ADMIN_KEY = 'admin-key-for-the-sessions-test-0123456789';
+const PW = 'correct horse battery staple';
+
+let gw: TestGateway; let browser: Awaited<ReturnType<typeof launchBrowser>>; let page: Page;
+
+async function adminApi(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
+    method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body),
+  });
+  const data = await res.json() as Record<string, unknown>;
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+before(async () => {
+  if (!chromiumPresent) return;
+  gw = await startTestGateway({ providers: [{ id: 'mockai', format: 'openai-chat', base_url: 'http://127.0.0.1:9' }], gateway: { auth: { enabled: true, admin_key: ADMIN_KEY } } });
+  await gw.services.dashboard!.users.create({ email: 'admin@example.com', name: 'Ada', role: 'admin', password: PW });
+  browser = await launchBrowser();
+  page = browser.context.pages()[0] ?? await browser.context.newPage();
+  page.on('dialog', (d) => void d.accept());
+  await signInAs(page, gw.url, 'admin@example.com', PW);
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+test('two admins edit one key: saving this form changes what it changed, not the fields the other admin set meanwhile', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  const created = await adminApi('POST', '/keys', { name: 'shared-key', budget_usd: '10', budget_period: 'month', rpm_limit: 60, allowed_models: ['mockai/*'] });
+  const id = String((created.record as { id: string }).id);
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('main[data-ready="true"]');
+  await page.click('button[aria-label="Edit shared-key"]');
+  await page.waitForSelector('form[aria-label="Edit key shared-key"]');
+  // The other admin raises the budget and lifts the rate limit while this form is open.
+  await adminApi('PATCH', `/keys/${id}`, { budget_usd: '500', rpm_limit: null });
+  await page.fill('form[aria-label="Edit key shared-key"] input[name=name]', 'shared-key renamed');
+  await page.click('form[aria-label="Edit key shared-key"] button[type=submit]');
+  await page.waitForFunction(() => !(globalThis as unknown as { document: { querySelector(s: string): unknown } }).document.querySelector('form[aria-label="Edit key shared-key"]'));
+  const k = await adminApi('GET', `/keys/${id}`);
+  assert.equal(k.name, 'shared-key renamed');
+  assert.equal(k.budget_usd, '500', 'the other admin\'s budget stands');
+  assert.equal(k.rpm_limit, null, 'the other admin\'s lifted limit stands');
+  assert.deepEqual(k.allowed_models, ['mockai/*']);
+  // The list after the save shows the key as stored.
+  assert.match(await page.textContent('main') ?? '', /of \$500\.00/);
+});
