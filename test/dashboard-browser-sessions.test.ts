@@ -55,3 +55,40 @@ test('two admins edit one key: saving this form changes what it changed, not the
   // The list after the save shows the key as stored.
   assert.match(await page.textContent('main') ?? '', /of \$500\.00/);
 });
+
+test('signed out in another tab while the live tail runs: the page goes to sign-in, saying the session ended', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  await page.goto(`${gw.url}/dashboard/requests`);
+  await page.waitForSelector('main[data-ready="true"]');
+  await page.check('#live-tail');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Live: new requests'));
+  const other = await browser.context.newPage();
+  await other.goto(`${gw.url}/dashboard/account`);
+  await other.waitForSelector('main[data-ready="true"]');
+  await other.click('button:has-text("Sign out")');
+  await other.waitForSelector('form.login-form');
+  await other.close();
+  // The tail's heartbeat (15 s) finds the session gone and ends the stream; the browser's reconnect gets a
+  // 401 and gives up: the page goes to sign-in and says why, and signing in comes back to the page.
+  await page.waitForSelector('form.login-form', { timeout: 40_000 });
+  assert.match(await page.textContent('main.login [role=alert]') ?? '', /Your session ended \(signed out in another tab, or expired\)/);
+  await page.fill('input[name=email]', 'admin@example.com');
+  await page.fill('input[name=password]', PW);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('main[data-ready="true"] table.requests');
+  assert.equal(new URL(page.url()).pathname, '/dashboard/requests');
+});
+
+test('the session ends while a page is open: its next call leads to sign-in, saying why', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('main[data-ready="true"]');
+  await page.context().clearCookies();
+  await page.fill('form.key-form input[name=name]', 'made after the session ended');
+  await page.click('form.key-form button[type=submit]');
+  await page.waitForSelector('form.login-form');
+  assert.match(await page.textContent('main.login [role=alert]') ?? '', /Your session ended/);
+  // A first visit says nothing of the kind.
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('form.login-form');
+  assert.equal(await page.$('main.login [role=alert]'), null);
+  await signInAs(page, gw.url, 'admin@example.com', PW);
+});

@@ -20,6 +20,10 @@ export class ApiError extends Error {
 let csrf = '';
 export const setCsrf = (token: string): void => { csrf = token; };
 
+let sessionEnded: () => void = () => {};
+/** Called when any call finds no session (401 session_required): signed out in another tab, or expired. */
+export const setSessionEndedHandler = (f: () => void): void => { sessionEnded = f; };
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -29,6 +33,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   const data = text ? (JSON.parse(text) as unknown) : null;
   if (!res.ok) {
     const e = (data as ApiErrorBody | null)?.error;
+    if (res.status === 401 && e?.code === 'session_required') sessionEnded();
     throw new ApiError(res.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${res.status}`, e?.param ?? null);
   }
   return data as T;
