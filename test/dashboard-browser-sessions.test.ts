@@ -1,5 +1,6 @@
 // The dashboard in chromium when something changes behind the page: another admin edits the key this
-// page is editing, the session is signed out in another tab while the live tail runs.
+// page is editing, the session is signed out in another tab while the live tail runs, an answer that is
+// no JSON (a proxy's error page) or none at all.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -91,4 +92,17 @@ test('the session ends while a page is open: its next call leads to sign-in, say
   await page.waitForSelector('form.login-form');
   assert.equal(await page.$('main.login [role=alert]'), null);
   await signInAs(page, gw.url, 'admin@example.com', PW);
+});
+
+test('an answer that is no JSON (a proxy\'s 502 page) or no answer at all: the page says what came back', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  await page.route('**/admin/api/v1/keys', (r) => r.fulfill({ status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>' }));
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('main[data-ready="true"] .notice.error');
+  assert.equal(await page.textContent('main .notice.error'), 'the gateway\'s answer was not JSON (HTTP 502 Bad Gateway): try again (http_error)');
+  await page.unroute('**/admin/api/v1/keys');
+  await page.route('**/admin/api/v1/keys', (r) => r.abort('connectionrefused'));
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('main[data-ready="true"] .notice.error');
+  assert.match(await page.textContent('main .notice.error') ?? '', /^the gateway did not answer \(network error or the gateway is down\)/);
+  await page.unroute('**/admin/api/v1/keys');
 });

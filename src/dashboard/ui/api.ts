@@ -28,9 +28,18 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
-  const res = await fetch(API + path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  let res: Response;
+  try {
+    res = await fetch(API + path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, 'network_error', 'the gateway did not answer (network error or the gateway is down): try again', null);
+  }
   const text = await res.text();
-  const data = text ? (JSON.parse(text) as unknown) : null;
+  let data: unknown = null;
+  // A proxy in front of the gateway (a 502 or 504 page) or a cut answer is no JSON: say what came back.
+  try { data = text ? JSON.parse(text) as unknown : null; } catch {
+    throw new ApiError(res.status, 'http_error', `the gateway's answer was not JSON (HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}): try again`, null);
+  }
   if (!res.ok) {
     const e = (data as ApiErrorBody | null)?.error;
     if (res.status === 401 && e?.code === 'session_required') sessionEnded();
