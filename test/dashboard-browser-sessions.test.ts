@@ -9,6 +9,8 @@ import { chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-sessions-test-0123456789';
 const PW = 'correct horse battery staple';
+/** The Keys page's list call, whatever its query. */
+const KEYS_CALL = /\/admin\/api\/v1\/keys(\?.*)?$/;
 
 let gw: TestGateway; let browser: Awaited<ReturnType<typeof launchBrowser>>; let page: Page;
 
@@ -95,14 +97,33 @@ test('the session ends while a page is open: its next call leads to sign-in, say
 });
 
 test('an answer that is no JSON (a proxy\'s 502 page) or no answer at all: the page says what came back', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
-  await page.route('**/admin/api/v1/keys', (r) => r.fulfill({ status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>' }));
+  await page.route(KEYS_CALL, (r) => r.fulfill({ status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>' }));
   await page.goto(`${gw.url}/dashboard/keys`);
   await page.waitForSelector('main[data-ready="true"] .notice.error');
   assert.equal(await page.textContent('main .notice.error'), 'the gateway\'s answer was not JSON (HTTP 502 Bad Gateway): try again (http_error)');
-  await page.unroute('**/admin/api/v1/keys');
-  await page.route('**/admin/api/v1/keys', (r) => r.abort('connectionrefused'));
+  await page.unroute(KEYS_CALL);
+  await page.route(KEYS_CALL, (r) => r.abort('connectionrefused'));
   await page.goto(`${gw.url}/dashboard/keys`);
   await page.waitForSelector('main[data-ready="true"] .notice.error');
   assert.match(await page.textContent('main .notice.error') ?? '', /^the gateway did not answer \(network error or the gateway is down\)/);
-  await page.unroute('**/admin/api/v1/keys');
+  await page.unroute(KEYS_CALL);
+});
+
+test('10,000 keys: the Keys page lists the newest 100 at once and more on demand', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+  const store = gw.services.store!;
+  const now = Date.now();
+  for (let i = 0; i < 10_000; i++) {
+    await store.insertKey({ id: `bulk${String(i).padStart(5, '0')}`, name: `bulk key ${i}`, hash: `bulk-hash-${i}`, createdAt: new Date(now - 86_400_000 - i * 1000).toISOString(),
+      lastUsedAt: null, expiresAt: null, revokedAt: null, allowedModels: [], budgetUsd: i % 2 ? '10' : null, budgetPeriod: i % 2 ? 'month' : null, rpmLimit: null, tpmLimit: null });
+  }
+  const t0 = Date.now();
+  await page.goto(`${gw.url}/dashboard/keys`);
+  await page.waitForSelector('main[data-ready="true"] table tbody tr');
+  const took = Date.now() - t0;
+  const rows = () => page.$$eval('main table tbody tr', (trs) => trs.length);
+  assert.equal(await rows(), 100);
+  assert.ok(took < 10_000, `the Keys page took ${took} ms`);
+  await page.click('button:has-text("More keys")');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('main table tbody tr').length === 200);
+  assert.match(await page.textContent('main table tbody tr:nth-child(200)') ?? '', /bulk key \d+/);
 });

@@ -67,7 +67,8 @@ export const api = {
   updateUser: (id: string, patch: { name?: string; role?: string; disabled?: boolean }) => call<{ user: UserView }>('PATCH', `/users/${encodeURIComponent(id)}`, patch),
   resetPassword: (id: string) => call<{ password: string }>('POST', `/users/${encodeURIComponent(id)}/password`),
 
-  keys: () => call<{ data: KeyView[] }>('GET', '/keys'),
+  /** Keys newest first; with `limit` one page of them and the cursor to the next (null at the end). */
+  keys: (page?: { limit: number; cursor?: string | null }) => call<{ data: KeyView[]; next_cursor: string | null }>('GET', `/keys${page ? qs({ limit: page.limit, cursor: page.cursor }) : ''}`),
   createKey: (k: KeyInput) => call<CreatedKey>('POST', '/keys', k),
   updateKey: (id: string, k: Partial<KeyInput>) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
   rotateKey: (id: string, grace_hours: number) => call<CreatedKey & { previous_secret_valid_until: string | null }>('POST', `/keys/${encodeURIComponent(id)}/rotate`, { grace_hours }),
