@@ -109,7 +109,7 @@ test('an answer that is no JSON (a proxy\'s 502 page) or no answer at all: the p
   await page.unroute(KEYS_CALL);
 });
 
-test('10,000 keys: the Keys page lists the newest 100 at once and more on demand', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
+test('10,000 keys: the Keys page lists the newest 100 at once and more on demand, the router\'s key picker the newest 1000', { skip: !chromiumPresent && 'no /usr/bin/chromium' }, async () => {
   const store = gw.services.store!;
   const now = Date.now();
   for (let i = 0; i < 10_000; i++) {
@@ -126,4 +126,13 @@ test('10,000 keys: the Keys page lists the newest 100 at once and more on demand
   await page.click('button:has-text("More keys")');
   await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('main table tbody tr').length === 200);
   assert.match(await page.textContent('main table tbody tr:nth-child(200)') ?? '', /bulk key \d+/);
+  // The Router page's "Try the router" lists the newest 1000 keys to rank as, and says so.
+  const asked: string[] = [];
+  page.on('request', (r) => { if (/\/admin\/api\/v1\/keys/.test(r.url())) asked.push(new URL(r.url()).search); });
+  await page.goto(`${gw.url}/dashboard/router`);
+  await page.waitForSelector('main[data-ready="true"]');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('select[name=key_id] option').length > 1);
+  assert.equal(await page.$$eval('select[name=key_id] option', (o) => o.length), 1001);
+  assert.equal(await page.textContent('select[name=key_id] + small'), 'the newest 1000 keys');
+  assert.deepEqual(asked, ['?limit=1000']);
 });
