@@ -156,3 +156,32 @@ test('error answers carry the security headers successful ones carry', async () 
   }
   await ok.text();
 });
+
+test('GET /keys in pages: limit and cursor walk the same keys as the whole list, newest first, none twice; edges refused by name', async () => {
+  for (let i = 0; i < 5; i++) assert.equal((await call('POST', '/keys', JSON.stringify({ name: `paged ${i}` }), ADMIN)).status, 201);
+  const whole = await call('GET', '/keys', null);
+  assert.equal(whole.body.next_cursor, null);
+  const ids: string[] = whole.body.data.map((k: { id: string }) => k.id);
+  assert.ok(ids.length >= 5);
+  const walked: string[] = [];
+  let cursor: string | null = null;
+  for (let n = 0; n < 100; n++) {
+    const page = await call('GET', `/keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`, null);
+    assert.equal(page.status, 200);
+    assert.ok(page.body.data.length <= 2);
+    walked.push(...page.body.data.map((k: { id: string }) => k.id));
+    cursor = page.body.next_cursor;
+    if (cursor === null) break;
+    assert.equal(cursor, walked.at(-1));
+  }
+  assert.deepEqual(walked, ids);
+  // A page that ends exactly at the last key has no next page (no empty page to fetch).
+  assert.equal((await call('GET', `/keys?limit=${ids.length}`, null)).body.next_cursor, null);
+  assert.equal((await call('GET', `/keys?limit=${ids.length - 1}`, null)).body.next_cursor, ids.at(-2));
+  assert.deepEqual((await call('GET', `/keys?limit=5&cursor=${ids.at(-1)}`, null)).body, { data: [], next_cursor: null });
+  for (const [q, param] of [['limit=0', 'limit'], ['limit=1001', 'limit'], ['limit=2&cursor=nosuchkey', 'cursor'], [`cursor=${ids[0]}`, 'cursor']] as const) {
+    const r = await call('GET', `/keys?${q}`, null);
+    assert.equal(r.status, 400, q);
+    assert.equal(r.body.error.param, param, q);
+  }
+});

@@ -187,7 +187,7 @@ for (const b of backends) {
         assert.equal(compareDecimal(cmp.models.reduce((a, m) => addDecimal(a, m.cost_usd), '0'), totalCost), 0, 'compare: exact total cost');
         // Key stats at the data's end: the last 24 h and 7 days.
         for (const k of ['k1', 'k2']) await store.insertKey({ id: k, name: k, hash: `h-${k}`, createdAt: new Date(END - 50 * DAY).toISOString(), lastUsedAt: null, expiresAt: null, revokedAt: null, allowedModels: [], budgetUsd: '100', budgetPeriod: 'total', rpmLimit: null, tpmLimit: null });
-        const views = await new KeysData(store, async () => {}).list(ADMIN, new Map(), new Map(), END);
+        const views = (await new KeysData(store, async () => {}).list(ADMIN, new Map(), new Map(), END)).data;
         for (const v of views) {
           const since = (ms: number) => raw.filter((x) => x.key === v.id && x.hour >= Math.floor((END - ms) / 3_600_000) * 3_600_000);
           assert.equal(v.stats.requests_24h, since(DAY).length, `${v.id} requests 24 h`);

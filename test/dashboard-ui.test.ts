@@ -8,7 +8,7 @@ import { bucketIndex, bucketStarts, confidence, quantile } from '../src/dashboar
 import { idAt, timeOfId } from '../src/dashboard/history.ts';
 import { csvCell } from '../src/http/admin-api/export.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
-import { keyInput } from '../src/dashboard/ui/key-input.ts';
+import { changedFields, keyInput } from '../src/dashboard/ui/key-input.ts';
 import { feedbackText, kindModelsText, requestsLink } from '../src/dashboard/ui/router-text.ts';
 import { previewBody } from '../src/dashboard/ui/preview-body.ts';
 
@@ -101,6 +101,10 @@ test('key form values: empty fields clear limits on edit and are left out on cre
     { name: 'k', expires_at: null, allowed_models: [], budget_usd: null, budget_period: null, rpm_limit: null, tpm_limit: null, owner_id: null });
   assert.deepEqual(keyInput({ name: 'k', budget_usd: '5', budget_period: 'week' }, false, true), { name: 'k', allowed_models: [], budget_usd: '5', budget_period: 'week' });
   assert.deepEqual(keyInput({ name: 'k', budget_usd: '5' }, false, false), { name: 'k' });
+  // An edit sends what the form changed only: fields another admin set since the form opened stand.
+  const opened = keyInput({ name: 'k', budget_usd: '5', budget_period: 'week', allowed_models: 'a/*, b/*', rpm_limit: '60' }, true, true);
+  assert.deepEqual(changedFields(opened, keyInput({ name: 'k2', budget_usd: '5', budget_period: 'week', allowed_models: 'a/*,b/*', rpm_limit: '' }, true, true)), { name: 'k2', rpm_limit: null });
+  assert.deepEqual(changedFields(opened, opened), {});
 });
 
 test('router page: feedback lines, links to the routed requests', () => {

@@ -144,7 +144,7 @@ export async function runKeysCommand(argv: string[], store: Store, out: (s: stri
       if (words.length) throw new UsageError(`unexpected argument "${words[0]}"`);
       const users = new Users(store.sql);
       const byId = new Map((await users.list()).map((u) => [u.id, u]));
-      const keys = (await data.list(ADMIN, byId, await users.owners())).reverse();
+      const keys = (await data.list(ADMIN, byId, await users.owners())).data.reverse();
       if (flags.has('json')) { for (const k of keys) out(JSON.stringify(k)); return 0; }
       if (keys.length === 0) { out('no keys; create one with: keys create --name NAME'); return 0; }
       for (const k of keys) {

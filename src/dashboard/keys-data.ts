@@ -98,13 +98,25 @@ export class KeysData {
     this.#changed = changed;
   }
 
-  /** The keys visible to `access`, newest first, each with owner and stats. */
-  async list(access: Access, users: Map<string, UserView>, owners: Map<string, string>, now = Date.now()): Promise<KeyView[]> {
+  /**
+   * The keys visible to `access`, newest first, each with owner and stats: all of them, or with `page`
+   * the `limit` after the key `after` (an id from the previous page) and the id to continue from (null
+   * at the end). Stats are read for the keys answered only.
+   */
+  async list(access: Access, users: Map<string, UserView>, owners: Map<string, string>, now = Date.now(),
+    page?: { limit: number; after: string | null }): Promise<{ data: KeyView[]; next: string | null }> {
     const scope = keyScope(access);
-    const all = (await this.#store.listKeys()).filter((k) => scope === null || scope.includes(k.id)).reverse();
+    let all = (await this.#store.listKeys()).filter((k) => scope === null || scope.includes(k.id)).reverse();
+    let next: string | null = null;
+    if (page) {
+      const start = page.after === null ? 0 : all.findIndex((k) => k.id === page.after) + 1;
+      if (start === 0 && page.after !== null) throw new GatewayError('invalid_parameter', 'cursor names no key of this list', { param: 'cursor' });
+      next = start + page.limit < all.length ? all[start + page.limit - 1]!.id : null;
+      all = all.slice(start, start + page.limit);
+    }
     const stats = await rawStats(this.#sql, all.map((k) => k.id), all.filter((k) => k.budgetPeriod === 'total').map((k) => k.id), now);
     const grace = await this.graceHashes(now);
-    return all.map((k) => this.view(k, stats.get(k.id), users, owners, grace, now));
+    return { data: all.map((k) => this.view(k, stats.get(k.id), users, owners, grace, now)), next };
   }
 
   async get(id: string, access: Access, users: Map<string, UserView>, owners: Map<string, string>, now = Date.now()): Promise<KeyView> {

@@ -20,15 +20,29 @@ export class ApiError extends Error {
 let csrf = '';
 export const setCsrf = (token: string): void => { csrf = token; };
 
+let sessionEnded: () => void = () => {};
+/** Called when any call finds no session (401 session_required): signed out in another tab, or expired. */
+export const setSessionEndedHandler = (f: () => void): void => { sessionEnded = f; };
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrf;
-  const res = await fetch(API + path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  let res: Response;
+  try {
+    res = await fetch(API + path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, 'network_error', 'the gateway did not answer (network error or the gateway is down): try again', null);
+  }
   const text = await res.text();
-  const data = text ? (JSON.parse(text) as unknown) : null;
+  let data: unknown = null;
+  // A proxy in front of the gateway (a 502 or 504 page) or a cut answer is no JSON: say what came back.
+  try { data = text ? JSON.parse(text) as unknown : null; } catch {
+    throw new ApiError(res.status, 'http_error', `the gateway's answer was not JSON (HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}): try again`, null);
+  }
   if (!res.ok) {
     const e = (data as ApiErrorBody | null)?.error;
+    if (res.status === 401 && e?.code === 'session_required') sessionEnded();
     throw new ApiError(res.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${res.status}`, e?.param ?? null);
   }
   return data as T;
@@ -53,9 +67,10 @@ export const api = {
   updateUser: (id: string, patch: { name?: string; role?: string; disabled?: boolean }) => call<{ user: UserView }>('PATCH', `/users/${encodeURIComponent(id)}`, patch),
   resetPassword: (id: string) => call<{ password: string }>('POST', `/users/${encodeURIComponent(id)}/password`),
 
-  keys: () => call<{ data: KeyView[] }>('GET', '/keys'),
+  /** Keys newest first; with `limit` one page of them and the cursor to the next (null at the end). */
+  keys: (page?: { limit: number; cursor?: string | null }) => call<{ data: KeyView[]; next_cursor: string | null }>('GET', `/keys${page ? qs({ limit: page.limit, cursor: page.cursor }) : ''}`),
   createKey: (k: KeyInput) => call<CreatedKey>('POST', '/keys', k),
-  updateKey: (id: string, k: KeyInput) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
+  updateKey: (id: string, k: Partial<KeyInput>) => call<KeyView>('PATCH', `/keys/${encodeURIComponent(id)}`, k),
   rotateKey: (id: string, grace_hours: number) => call<CreatedKey & { previous_secret_valid_until: string | null }>('POST', `/keys/${encodeURIComponent(id)}/rotate`, { grace_hours }),
   revokeKey: (id: string) => call<{ revoked: boolean }>('DELETE', `/keys/${encodeURIComponent(id)}`),
 

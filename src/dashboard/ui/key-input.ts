@@ -16,3 +16,11 @@ export function keyInput(f: Record<string, string>, edit: boolean, admin: boolea
   }
   return Object.fromEntries(Object.entries(out).filter(([, val]) => val !== undefined)) as KeyInput;
 }
+
+/**
+ * An edit's body: only the fields whose value differs from the form as it was opened. Another admin may
+ * have changed the key since; sending every field would set theirs back to what this form showed.
+ */
+export function changedFields(opened: KeyInput, now: KeyInput): Partial<KeyInput> {
+  return Object.fromEntries(Object.entries(now).filter(([k, val]) => JSON.stringify(val) !== JSON.stringify(opened[k as keyof KeyInput]))) as Partial<KeyInput>;
+}

@@ -1,6 +1,6 @@
 // The dashboard's entry: checks the session, then routes /dashboard/<page> to a page module and keeps
 // the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
-import { api, ApiError, setCsrf } from './api.ts';
+import { api, ApiError, setCsrf, setSessionEndedHandler } from './api.ts';
 import type { SessionView } from './api-types.ts';
 import { h, mount } from './dom.ts';
 import { setNavigationHandler } from './url-state.ts';
@@ -16,6 +16,8 @@ import { errorBox } from './widgets.ts';
 
 const app = document.getElementById('app')!;
 let session: SessionView | null = null;
+/** The session was lost while in use (not a first visit): the sign-in page says so. */
+let ended = false;
 let cleanups: Array<() => void> = [];
 
 const PAGES: Array<{ path: string; label: string; admin?: boolean }> = [
@@ -46,7 +48,7 @@ async function route(): Promise<void> {
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 401)) { mount(app, errorBox(e)); return; }
       document.title = 'Sign in · Gateway dashboard';
-      mount(app, loginPage((s) => { session = s; setCsrf(s.csrf_token); history.replaceState(null, '', parts[0] && parts[0] !== 'login' ? location.href : '/dashboard/usage'); void route(); }));
+      mount(app, loginPage(ended ? 'Your session ended (signed out in another tab, or expired): sign in again.' : null, (s) => { session = s; ended = false; setCsrf(s.csrf_token); history.replaceState(null, '', parts[0] && parts[0] !== 'login' ? location.href : '/dashboard/usage'); void route(); }));
       return;
     }
   }
@@ -66,7 +68,7 @@ async function route(): Promise<void> {
     else if (page === 'account') accountPage(main, s);
     else mount(main, h('h1', null, 'Not found'), h('p', null, 'No such page.'));
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) { session = null; void route(); return; }
+    if (e instanceof ApiError && e.code === 'session_required') return; // the session-ended handler has gone to sign-in
     mount(main, errorBox(e));
   }
   main.setAttribute('data-ready', 'true');
@@ -84,4 +86,6 @@ document.addEventListener('click', (e) => {
 });
 window.addEventListener('popstate', () => void route());
 setNavigationHandler(() => void route());
+// Any call finding the session gone (a page's load, a save, the live tail's check) leads to sign-in.
+setSessionEndedHandler(() => { if (!session) return; session = null; ended = true; void route(); });
 void route();

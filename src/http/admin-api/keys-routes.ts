@@ -4,10 +4,13 @@ import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { rotationGraceMs, type CreateKeyInput, type KeyPatch } from '../../auth/admin.ts';
 import type { UserView } from '../../dashboard/ui/api-types.ts';
 import { sendApiJson } from './context.ts';
+import { int, single } from './params.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 import { jsonBody, optionalJsonBody } from './session-routes.ts';
 
 const MEMBER_FIELDS = new Set(['name', 'expires_at']);
+/** The most keys one page of GET /keys?limit= answers. */
+const MAX_KEY_PAGE = 1000;
 
 function memberMay(c: ApiCall, body: Record<string, unknown>): void {
   if (c.caller.user.role === 'admin') return;
@@ -32,7 +35,15 @@ export function keysApi(): ApiRoute[] {
   return [
     {
       method: 'GET', path: '/keys', who: 'any',
-      handler: async (c) => { const x = await context(c); sendApiJson(c.res, 200, { data: await c.d.keys.list(c.access, x.users, x.owners) }); },
+      handler: async (c) => {
+        // Without limit every key (as before pages existed); with it a page and next_cursor (the dashboard's 100).
+        const limit = int(c.query, 'limit', 1, MAX_KEY_PAGE, 0);
+        const cursor = single(c.query, 'cursor');
+        if (cursor && !limit) throw invalidParam('cursor', 'cursor needs limit');
+        const x = await context(c);
+        const page = await c.d.keys.list(c.access, x.users, x.owners, Date.now(), limit ? { limit, after: cursor || null } : undefined);
+        sendApiJson(c.res, 200, { data: page.data, next_cursor: page.next });
+      },
     },
     {
       method: 'GET', path: '/keys/:id', who: 'any',

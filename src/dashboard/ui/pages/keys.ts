@@ -2,11 +2,12 @@
 // revoke; per key the spend against its budget with a burn-down forecast, requests and errors.
 import { api } from '../api.ts';
 import type { KeyView, SessionView, UserView } from '../api-types.ts';
-import { keyInput } from '../key-input.ts';
+import { changedFields, keyInput } from '../key-input.ts';
 import { h, mount } from '../dom.ts';
 import { compact, dateTime, pct, relative, usd } from '../format.ts';
 import { badge, errorBox, field, secretBox, section, select, table } from '../widgets.ts';
 
+const PAGE = 100;
 const PERIODS: Array<[string, string]> = [['month', 'per month'], ['week', 'per week'], ['day', 'per day'], ['total', 'in total']];
 
 function keyForm(s: SessionView, users: UserView[], k: KeyView | null, onDone: (msg: HTMLElement | null) => void): HTMLFormElement {
@@ -28,11 +29,12 @@ function keyForm(s: SessionView, users: UserView[], k: KeyView | null, onDone: (
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, k ? 'Save changes' : 'Create key'),
       k ? h('button', { type: 'button', class: 'secondary', onclick: () => onDone(null) }, 'Cancel') : null),
     status);
+  const values = (): Record<string, string> => Object.fromEntries([...new FormData(form)].map(([key, val]) => [key, String(val)]));
+  const opened = keyInput(values(), k !== null, admin);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    const values = Object.fromEntries([...new FormData(form)].map(([key, val]) => [key, String(val)]));
-    const body = keyInput(values, k !== null, admin);
-    (k ? api.updateKey(k.id, body).then(() => onDone(null))
+    const body = keyInput(values(), k !== null, admin);
+    (k ? api.updateKey(k.id, changedFields(opened, body)).then(() => onDone(null))
       : api.createKey(body).then((c) => onDone(secretBox(`Key "${c.record.name}" created`, c.key, 'Copy it now: it is shown only once. Use it as the Bearer token (OpenAI SDKs) or x-api-key (Anthropic SDKs).'))))
       .catch((err: unknown) => status.replaceChildren(errorBox(err)));
   });
@@ -53,10 +55,28 @@ export async function keysPage(root: HTMLElement, s: SessionView): Promise<void>
   const notice = h('div', { 'aria-live': 'polite' });
   const list = h('div', null, h('p', { class: 'loading' }, 'Loading keys…'));
   let users: UserView[] = [];
+  // Pages of PAGE keys: a gateway with 10,000 keys lists (and reads stats for) the newest first, more on demand.
+  let keys: KeyView[] = [];
+  let cursor: string | null = null;
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'More keys');
+  const moreState = h('span', { class: 'muted small', 'aria-live': 'polite' });
+  const fetchPage = async (from: string | null): Promise<void> => {
+    const page = await api.keys({ limit: PAGE, cursor: from });
+    keys = from === null ? page.data : [...keys, ...page.data];
+    cursor = page.next_cursor;
+  };
+  more.addEventListener('click', () => {
+    more.disabled = true;
+    moreState.textContent = 'Loading…';
+    fetchPage(cursor).then(() => { moreState.textContent = ''; render(); }, (e: unknown) => { moreState.replaceChildren(errorBox(e)); }).finally(() => { more.disabled = false; });
+  });
   const refresh = async (msg: HTMLElement | null = null): Promise<void> => {
     notice.replaceChildren(...(msg ? [msg] : []));
-    let keys: KeyView[];
-    try { keys = (await api.keys()).data; } catch (e) { mount(list, errorBox(e)); return; }
+    try { await fetchPage(null); } catch (e) { mount(list, errorBox(e)); return; }
+    render();
+  };
+  const render = (): void => {
+    more.hidden = cursor === null;
     mount(list, table(['Key', 'Status', 'Owner', 'Spend', 'Last 24 h', 'Limits', 'Last used', ''], keys.map((k) => [
       h('div', null, h('strong', null, k.name), h('div', null, h('code', { class: 'small' }, `${k.prefix}…`)),
         k.previous_secret_valid_until ? h('div', { class: 'muted small' }, `previous secret valid until ${dateTime(k.previous_secret_valid_until)}`) : null),
@@ -77,7 +97,7 @@ export async function keysPage(root: HTMLElement, s: SessionView): Promise<void>
           if (!confirm(`Revoke "${k.name}"? Requests with it fail at once.`)) return;
           api.revokeKey(k.id).then(() => refresh(h('div', { class: 'notice', role: 'status' }, `Key "${k.name}" revoked.`)), (e: unknown) => notice.replaceChildren(errorBox(e)));
         } }, 'Revoke')),
-    ]), { empty: 'No keys yet: create one above.' }));
+    ]), { empty: 'No keys yet: create one above.' }), h('div', { class: 'toolbar' }, more, moreState));
   };
   if (s.user.role === 'admin') users = (await api.users().catch(() => ({ data: [] as UserView[] }))).data;
   mount(root, h('h1', null, 'API keys'), section('Create a key', keyForm(s, users, null, (m) => void refresh(m)),

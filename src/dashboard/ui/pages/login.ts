@@ -4,7 +4,8 @@ import { h } from '../dom.ts';
 import { errorBox, field } from '../widgets.ts';
 import type { SessionView } from '../api-types.ts';
 
-export function loginPage(onSignedIn: (s: SessionView) => void): HTMLElement {
+/** The sign-in page; `notice` says why it is shown again (the session ended while in use). */
+export function loginPage(notice: string | null, onSignedIn: (s: SessionView) => void): HTMLElement {
   const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true });
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
   const status = h('div', { 'aria-live': 'polite' });
@@ -19,6 +20,7 @@ export function loginPage(onSignedIn: (s: SessionView) => void): HTMLElement {
   return h('main', { class: 'login', id: 'main' },
     h('div', { class: 'login-box' },
       h('h1', null, 'Model gateway'),
+      notice ? h('div', { class: 'notice', role: 'alert' }, notice) : null,
       h('p', { class: 'muted' }, 'Sign in to manage keys and see usage, requests and models.'),
       form,
       h('p', { class: 'muted small' }, 'No account? An admin creates one (the first with: npm run gateway -- users create --admin --email you@example.com).')));

@@ -93,11 +93,21 @@ export async function requestsPage(root: HTMLElement, onCleanup: (f: () => void)
   const stop = (): void => { source?.close(); source = null; liveState.textContent = ''; };
   live.addEventListener('change', () => {
     if (!live.checked) { stop(); return; }
-    source = new EventSource(`${API}/tail`);
+    const es = new EventSource(`${API}/tail`);
+    source = es;
     liveState.textContent = 'Connecting…';
-    source.onopen = () => { liveState.textContent = 'Live: new requests appear at the top.'; };
-    source.onerror = () => { liveState.textContent = 'Reconnecting…'; };
-    source.onmessage = (ev: MessageEvent<string>) => {
+    es.onopen = () => { liveState.textContent = 'Live: new requests appear at the top.'; };
+    es.onerror = () => {
+      if (es.readyState !== EventSource.CLOSED) { liveState.textContent = 'Reconnecting…'; return; }
+      // The server refused the stream and the browser gives up: a 401 once the session ended (the check
+      // below then leads to sign-in), else say so rather than 'Reconnecting…' for ever.
+      stop();
+      live.checked = false;
+      api.session().then(() => { liveState.textContent = 'Live tail stopped: the server refused the stream. Turn it on again to retry.'; }, (e: unknown) => {
+        liveState.textContent = `Live tail stopped: ${e instanceof Error ? e.message : String(e)}`;
+      });
+    };
+    es.onmessage = (ev: MessageEvent<string>) => {
       const data = JSON.parse(ev.data) as { events: TailEvent[]; dropped: number };
       for (const r of data.events) { if (!tbody.querySelector(`tr[data-id="${CSS.escape(r.id)}"]`)) tbody.insertBefore(requestRow(r, true), tbody.firstChild); }
       while (tbody.children.length > 500) tbody.lastElementChild?.remove();

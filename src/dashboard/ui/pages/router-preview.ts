@@ -9,6 +9,8 @@ import { errorBox, field, section, select } from '../widgets.ts';
 import { previewBody } from '../preview-body.ts';
 import { routerDecisionSection } from './router-decision.ts';
 
+const PICKER_KEYS = 1000;
+
 export function routerPreviewSection(): HTMLElement {
   const prompt = h('textarea', { name: 'prompt', rows: 4, required: true, placeholder: 'e.g. Write a SQL query that lists the ten largest orders of last month' });
   const wtp = h('input', { type: 'text', name: 'willingness_to_pay', inputmode: 'decimal', placeholder: 'best quality' });
@@ -19,8 +21,13 @@ export function routerPreviewSection(): HTMLElement {
   const run = h('button', { type: 'submit' }, 'Rank');
   const out = h('div', { 'aria-live': 'polite' });
   // The caller's keys (a member's own): a key's policy, defaults, allowed models and budget shape its ranking.
-  api.keys().then((r) => {
+  // The newest PICKER_KEYS of them: a gateway with 10,000 keys would fetch 5 MB of keys and stats for this list.
+  const keyHint = h('small', null);
+  const keyField = field('As key', key);
+  keyField.append(keyHint);
+  api.keys({ limit: PICKER_KEYS }).then((r) => {
     for (const k of r.data) if (k.status === 'active') key.append(h('option', { value: k.id }, `${k.name} (${k.prefix}…)`));
+    if (r.next_cursor !== null) keyHint.textContent = `the newest ${PICKER_KEYS} keys`;
   }, () => { /* no keys listed: ranking without a key still works */ });
   const submit = async (e: Event): Promise<void> => {
     e.preventDefault();
@@ -47,7 +54,7 @@ export function routerPreviewSection(): HTMLElement {
       field('Max cost (USD)', maxCost, 'for the whole request'),
       field('Max cost per million tokens (USD)', perMillion),
       wide(field('Models', models, 'provider/model ids or bare names, separated by commas')),
-      field('As key', key),
+      keyField,
       h('div', { class: 'actions' }, run)),
     out);
 }
