@@ -86,6 +86,12 @@ export function keyStats(k: KeyRecord, s: RawStats | undefined, now: number): Ke
   };
 }
 
+/** The columns a key edit may change, each with its stored value. */
+const EDITABLE: ReadonlyArray<readonly [string, (k: KeyRecord) => string | number | null]> = [
+  ['name', (k) => k.name], ['expires_at', (k) => k.expiresAt], ['allowed_models', (k) => JSON.stringify(k.allowedModels)],
+  ['budget_usd', (k) => k.budgetUsd], ['budget_period', (k) => k.budgetPeriod], ['rpm_limit', (k) => k.rpmLimit], ['tpm_limit', (k) => k.tpmLimit],
+];
+
 export class KeysData {
   readonly #store: Store;
   readonly #sql: SqlRunner;
@@ -144,9 +150,13 @@ export class KeysData {
     const cur = await this.record(id, access);
     if (cur.revokedAt !== null) throw new GatewayError('conflict', 'a revoked key cannot be edited');
     const next = applyKeyPatch(cur, patch);
-    await this.#sql.run(`UPDATE api_keys SET name = ?, expires_at = ?, allowed_models = ?, budget_usd = ?, budget_period = ?, rpm_limit = ?, tpm_limit = ?
-      WHERE id = ?`, [next.name, next.expiresAt, JSON.stringify(next.allowedModels), next.budgetUsd, next.budgetPeriod, next.rpmLimit, next.tpmLimit, id]);
-    await this.#changed();
+    // Only the columns this edit changes: writing every column as read let two edits at once (one renaming,
+    // one raising the budget) undo each other, the later write putting back what the earlier changed.
+    const cols = EDITABLE.filter(([, of]) => of(next) !== of(cur));
+    if (cols.length > 0) {
+      await this.#sql.run(`UPDATE api_keys SET ${cols.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`, [...cols.map(([, of]) => of(next)), id]);
+      await this.#changed();
+    }
     return next;
   }
 
