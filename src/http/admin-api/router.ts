@@ -108,7 +108,8 @@ export function adminApiRoutes(svc: Services): Route[] {
     }
     throw new GatewayError('route_not_found', `no admin API route ${req.method} ${params.path}`);
   };
-  return (['GET', 'POST', 'PATCH', 'DELETE'] as const).map((method): Route => ({
+  // Every method the API's table may be asked with: its own 405 names the methods of the path asked (the server's table would name every method some API route has).
+  return (['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS'] as const).map((method): Route => ({
     method, pattern: '/admin/api/*', envelope: 'openai', auth: 'none', handler: (req, res, p) => dispatch(req, res, p),
   }));
 }
