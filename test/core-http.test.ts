@@ -301,6 +301,14 @@ describe('malformed HTTP at the socket', () => {
     assert.equal(ref!.deref(), undefined, 'the answered response (and the handler state it holds, the body included) is collected while the connection stays open');
     agent.destroy();
   });
+  test('a transfer coding other than chunked (gzip, chunked) is a 501 in the route\'s envelope, never read as the body', async () => {
+    const body = JSON.stringify(msgs({}));
+    const out = await raw([`POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`]);
+    assert.match(out, /^HTTP\/1\.1 501 /, out);
+    const json = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)) as { type: string; error: { message: string } };
+    assert.equal(json.type, 'error');
+    assert.match(json.error.message, /Transfer-Encoding gzip, chunked is not supported/);
+  });
   test('a request answered before its body ended gets no second answer when the rest of its body is malformed', async () => {
     // 415 as soon as the headers are read; then a chunk size that is no number.
     const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n', '5\r\nhello\r\n', 'zz\r\n']);

@@ -14,6 +14,11 @@ import { parseCodings, type Coding } from '../util/content-codings.ts';
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(tooLarge(limit));
+  const transfer = req.headers['transfer-encoding'];
+  // Node undoes only `chunked`: another transfer coding before it (gzip, chunked) would be read as the body itself.
+  if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked') {
+    return Promise.reject(new GatewayError('not_implemented', `Transfer-Encoding ${bounded(transfer)} is not supported; send the body chunked or with a Content-Length (a compressed body with Content-Encoding)`));
+  }
   let codings: Coding[];
   try { codings = contentCodings(req.headers['content-encoding']); } catch (e) { return Promise.reject(e); }
   if (codings.length === 0) return collect(req, limit).then(jsonText);
