@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   route_not_found: { status: 404, kind: 'not_found' },
   method_not_allowed: { status: 405, kind: 'invalid_request' },
   unsupported_media_type: { status: 415, kind: 'invalid_request' },
+  expectation_failed: { status: 417, kind: 'invalid_request' },
   body_too_large: { status: 413, kind: 'request_too_large' },
   client_disconnected: { status: 499, kind: 'invalid_request' },
   request_timeout: { status: 408, kind: 'invalid_request' },

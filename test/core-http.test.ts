@@ -309,6 +309,13 @@ describe('malformed HTTP at the socket', () => {
     assert.equal(json.type, 'error');
     assert.match(json.error.message, /Transfer-Encoding gzip, chunked is not supported/);
   });
+  test('an expectation other than 100-continue is a 417 in the route\'s envelope', async () => {
+    const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n']);
+    assert.match(out, /^HTTP\/1\.1 417 /, out);
+    const json = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)) as { type: string; error: { message: string } };
+    assert.equal(json.type, 'error');
+    assert.match(json.error.message, /Expect: 200-ok cannot be met/);
+  });
   test('a request answered before its body ended gets no second answer when the rest of its body is malformed', async () => {
     // 415 as soon as the headers are read; then a chunk size that is no number.
     const out = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n', '5\r\nhello\r\n', 'zz\r\n']);

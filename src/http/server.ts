@@ -6,7 +6,7 @@ import { presentedKeyFromHeaders } from '../auth/keys.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { errorBody, sendError, type Envelope } from './envelope.ts';
 import { endedByTimeout } from './body.ts';
-import { GatewayError } from '../gateway-error.ts';
+import { GatewayError, bounded } from '../gateway-error.ts';
 import { createRouteTable, type Route, type RouteTable } from './routes.ts';
 import { handleInference } from './inference.ts';
 import { handleModels, handleModel } from './models-route.ts';
@@ -106,6 +106,18 @@ export function createGatewayServer(svc: Services): Server {
     if (!(Number(req.headers['content-length']) > svc.holder.current.server.bodyLimitBytes)) res.writeContinue();
     onRequest(req, res);
   });
+  // Any other expectation (Expect: 200-ok): a 417 in the route's envelope (Node's own has an empty body).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const expect = String(req.headers.expect ?? '');
+    sendError(res, new GatewayError('expectation_failed', `Expect: ${bounded(expect)} cannot be met; the gateway understands only Expect: 100-continue`), envelopeOf(req.method ?? 'GET', req.url ?? '/'));
+  });
+  /** The envelope of the route a request line names (the default one when no route matches or the path does not decode). */
+  const envelopeOf = (method: string, url: string): Envelope => {
+    try {
+      const m = table.match(method, url, svc.holder.current.server.legacyPrefix);
+      return m.kind === 'ok' ? m.route.envelope : m.envelope;
+    } catch { return 'openai'; }
+  };
   /**
    * The latest request's response on each connection until it is answered and its body read whole: what
    * a socket-level error may still answer, and in whose envelope.
@@ -196,13 +208,7 @@ export function createGatewayServer(svc: Services): Server {
     const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const target = current ? { method: current.req.method ?? 'GET', url: current.req.url ?? '/' } : requestLine((err as { rawPacket?: Buffer }).rawPacket);
     const limits = svc.holder.current.server;
-    let envelope: Envelope = 'openai';
-    if (target) {
-      try {
-        const m = table.match(target.method, target.url, limits.legacyPrefix);
-        envelope = m.kind === 'ok' ? m.route.envelope : m.envelope;
-      } catch { /* a path that does not decode: the default envelope */ }
-    }
+    const envelope: Envelope = target ? envelopeOf(target.method, target.url) : 'openai';
     const message = status === 431 ? `request headers exceed the limit of ${limits.maxHeaderBytes} bytes`
       : status === 408 ? `the request was not received in full within ${limits.requestTimeoutMs} ms`
       : `bad request: ${code ?? err.message}`;
