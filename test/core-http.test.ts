@@ -247,7 +247,7 @@ describe('malformed HTTP at the socket', () => {
   test('headers past the limit and a bad header are answered in the route\'s envelope, with the status\'s own reason', async () => {
     const big = await raw([`POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`]);
     assert.match(big, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
-    assert.deepEqual(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), { type: 'error', error: { type: 'request_too_large', message: 'request headers exceed the limit of 16384 bytes' } });
+    assert.deepEqual(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4)), { type: 'error', error: { type: 'request_too_large', message: "request headers are too large: past the limit of 16384 bytes (server.max_header_bytes), as the HTTP parser counts them (many small headers count for more than their bytes)" } });
     const many = await raw([`POST /v1/messages HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-H${i}: 1\r\n`).join('')}\r\n`]);
     assert.match(many, /^HTTP\/1\.1 431 .*\{"type":"error","error":\{"type":"request_too_large"/s);
     const bad = await raw(['POST /v1/messages HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n']);

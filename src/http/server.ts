@@ -209,7 +209,7 @@ export function createGatewayServer(svc: Services): Server {
     const target = current ? { method: current.req.method ?? 'GET', url: current.req.url ?? '/' } : requestLine((err as { rawPacket?: Buffer }).rawPacket);
     const limits = svc.holder.current.server;
     const envelope: Envelope = target ? envelopeOf(target.method, target.url) : 'openai';
-    const message = status === 431 ? `request headers exceed the limit of ${limits.maxHeaderBytes} bytes`
+    const message = status === 431 ? `request headers are too large: past the limit of ${limits.maxHeaderBytes} bytes (server.max_header_bytes), as the HTTP parser counts them (many small headers count for more than their bytes)`
       : status === 408 ? `the request was not received in full within ${limits.requestTimeoutMs} ms`
       : `bad request: ${code ?? err.message}`;
     const e = status === 408 ? new GatewayError('request_timeout', message)
