@@ -410,3 +410,28 @@ test('fail closed with no view of a key: refused at once, without reading the st
     assert.equal(reads, 0, 'a refusal does not wait on the store');
   });
 });
+
+test('a settlement whose answer Redis never gave (hung past the command timeout) is applied once, not once by Redis and again on recovery', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    const first = await attempt(l, k, '0.1');
+    assert.ok(!(first instanceof LimitError));
+    await first.settle({ tokens: 1, costUsd: '0.1' });
+    const open = await attempt(l, k, '0.5');
+    assert.ok(!(open instanceof LimitError));
+    redis.pause();
+    try {
+      // Sent while the breaker is closed: the adjust script waits in the socket and times out after 1 s;
+      // Redis runs it when it resumes.
+      await open.settle({ tokens: 1, costUsd: '0.05' });
+      assert.equal(l.unavailable, true);
+    } finally { redis.resume(); }
+    await until(() => !l.unavailable);
+    await new Promise((r) => setTimeout(r, 200));
+    // $0.10 + $0.05 spent. Before: the -$0.45 correction was applied by Redis and again by the
+    // reconciliation, and the counter read $0 (clamped from -$0.30): $0.15 of spend forgotten.
+    assert.equal(await l.spentNanos(k), toNanos('0.15'));
+  } finally { redis.resume(); await l.close(); }
+});

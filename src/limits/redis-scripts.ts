@@ -137,12 +137,14 @@ return out(0, spend)`;
 
 // KEYS: window hash, spend counter, spend meta. ARGV: 1 token delta, 2 cost delta (actual - estimate),
 // 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view, 7 the window's
-// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it.
+// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it,
+// 10 '1' when this is a settlement sent again because its first answer was lost (a timeout: Redis may
+// have run it): it applies only while the reservation's token is still in the window hash, i.e. once.
 // A counter (or window) of the reservation's epoch takes the delta; one created since (Redis lost the
 // other, and a re-seed that did not know this reservation rebuilt it) takes the whole actual cost (the
 // request and its tokens).
 const ADJUST = `
-if ARGV[3] ~= '' then redis.call('HDEL', KEYS[1], ARGV[3]) end
+if ARGV[3] ~= '' and redis.call('HDEL', KEYS[1], ARGV[3]) == 0 and ARGV[10] == '1' then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'e') or '') == ARGV[7] then
     if ARGV[1] ~= '0' and tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end

@@ -21,6 +21,8 @@ import { redisClient } from '../util/redis-retry.ts';
 
 /** A budgeted request whose acquire may or may not have reached Redis; settled on recovery. */
 type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
+/** A budgeted settlement whose answer was lost (Redis may have run it): sent again on recovery, applied at most once. */
+type Unsettled = { keys: string[]; args: string[] };
 /** An open reservation of a budget: its estimate and the counter epoch it is in (`under`: admitted without a view). */
 type Held = { est: bigint; epoch: string; under: boolean };
 /** An open reservation's share of its minute's window: its estimated tokens and the window's epoch. */
@@ -75,6 +77,7 @@ export class RedisLimiter implements Limiter {
   /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
   readonly #pending = new Map<string, bigint>();
   readonly #uncertain: Uncertain[] = [];
+  readonly #unsettled: Unsettled[] = [];
   /**
    * The last value of each key's spend counter this process saw: the base of a counter Redis lost.
    * `drift`: what this process's own settlements have moved the counter since (actual - estimate, in
@@ -204,6 +207,10 @@ export class RedisLimiter implements Limiter {
       if (u.actual === null) continue;
       await this.#script('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
       this.#uncertain.splice(this.#uncertain.indexOf(u), 1);
+    }
+    for (const a of [...this.#unsettled]) {
+      await this.#script('adjust', a.keys, a.args);
+      this.#unsettled.splice(this.#unsettled.indexOf(a), 1);
     }
   }
 
@@ -508,19 +515,24 @@ export class RedisLimiter implements Limiter {
       }
       if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
       if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); this.#windowDrift(keyId, wk, tokenDelta); return; }
+      const keys = [wk, sk, `${sk}:m`];
+      const args = [
+        String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
+        wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
+      ];
       try {
-        await this.#script('adjust', [wk, sk, `${sk}:m`], [
-          String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
-          wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
-        ]);
+        await this.#script('adjust', keys, args);
         // The counter moved by the correction: fail open reads it with the view it was taken in.
         const view = held && nanoDelta !== 0n ? this.#views.get(keyId) : undefined;
         if (view && view.sk === sk && view.epoch === held!.epoch) view.drift += nanoDelta;
         this.#windowDrift(keyId, wk, tokenDelta);
       } catch (err) {
-        // The correction is not lost: it is added to the counter once Redis answers again.
+        // The correction is not lost: Redis may have run it (a timeout, a connection lost after the
+        // send), so it is sent again once Redis answers, to apply only if its token is still in the
+        // window (before, its delta was added again: run twice, a settlement for less than its estimate
+        // took the difference off the counter twice). Without a token (no budget) nothing is owed.
         this.#failed(err);
-        if (budgeted) this.#remember(sk, nanoDelta);
+        if (budgeted) this.#unsettled.push({ keys, args: [...args, '1'] });
         this.#windowDrift(keyId, wk, tokenDelta);
       }
     };
