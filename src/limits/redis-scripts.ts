@@ -237,9 +237,19 @@ end
 redis.call('HDEL', KEYS[1], 'p', 'br', 'bt', 't0', 'le')
 return 1`;
 
-// Adds requests and tokens left out of a window (ARGV 1, 2) to it, if it still exists. KEYS: window hash.
+// Adds requests and tokens left out of a window (ARGV 1, 2) to it. A missing window under the mark of
+// an earlier minute is a minute that began while Redis was away: created holding them (ARGV 3 the
+// minute, 4 its epoch, 5 window ttl ms, 6 mark ttl s; without them, never created). One lost in its
+// minute, or with no mark (Redis lost its data), is not: 0, and the caller adds them to its view, which
+// rebuilds it. KEYS: window hash, window mark.
 const RECONCILE_WINDOW = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seen = ARGV[3] and redis.call('GET', KEYS[2])
+  if not seen or seen == ARGV[3] then return 0 end
+  redis.call('HSET', KEYS[1], 'e', ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[6])
+end
 redis.call('HINCRBY', KEYS[1], 'r', ARGV[1])
 redis.call('HINCRBY', KEYS[1], 't', ARGV[2])
 return 1`;

@@ -190,13 +190,26 @@ export class RedisLimiter implements Limiter {
       const left = (this.#pending.get(k) ?? 0n) - nanos;
       if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
     }
-    // Requests admitted without Redis go into their minute's window where Redis still has it (a window
-    // it lost is rebuilt and re-seeded from the store's records, which hold them); past minutes limit nothing.
-    const minute = `:w:${minuteOf(this.#now())}`;
+    // Requests admitted without Redis go into their minute's window: where Redis still has it, or where
+    // the minute began while Redis was away (created holding them). A window Redis lost is rebuilt from
+    // this replica's view, so they go into the view (the re-seed from the store's records, which hold
+    // them, lands later: before, the window was rebuilt without them and admitted them again until it
+    // did; a minute that began meanwhile started again at 0). Past minutes limit nothing.
+    const m = minuteOf(this.#now());
+    const minute = `:w:${m}`;
     for (const [id, w] of [...this.#windowWithout]) {
       if (w.wk.endsWith(minute)) {
         const { requests, tokens } = w;
-        if (requests > 0 || tokens > 0) await this.#script('reconcileWindow', [w.wk], [requests, tokens]);
+        if (requests > 0 || tokens > 0) {
+          const kept = await this.#script('reconcileWindow', [w.wk, `${this.#prefix}{${id}}:wm`], [
+            requests, tokens, m, `x:${this.#instance}:${++this.#seq}`, 2 * 60_000, MARK_TTL_S,
+          ]);
+          if (kept !== 1) {
+            const view = this.#windowViews.get(id);
+            if (view && view.wk === w.wk) { view.requests += requests; view.tokens += tokens; }
+            else this.#windowViews.set(id, { wk: w.wk, requests, tokens, epoch: '' });
+          }
+        }
         w.requests -= requests; w.tokens -= tokens;
         if (w.requests > 0 || w.tokens > 0) continue; // admitted during the call: the next reconciliation adds them
       }
