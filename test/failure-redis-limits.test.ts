@@ -435,3 +435,32 @@ test('a settlement whose answer Redis never gave (hung past the command timeout)
     assert.equal(await l.spentNanos(k), toNanos('0.15'));
   } finally { redis.resume(); await l.close(); }
 });
+
+test('a Redis that answers PING but refuses writes keeps the breaker open until it takes them again (out of memory, read-only)', async () => {
+  const k = key({ rpmLimit: 100 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 50, failOpen: false, onError: () => {} });
+  const admin = redis.client();
+  try {
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError));
+    for (const [refuse, allow] of [
+      [() => admin.config('SET', 'maxmemory', '1'), () => admin.config('SET', 'maxmemory', '0')],
+      [() => admin.replicaof('127.0.0.1', '9'), () => admin.replicaof('NO', 'ONE')],
+    ] as const) {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await refuse();
+      try {
+        const r = await attempt(l, k, '0');
+        assert.ok(r instanceof LimitError && r.status === 429, 'fail closed');
+        assert.equal(l.unavailable, true);
+        // Several probe periods: the probe's write fails, so the breaker stays open and /health says so
+        // (before: a PING closed it within 50 ms, and the next request's script failed and opened it again).
+        await new Promise((res) => setTimeout(res, 600));
+        assert.equal(l.unavailable, true);
+        const st = l.status();
+        assert.ok(st.backend === 'redis' && st.breaker.state !== 'closed');
+      } finally { await allow(); }
+      await until(() => !l.unavailable);
+      assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'served through Redis again');
+    }
+  } finally { await l.close(); }
+});

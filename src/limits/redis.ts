@@ -40,7 +40,7 @@ const MARK_TTL_S = 400 * 86_400;
 
 export type RedisLimiterOptions = {
   redis: Redis | string;   // a client, or a URL (REDIS_URL) for the limiter to own
-  prefix?: string;         // default "gw:lim:"
+  prefix?: string;         // default LIMITER_PREFIX, "gw:lim:"
   now?: () => number;
   /** When Redis fails: true (default) admits the request and reports the error; false refuses with 429. Changeable (configure). */
   failOpen?: boolean;
@@ -58,6 +58,15 @@ export type RedisLimiterOptions = {
    */
   presenceMs?: number;
 };
+
+/** The limiter's key prefix unless told otherwise. */
+export const LIMITER_PREFIX = 'gw:lim:';
+
+/**
+ * Whether Redis takes writes, which the limiter needs: a PING is answered by a server that refuses every
+ * write (out of memory under `noeviction`, a read-only replica), so the check writes a short-lived key.
+ */
+export const probeWrite = async (redis: Redis, key: string): Promise<void> => { await redis.set(key, '1', 'PX', 10_000); };
 
 /** Error text fit for /health: no credentials from a URL. */
 export const describeLimiterError = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/(\w+:\/\/)[^@\s/]*@/g, '$1***@');
@@ -117,7 +126,7 @@ export class RedisLimiter implements Limiter {
     this.#redis = typeof opts.redis === 'string'
       ? redisClient(opts.redis, { maxRetriesPerRequest: 1, commandTimeout: 1000 })
       : opts.redis;
-    this.#prefix = opts.prefix ?? 'gw:lim:';
+    this.#prefix = opts.prefix ?? LIMITER_PREFIX;
     this.#now = opts.now ?? Date.now;
     this.#failOpen = opts.failOpen ?? true;
     this.#onError = opts.onError ?? (() => {});
@@ -178,9 +187,13 @@ export class RedisLimiter implements Limiter {
     };
   }
 
-  /** Redis answers again: add back what was spent meanwhile, then let requests use it. */
+  /**
+   * Redis answers again: add back what was spent meanwhile, then let requests use it. Answering is
+   * taking a write (before, a PING closed the breaker while every script failed on a Redis out of
+   * memory or read-only, and each request opened it again).
+   */
   async #recover(): Promise<void> {
-    await this.#redis.ping();
+    await probeWrite(this.#redis, `${this.#prefix}probe`);
     await this.#reconcile();
   }
 
