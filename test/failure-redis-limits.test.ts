@@ -464,3 +464,29 @@ test('a Redis that answers PING but refuses writes keeps the breaker open until 
     }
   } finally { await l.close(); }
 });
+
+test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced for that API key alone, not taken for Redis failing for every key', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 10, 5);
+  const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
+  const other = key({ rpmLimit: 100 });
+  const prefix = `t${process.pid}:${n++}:`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 60_000, failOpen: false, onError: () => {}, now: () => at });
+  const admin = redis.client();
+  try {
+    await l.seed(store, [bad, other]);
+    const r = await attempt(l, bad, '0.1');
+    assert.ok(!(r instanceof LimitError));
+    await r.settle({ tokens: 1, costUsd: '0.1' });
+    // Something else sharing this Redis writes lists where the key's minute window and spend counter are.
+    const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
+    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter((k) => !k.endsWith(':m'));
+    assert.equal(sks.length, 1);
+    for (const k of [wk, sks[0]!]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
+    const again = await attempt(l, bad, '0.1');
+    assert.ok(!(again instanceof LimitError), 'served: the window and counter are rebuilt (before: 429, Rate limiter unavailable)');
+    assert.equal(l.unavailable, false, 'the breaker stays closed');
+    assert.ok(!(await attempt(l, other, '0') instanceof LimitError), 'another key is served (before: 429 while the breaker was open)');
+    assert.equal(await admin.type(wk), 'hash');
+    assert.equal(await l.spentNanos(bad), toNanos('0.2'), 'the counter rebuilt from this replica\'s view ($0.1) with the new request');
+  } finally { await l.close(); }
+});

@@ -35,6 +35,9 @@ const STORE_RETRY_MS = 5000;
 /** Fail open: how long a request waits on that read (a hung database must not hang requests); it lands for later ones. */
 const STORE_WAIT_MS = 1000;
 
+/** The types of the acquire script's keys: window hash, spend counter, spend meta, period mark, window mark. */
+const ACQUIRE_KEY_TYPES = ['hash', 'string', 'hash', 'string', 'string'] as const;
+
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
 
@@ -474,7 +477,7 @@ export class RedisLimiter implements Limiter {
     const wview = windowed ? this.#windowViews.get(key.id) : undefined;
     let res: [number, string, string, number, number, string, string, number, string, string, string];
     try {
-      res = await this.#script('acquire', [wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
+      res = await this.#acquireScript([wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
         key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
         budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
         view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
@@ -502,6 +505,26 @@ export class RedisLimiter implements Limiter {
     }
     return this.#reservation(key.id, wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
       tracked ? { est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
+  }
+
+  /**
+   * The acquire script. A key of another type where one of the API key's counters belongs (something
+   * else sharing this Redis wrote it: WRONGTYPE) is not Redis failing: it is reported and deleted, and
+   * the script runs again, which rebuilds what it held as after a loss (from this replica's view,
+   * re-seeded from the store). Before, the error opened the breaker, so every limited key was refused
+   * (fail closed) or served without Redis (fail open), again after each probe, for as long as the key stayed.
+   */
+  async #acquireScript(keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.#script('acquire', keys, args);
+    } catch (err) {
+      if (!String(err).includes('WRONGTYPE')) throw err;
+      this.#onError(err);
+      const types = await Promise.all(keys.map((k) => this.#redis.type(k)));
+      const wrong = keys.filter((_, i) => types[i] !== 'none' && types[i] !== ACQUIRE_KEY_TYPES[i]);
+      if (wrong.length > 0) await this.#redis.del(...wrong);
+      return await this.#script('acquire', keys, args);
+    }
   }
 
   #reservation(keyId: string, wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null, wheld: WindowHeld, trackWindow: boolean): Reservation {
