@@ -490,3 +490,25 @@ test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced fo
     assert.equal(await l.spentNanos(bad), toNanos('0.2'), 'the counter rebuilt from this replica\'s view ($0.1) with the new request');
   } finally { await l.close(); }
 });
+
+test('a settlement meeting a key of the wrong type does not hold the breaker open: what it corrects is gone', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 50, 5);
+  const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
+  const other = key({ rpmLimit: 100 });
+  const prefix = `t${process.pid}:${n++}:`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 50, failOpen: false, onError: () => {}, now: () => at });
+  const admin = redis.client();
+  try {
+    await l.seed(store, [bad, other]);
+    const open = await attempt(l, bad, '0.5');
+    assert.ok(!(open instanceof LimitError));
+    const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
+    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find((k) => !k.endsWith(':m'))!;
+    for (const k of [wk, sk]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
+    await open.settle({ tokens: 1, costUsd: '0.1' });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(l.unavailable, false, 'the breaker is closed (before: open for as long as the bad keys stayed, its probe failing on them)');
+    assert.ok(!(await attempt(l, other, '0') instanceof LimitError), 'another key is served');
+    assert.ok(!(await attempt(l, bad, '0.1') instanceof LimitError), 'and this one, its keys replaced');
+  } finally { await l.close(); }
+});

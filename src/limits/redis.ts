@@ -62,6 +62,8 @@ export type RedisLimiterOptions = {
   presenceMs?: number;
 };
 
+const isWrongType = (err: unknown): boolean => String(err).includes('WRONGTYPE');
+
 /** The limiter's key prefix unless told otherwise. */
 export const LIMITER_PREFIX = 'gw:lim:';
 
@@ -202,7 +204,7 @@ export class RedisLimiter implements Limiter {
 
   async #reconcile(): Promise<void> {
     for (const [k, nanos] of [...this.#pending]) {
-      await this.#script('reconcile', [k], [nanos.toString()]);
+      await this.#correction('reconcile', [k], [nanos.toString()]);
       const left = (this.#pending.get(k) ?? 0n) - nanos;
       if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
     }
@@ -217,7 +219,7 @@ export class RedisLimiter implements Limiter {
       if (w.wk.endsWith(minute)) {
         const { requests, tokens } = w;
         if (requests > 0 || tokens > 0) {
-          const kept = await this.#script('reconcileWindow', [w.wk, `${this.#prefix}{${id}}:wm`], [
+          const kept = await this.#correction('reconcileWindow', [w.wk, `${this.#prefix}{${id}}:wm`], [
             requests, tokens, m, `x:${this.#instance}:${++this.#seq}`, 2 * 60_000, MARK_TTL_S,
           ]);
           if (kept !== 1) {
@@ -234,11 +236,11 @@ export class RedisLimiter implements Limiter {
     // Requests still running keep their entry until they settle (which reconciles again).
     for (const u of [...this.#uncertain]) {
       if (u.actual === null) continue;
-      await this.#script('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
+      await this.#correction('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
       this.#uncertain.splice(this.#uncertain.indexOf(u), 1);
     }
     for (const a of [...this.#unsettled]) {
-      await this.#script('adjust', a.keys, a.args);
+      await this.#correction('adjust', a.keys, a.args);
       this.#unsettled.splice(this.#unsettled.indexOf(a), 1);
     }
   }
@@ -268,6 +270,23 @@ export class RedisLimiter implements Limiter {
     } catch (err) {
       if (!String(err).includes('NOSCRIPT')) throw err;
       return await this.#redis.eval(SCRIPTS[name], keys.length, ...keys, ...args);
+    }
+  }
+
+  /**
+   * A script correcting counters (a settlement, a reconciliation). A key of the wrong type where a
+   * counter belongs (WRONGTYPE) holds nothing to correct: reported, and the correction is done (the next
+   * acquire replaces the key). Before, it was taken for Redis failing: a settlement opened the breaker,
+   * and the probe's reconciliation failed on it again, so the breaker stayed open for every key for as
+   * long as the bad key stayed.
+   */
+  async #correction(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.#script(name, keys, args);
+    } catch (err) {
+      if (!isWrongType(err)) throw err;
+      this.#onError(err);
+      return 0;
     }
   }
 
@@ -518,7 +537,7 @@ export class RedisLimiter implements Limiter {
     try {
       return await this.#script('acquire', keys, args);
     } catch (err) {
-      if (!String(err).includes('WRONGTYPE')) throw err;
+      if (!isWrongType(err)) throw err;
       this.#onError(err);
       const types = await Promise.all(keys.map((k) => this.#redis.type(k)));
       const wrong = keys.filter((_, i) => types[i] !== 'none' && types[i] !== ACQUIRE_KEY_TYPES[i]);
@@ -570,7 +589,7 @@ export class RedisLimiter implements Limiter {
         wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
       ];
       try {
-        await this.#script('adjust', keys, args);
+        await this.#correction('adjust', keys, args);
         // The counter moved by the correction: fail open reads it with the view it was taken in.
         const view = held && nanoDelta !== 0n ? this.#views.get(keyId) : undefined;
         if (view && view.sk === sk && view.epoch === held!.epoch) view.drift += nanoDelta;
