@@ -147,3 +147,21 @@ test('Readiness: a Redis that answers PING but refuses writes (out of memory, a 
   await admin.replicaof('NO', 'ONE');
   assert.equal((await r.check(true)).ready, true);
 });
+
+test('Readiness: Redis back after a restart is reported up within a few hundred ms (its connection retried as often as the limiter\'s)', async (t) => {
+  const redis = await startOwnRedis();
+  t.after(() => redis.stop());
+  const r = new Readiness({ ping: async () => {}, redisUrl: redis.url, redisFailOpen: () => false, writer: () => stats(), draining: () => false, authReady: () => true });
+  t.after(() => r.close());
+  for (let i = 0; i < 50 && !(await r.check(true)).ready; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.equal((await r.check(true)).ready, true);
+  await redis.kill();
+  await new Promise((res) => setTimeout(res, 1200));
+  assert.equal((await r.check(true)).ready, false);
+  await redis.restart();
+  const t0 = Date.now();
+  while (!(await r.check(true)).ready) {
+    assert.ok(Date.now() - t0 < 500, 'ready again within 500 ms of Redis answering (before: its connection was retried every 2 s, 0.8 s here, and a fail-closed gateway answered 503 while its limiter served)');
+    await new Promise((res) => setTimeout(res, 20));
+  }
+});

@@ -2,9 +2,10 @@
 // Redis, the record writer, the key ring, draining) with short timeouts, in the background every few
 // seconds and on demand (coalesced, cached for a second), so /health stays cheap and /health/ready
 // answers 503 when a dependency the gateway needs is down.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { WriterStats } from '../records/writer.ts';
 import { LIMITER_PREFIX, probeWrite } from '../limits/redis.ts';
+import { redisClient } from '../util/redis-retry.ts';
 
 export type Check = { ok: boolean; required: boolean; latency_ms?: number; error?: string; detail?: Record<string, unknown> };
 export type ReadinessReport = { ready: boolean; checked_at: string; checks: Record<string, Check> };
@@ -51,10 +52,11 @@ export class Readiness {
   constructor(opts: ReadinessOptions) {
     this.#o = { timeoutMs: 1000, intervalMs: 5000, dropWindowMs: 60_000, now: Date.now, redisProbeKey: `${LIMITER_PREFIX}ready`, ...opts };
     if (opts.redisUrl) {
-      // A connection of its own, never queueing: a probe while disconnected fails at once.
-      this.#redis = new Redis(opts.redisUrl, {
+      // A connection of its own, never queueing: a probe while disconnected fails at once. Retried as
+      // often as the limiter's (before: every 2 s, so Redis back was reported down up to 2 s longer
+      // than the limiter served through it, and a fail-closed gateway answered 503 meanwhile).
+      this.#redis = redisClient(opts.redisUrl, {
         lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: this.#o.timeoutMs,
-        retryStrategy: () => 2000,
       });
       this.#redis.on('error', () => { /* reported by the probe */ });
     }
