@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
+import { SHAS } from '../src/limits/redis-scripts.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 import { startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
@@ -510,5 +511,37 @@ test('a settlement meeting a key of the wrong type does not hold the breaker ope
     assert.equal(l.unavailable, false, 'the breaker is closed (before: open for as long as the bad keys stayed, its probe failing on them)');
     assert.ok(!(await attempt(l, other, '0') instanceof LimitError), 'another key is served');
     assert.ok(!(await attempt(l, bad, '0.1') instanceof LimitError), 'and this one, its keys replaced');
+  } finally { await l.close(); }
+});
+
+test('requests admitted fail open while the breaker\'s probe reconciles are added to their window once it closes', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 40, 5);
+  const k = key({ rpmLimit: 4 });
+  // The limiter's client, with its scripts watched: one acquire fails (the breaker opens), and the probe's
+  // reconciliation of the window is held while more requests come.
+  const client = redis.client();
+  const evalsha = client.evalsha.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  let failNext = false; let hold: Promise<void> | null = null; let held = false;
+  (client as unknown as { evalsha: (...a: unknown[]) => Promise<unknown> }).evalsha = async (...a: unknown[]) => {
+    if (failNext && a[0] === SHAS.acquire) { failNext = false; throw new Error('Connection is closed.'); }
+    if (hold && a[0] === SHAS.reconcileWindow) { held = true; await hold; }
+    return evalsha(...a);
+  };
+  const l = new RedisLimiter({ redis: client, prefix: `t${process.pid}:${n++}:`, probeMs: 100, onError: () => {}, now: () => at });
+  try {
+    await l.seed(store, [k]);
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'the first, through Redis');
+    let release!: () => void;
+    hold = new Promise<void>((r) => { release = r; });
+    failNext = true;
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'the second: its acquire fails, admitted fail open');
+    assert.ok(l.unavailable);
+    await until(() => held);
+    for (let i = 0; i < 2; i++) assert.ok(!(await attempt(l, k, '0') instanceof LimitError), `the ${i + 3}rd/th, fail open while the probe reconciles`);
+    hold = null; release();
+    await until(() => !l.unavailable);
+    await new Promise((r) => setTimeout(r, 50));
+    const fifth = await attempt(l, k, '0');
+    assert.ok(fifth instanceof LimitError && fifth.reason === 'rpm', 'the fifth is refused (before: admitted, the two admitted during the probe were never added to the window)');
   } finally { await l.close(); }
 });

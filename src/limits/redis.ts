@@ -92,6 +92,8 @@ export class RedisLimiter implements Limiter {
   readonly #pending = new Map<string, bigint>();
   readonly #uncertain: Uncertain[] = [];
   readonly #unsettled: Unsettled[] = [];
+  #reconciling: Promise<void> | null = null;
+  #again = false;
   /**
    * The last value of each key's spend counter this process saw: the base of a counter Redis lost.
    * `drift`: what this process's own settlements have moved the counter since (actual - estimate, in
@@ -137,7 +139,13 @@ export class RedisLimiter implements Limiter {
     this.#onError = opts.onError ?? (() => {});
     this.#unwritten = opts.unwritten ?? (() => []);
     this.#reseedDelayMs = opts.reseedDelayMs ?? (() => 600);
-    this.#breaker = new Breaker({ baseMs: opts.probeMs ?? 250, probe: () => this.#recover(), describe: describeLimiterError, ...(opts.onBreakerChange ? { onChange: opts.onBreakerChange } : {}) });
+    // Closed, it reconciles once more: what was admitted without Redis while the probe's reconciliation
+    // ran (the breaker half-open) is added now (before, nothing added it until Redis failed again).
+    const onChange = opts.onBreakerChange;
+    this.#breaker = new Breaker({
+      baseMs: opts.probeMs ?? 250, probe: () => this.#recover(), describe: describeLimiterError,
+      onChange: (state) => { onChange?.(state); if (state === 'closed') this.#reconcileSoon(); },
+    });
     if (this.#owned) this.#redis.on('error', (e: unknown) => this.#onError(e));
     // A dropped connection opens the breaker at once (requests stop queueing behind reconnects); a
     // restored one is probed at once.
@@ -202,7 +210,19 @@ export class RedisLimiter implements Limiter {
     await this.#reconcile();
   }
 
-  async #reconcile(): Promise<void> {
+  /**
+   * One reconciliation at a time (the probe's, one after the breaker closes, one after a settlement):
+   * a call while one runs waits for it and has it run once more, so nothing is sent to Redis twice.
+   */
+  #reconcile(): Promise<void> {
+    if (this.#reconciling) { this.#again = true; return this.#reconciling; }
+    const run = async (): Promise<void> => {
+      try { do { this.#again = false; await this.#reconcileOnce(); } while (this.#again); } finally { this.#reconciling = null; }
+    };
+    return (this.#reconciling = run());
+  }
+
+  async #reconcileOnce(): Promise<void> {
     for (const [k, nanos] of [...this.#pending]) {
       await this.#correction('reconcile', [k], [nanos.toString()]);
       const left = (this.#pending.get(k) ?? 0n) - nanos;
