@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
+import { SHAS } from '../src/limits/redis-scripts.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 import { startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
@@ -409,4 +410,138 @@ test('fail closed with no view of a key: refused at once, without reading the st
     }
     assert.equal(reads, 0, 'a refusal does not wait on the store');
   });
+});
+
+test('a settlement whose answer Redis never gave (hung past the command timeout) is applied once, not once by Redis and again on recovery', async () => {
+  const k = key({ budgetUsd: '1', budgetPeriod: 'month' });
+  const l = limiter();
+  try {
+    await l.seed(store, [k]);
+    const first = await attempt(l, k, '0.1');
+    assert.ok(!(first instanceof LimitError));
+    await first.settle({ tokens: 1, costUsd: '0.1' });
+    const open = await attempt(l, k, '0.5');
+    assert.ok(!(open instanceof LimitError));
+    redis.pause();
+    try {
+      // Sent while the breaker is closed: the adjust script waits in the socket and times out after 1 s;
+      // Redis runs it when it resumes.
+      await open.settle({ tokens: 1, costUsd: '0.05' });
+      assert.equal(l.unavailable, true);
+    } finally { redis.resume(); }
+    await until(() => !l.unavailable);
+    await new Promise((r) => setTimeout(r, 200));
+    // $0.10 + $0.05 spent. Before: the -$0.45 correction was applied by Redis and again by the
+    // reconciliation, and the counter read $0 (clamped from -$0.30): $0.15 of spend forgotten.
+    assert.equal(await l.spentNanos(k), toNanos('0.15'));
+  } finally { redis.resume(); await l.close(); }
+});
+
+test('a Redis that answers PING but refuses writes keeps the breaker open until it takes them again (out of memory, read-only)', async () => {
+  const k = key({ rpmLimit: 100 });
+  const l = new RedisLimiter({ redis: redis.url, prefix: `t${process.pid}:${n++}:`, probeMs: 50, failOpen: false, onError: () => {} });
+  const admin = redis.client();
+  try {
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError));
+    for (const [refuse, allow] of [
+      [() => admin.config('SET', 'maxmemory', '1'), () => admin.config('SET', 'maxmemory', '0')],
+      [() => admin.replicaof('127.0.0.1', '9'), () => admin.replicaof('NO', 'ONE')],
+    ] as const) {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await refuse();
+      try {
+        const r = await attempt(l, k, '0');
+        assert.ok(r instanceof LimitError && r.status === 429, 'fail closed');
+        assert.equal(l.unavailable, true);
+        // Several probe periods: the probe's write fails, so the breaker stays open and /health says so
+        // (before: a PING closed it within 50 ms, and the next request's script failed and opened it again).
+        await new Promise((res) => setTimeout(res, 600));
+        assert.equal(l.unavailable, true);
+        const st = l.status();
+        assert.ok(st.backend === 'redis' && st.breaker.state !== 'closed');
+      } finally { await allow(); }
+      await until(() => !l.unavailable);
+      assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'served through Redis again');
+    }
+  } finally { await l.close(); }
+});
+
+test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced for that API key alone, not taken for Redis failing for every key', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 10, 5);
+  const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
+  const other = key({ rpmLimit: 100 });
+  const prefix = `t${process.pid}:${n++}:`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 60_000, failOpen: false, onError: () => {}, now: () => at });
+  const admin = redis.client();
+  try {
+    await l.seed(store, [bad, other]);
+    const r = await attempt(l, bad, '0.1');
+    assert.ok(!(r instanceof LimitError));
+    await r.settle({ tokens: 1, costUsd: '0.1' });
+    // Something else sharing this Redis writes lists where the key's minute window and spend counter are.
+    const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
+    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter((k) => !k.endsWith(':m'));
+    assert.equal(sks.length, 1);
+    for (const k of [wk, sks[0]!]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
+    const again = await attempt(l, bad, '0.1');
+    assert.ok(!(again instanceof LimitError), 'served: the window and counter are rebuilt (before: 429, Rate limiter unavailable)');
+    assert.equal(l.unavailable, false, 'the breaker stays closed');
+    assert.ok(!(await attempt(l, other, '0') instanceof LimitError), 'another key is served (before: 429 while the breaker was open)');
+    assert.equal(await admin.type(wk), 'hash');
+    assert.equal(await l.spentNanos(bad), toNanos('0.2'), 'the counter rebuilt from this replica\'s view ($0.1) with the new request');
+  } finally { await l.close(); }
+});
+
+test('a settlement meeting a key of the wrong type does not hold the breaker open: what it corrects is gone', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 50, 5);
+  const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
+  const other = key({ rpmLimit: 100 });
+  const prefix = `t${process.pid}:${n++}:`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 50, failOpen: false, onError: () => {}, now: () => at });
+  const admin = redis.client();
+  try {
+    await l.seed(store, [bad, other]);
+    const open = await attempt(l, bad, '0.5');
+    assert.ok(!(open instanceof LimitError));
+    const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
+    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find((k) => !k.endsWith(':m'))!;
+    for (const k of [wk, sk]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
+    await open.settle({ tokens: 1, costUsd: '0.1' });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(l.unavailable, false, 'the breaker is closed (before: open for as long as the bad keys stayed, its probe failing on them)');
+    assert.ok(!(await attempt(l, other, '0') instanceof LimitError), 'another key is served');
+    assert.ok(!(await attempt(l, bad, '0.1') instanceof LimitError), 'and this one, its keys replaced');
+  } finally { await l.close(); }
+});
+
+test('requests admitted fail open while the breaker\'s probe reconciles are added to their window once it closes', async () => {
+  const at = Date.UTC(2031, 4, 6, 12, 40, 5);
+  const k = key({ rpmLimit: 4 });
+  // The limiter's client, with its scripts watched: one acquire fails (the breaker opens), and the probe's
+  // reconciliation of the window is held while more requests come.
+  const client = redis.client();
+  const evalsha = client.evalsha.bind(client) as (...a: unknown[]) => Promise<unknown>;
+  let failNext = false; let hold: Promise<void> | null = null; let held = false;
+  (client as unknown as { evalsha: (...a: unknown[]) => Promise<unknown> }).evalsha = async (...a: unknown[]) => {
+    if (failNext && a[0] === SHAS.acquire) { failNext = false; throw new Error('Connection is closed.'); }
+    if (hold && a[0] === SHAS.reconcileWindow) { held = true; await hold; }
+    return evalsha(...a);
+  };
+  const l = new RedisLimiter({ redis: client, prefix: `t${process.pid}:${n++}:`, probeMs: 100, onError: () => {}, now: () => at });
+  try {
+    await l.seed(store, [k]);
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'the first, through Redis');
+    let release!: () => void;
+    hold = new Promise<void>((r) => { release = r; });
+    failNext = true;
+    assert.ok(!(await attempt(l, k, '0') instanceof LimitError), 'the second: its acquire fails, admitted fail open');
+    assert.ok(l.unavailable);
+    await until(() => held);
+    for (let i = 0; i < 2; i++) assert.ok(!(await attempt(l, k, '0') instanceof LimitError), `the ${i + 3}rd/th, fail open while the probe reconciles`);
+    hold = null; release();
+    await until(() => !l.unavailable);
+    await new Promise((r) => setTimeout(r, 50));
+    const fifth = await attempt(l, k, '0');
+    assert.ok(fifth instanceof LimitError && fifth.reason === 'rpm', 'the fifth is refused (before: admitted, the two admitted during the probe were never added to the window)');
+  } finally { await l.close(); }
 });

@@ -480,3 +480,40 @@ test('a re-seed lease that ran out is taken over by the next replica (budget cou
     await reseeded(b);
   } finally { await a.close(); await b.close(); }
 });
+
+test('requests admitted fail open are in the minute\'s window when Redis returns without it (restarted empty, or a minute that began while it hung)', async () => {
+  const at = Date.UTC(2031, 2, 3, 13, 20, 5);
+  let now = at;
+  const k = key({ budgetUsd: null, budgetPeriod: null, rpmLimit: 5 });
+  const s = watchedStore();
+  const l = limiter({ now: () => now });
+  const back = async (): Promise<void> => {
+    for (const t0 = Date.now(); l.unavailable; await new Promise((r) => setTimeout(r, 20))) if (Date.now() - t0 > 5000) throw new Error('Redis not back');
+  };
+  try {
+    await l.seed(s, [k]);
+    for (let i = 0; i < 2; i++) assert.ok(admitted(await attempt(l, k, '0')));
+    await reseeded(l);
+    s.delayMs = 3000; // the store's re-seed lands late: what counts is the window rebuilt at once
+    await redis.kill();
+    const trip = await attempt(l, k, '0'); // trips the breaker (fail open: the third)
+    assert.ok(admitted(trip) && l.unavailable);
+    for (let i = 0; i < 2; i++) assert.ok(admitted(await attempt(l, k, '0')), 'fail open: the minute\'s 4th and 5th');
+    assert.ok(!admitted(await attempt(l, k, '0')), 'the 6th is refused without Redis');
+    await redis.restart();
+    await back();
+    assert.ok(!admitted(await attempt(l, k, '0')), '5 of 5 in the minute after the restart (before: the window was rebuilt from the 2 seen with Redis, and 3 more passed)');
+    // The next minute begins while Redis hangs: what fail open admits in it is that minute's window.
+    redis.pause();
+    try {
+      await attempt(l, key({ budgetUsd: null, budgetPeriod: null, rpmLimit: 9 }), '0'); // another key trips the breaker
+      assert.ok(l.unavailable);
+      now = at + 60_000;
+      for (let i = 0; i < 5; i++) assert.ok(admitted(await attempt(l, k, '0')), `minute two, request ${i + 1}`);
+      assert.ok(!admitted(await attempt(l, k, '0')));
+    } finally { redis.resume(); }
+    await back();
+    assert.ok(!admitted(await attempt(l, k, '0')), 'minute two holds once Redis answers (before: a new window at 0, 5 more passed)');
+    s.delayMs = 0;
+  } finally { redis.resume(); await l.close(); }
+});

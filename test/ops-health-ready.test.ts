@@ -10,6 +10,7 @@ import { Readiness } from '../src/health/readiness.ts';
 import type { WriterStats } from '../src/records/writer.ts';
 import { startTestGateway } from './helpers/gateway.ts';
 import { startTcpProxy } from './helpers/tcp-proxy.ts';
+import { startOwnRedis } from './helpers/redis-server.ts';
 
 type Rec = Record<string, any>;
 const pgUp = await pgAvailable();
@@ -121,4 +122,46 @@ test('the database unreachable: /health/ready answers 503 naming it, /health sta
   proxy.up();
   await new Promise((r) => setTimeout(r, 1100));
   assert.equal((await fetch(`${gw.url}/health/ready`)).status, 200);
+});
+
+test('Readiness: a Redis that answers PING but refuses writes (out of memory, a read-only replica) is down for fail-closed limits', async (t) => {
+  const redis = await startOwnRedis();
+  t.after(() => redis.stop());
+  const admin = redis.client();
+  const r = new Readiness({ ping: async () => {}, redisUrl: redis.url, redisFailOpen: () => false, writer: () => stats(), draining: () => false, authReady: () => true });
+  t.after(() => r.close());
+  // The probe's own connection opens at the first check (a check while it connects fails at once).
+  for (let i = 0; i < 50 && !(await r.check(true)).ready; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.equal((await r.check(true)).ready, true);
+  await admin.config('SET', 'maxmemory-policy', 'noeviction');
+  await admin.config('SET', 'maxmemory', '1');
+  let rep = await r.check(true);
+  assert.deepEqual([rep.ready, rep.checks.redis?.ok], [false, false], 'out of memory: every limiter script fails (before: ok, ready, while each limited request got 429)');
+  assert.match(rep.checks.redis!.error!, /OOM/);
+  await admin.config('SET', 'maxmemory', '0');
+  assert.equal((await r.check(true)).ready, true);
+  await admin.replicaof('127.0.0.1', '9');
+  rep = await r.check(true);
+  assert.deepEqual([rep.ready, rep.checks.redis?.ok], [false, false], 'a read-only replica');
+  assert.match(rep.checks.redis!.error!, /READONLY/);
+  await admin.replicaof('NO', 'ONE');
+  assert.equal((await r.check(true)).ready, true);
+});
+
+test('Readiness: Redis back after a restart is reported up within a few hundred ms (its connection retried as often as the limiter\'s)', async (t) => {
+  const redis = await startOwnRedis();
+  t.after(() => redis.stop());
+  const r = new Readiness({ ping: async () => {}, redisUrl: redis.url, redisFailOpen: () => false, writer: () => stats(), draining: () => false, authReady: () => true });
+  t.after(() => r.close());
+  for (let i = 0; i < 50 && !(await r.check(true)).ready; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.equal((await r.check(true)).ready, true);
+  await redis.kill();
+  await new Promise((res) => setTimeout(res, 1200));
+  assert.equal((await r.check(true)).ready, false);
+  await redis.restart();
+  const t0 = Date.now();
+  while (!(await r.check(true)).ready) {
+    assert.ok(Date.now() - t0 < 500, 'ready again within 500 ms of Redis answering (before: its connection was retried every 2 s, 0.8 s here, and a fail-closed gateway answered 503 while its limiter served)');
+    await new Promise((res) => setTimeout(res, 20));
+  }
 });

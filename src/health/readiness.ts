@@ -2,8 +2,10 @@
 // Redis, the record writer, the key ring, draining) with short timeouts, in the background every few
 // seconds and on demand (coalesced, cached for a second), so /health stays cheap and /health/ready
 // answers 503 when a dependency the gateway needs is down.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { WriterStats } from '../records/writer.ts';
+import { LIMITER_PREFIX, probeWrite } from '../limits/redis.ts';
+import { redisClient } from '../util/redis-retry.ts';
 
 export type Check = { ok: boolean; required: boolean; latency_ms?: number; error?: string; detail?: Record<string, unknown> };
 export type ReadinessReport = { ready: boolean; checked_at: string; checks: Record<string, Check> };
@@ -13,6 +15,8 @@ export type ReadinessOptions = {
   ping: () => Promise<void>;
   /** Redis URL for the shared limiter; empty: in-process limits, nothing to probe. */
   redisUrl: string;
+  /** The key Redis's check writes (a server that answers PING may refuse every write the limiter needs). */
+  redisProbeKey?: string;
   /** With fail-open, Redis down degrades limits but requests are served: not required then. */
   redisFailOpen: () => boolean;
   writer: () => WriterStats;
@@ -38,7 +42,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 export class Readiness {
-  readonly #o: Required<Omit<ReadinessOptions, 'now' | 'onReport'>> & Pick<ReadinessOptions, 'onReport'> & { now: () => number };
+  readonly #o: Required<Omit<ReadinessOptions, 'now' | 'onReport' | 'redisProbeKey'>> & Pick<ReadinessOptions, 'onReport'> & { now: () => number; redisProbeKey: string };
   #redis: Redis | null = null;
   #last: ReadinessReport | null = null;
   #lastAt = 0;
@@ -46,12 +50,13 @@ export class Readiness {
   #timer: NodeJS.Timeout | null = null;
 
   constructor(opts: ReadinessOptions) {
-    this.#o = { timeoutMs: 1000, intervalMs: 5000, dropWindowMs: 60_000, now: Date.now, ...opts };
+    this.#o = { timeoutMs: 1000, intervalMs: 5000, dropWindowMs: 60_000, now: Date.now, redisProbeKey: `${LIMITER_PREFIX}ready`, ...opts };
     if (opts.redisUrl) {
-      // A connection of its own, never queueing: a probe while disconnected fails at once.
-      this.#redis = new Redis(opts.redisUrl, {
+      // A connection of its own, never queueing: a probe while disconnected fails at once. Retried as
+      // often as the limiter's (before: every 2 s, so Redis back was reported down up to 2 s longer
+      // than the limiter served through it, and a fail-closed gateway answered 503 meanwhile).
+      this.#redis = redisClient(opts.redisUrl, {
         lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: this.#o.timeoutMs,
-        retryStrategy: () => 2000,
       });
       this.#redis.on('error', () => { /* reported by the probe */ });
     }
@@ -98,7 +103,7 @@ export class Readiness {
     const r = this.#redis;
     if (!r) return null;
     if (r.status === 'wait') r.connect().catch(() => { /* the ping below reports it */ });
-    return this.#timed(async () => { await r.ping(); }, 'redis');
+    return this.#timed(() => probeWrite(r, this.#o.redisProbeKey), 'redis');
   }
 
   async #timed(fn: () => Promise<void>, what: string): Promise<Omit<Check, 'required'>> {

@@ -137,12 +137,14 @@ return out(0, spend)`;
 
 // KEYS: window hash, spend counter, spend meta. ARGV: 1 token delta, 2 cost delta (actual - estimate),
 // 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view, 7 the window's
-// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it.
+// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it,
+// 10 '1' when this is a settlement sent again because its first answer was lost (a timeout: Redis may
+// have run it): it applies only while the reservation's token is still in the window hash, i.e. once.
 // A counter (or window) of the reservation's epoch takes the delta; one created since (Redis lost the
 // other, and a re-seed that did not know this reservation rebuilt it) takes the whole actual cost (the
 // request and its tokens).
 const ADJUST = `
-if ARGV[3] ~= '' then redis.call('HDEL', KEYS[1], ARGV[3]) end
+if ARGV[3] ~= '' and redis.call('HDEL', KEYS[1], ARGV[3]) == 0 and ARGV[10] == '1' then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'e') or '') == ARGV[7] then
     if ARGV[1] ~= '0' and tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
@@ -235,9 +237,19 @@ end
 redis.call('HDEL', KEYS[1], 'p', 'br', 'bt', 't0', 'le')
 return 1`;
 
-// Adds requests and tokens left out of a window (ARGV 1, 2) to it, if it still exists. KEYS: window hash.
+// Adds requests and tokens left out of a window (ARGV 1, 2) to it. A missing window under the mark of
+// an earlier minute is a minute that began while Redis was away: created holding them (ARGV 3 the
+// minute, 4 its epoch, 5 window ttl ms, 6 mark ttl s; without them, never created). One lost in its
+// minute, or with no mark (Redis lost its data), is not: 0, and the caller adds them to its view, which
+// rebuilds it. KEYS: window hash, window mark.
 const RECONCILE_WINDOW = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seen = ARGV[3] and redis.call('GET', KEYS[2])
+  if not seen or seen == ARGV[3] then return 0 end
+  redis.call('HSET', KEYS[1], 'e', ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[6])
+end
 redis.call('HINCRBY', KEYS[1], 'r', ARGV[1])
 redis.call('HINCRBY', KEYS[1], 't', ARGV[2])
 return 1`;

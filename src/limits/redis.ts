@@ -22,6 +22,8 @@ import { redisClient } from '../util/redis-retry.ts';
 
 /** A budgeted request whose acquire may or may not have reached Redis; settled on recovery. */
 type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
+/** A budgeted settlement whose answer was lost (Redis may have run it): sent again on recovery, applied at most once. */
+type Unsettled = { keys: string[]; args: string[] };
 /** An open reservation of a budget: its estimate and the counter epoch it is in (`under`: admitted without a view). */
 type Held = { est: bigint; epoch: string; under: boolean };
 /** An open reservation's share of its minute's window: its estimated tokens and the window's epoch. */
@@ -34,12 +36,15 @@ const STORE_RETRY_MS = 5000;
 /** Fail open: how long a request waits on that read (a hung database must not hang requests); it lands for later ones. */
 const STORE_WAIT_MS = 1000;
 
+/** The types of the acquire script's keys: window hash, spend counter, spend meta, period mark, window mark. */
+const ACQUIRE_KEY_TYPES = ['hash', 'string', 'hash', 'string', 'string'] as const;
+
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
 
 export type RedisLimiterOptions = {
   redis: Redis | string;   // a client, or a URL (REDIS_URL) for the limiter to own
-  prefix?: string;         // default "gw:lim:"
+  prefix?: string;         // default LIMITER_PREFIX, "gw:lim:"
   now?: () => number;
   /** When Redis fails: true (default) admits the request and reports the error; false refuses with 429. Changeable (configure). */
   failOpen?: boolean;
@@ -57,6 +62,17 @@ export type RedisLimiterOptions = {
    */
   presenceMs?: number;
 };
+
+const isWrongType = (err: unknown): boolean => String(err).includes('WRONGTYPE');
+
+/** The limiter's key prefix unless told otherwise. */
+export const LIMITER_PREFIX = 'gw:lim:';
+
+/**
+ * Whether Redis takes writes, which the limiter needs: a PING is answered by a server that refuses every
+ * write (out of memory under `noeviction`, a read-only replica), so the check writes a short-lived key.
+ */
+export const probeWrite = async (redis: Redis, key: string): Promise<void> => { await redis.set(key, '1', 'PX', 10_000); };
 
 /** Error text fit for /health: no credentials from a URL. */
 export const describeLimiterError = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/(\w+:\/\/)[^@\s/]*@/g, '$1***@');
@@ -76,6 +92,9 @@ export class RedisLimiter implements Limiter {
   /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
   readonly #pending = new Map<string, bigint>();
   readonly #uncertain: Uncertain[] = [];
+  readonly #unsettled: Unsettled[] = [];
+  #reconciling: Promise<void> | null = null;
+  #again = false;
   /**
    * The last value of each key's spend counter this process saw: the base of a counter Redis lost.
    * `drift`: what this process's own settlements have moved the counter since (actual - estimate, in
@@ -115,13 +134,19 @@ export class RedisLimiter implements Limiter {
     this.#redis = typeof opts.redis === 'string'
       ? redisClient(opts.redis, { maxRetriesPerRequest: 1, commandTimeout: 1000 })
       : opts.redis;
-    this.#prefix = opts.prefix ?? 'gw:lim:';
+    this.#prefix = opts.prefix ?? LIMITER_PREFIX;
     this.#now = opts.now ?? Date.now;
     this.#failOpen = opts.failOpen ?? true;
     this.#onError = opts.onError ?? (() => {});
     this.#unwritten = opts.unwritten ?? (() => []);
     this.#reseedDelayMs = opts.reseedDelayMs ?? (() => 600);
-    this.#breaker = new Breaker({ baseMs: opts.probeMs ?? 250, probe: () => this.#recover(), describe: describeLimiterError, ...(opts.onBreakerChange ? { onChange: opts.onBreakerChange } : {}) });
+    // Closed, it reconciles once more: what was admitted without Redis while the probe's reconciliation
+    // ran (the breaker half-open) is added now (before, nothing added it until Redis failed again).
+    const onChange = opts.onBreakerChange;
+    this.#breaker = new Breaker({
+      baseMs: opts.probeMs ?? 250, probe: () => this.#recover(), describe: describeLimiterError,
+      onChange: (state) => { onChange?.(state); if (state === 'closed') this.#reconcileSoon(); },
+    });
     if (this.#owned) this.#redis.on('error', (e: unknown) => this.#onError(e));
     // A dropped connection opens the breaker at once (requests stop queueing behind reconnects); a
     // restored one is probed at once.
@@ -176,25 +201,54 @@ export class RedisLimiter implements Limiter {
     };
   }
 
-  /** Redis answers again: add back what was spent meanwhile, then let requests use it. */
+  /**
+   * Redis answers again: add back what was spent meanwhile, then let requests use it. Answering is
+   * taking a write (before, a PING closed the breaker while every script failed on a Redis out of
+   * memory or read-only, and each request opened it again).
+   */
   async #recover(): Promise<void> {
-    await this.#redis.ping();
+    await probeWrite(this.#redis, `${this.#prefix}probe`);
     await this.#reconcile();
   }
 
-  async #reconcile(): Promise<void> {
+  /**
+   * One reconciliation at a time (the probe's, one after the breaker closes, one after a settlement):
+   * a call while one runs waits for it and has it run once more, so nothing is sent to Redis twice.
+   */
+  #reconcile(): Promise<void> {
+    if (this.#reconciling) { this.#again = true; return this.#reconciling; }
+    const run = async (): Promise<void> => {
+      try { do { this.#again = false; await this.#reconcileOnce(); } while (this.#again); } finally { this.#reconciling = null; }
+    };
+    return (this.#reconciling = run());
+  }
+
+  async #reconcileOnce(): Promise<void> {
     for (const [k, nanos] of [...this.#pending]) {
-      await this.#script('reconcile', [k], [nanos.toString()]);
+      await this.#correction('reconcile', [k], [nanos.toString()]);
       const left = (this.#pending.get(k) ?? 0n) - nanos;
       if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
     }
-    // Requests admitted without Redis go into their minute's window where Redis still has it (a window
-    // it lost is rebuilt and re-seeded from the store's records, which hold them); past minutes limit nothing.
-    const minute = `:w:${minuteOf(this.#now())}`;
+    // Requests admitted without Redis go into their minute's window: where Redis still has it, or where
+    // the minute began while Redis was away (created holding them). A window Redis lost is rebuilt from
+    // this replica's view, so they go into the view (the re-seed from the store's records, which hold
+    // them, lands later: before, the window was rebuilt without them and admitted them again until it
+    // did; a minute that began meanwhile started again at 0). Past minutes limit nothing.
+    const m = minuteOf(this.#now());
+    const minute = `:w:${m}`;
     for (const [id, w] of [...this.#windowWithout]) {
       if (w.wk.endsWith(minute)) {
         const { requests, tokens } = w;
-        if (requests > 0 || tokens > 0) await this.#script('reconcileWindow', [w.wk], [requests, tokens]);
+        if (requests > 0 || tokens > 0) {
+          const kept = await this.#correction('reconcileWindow', [w.wk, `${this.#prefix}{${id}}:wm`], [
+            requests, tokens, m, `x:${this.#instance}:${++this.#seq}`, 2 * 60_000, MARK_TTL_S,
+          ]);
+          if (kept !== 1) {
+            const view = this.#windowViews.get(id);
+            if (view && view.wk === w.wk) { view.requests += requests; view.tokens += tokens; }
+            else this.#windowViews.set(id, { wk: w.wk, requests, tokens, epoch: '' });
+          }
+        }
         w.requests -= requests; w.tokens -= tokens;
         if (w.requests > 0 || w.tokens > 0) continue; // admitted during the call: the next reconciliation adds them
       }
@@ -203,8 +257,12 @@ export class RedisLimiter implements Limiter {
     // Requests still running keep their entry until they settle (which reconciles again).
     for (const u of [...this.#uncertain]) {
       if (u.actual === null) continue;
-      await this.#script('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
+      await this.#correction('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
       this.#uncertain.splice(this.#uncertain.indexOf(u), 1);
+    }
+    for (const a of [...this.#unsettled]) {
+      await this.#correction('adjust', a.keys, a.args);
+      this.#unsettled.splice(this.#unsettled.indexOf(a), 1);
     }
   }
 
@@ -233,6 +291,23 @@ export class RedisLimiter implements Limiter {
     } catch (err) {
       if (!String(err).includes('NOSCRIPT')) throw err;
       return await this.#redis.eval(SCRIPTS[name], keys.length, ...keys, ...args);
+    }
+  }
+
+  /**
+   * A script correcting counters (a settlement, a reconciliation). A key of the wrong type where a
+   * counter belongs (WRONGTYPE) holds nothing to correct: reported, and the correction is done (the next
+   * acquire replaces the key). Before, it was taken for Redis failing: a settlement opened the breaker,
+   * and the probe's reconciliation failed on it again, so the breaker stayed open for every key for as
+   * long as the bad key stayed.
+   */
+  async #correction(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.#script(name, keys, args);
+    } catch (err) {
+      if (!isWrongType(err)) throw err;
+      this.#onError(err);
+      return 0;
     }
   }
 
@@ -442,7 +517,7 @@ export class RedisLimiter implements Limiter {
     const wview = windowed ? this.#windowViews.get(key.id) : undefined;
     let res: [number, string, string, number, number, string, string, number, string, string, string];
     try {
-      res = await this.#script('acquire', [wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
+      res = await this.#acquireScript([wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
         key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
         budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
         view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
@@ -470,6 +545,26 @@ export class RedisLimiter implements Limiter {
     }
     return this.#reservation(key.id, wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
       tracked ? { est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
+  }
+
+  /**
+   * The acquire script. A key of another type where one of the API key's counters belongs (something
+   * else sharing this Redis wrote it: WRONGTYPE) is not Redis failing: it is reported and deleted, and
+   * the script runs again, which rebuilds what it held as after a loss (from this replica's view,
+   * re-seeded from the store). Before, the error opened the breaker, so every limited key was refused
+   * (fail closed) or served without Redis (fail open), again after each probe, for as long as the key stayed.
+   */
+  async #acquireScript(keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.#script('acquire', keys, args);
+    } catch (err) {
+      if (!isWrongType(err)) throw err;
+      this.#onError(err);
+      const types = await Promise.all(keys.map((k) => this.#redis.type(k)));
+      const wrong = keys.filter((_, i) => types[i] !== 'none' && types[i] !== ACQUIRE_KEY_TYPES[i]);
+      if (wrong.length > 0) await this.#redis.del(...wrong);
+      return await this.#script('acquire', keys, args);
+    }
   }
 
   #reservation(keyId: string, wk: string, sk: string, token: string, tokens: number, budgeted: boolean, estNanos: bigint, held: Held | null, wheld: WindowHeld, trackWindow: boolean): Reservation {
@@ -509,19 +604,24 @@ export class RedisLimiter implements Limiter {
       }
       if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
       if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); this.#windowDrift(keyId, wk, tokenDelta); return; }
+      const keys = [wk, sk, `${sk}:m`];
+      const args = [
+        String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
+        wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
+      ];
       try {
-        await this.#script('adjust', [wk, sk, `${sk}:m`], [
-          String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
-          wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
-        ]);
+        await this.#correction('adjust', keys, args);
         // The counter moved by the correction: fail open reads it with the view it was taken in.
         const view = held && nanoDelta !== 0n ? this.#views.get(keyId) : undefined;
         if (view && view.sk === sk && view.epoch === held!.epoch) view.drift += nanoDelta;
         this.#windowDrift(keyId, wk, tokenDelta);
       } catch (err) {
-        // The correction is not lost: it is added to the counter once Redis answers again.
+        // The correction is not lost: Redis may have run it (a timeout, a connection lost after the
+        // send), so it is sent again once Redis answers, to apply only if its token is still in the
+        // window (before, its delta was added again: run twice, a settlement for less than its estimate
+        // took the difference off the counter twice). Without a token (no budget) nothing is owed.
         this.#failed(err);
-        if (budgeted) this.#remember(sk, nanoDelta);
+        if (budgeted) this.#unsettled.push({ keys, args: [...args, '1'] });
         this.#windowDrift(keyId, wk, tokenDelta);
       }
     };

@@ -16,6 +16,10 @@ export class ReplicaChannel {
   readonly #channel: string;
   readonly #me = randomUUID();
   readonly #onError: (e: unknown) => void;
+  /** The channel is subscribed (ioredis resubscribes it by itself after a reconnect). */
+  #subscribed = false;
+  /** start() could not subscribe (Redis away as the gateway started): the first connection that comes does. */
+  #late = false;
 
   /**
    * `onResubscribed`: the subscription is back after Redis was lost (ioredis resubscribes by itself);
@@ -27,11 +31,17 @@ export class ReplicaChannel {
     this.redis = redisClient(url, OPTIONS);
     this.#sub = redisClient(url, OPTIONS);
     for (const c of [this.redis, this.#sub]) c.on('error', (e) => onError(e));
-    // 'ready' comes on each connect; after the first, ioredis resubscribes right after emitting it. A
+    // 'ready' comes on each connect; once subscribed, ioredis resubscribes right after emitting it. A
     // PING sent on the next turn is answered after the subscription is in place: then read the keys.
-    let readies = 0;
+    // Before the first subscription, start() makes it, or when Redis was away then, the first connection
+    // that comes (before, nothing did: a replica started without Redis never heard the others' messages
+    // until it restarted, and never read the keys stored meanwhile).
     this.#sub.on('ready', () => {
-      if (++readies === 1 || !onResubscribed) return;
+      if (!this.#subscribed) {
+        if (this.#late) this.#sub.subscribe(channel).then(() => { this.#subscribed = true; onResubscribed?.(); }, (e: unknown) => onError(e));
+        return;
+      }
+      if (!onResubscribed) return;
       setImmediate(() => { this.#sub.ping().then(() => onResubscribed(), (e: unknown) => onError(e)); });
     });
     this.#sub.on('message', (_ch: string, text: string) => {
@@ -42,10 +52,19 @@ export class ReplicaChannel {
     });
   }
 
-  /** Connects and subscribes; a failure is reported, and the replica works alone. */
+  /**
+   * Connects and subscribes; a failure is reported, and the replica works alone until Redis answers:
+   * then it subscribes and `onResubscribed` reads what was stored meanwhile.
+   */
   async start(): Promise<void> {
-    await Promise.all([this.redis.connect(), this.#sub.connect()]);
-    await this.#sub.subscribe(this.#channel);
+    try {
+      await Promise.all([this.redis.connect(), this.#sub.connect()]);
+      await this.#sub.subscribe(this.#channel);
+      this.#subscribed = true;
+    } catch (e) {
+      this.#late = true;
+      throw e;
+    }
   }
 
   /** Publishes `m` (with this replica as its sender), fire and forget. */

@@ -1,4 +1,4 @@
-// The gateway's Redis connections (limiter, replica channel) and how often a lost one is retried.
+// The gateway's Redis connections (limiter, replica channel, readiness probe) and how often a lost one is retried.
 // ioredis's default waits 50 ms more after each failed attempt, up to 2 s: after a Redis outage of
 // seconds the gateway noticed Redis back up to that late, and a fail-open limiter served without limits
 // meanwhile (test/reliability/deps.rel.ts: 855 ms to the first refusal after a restart under load).
