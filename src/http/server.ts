@@ -96,7 +96,7 @@ export function createGatewayServer(svc: Services): Server {
     answering.set(socket, res);
     // Dropped once answered whole: an idle keep-alive connection must not hold its last request (its
     // handler's closures hold the body: ~10 MB a connection after a 5 MB request).
-    res.on('close', () => { if (req.complete && answering.get(socket) === res) answering.delete(socket); });
+    res.once('close', forgetAnswered);
     // Last line of defence: whatever escapes a handler becomes a 500 on this request, never a dead process.
     handle(req, res).catch((e: unknown) => { console.error('unhandled error in request handler:', e); sendError(res, e, 'openai'); });
   }
@@ -123,6 +123,11 @@ export function createGatewayServer(svc: Services): Server {
    * a socket-level error may still answer, and in whose envelope.
    */
   const answering = new WeakMap<Socket, ServerResponse>();
+  /** A response's 'close' listener, one function for every request (no closure per request on the hot path). */
+  function forgetAnswered(this: ServerResponse): void {
+    const socket = this.req.socket;
+    if (this.req.complete && answering.get(socket) === this) answering.delete(socket);
+  }
 
   /**
    * The counter series of each (route pattern, status), bound once: a request then costs one Map read
