@@ -94,6 +94,8 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   metrics.attachWriter(() => writer.stats());
   const limiter = openLimiter({
     ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),
+    // Under the deployment's prefix like everything else it keeps in Redis (gw:lim: by default).
+    prefix: `${env.GATEWAY_REDIS_PREFIX ?? 'gw:'}lim:`,
     failOpen: cfg.storage.redisFailOpen,
     onError: (e) => {
       metrics.limiterErrorsTotal.inc();

@@ -271,3 +271,23 @@ test('per-origin connection settings and added or removed origins are named by t
   for (const k of ['upstream.connections_per_origin', 'upstream.connect_timeout_ms', 'providers.origins']) assert.ok(r.settings.includes(k), `${k} in ${r.settings}`);
   assert.deepEqual([gw.services.holder.current.upstream.connectionsPerOrigin, gw.services.holder.current.upstream.connectTimeoutMs], [7, 1500]);
 });
+
+test('GATEWAY_REDIS_PREFIX separates the limiter\'s keys too, as it does ejections and affinity (two deployments on one Redis shared counters and the replica count)', async (t) => {
+  const redis = await startOwnRedis();
+  const oa = await startMockOpenAI();
+  const gw = await startTestGateway({
+    providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
+    gateway: { auth: { enabled: true, admin_key: ADMIN }, storage: { redis_url: redis.url } },
+    env: { GATEWAY_REDIS_PREFIX: 'team-b:' },
+  });
+  const client = redis.client();
+  t.after(async () => { client.disconnect(); await gw.stop(); await oa.close(); await redis.stop(); });
+  const created = await (await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'limited', rpm_limit: 1000 }) })).json() as { key: string };
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }),
+  });
+  assert.equal(r.status, 200);
+  const keys = await client.keys('*');
+  assert.ok(keys.some((k) => k.startsWith('team-b:lim:')), keys.join());
+  assert.deepEqual(keys.filter((k) => k.startsWith('gw:')), [], 'nothing under the default prefix');
+});
