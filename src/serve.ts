@@ -92,10 +92,11 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     onError: (e) => logError('record writer', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
+  const limiterPrefix = `${env.GATEWAY_REDIS_PREFIX ?? 'gw:'}lim:`;
   const limiter = openLimiter({
     ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),
     // Under the deployment's prefix like everything else it keeps in Redis (gw:lim: by default).
-    prefix: `${env.GATEWAY_REDIS_PREFIX ?? 'gw:'}lim:`,
+    prefix: limiterPrefix,
     failOpen: cfg.storage.redisFailOpen,
     onError: (e) => {
       metrics.limiterErrorsTotal.inc();
@@ -160,7 +161,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     writerStats: () => writer.stats(),
   };
   const readiness = new Readiness({
-    ping: () => store.ping(), redisUrl: cfg.storage.redisUrl, redisFailOpen: () => holder.current.storage.redisFailOpen,
+    ping: () => store.ping(), redisUrl: cfg.storage.redisUrl, redisFailOpen: () => holder.current.storage.redisFailOpen, redisProbeKey: `${limiterPrefix}ready`,
     writer: () => writer.stats(), draining: () => services.draining, authReady: () => !holder.current.auth.enabled || services.keys !== null,
     onReport: (r) => {
       metrics.ready.set(undefined, r.ready ? 1 : 0);

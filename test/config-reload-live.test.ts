@@ -287,6 +287,7 @@ test('GATEWAY_REDIS_PREFIX separates the limiter\'s keys too, as it does ejectio
     method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'x' }] }),
   });
   assert.equal(r.status, 200);
+  await fetch(`${gw.url}/health/ready`);
   const keys = await client.keys('*');
   assert.ok(keys.some((k) => k.startsWith('team-b:lim:')), keys.join());
   assert.deepEqual(keys.filter((k) => k.startsWith('gw:')), [], 'nothing under the default prefix');
