@@ -73,6 +73,20 @@ test('OpenAI-compatible: an error chunk before any content falls back', async ()
   assert.match(await r.text(), /Echo: commit/);
 });
 
+test('a bare JSON error under an event-stream type (no SSE framing) is read as that error: its message is the attempt\'s, not "nothing before closing the stream"', async () => {
+  for (const [model, path, body] of [
+    ['oa/test-model', '/v1/chat/completions', { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } }],
+    ['an/test-model', '/v1/messages', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded right now' } }],
+  ] as const) {
+    up.push({ headers: SSE, chunks: [JSON.stringify(body)] });
+    const r = await ask(gw, model, true, path);
+    assert.equal(r.headers.get('x-gateway-provider'), 'backup', model);
+    await r.text();
+    const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+    assert.match(rec.attempts[0]!.error ?? '', model.startsWith('oa') ? /exceeded your current quota/ : /Overloaded right now/, JSON.stringify(rec.attempts[0]));
+  }
+});
+
 test('Bedrock: an exception frame as the first event falls back', async () => {
   up.push({
     headers: { 'content-type': 'application/vnd.amazon.eventstream' },

@@ -26,6 +26,9 @@ import { restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts
 
 const flushSink = (sink: AttemptSink): void => sink.flush();
 
+/** A stream's first bytes kept for #bareError: an error body is a few hundred bytes; a longer start is no bare error. */
+const HEAD_BYTES = 8192;
+
 const RESPONSE_HEADERS_SSE = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' };
 
 /** Content types of streamed answers: server-sent events, and AWS's binary event stream (Bedrock). */
@@ -66,6 +69,13 @@ export class AttemptSink implements ResponseSink {
   #headers: ResponseHeaders = {};
   #mode: 'error' | 'json' | 'stream' = 'json';
   #chunks: Buffer[] = [];
+  /**
+   * A stream's first bytes (up to HEAD_BYTES), kept while it has shown no content: an upstream that
+   * answers 200 with an event-stream type and then a bare JSON error body (no SSE framing) is read as
+   * that error, its message and status kept, where it was "nothing before closing the stream".
+   */
+  #head: Buffer[] | null = [];
+  #headBytes = 0;
   #bytes = 0;
   #flow: Flow | null = null;
   #relay: Relay | null = null;
@@ -152,6 +162,7 @@ export class AttemptSink implements ResponseSink {
       this.#firstByte = true;
       if (this.#timer) { clearTimeout(this.#timer); this.#timer = null; }
     }
+    if (this.#head !== null && this.#headBytes < HEAD_BYTES) { this.#head.push(chunk); this.#headBytes += chunk.length; }
     // Chunks of one socket read (undici hands over each HTTP chunk, often ten per read) are relayed
     // together at the end of the tick: one parse call and one client write instead of one per chunk.
     this.#chunks.push(chunk);
@@ -219,6 +230,7 @@ export class AttemptSink implements ResponseSink {
   }
 
   #commit(): void {
+    this.#head = null;
     this.#open();
     const out = this.#held;
     this.#held = '';
@@ -239,7 +251,7 @@ export class AttemptSink implements ResponseSink {
       const p = relay.progress;
       if (!this.#committed) {
         if (p.error !== null && (!p.content || relay.answer)) { this.#settle(this.#fromErrorEvent()); return; }
-        if (!p.content) { this.#settle(this.#unusable('nothing before closing the stream')); return; }
+        if (!p.content) { this.#settle(this.#bareError() ?? this.#unusable('nothing before closing the stream')); return; }
         if (relay.answer) {
           // Collected for a client that asked for one answer: nothing was sent, so a cut one is a failure too.
           this.#settle(p.complete ? this.#sendAnswer(relay) : this.#unusable('a stream that ended before completion'));
@@ -339,6 +351,19 @@ export class AttemptSink implements ResponseSink {
     const ra = retryAfterMs(this.#headers);
     const text = Buffer.concat(this.#chunks).toString('utf8');
     return this.#asResult(upstreamFailure(this.#codec, this.#entry, status, text, this.#headers, ra, this.#redact), ra, status);
+  }
+
+  /** The stream's bytes as a bare JSON error body (see #head), read as a JSON answer's error is; null when they are not one. */
+  #bareError(): AttemptResult | null {
+    const head = this.#head;
+    this.#head = null;
+    if (head === null || head.length === 0 || this.#headBytes >= HEAD_BYTES) return null;
+    const text = Buffer.concat(head).toString('utf8');
+    let json: unknown;
+    try { json = JSON.parse(text); } catch { return null; }
+    if (!isRecord(json) || !isErrorBody(json)) return null;
+    const v = verdictForErrorEvent(this.#entry, this.#codec.upstream.decodeError(502, text), this.#redact);
+    return this.#asResult(v, null, v.status);
   }
 
   #unusable(what: string): AttemptResult {
