@@ -258,7 +258,7 @@ describe('malformed HTTP at the socket', () => {
   test('a body not received within the request timeout: a 408 in the route\'s envelope, recorded as such', async () => {
     const { connect } = await import('node:net');
     const u = new URL(gw.url);
-    // Node's connections check (every 30 s) raises ERR_HTTP_REQUEST_TIMEOUT on the server's socket as a
+    // Node's connections check (every 5 s) raises ERR_HTTP_REQUEST_TIMEOUT on the server's socket as a
     // clientError; the test raises it at once on the connection that holds a half-sent body.
     const accepted = new Promise<import('node:net').Socket>((ok) => gw.server.once('connection', ok));
     const s = connect(Number(u.port), u.hostname);
@@ -280,6 +280,28 @@ describe('malformed HTTP at the socket', () => {
     }
     assert.ok(rec, 'the request is recorded');
     assert.equal(rec.status, 408); assert.equal(rec.errorCode, 'request_timeout');
+  });
+  test('a body trickled past server.request_timeout_ms is cut within the connections check (5 s), not Node\'s 30 s', async (t) => {
+    const slow = await startTestGateway({
+      providers: [{ id: 'mockant', format: 'anthropic-messages', base_url: `${an.url}/v1` }],
+      gateway: { server: { request_timeout_ms: 1000, headers_timeout_ms: 500 } },
+    });
+    t.after(() => slow.stop());
+    const { connect } = await import('node:net');
+    const u = new URL(slow.url);
+    const started = Date.now();
+    const out = await new Promise<string>((ok) => {
+      const s = connect(Number(u.port), u.hostname);
+      let got = '';
+      s.setEncoding('latin1');
+      s.on('data', (d: string) => { got += d; });
+      s.on('close', () => { clearInterval(drip); ok(got); });
+      s.setTimeout(15_000, () => s.destroy());
+      s.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+      const drip = setInterval(() => { if (!s.destroyed) s.write(' '); }, 200);
+    });
+    assert.match(out, /^HTTP\/1\.1 408 /, out);
+    assert.ok(Date.now() - started < 1000 + 5000 + 1500, `cut after ${Date.now() - started} ms`);
   });
   test('an idle keep-alive connection does not hold its last request', async () => {
     const { Agent, request } = await import('node:http');

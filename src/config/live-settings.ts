@@ -56,7 +56,7 @@ export function restartRequired(running: Config, next: Config): string[] {
 /**
  * Applies the server's timeouts and header limit to the live server object. Node reads them there:
  * keep_alive_timeout per response, max_header_bytes per new connection, headers_timeout and
- * request_timeout at each connections check (every connectionsCheckingInterval, 30 s by default).
+ * request_timeout at each connections check (every connectionsCheckingInterval: 5 s, src/http/server.ts).
  * Body size, JSON depth and the legacy prefix are read per request; the shutdown grace at SIGTERM.
  */
 export function applyServerSettings(server: Server, s: ServerSettings): void {

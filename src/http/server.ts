@@ -81,6 +81,9 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): KeyRec
   }
 }
 
+/** Node's connections check (see createServer below): the timeouts fire at most this late. */
+export const CONNECTIONS_CHECK_MS = 5000;
+
 export function createGatewayServer(svc: Services): Server {
   const s = svc.holder.current.server;
   const table = buildRoutes(svc);
@@ -89,6 +92,9 @@ export function createGatewayServer(svc: Services): Server {
     requestTimeout: s.requestTimeoutMs,
     keepAliveTimeout: s.keepAliveTimeoutMs,
     maxHeaderSize: s.maxHeaderBytes,
+    // How often Node checks the headers and request timeouts (30 s by default, so a request trickled a byte
+    // at a time was cut up to 30 s past server.request_timeout_ms): a walk over the open connections.
+    connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
     noDelay: true,
   }, onRequest);
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
