@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { adminKeyCall } from './helpers/admin-api.ts';
 import { chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
 
 const ADMIN_KEY = 'admin-key-for-the-sessions-test-0123456789';
@@ -14,14 +15,7 @@ const KEYS_CALL = /\/admin\/api\/v1\/keys(\?.*)?$/;
 
 let gw: TestGateway; let browser: Awaited<ReturnType<typeof launchBrowser>>; let page: Page;
 
-async function adminApi(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body),
-  });
-  const data = await res.json() as Record<string, unknown>;
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
-  return data;
-}
+const adminApi = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => adminKeyCall(gw.url, ADMIN_KEY, method, path, body);
 
 before(async () => {
   if (!chromiumPresent) return;

@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { adminKeyCall } from './helpers/admin-api.ts';
 import { axeViolations, chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
 import { insertDecisions } from '../src/router/store.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
@@ -24,14 +25,7 @@ let oa: MockUpstream; let gw: TestGateway; let browser: Awaited<ReturnType<typeo
 const cspErrors: string[] = [];
 let bobRequestId = '';
 
-async function adminApi(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${gw.url}/admin/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body),
-  });
-  const data = await res.json() as Record<string, unknown>;
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
-  return data;
-}
+const adminApi = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => adminKeyCall(gw.url, ADMIN_KEY, method, path, body);
 
 before(async () => {
   if (!chromiumPresent) return;
