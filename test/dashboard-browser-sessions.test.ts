@@ -49,7 +49,8 @@ test('two admins edit one key: saving this form changes what it changed, not the
   assert.equal(k.budget_usd, '500', 'the other admin\'s budget stands');
   assert.equal(k.rpm_limit, null, 'the other admin\'s lifted limit stands');
   assert.deepEqual(k.allowed_models, ['mockai/*']);
-  // The list after the save shows the key as stored.
+  // The list after the save shows the key as stored (it loads again after the form closes: wait for it).
+  await page.waitForFunction(() => ((globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('main')?.textContent ?? '').includes('of $500.00'), undefined, { timeout: 10_000 });
   assert.match(await page.textContent('main') ?? '', /of \$500\.00/);
 });
 
