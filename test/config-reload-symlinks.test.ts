@@ -9,15 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ConfigHolder } from '../src/config/reload.ts';
+import { until } from './helpers/until.ts';
 
 const gateway = (depth: number): string => stringify({ version: 1, providers_dir: './providers', server: { json_max_depth: depth } });
 const provider = (model: string): string => stringify({ id: 'p', name: 'P', format: 'openai-chat', base_url: 'http://127.0.0.1:9', auth: { type: 'bearer' }, models: [{ name: model }] });
-
-async function until(what: () => boolean, ms = 3000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!what() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  return what();
-}
 
 test('a symlinked gateway.yaml reloads when the file it links to is edited', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-reload-link-'));

@@ -1,5 +1,6 @@
 // The in-memory key cache the request path authenticates against: loaded from the store at start,
 // refreshed on an interval and after admin operations, so no request ever waits on the database.
+import { withinReadDeadline } from '../store/read-deadline.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { compileModelPatterns, constantTimeEqual, keyMatchesHash, parsePresentedKey } from './keys.ts';
@@ -202,8 +203,6 @@ export class KeyRing {
   async close(deadlineMs = 5000): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, fail) => { timer = setTimeout(() => fail(new Error(`the database did not answer within ${deadlineMs / 1000} s`)), deadlineMs); });
-    try { await Promise.race([this.flushTouches(), late]); } finally { clearTimeout(timer); }
+    await withinReadDeadline(this.flushTouches(), deadlineMs);
   }
 }
