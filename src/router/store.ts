@@ -5,6 +5,7 @@ import type { Row } from '../store/rows.ts';
 import { addRouterCells, decisionFields, routerCells, type RollupSource } from '../store/router-rollup.ts';
 import { isPacked, type PromptFeatures, type QualityState } from './quality/index.ts';
 import type { OutputTable } from './output-stats.ts';
+import type { ScaleHistory } from './signal-scales.ts';
 import { chunkedPass } from '../util/catch-up.ts';
 import { storeNow } from '../store/clock.ts';
 import { landingHorizon, TAKE_LANDING } from '../store/landing.ts';
@@ -34,7 +35,7 @@ export type StoredDecision = RollupSource & { inferenceId: string; servedModel: 
  * the window it was learned with, so a change neither skips nor counts twice what lies between; and the
  * ids of rows it passed unsettled, stamped ahead of the store's clock (`ahead`, readFeedback).
  */
-export type Cursor = { at: string; id: string; landed?: string; settleMs?: number; earlier?: SettleSpan[]; ahead?: string[]; trusted?: TrustSpans };
+export type Cursor = { at: string; id: string; landed?: string; settleMs?: number; earlier?: SettleSpan[]; ahead?: string[]; trusted?: TrustSpans; scales?: ScaleHistory };
 /** The settle window of the first values created at or before `until`. */
 export type SettleSpan = { until: string; ms: number };
 /**

@@ -11,6 +11,7 @@ import { landingHorizon, nextLanding } from '../store/landing.ts';
 import { cursorAt, rebasedCursor } from './landing-order.ts';
 import type { TrainResult, TrainTask } from '../workers/router-train.ts';
 import { FeedbackTrust } from './feedback-trust.ts';
+import { signalScales, signalWhenFirst, type ScaleHistory } from './signal-scales.ts';
 
 /** Feedback rows folded per training pass, and answers per read (a backlog is worked off over several passes). */
 const BATCH = 5000;
@@ -81,10 +82,10 @@ export function settleSpans(c: Cursor, ms: number): SettleSpan[] {
  * `ms` and the spans settleSpans gave; `ahead`: the rows it passed unsettled (readFeedback); `trusted`:
  * the trust spans (FeedbackTrust) it ended with.
  */
-export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[], ahead: string[] = c.ahead ?? [], trusted?: Cursor['trusted']): Cursor {
+export function nextFeedbackCursor(c: Cursor, last: FeedbackJoin | undefined, ms: number, earlier: SettleSpan[], ahead: string[] = c.ahead ?? [], trusted?: Cursor['trusted'], scales?: ScaleHistory): Cursor {
   const { ahead: _, ...rest } = c;
   const next: Cursor = last
-    ? { ...cursorAt(last.at, last.id, last.landed), settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}), ...(trusted ? { trusted } : {}) }
+    ? { ...cursorAt(last.at, last.id, last.landed), settleMs: ms, ...(earlier.length > 0 ? { earlier } : {}), ...(trusted ? { trusted } : {}), ...(scales ? { scales } : {}) }
     : rest;
   return ahead.length > 0 ? { ...next, ahead } : next;
 }
@@ -159,10 +160,13 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const outcomes: Outcome[] = [];
   let learned = 0;
   const trust = new FeedbackTrust(base.feedbackCursor, signals);
+  const scales = signalScales(fbCursor, signals);
   const taken = new Set(await fromTrustedKeys(sql, fb, signals));
   for (const f of fb) {
     if (!taken.has(f)) { trust.leftOut(f); continue; }
-    const signal = signals.get(f.metric)!;
+    const current = signals.get(f.metric)!;
+    // A correction is read on the scale its first value was learned with (signal-scales.ts).
+    const signal = f.from === undefined ? current : signalWhenFirst(f, scales, current);
     const score = scoreOf(f.value, signal);
     if (score === undefined) continue;
     const o: Outcome = { features: f.features, model: f.canonical, score, time: Math.min(Date.parse(f.firstAt), now), costUsd: f.costUsd, outputTokens: f.outputTokens };
@@ -186,7 +190,7 @@ export async function trainPass(sql: SqlRunner, base: StoredState, settings: Tra
   const lastA = answers.at(-1);
   const next: StoredState = {
     version: base.version + 1, createdAt: new Date(now).toISOString(), quality: res.quality, output: res.output,
-    feedbackCursor: nextFeedbackCursor(fbCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans),
+    feedbackCursor: nextFeedbackCursor(fbCursor, read.last, settings.feedbackSettleMs, earlier, read.ahead, trust.spans, scales),
     decisionCursor: lastA ? cursorAt(lastA.at, lastA.id, lastA.landed) : answerCursor,
     outcomes: base.outcomes + learned,
     origin: null, restoredAt: base.restoredAt,
