@@ -6,11 +6,15 @@
 // they are. The router must not refuse such a conversation before ranking, only keep it to the
 // candidates that relay the API natively: routing reads it here, leniently, with each such item's text
 // counted in its place. Hosted tools merely offered in `tools` are no requirement: a translated target
-// leaves them out and says so (x-gateway-adjustments), as it always has.
+// leaves them out and says so (x-gateway-adjustments), as it always has. Images and files sent by the
+// API's own file id (`file_id`, uploaded to the Files API) are another thing only the API can read: a
+// message holding one is ranked with the part read as a reference by URL (counted as an image or a
+// document by URL is), and kept to native candidates, which get the id as sent.
 import type { CanonicalRequest } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { decodeResponsesRequest } from './decode-request.ts';
 import { unpackCompaction } from './items.ts';
+import { parseDataUrl } from '../openai-chat/decode-request.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -33,6 +37,40 @@ function nativeOnlyItem(it: Rec): boolean {
   const type = typeof it.type === 'string' ? it.type : 'message';
   if (!TRANSLATED_ITEMS.has(type)) return true;
   return type === 'compaction' && (typeof it.encrypted_content !== 'string' || unpackCompaction(it.encrypted_content) === null);
+}
+
+/** What a part by file id is read as for ranking: a reference no target is sent (the native relay sends the body as it came). */
+const FILE_REF = 'openai-file:';
+
+/**
+ * A content part by the API's own file id, which the translator cannot send on (items.ts inputPart),
+ * as the part by reference it is ranked as; null for any other part.
+ */
+function byFileId(p: unknown): Rec | null {
+  if (!isRecord(p) || typeof p.file_id !== 'string') return null;
+  const { file_id: id, ...rest } = p;
+  if (p.type === 'input_image' && typeof p.image_url !== 'string') return { ...rest, image_url: `${FILE_REF}${id}` };
+  const inline = typeof p.file_data === 'string' && parseDataUrl(p.file_data) !== null;
+  if (p.type === 'input_file' && typeof p.file_url !== 'string' && !inline) {
+    const { file_data: _, ...kept } = rest;
+    return { ...kept, file_url: `${FILE_REF}${id}` };
+  }
+  return null;
+}
+
+/** A message item with its parts by file id read as references (listed in `nativeOnly` as `input[i].content[j]`), or null when it has none. */
+function withFileRefs(it: Rec, i: number, nativeOnly: string[]): Rec | null {
+  if (!Array.isArray(it.content)) return null;
+  let content: unknown[] | null = null;
+  it.content.forEach((p: unknown, j) => {
+    const ref = byFileId(p);
+    if (ref !== null) {
+      nativeOnly.push(`input[${i}].content[${j}] ${String(ref.type)} file_id`);
+      content ??= (it.content as unknown[]).slice(0, j);
+      content.push(ref);
+    } else if (content !== null) content.push(p);
+  });
+  return content === null ? null : { ...it, content };
 }
 
 /**
@@ -103,7 +141,11 @@ export function readForRanking(body: Rec): RankingRead {
         if (!itemText(it, texts) || it.type === 'item_reference') uncounted.push(what);
         const s = standIn(it, texts);
         if (s !== null) out.push(s);
-      } else if (out !== null) out.push(it);
+      } else {
+        const refs = isRecord(it) ? withFileRefs(it, i, nativeOnly) : null;
+        if (refs !== null) out ??= (body.input as unknown[]).slice(0, i);
+        if (out !== null) out.push(refs ?? it);
+      }
     });
     if (out !== null) input = out;
   }
