@@ -17,6 +17,7 @@ import { uuidv7 } from '../src/util/uuid.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { PG_URL, pgTestDb } from './helpers/pg.ts';
 import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import { responseStoreOf } from '../src/http/responses-route.ts';
 
 const db = await pgTestDb('gw_conn_lost'); // null: PostgreSQL unreachable (CI=true throws instead)
 const APP = `gw_conn_lost_${process.pid}`;
@@ -176,7 +177,7 @@ describe('PostgreSQL connections terminated under the store', { skip: !db && 'Po
   });
 });
 
-describe('client route: a key lookup whose connection is cut', { skip: !db && 'PostgreSQL unreachable' }, () => {
+describe('client routes: reads whose connection is cut', { skip: !db && 'PostgreSQL unreachable' }, () => {
   const app = `${APP}_gw`;
   let oa: MockUpstream; let gw: TestGateway; let other: Store; let admin: pg.Client; let holder: pg.Client;
   const schema = db?.another() ?? '';
@@ -194,29 +195,48 @@ describe('client route: a key lookup whose connection is cut', { skip: !db && 'P
   });
   after(async () => { await gw.stop(); await other.close(); await oa.close(); await admin.end(); await holder.end(); });
 
-  test('a key made by another process, looked up while its read is terminated: 200, not 503 or 401', async () => {
-    // Made elsewhere (the CLI, another replica): this gateway's key ring reloads when it is first presented.
-    const { key: secret } = await new KeyAdmin(other).createKey({ name: 'late' });
+  /** `call()`'s answer, while `table` is locked and the gateway's read of it (a SELECT) is terminated once it waits. */
+  async function cutWhile(table: string, call: () => Promise<{ status: number; body: string }>): Promise<{ status: number; body: string }> {
     await holder.query('BEGIN');
-    await holder.query(`LOCK TABLE "${schema}".api_keys IN ACCESS EXCLUSIVE MODE`);
-    const answer = fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'oa/test-model', messages: [{ role: 'user', content: 'hi' }] }), signal: AbortSignal.timeout(20_000),
-    }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    await holder.query(`LOCK TABLE "${schema}".${table} IN ACCESS EXCLUSIVE MODE`);
+    const answer = call();
     let pid: number | null = null;
     try {
       for (let i = 0; i < 500 && pid === null; i++) {
-        const r = await admin.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query ILIKE 'SELECT%api_keys%'`, [app]);
+        const r = await admin.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query ILIKE $2`, [app, `%SELECT%${table}%`]);
         if (r.rows[0]) pid = Number(r.rows[0].pid); else await new Promise((res) => setTimeout(res, 20));
       }
-      assert.ok(pid !== null, 'the key ring\'s read waiting on the lock');
+      assert.ok(pid !== null, `the gateway's read of ${table} waiting on the lock`);
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
     } finally {
       await new Promise((res) => setTimeout(res, 100));
       await holder.query('COMMIT');
     }
-    const a = await answer;
+    return answer;
+  }
+  const send = (secret: string, method: string, path: string, body?: unknown) => fetch(`${gw.url}${path}`, {
+    method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: body === undefined ? null : JSON.stringify(body), signal: AbortSignal.timeout(20_000),
+  }).then(async (r) => ({ status: r.status, body: await r.text() }));
+
+  test('a key made by another process, looked up while its read is terminated: 200, not 503 or 401', async () => {
+    // Made elsewhere (the CLI, another replica): this gateway's key ring reloads when it is first presented.
+    const { key: secret } = await new KeyAdmin(other).createKey({ name: 'late' });
+    const a = await cutWhile('api_keys', () => send(secret, 'POST', '/v1/chat/completions', { model: 'oa/test-model', messages: [{ role: 'user', content: 'hi' }] }));
     assert.equal(a.status, 200, a.body);
     assert.match(gw.services.metrics.registry.render(), /^gateway_store_read_retries_total 1$/m);
+  });
+
+  test('a stored response read (GET, previous_response_id) while its read is terminated: 200, not 503', async () => {
+    const { key: secret } = await gw.services.admin!.createKey({ name: 'responses' });
+    const first = await send(secret, 'POST', '/v1/responses', { model: 'oa/test-model', input: 'hi' });
+    assert.equal(first.status, 200, first.body);
+    const id = (JSON.parse(first.body) as { id: string }).id;
+    await responseStoreOf(gw.services)!.settle(); // written: read from the database from now on
+    const got = await cutWhile('stored_responses', () => send(secret, 'GET', `/v1/responses/${id}`));
+    assert.equal(got.status, 200, got.body);
+    const next = await cutWhile('stored_responses', () => send(secret, 'POST', '/v1/responses', { model: 'oa/test-model', input: 'again', previous_response_id: id }));
+    assert.equal(next.status, 200, next.body);
+    assert.match(gw.services.metrics.registry.render(), /^gateway_store_read_retries_total 3$/m);
   });
 });
