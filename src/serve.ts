@@ -92,6 +92,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     onError: (e) => logError('record writer', (e as Error).message),
   });
   metrics.attachWriter(() => writer.stats());
+  metrics.attachStore(store);
   const limiterPrefix = `${env.GATEWAY_REDIS_PREFIX ?? 'gw:'}lim:`;
   const limiter = openLimiter({
     ...(cfg.storage.redisUrl ? { redisUrl: cfg.storage.redisUrl } : {}),

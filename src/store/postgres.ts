@@ -9,6 +9,7 @@ import {
 } from './rows.ts';
 import { copyIn, copyLine } from './pg-copy.ts';
 import { pgRunner, pgTransaction, type SqlRunner } from './sql-runner.ts';
+import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
 import { rollupFeedbackPg, rollupInferencesPg, type PgQuery } from './rollup-write.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
@@ -91,6 +92,8 @@ export class PostgresStore implements Store {
   readonly schema: string;
   readonly #pool: pg.Pool;
   readonly sql: SqlRunner;
+  /** Plain reads run again after their connection was lost (src/store/pg-read-retry.ts), its own and its runner's. */
+  readonly #retries: ReadRetries = { count: 0 };
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema ?? 'public';
@@ -99,12 +102,18 @@ export class PostgresStore implements Store {
     // A connect that hangs (a blackholed host) fails after 5 s instead of pg's default of never: the writer
     // then backs off and retries instead of waiting on one batch for the kernel's TCP timeout.
     this.#pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}`, connectionTimeoutMillis: 5000 });
-    this.#pool.on('error', () => { /* an idle client died; the pool replaces it on next use */ });
-    this.sql = pgRunner(this.#pool);
+    // An idle client whose connection ends (pg_terminate_backend, idle_session_timeout, a firewall, a
+    // failover) is emitted here, and an 'error' event nobody listens to would end the process: the pool
+    // has already dropped the client and opens a new connection on next use.
+    this.#pool.on('error', () => {});
+    this.sql = pgRunner(this.#pool, this.#retries);
   }
 
+  get readRetries(): number { return this.#retries.count; }
+
+  /** A statement's rows; a plain read whose connection was lost is retried once (src/store/pg-read-retry.ts). */
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.#pool.query(sql, params)).rows as Row[];
+    return retryingRead(sql, async () => (await this.#pool.query(sql, params)).rows as Row[], this.#retries);
   }
 
   #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -126,7 +135,7 @@ export class PostgresStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.#pool.query('SELECT 1');
+    await this.#q('SELECT 1');
   }
 
   async close(): Promise<void> {

@@ -4,11 +4,16 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
+import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
 import type { Row } from './rows.ts';
 
 export type SqlRunner = {
   readonly dialect: Dialect;
-  /** Rows of a query. Parameters: string, number, bigint, boolean (1/0 on SQLite), null, Buffer. */
+  /**
+   * Rows of a query. Parameters: string, number, bigint, boolean (1/0 on SQLite), null, Buffer. On
+   * PostgreSQL, outside a transaction, a plain read (SELECT or WITH that changes nothing) whose
+   * connection was lost is run once more within the read deadline (src/store/pg-read-retry.ts).
+   */
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /** Runs a statement; resolves with the number of rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
@@ -109,11 +114,17 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   }
 }
 
-/** `tx` borrows one client from the pool for the transaction (pgTransaction); nested `tx` calls join it. */
-export function pgRunner(pool: pg.Pool): SqlRunner {
+/**
+ * `tx` borrows one client from the pool for the transaction (pgTransaction); nested `tx` calls join it.
+ * `all` outside a transaction retries a plain read whose connection was lost, once (counted in
+ * `retries`); statements in a transaction are never retried (the transaction failed with its connection).
+ */
+export function pgRunner(pool: pg.Pool, retries: ReadRetries = { count: 0 }): SqlRunner {
+  const q = pgQueries(pool);
   return {
     dialect: 'postgres',
-    ...pgQueries(pool),
+    all: (sql, params) => retryingRead(sql, () => q.all(sql, params), retries),
+    run: q.run,
     tx: (fn) => pgTransaction(pool, (c) => {
       const inner: SqlRunner = { dialect: 'postgres', ...pgQueries(c), tx: (f) => f(inner) };
       return fn(inner);

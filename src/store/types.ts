@@ -86,6 +86,8 @@ export type FeedbackStatsRow = {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** PostgreSQL: reads run again after their connection was lost (src/store/pg-read-retry.ts); absent on SQLite. */
+  readonly readRetries?: number;
   /**
    * Plain queries in either dialect (`?` placeholders), for features that keep their own tables
    * (src/store/sql-runner.ts): they write their queries once instead of in both store classes.
