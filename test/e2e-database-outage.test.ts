@@ -1,7 +1,9 @@
 // The gateway while its PostgreSQL is unreachable (a TCP proxy the test controls in front of the shared
 // server): feedback answers 200 with a per-event 503 for inferences it cannot check (never "does not
 // exist"); SIGTERM that cannot write its rows says so ("stopped with data loss", exit 1) instead of
-// "stopped cleanly"; after the database returns, queued rows land.
+// "stopped cleanly"; after the database returns, queued rows land. A key the gateway has not loaded
+// (made by another replica or the CLI) is a 503 while the store cannot be read to look for it, not a
+// 401 "Invalid API key" (which clients take as final); keys it holds go on being served.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +12,9 @@ import { startMockOpenAI, type MockUpstream } from './mocks/index.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { spawnGateway, writeGatewayConfig } from './helpers/process.ts';
 import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.ts';
+import { openStore } from '../src/store/open.ts';
+import { KeyAdmin } from '../src/auth/admin.ts';
+import { PG_URL } from './helpers/pg.ts';
 
 const pgUp = await pgAvailable();
 
@@ -59,6 +64,42 @@ describe('PostgreSQL unreachable', { skip: !pgUp }, () => {
     const back = await send();
     assert.equal(back.body[0]?.error, null, JSON.stringify(back.body));
     assert.ok(back.body[0]?.feedback_ids?.thumbs);
+  });
+
+  test('auth: a key made elsewhere is a 503 while the store is unreachable (never 401), a key held is served, a malformed one is 401; 200 once it is back', async (t) => {
+    const proxy: TcpProxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+    const schema = newSchema('auth');
+    const gw: TestGateway = await startTestGateway({
+      providers: [{ id: 'mockai', format: 'openai-chat', base_url: oa.url }],
+      gateway: { auth: { enabled: true }, storage: { database_url: proxy.url(), writer: { flush_ms: 20 } }, reload: { watch: false } },
+      env: { GATEWAY_PG_SCHEMA: schema },
+    });
+    const other = await openStore({ sqlitePath: '', databaseUrl: PG_URL, pgSchema: schema });
+    t.after(async () => { proxy.up(); await gw.stop(); await other.close(); await proxy.close(); });
+    const { key: held } = await gw.services.admin!.createKey({ name: 'held' });
+    const { key: late } = await new KeyAdmin(other).createKey({ name: 'made elsewhere' });
+    const call = async (key: string) => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'mockai/test-model', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { error?: { code: string; message: string } } };
+    };
+    assert.equal((await call(held)).status, 200);
+    proxy.down();
+    for (let i = 0; i < 2; i++) { // the reload it tries, then the same within the reload throttle
+      const r = await call(late);
+      assert.equal(r.status, 503, JSON.stringify(r.body));
+      assert.equal(r.body.error?.code, 'storage_unavailable');
+      assert.equal(r.retryAfter, '5');
+      assert.match(r.body.error!.message, /key store cannot be read/);
+    }
+    assert.equal((await call(held)).status, 200, 'the keys it holds are served from memory');
+    assert.equal((await call('not-a-gateway-key')).status, 401);
+    proxy.up();
+    await new Promise((r) => setTimeout(r, 1100)); // past the reload throttle
+    const back = await call(late);
+    assert.equal(back.status, 200, JSON.stringify(back.body));
   });
 
   test('SIGTERM with the database gone: the rows it could not write are reported ("stopped with data loss", exit 1), not "stopped cleanly"', async (t) => {

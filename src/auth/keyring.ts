@@ -52,6 +52,8 @@ export class KeyRing {
   #timers: NodeJS.Timeout[] = [];
   #loaded = false;
   #lastMissRefresh = -Infinity;
+  /** Whether the latest reload of the keys failed (the store unreadable); the ring serves the keys it holds. */
+  #lastLoadFailed = false;
   /** The load in progress: loads run one after another, so an older one cannot replace a newer map. */
   #loading: Promise<void> = Promise.resolve();
 
@@ -86,7 +88,7 @@ export class KeyRing {
   /** Swaps in a freshly loaded key map; on error the previous map stays in use. */
   refresh(): Promise<void> {
     const run = this.#loading.then(() => this.#load(), () => this.#load());
-    this.#loading = run.catch(() => {});
+    this.#loading = run.then(() => { this.#lastLoadFailed = false; }, () => { this.#lastLoadFailed = true; });
     return run;
   }
 
@@ -123,16 +125,20 @@ export class KeyRing {
 
   /**
    * A well-formed key whose id this ring does not know may have been created a moment ago (CLI, or the
-   * admin API of another replica): reload once, at most every `minMs`, and say whether it is known now.
+   * admin API of another replica): reload once, at most every `minMs`, and say whether it is known now,
+   * or that the store could not be read to tell ('unavailable': before 2026-11-29 such a key was a 401
+   * "Invalid API key" for as long as the store was down, which clients take as final).
    */
-  async refreshForUnknown(presented: string | undefined, minMs = 1000): Promise<boolean> {
+  async refreshForUnknown(presented: string | undefined, minMs = 1000): Promise<'known' | 'unknown' | 'unavailable'> {
     const parsed = presented ? parsePresentedKey(presented) : null;
-    if (!parsed || this.#entries.has(parsed.id)) return false;
+    if (!parsed || this.#entries.has(parsed.id)) return 'unknown';
     const now = this.#opts.now();
-    if (now - this.#lastMissRefresh < minMs) return false;
+    // Within the period, the last reload's outcome stands: with the store unreadable, an id this ring
+    // does not hold may be a key made since (another replica, the CLI), not a wrong one.
+    if (now - this.#lastMissRefresh < minMs) return this.#lastLoadFailed ? 'unavailable' : 'unknown';
     this.#lastMissRefresh = now;
-    try { await this.refresh(); } catch (e) { this.#opts.onError?.('refresh', e); return false; }
-    return this.#entries.has(parsed.id);
+    try { await this.refresh(); } catch (e) { this.#opts.onError?.('refresh', e); return 'unavailable'; }
+    return this.#entries.has(parsed.id) ? 'known' : 'unknown';
   }
 
   get size(): number { return this.#entries.size; }

@@ -74,8 +74,11 @@ function authenticate(svc: Services, req: IncomingMessage, route: Route): KeyRec
     return keys.authenticate(presented);
   } catch (e) {
     if (!(e instanceof GatewayError && e.code === 'invalid_api_key')) throw e;
-    return keys.refreshForUnknown(presented).then((known) => {
-      if (!known) throw e;
+    return keys.refreshForUnknown(presented).then((found) => {
+      if (found === 'unavailable') {
+        throw new GatewayError('storage_unavailable', 'This API key is not among the keys this gateway holds, and the key store cannot be read to look for it (a key created moments ago is stored there); retry in a moment.', { headers: { 'retry-after': '5' } });
+      }
+      if (found === 'unknown') throw e;
       return keys.authenticate(presented);
     });
   }
