@@ -59,13 +59,17 @@ function closing(sql: string, from: number, q: string): number {
 const sqliteValue = (v: unknown): SQLInputValue =>
   v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : (v as SQLInputValue);
 
-export function sqliteRunner(db: DatabaseSync, stmt: (sql: string) => StatementSync): SqlRunner {
+/**
+ * `unlocked` runs one attempt (a statement, or BEGIN IMMEDIATE) once no other connection holds the lock
+ * it needs, waiting on a timer rather than in SQLite's busy handler (src/store/sqlite-lock.ts).
+ */
+export function sqliteRunner(db: DatabaseSync, stmt: (sql: string) => StatementSync, unlocked: <T>(attempt: () => T) => Promise<T>): SqlRunner {
   const self: SqlRunner = {
     dialect: 'sqlite',
-    all: async (sql, params = []) => stmt(sql).all(...params.map(sqliteValue)) as Row[],
-    run: async (sql, params = []) => Number(stmt(sql).run(...params.map(sqliteValue)).changes),
+    all: (sql, params = []) => unlocked(() => stmt(sql).all(...params.map(sqliteValue)) as Row[]),
+    run: (sql, params = []) => unlocked(() => Number(stmt(sql).run(...params.map(sqliteValue)).changes)),
     tx: async (fn) => {
-      db.exec('BEGIN IMMEDIATE');
+      await unlocked(() => db.exec('BEGIN IMMEDIATE'));
       try {
         const out = await fn(self);
         db.exec('COMMIT');

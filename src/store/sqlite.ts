@@ -17,8 +17,10 @@ import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRo
 import { sqliteRunner, type SqlRunner } from './sql-runner.ts';
 import { rollupFeedbackSqlite, rollupInferencesSqlite } from './rollup-write.ts';
 import { TAKE_LANDING } from './landing.ts';
+import { LOCK_WAIT_MS, whenUnlocked } from './sqlite-lock.ts';
 
-export type SqliteOptions = { path: string; busyTimeoutMs?: number };
+/** `lockWaitMs`: how long a statement waits, in all, for another connection's lock (src/store/sqlite-lock.ts). */
+export type SqliteOptions = { path: string; lockWaitMs?: number };
 
 const bind = (p: unknown[]): SQLInputValue[] => p as SQLInputValue[];
 
@@ -46,11 +48,15 @@ export class SqliteStore implements Store {
   // Prepared once per SQL text (a prepare costs ~15 µs, as much as inserting a row); the cache is bounded
   // (see #stmt).
   readonly #stmts = new Map<string, StatementSync>();
+  readonly #lockWaitMs: number;
   readonly sql: SqlRunner;
 
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
-    this.#db = new DatabaseSync(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+    this.#lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
+    // The set-up below runs once, at start: it may wait in SQLite's busy handler. Every statement after
+    // it meets a lock at once (busy_timeout 0) and waits for it on a timer instead (#unlocked).
+    this.#db = new DatabaseSync(opts.path, { timeout: this.#lockWaitMs });
     // A new database gets 16 KB pages (an existing one keeps its own: SQLite sets the size only before the
     // first page is written). The writers append rows of 0.3-2 KB in batches and a commit writes each
     // dirty page to the WAL as its own frame: 16 KB pages write the same bytes in a quarter of the
@@ -58,6 +64,7 @@ export class SqliteStore implements Store {
     this.#db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec('PRAGMA synchronous = NORMAL');
+    this.#db.exec('PRAGMA busy_timeout = 0');
     this.#db.aggregate('dec_sum', {
       start: '0',
       step: (acc: string, v: unknown) => (v === null || v === undefined ? acc : addDecimal(acc, String(v))),
@@ -65,14 +72,13 @@ export class SqliteStore implements Store {
     // Exact money addition for the rare rollup cells whose cost has digits past the 18th decimal (src/store/rollup-fold.ts).
     this.#db.function('dec_add', { deterministic: true }, (a: unknown, b: unknown) =>
       addDecimal(a === null || a === undefined ? '0' : String(a), b === null || b === undefined ? '0' : String(b)));
-    this.sql = sqliteRunner(this.#db, (sql) => this.#stmt(sql));
+    this.sql = sqliteRunner(this.#db, (sql) => this.#stmt(sql), (attempt) => this.#unlocked(attempt));
   }
 
   /** BEGIN IMMEDIATE takes the write lock up front, so a second replica waits (busy_timeout) instead of racing. */
-  async migrate(): Promise<void> {
+  migrate(): Promise<void> {
     const db = this.#db;
-    db.exec('BEGIN IMMEDIATE');
-    try {
+    return this.#tx(() => {
       db.exec(MIGRATIONS_TABLE_SQL);
       const applied = new Set(db.prepare('SELECT version FROM schema_migrations').all().map((r) => num(r.version)));
       const ins = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
@@ -80,15 +86,11 @@ export class SqliteStore implements Store {
         for (const stmt of m.sqlite) db.exec(stmt);
         ins.run(m.version, m.name, new Date().toISOString());
       }
-      db.exec('COMMIT');
-    } catch (err) {
-      rollbackQuietly(db);
-      throw err;
-    }
+    });
   }
 
   async ping(): Promise<void> {
-    this.#stmt('SELECT 1').get();
+    await this.#unlocked(() => this.#stmt('SELECT 1').get());
   }
 
   async close(): Promise<void> {
@@ -107,10 +109,21 @@ export class SqliteStore implements Store {
     return st;
   }
 
-  /** The error that failed the transaction is the one thrown, whatever the rollback does (see rollbackQuietly). */
-  #tx(fn: () => void): void {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try { fn(); this.#db.exec('COMMIT'); } catch (err) { rollbackQuietly(this.#db); throw err; }
+  /** `attempt` (one statement, or a whole transaction) once no other connection holds the lock it needs. */
+  #unlocked<T>(attempt: () => T): Promise<T> {
+    return whenUnlocked(this.#db, attempt, this.#lockWaitMs);
+  }
+
+  /**
+   * `fn` in one transaction, begun and committed with no await between (nothing else on this shared
+   * connection can join it), the whole tried again while another connection holds the write lock. The
+   * error that failed the transaction is the one thrown, whatever the rollback does (see rollbackQuietly).
+   */
+  #tx(fn: () => void): Promise<void> {
+    return this.#unlocked(() => {
+      this.#db.exec('BEGIN IMMEDIATE');
+      try { fn(); this.#db.exec('COMMIT'); } catch (err) { rollbackQuietly(this.#db); throw err; }
+    });
   }
 
   /** The open transaction's landing position. */
@@ -119,27 +132,29 @@ export class SqliteStore implements Store {
   }
 
   async insertKey(k: KeyRecord): Promise<void> {
-    this.#stmt(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${placeholders(12, false)})`).run(...bind(keyParams(k)));
+    await this.#unlocked(() => this.#stmt(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${placeholders(12, false)})`).run(...bind(keyParams(k))));
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
-    const r = this.#stmt(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id);
+    const r = await this.#unlocked(() => this.#stmt(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id));
     return r ? rowToKey(r as Row) : null;
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    return this.#stmt(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).all().map((r) => rowToKey(r as Row));
+    return (await this.#unlocked(() => this.#stmt(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).all())).map((r) => rowToKey(r as Row));
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
-    const res = this.#stmt('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(iso(at), id);
+    const res = await this.#unlocked(() => this.#stmt('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(iso(at), id));
     return Number(res.changes) > 0;
   }
 
   async touchKeys(lastUsed: Array<{ id: string; at: string }>): Promise<void> {
     if (lastUsed.length === 0) return;
-    const st = this.#stmt('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)');
-    this.#tx(() => { for (const u of lastUsed) { const at = iso(u.at); st.run(at, u.id, at); } });
+    await this.#tx(() => {
+      const st = this.#stmt('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)');
+      for (const u of lastUsed) { const at = iso(u.at); st.run(at, u.id, at); }
+    });
   }
 
   /** The records' spend, and the rollups' where retention deleted records (key-spend.ts). */
@@ -150,9 +165,9 @@ export class SqliteStore implements Store {
   /** Idempotent per id (ON CONFLICT DO NOTHING), so the writer may retry a batch that partly landed. */
   async insertInferences(recs: InferenceRecord[]): Promise<void> {
     if (recs.length === 0) return;
-    const st = this.#stmt(INSERT_INFERENCE);
     // The dashboard's rollups move in the same transaction, with only the rows really inserted (src/store/rollup-write.ts).
-    this.#tx(() => {
+    await this.#tx(() => {
+      const st = this.#stmt(INSERT_INFERENCE);
       const landed: InferenceRecord[] = [];
       const at = this.#landing();
       for (const r of recs) if (Number(st.run(...bind(inferenceParams(r, r.stream ? 1 : 0, r.partial ? 1 : 0)), at).changes) > 0) landed.push(r);
@@ -161,7 +176,7 @@ export class SqliteStore implements Store {
   }
 
   async getInference(id: string): Promise<InferenceRef | null> {
-    const r = this.#stmt('SELECT id, key_id, served_model, created_at FROM inferences WHERE id = ?').get(id);
+    const r = await this.#unlocked(() => this.#stmt('SELECT id, key_id, served_model, created_at FROM inferences WHERE id = ?').get(id));
     return r ? { id: str(r.id), keyId: strOrNull(r.key_id), servedModel: strOrNull(r.served_model), createdAt: iso(r.created_at) } : null;
   }
 
@@ -172,7 +187,7 @@ export class SqliteStore implements Store {
     if (q.keyId !== undefined) { where.push('key_id = ?'); params.push(q.keyId); }
     const sql = `SELECT ${INFERENCE_COLUMNS} FROM inferences ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
     params.push(Math.max(0, Math.floor(q.limit)));
-    return this.#stmt(sql).all(...bind(params)).map((r) => rowToInference(r as Row));
+    return (await this.#unlocked(() => this.#stmt(sql).all(...bind(params)))).map((r) => rowToInference(r as Row));
   }
 
   async usage(q: UsageQuery): Promise<UsageRow[]> {
@@ -180,13 +195,13 @@ export class SqliteStore implements Store {
     let sql = USAGE_SELECT(usageGroupExpr(q.groupBy, 'sqlite'), 'dec_sum(cost_usd)') + ' WHERE created_at >= ? AND created_at < ?';
     if (q.keyId !== undefined) { sql += ' AND key_id = ?'; params.push(q.keyId); }
     sql += ' GROUP BY grp ORDER BY grp';
-    return usageRows(this.#stmt(sql).all(...bind(params)) as Row[]);
+    return usageRows(await this.#unlocked(() => this.#stmt(sql).all(...bind(params))) as Row[]);
   }
 
   async insertFeedback(rows: FeedbackRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const st = this.#stmt(INSERT_FEEDBACK);
-    this.#tx(() => {
+    await this.#tx(() => {
+      const st = this.#stmt(INSERT_FEEDBACK);
       const landed: FeedbackRow[] = [];
       const at = this.#landing();
       for (const f of rows) if (Number(st.run(...bind(feedbackParams(f)), at).changes) > 0) landed.push(f);
@@ -200,6 +215,6 @@ export class SqliteStore implements Store {
     if (q.model !== undefined) { sql += ' AND i.served_model = ?'; params.push(q.model); }
     if (q.metric !== undefined) { sql += ' AND f.metric = ?'; params.push(q.metric); }
     sql += ' GROUP BY i.served_model, f.metric, f.type ORDER BY model, metric';
-    return statsRows(this.#stmt(sql).all(...bind(params)) as Row[]);
+    return statsRows(await this.#unlocked(() => this.#stmt(sql).all(...bind(params))) as Row[]);
   }
 }

@@ -61,7 +61,7 @@ async function route(): Promise<void> {
     if (page === 'usage') await usagePage(main);
     else if (page === 'requests' && parts[1]) await requestDetailPage(main, decodeURIComponent(parts[1]));
     else if (page === 'requests') await requestsPage(main, (f) => cleanups.push(f));
-    else if (page === 'keys') await keysPage(main, s);
+    else if (page === 'keys') await keysPage(main, s, (f) => cleanups.push(f));
     else if (page === 'models') await modelsPage(main);
     else if (page === 'router') await routerPage(main, s.user.role === 'admin');
     else if (page === 'users' && s.user.role === 'admin') await usersPage(main, s);

@@ -37,9 +37,11 @@ export const statusBadge = (status: number): HTMLElement => badge(String(status)
 
 export const chart = (node: VNode): HTMLElement => h('div', { class: 'chart-wrap' }, toSvg(node));
 
+/** What went wrong, as the error boxes say it: the API's message and its code. */
+export const errorText = (e: unknown): string => (e instanceof ApiError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e));
+
 export function errorBox(e: unknown): HTMLElement {
-  const msg = e instanceof ApiError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
-  return h('div', { class: 'notice error', role: 'alert' }, msg);
+  return h('div', { class: 'notice error', role: 'alert' }, errorText(e));
 }
 
 /** A secret shown once, with a copy button. */
