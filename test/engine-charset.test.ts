@@ -47,8 +47,14 @@ test('a body recoded to UTF-8 is the same text wherever its chunks are cut (in a
 });
 
 test('an unknown charset label is read as UTF-8, and a whole body is read in its declared charset', () => {
-  const r = createRecoder('x-no-such-charset', 'test');
-  assert.equal(Buffer.concat([r.push(Buffer.from(TEXT)), r.end()]).toString('utf8'), TEXT);
+  const warned: string[] = [];
+  const warn = console.warn;
+  console.warn = (line: string) => { warned.push(line); };
+  try {
+    const r = createRecoder('x-no-such-charset', 'http://127.0.0.1:9');
+    assert.equal(Buffer.concat([r.push(Buffer.from(TEXT)), r.end()]).toString('utf8'), TEXT);
+  } finally { console.warn = warn; }
+  assert.deepEqual(warned, ['upstream http://127.0.0.1:9: answered in charset "x-no-such-charset", which the gateway does not know: read as UTF-8']);
   assert.equal(bodyText(encodeText('Modèle inconnu', 'windows-1252'), 'application/json; charset=latin1', 'test'), 'Modèle inconnu');
   assert.equal(bodyText(Buffer.concat([BOM['utf-8'], Buffer.from('{"a":1}')]), 'application/json', 'test'), '{"a":1}');
   // A binary type's bytes are not recoded.

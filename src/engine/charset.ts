@@ -11,14 +11,27 @@ export type ContentType = string | string[] | undefined;
 
 const one = (ct: ContentType): string | undefined => (Array.isArray(ct) ? ct[0] : ct);
 
+/** Labels already read, by Content-Type value: an upstream sends the same one with every answer. */
+const labels = new Map<string, string | null>();
+const MAX_LABELS = 64;
+
 /**
  * The charset label a Content-Type declares, lower-cased and unquoted, when it is not UTF-8; null
  * for none or UTF-8 (the body is read as it is).
  */
 export function declaredCharset(ct: ContentType): string | null {
   const s = one(ct);
-  // The usual headers, without a charset or with UTF-8's, are told apart without a search.
+  // The usual headers, without a parameter or with UTF-8's, are told apart without parsing.
   if (s === undefined || s.indexOf('=') === -1 || s.endsWith('charset=utf-8')) return null;
+  const known = labels.get(s);
+  if (known !== undefined) return known;
+  const label = charsetOf(s);
+  if (labels.size >= MAX_LABELS) labels.clear();
+  labels.set(s, label);
+  return label;
+}
+
+function charsetOf(s: string): string | null {
   const at = s.search(/;\s*charset\s*=/i);
   if (at === -1) return null;
   let v = s.slice(s.indexOf('=', at) + 1);
