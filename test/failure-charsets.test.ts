@@ -18,6 +18,7 @@ before(async () => {
   gw = await startTestGateway({
     providers: [
       { id: 'oa', format: 'openai-chat', base_url: `${up.url}/v1`, models: [{ name: 'test-model', pricing: { prompt: '0.000001', completion: '0.000002' } }, { name: 'emb', pricing: { prompt: '0.000001', completion: '0' } }] },
+      { id: 'an', format: 'anthropic-messages', base_url: `${up.url}/v1` },
     ],
     gateway: { upstream: { first_byte_timeout_ms: 3000, idle_timeout_ms: 3000, max_attempts: 1, ejection: { consecutive_failures: 1000 } } },
   });
@@ -166,4 +167,19 @@ test('pass-through: a JSON answer goes out byte for byte under its own charset a
   const bad = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oa/emb', input: 'hello' }) });
   assert.equal(bad.status, 400);
   assert.equal((await bad.json() as { error: { message: string } }).error.message, `OA: Entrée refusée: ${e.text}`);
+});
+
+test('a JSON exchange outside the attempt flow (count_tokens) reads its answer and its error in their charset', async () => {
+  const count = (): Promise<Response> => fetch(`${gw.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'an/test-model', messages: [{ role: 'user', content: 'hello' }] }) });
+  const u = CASES.find((x) => x.name === 'UTF-16LE with a BOM')!;
+  up.push({ headers: { 'content-type': contentType('application/json', u) }, chunks: [encode(JSON.stringify({ input_tokens: 4242 }), u)] });
+  const r = await count();
+  assert.equal(r.headers.get('x-gateway-token-count'), 'provider', 'the provider\'s own count, not the estimate it fell back to');
+  assert.deepEqual(await r.json(), { input_tokens: 4242 });
+
+  const j = CASES.find((x) => x.name === 'Shift_JIS')!;
+  up.push({ status: 400, headers: { 'content-type': contentType('application/json', j) }, chunks: cutInside(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: j.text } }), j), gapMs: 20 });
+  const bad = await count();
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json() as { error: { message: string } }).error.message, `AN: ${j.text}`);
 });
