@@ -2,7 +2,8 @@
 // SSE streams, error bodies) works on UTF-8 bytes; a body in another charset (a Content-Type
 // `charset=iso-8859-1`, `shift_jis`, `utf-16le`, or a byte order mark) is recoded to UTF-8 as it
 // arrives, so its text is not mangled and UTF-16 JSON parses. The usual body (no charset, or UTF-8,
-// without a BOM) is never recoded: the header costs one indexOf, the body one byte compare.
+// without a BOM) is never recoded: its header costs an indexOf (and an endsWith or a map lookup when
+// it has a parameter), its body one byte compare.
 // Labels are the WHATWG Encoding Standard's (Node's TextDecoder, full ICU: `iso-8859-1` and `latin1`
 // are windows-1252, `utf-16` is utf-16le), and a BOM overrides the label, as browsers decode.
 import { throttledLog } from '../util/throttled-log.ts';
