@@ -6,6 +6,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/types.ts';
 import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
 import type { Coding } from '../util/content-codings.ts';
+import { declaredRecoder, recoderAtStart, utf8ContentType, type Recoder } from './charset.ts';
 
 /** One pool per upstream origin, built with the connection settings it was made for. */
 const pools = new Map<string, { pool: Pool; settings: string }>();
@@ -62,7 +63,9 @@ export type Flow = { pause(): void; resume(): void; abort(reason: Error): void }
  * covers connect failures, timeouts (connect, first byte = headers, idle between body chunks), a body
  * whose content encoding cannot be undone (a ContentCodingError) and an abort through the call's
  * signal (its reason is the error). The body arrives decoded: the headers have no content-encoding
- * or content-length when it was encoded.
+ * or content-length when it was encoded. A text body arrives as UTF-8 whatever charset it was in
+ * (src/engine/charset.ts): one declared in another charset has its content-type say utf-8 and no
+ * content-length; a byte order mark is dropped.
  */
 export type ResponseSink = {
   start(status: number, headers: ResponseHeaders, flow: Flow): void;
@@ -87,14 +90,21 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #flow: Flow | null = null;
   /** Undoes the body's content encoding, when it has one (src/engine/content-coding.ts). */
   #decoder: BodyDecoder | null = null;
+  /** Recodes a text body in another charset to UTF-8 (src/engine/charset.ts), after the decoder. */
+  #text: Recoder | null = null;
+  /** The body's first bytes are still to be looked at for a byte order mark. */
+  #sniff = false;
+  #contentType: string | string[] | undefined;
+  readonly #origin: string;
   #done = false;
   readonly #onAbort = (): void => {
     if (this.#controller) this.#controller.abort(abortReason(this.#signal));
     else this.#fail(abortReason(this.#signal));
   };
 
-  constructor(sink: ResponseSink, signal: AbortSignal) {
+  constructor(sink: ResponseSink, signal: AbortSignal, origin: string) {
     this.#sink = sink;
+    this.#origin = origin;
     this.#signal = signal;
     signal.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -144,6 +154,12 @@ class SinkHandler implements Dispatcher.DispatchHandler {
       const { 'content-encoding': _, 'content-length': __, ...plain } = headers;
       headers = plain;
     }
+    const ct = headers['content-type'];
+    this.#text = declaredRecoder(ct, this.#origin);
+    if (this.#text !== null) {
+      const { 'content-length': _, ...recoded } = headers;
+      headers = { ...recoded, 'content-type': utf8ContentType(String(ct)) };
+    } else { this.#sniff = true; this.#contentType = ct; }
     try { this.#sink.start(statusCode, headers, this.#flow); } catch (e) { this.#threw(e); }
   }
 
@@ -154,6 +170,12 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
   #data(chunk: Buffer): void {
     if (this.#done) return;
+    if (this.#sniff && chunk.length > 0) {
+      // A body declared in no charset but UTF-8 is read as it is, unless it opens with a byte order mark.
+      this.#sniff = false;
+      this.#text = recoderAtStart(chunk, this.#contentType, this.#origin);
+    }
+    if (this.#text !== null) { chunk = this.#text.push(chunk); if (chunk.length === 0) return; }
     try { this.#sink.data(chunk); } catch (e) { this.#threw(e); }
   }
 
@@ -164,6 +186,13 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
   #end(): void {
     if (this.#done) return;
+    if (this.#text !== null) {
+      // What the recoder still held (a character cut at the very end becomes U+FFFD).
+      const rest = this.#text.end();
+      this.#text = null;
+      if (rest.length > 0) { try { this.#sink.data(rest); } catch (e) { this.#threw(e); return; } }
+      if (this.#done) return;
+    }
     this.#finish();
     try { this.#sink.end(); } catch (e) {
       try { this.#sink.error(e instanceof Error ? e : new Error(String(e))); } catch (e2) { console.error('upstream response sink failed in error():', e2); }
@@ -177,7 +206,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
 /** Sends one request and feeds its response to `sink` as it arrives. */
 export function exchange(c: UpstreamCall, sink: ResponseSink): void {
-  const handler = new SinkHandler(sink, c.signal);
+  const handler = new SinkHandler(sink, c.signal, c.origin);
   if (c.signal.aborted) { handler.onResponseError(null as never, abortReason(c.signal)); return; }
   poolFor(c.origin, c.settings).dispatch({
     origin: c.origin,

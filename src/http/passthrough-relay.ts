@@ -9,6 +9,7 @@ import { createStreamTap, usageFromTail, usageOfAnswer } from '../formats/passth
 import { createSseParser, sseFrame, type SseFrame } from '../formats/sse.ts';
 import { consumedUsage, normalizeUsage } from '../engine/usage.ts';
 import { bodyDecoder, contentCodings } from '../engine/content-coding.ts';
+import { declaredRecoder, recoderAtStart, utf8ContentType, type Recoder } from '../engine/charset.ts';
 
 /**
  * Upstream headers a client may see: what it needs to read the body. Never the provider's request or
@@ -43,13 +44,20 @@ function withoutUsage(f: SseFrame): string {
 
 /**
  * Relays `up` (a success whose content encoding, if any, the caller checked with contentCodings) to
- * the client, reading its usage on the way.
+ * the client, reading its usage on the way. Its text is read in its charset (src/engine/charset.ts):
+ * a JSON body still goes out byte for byte under the upstream's own content-type, a stream, re-framed
+ * as UTF-8, says charset=utf-8 (it said another before, over UTF-8 bytes).
  */
 export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOptions): Promise<Relayed> {
-  const sse = String(up.headers['content-type'] ?? '').toLowerCase().includes('event-stream');
+  const type = up.headers['content-type'];
+  const sse = String(type ?? '').toLowerCase().includes('event-stream');
   const codings = contentCodings(up.headers['content-encoding']);
   const headers: Record<string, string | string[]> = {};
   for (const h of FORWARDED) { const v = up.headers[h]; if (v !== undefined) headers[h] = v; }
+  /** Recodes the text the gateway reads to UTF-8 when it is in another charset (null: read as it is). */
+  let text: Recoder | null = declaredRecoder(type, o.provider);
+  let sniff = text === null;
+  if (text !== null && sse) headers['content-type'] = utf8ContentType(String(type));
   // A JSON body goes out byte for byte, so its length holds (decoded, it has another); a stream is re-framed and goes out chunked.
   if (!sse && codings.length === 0 && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
   headers['x-inference-id'] = o.id;
@@ -95,25 +103,33 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
       settle(consumed(why, false));
     };
 
+    /** Keeps a JSON body's text (as UTF-8) to read its usage at the end. */
+    const capture = (t: Buffer): void => {
+      if (headBytes + t.length <= CAPTURE_BYTES) { head.push(t); headBytes += t.length; }
+      tail = tail.length + t.length <= TAIL_BYTES ? Buffer.concat([tail, t]) : Buffer.concat([tail, t]).subarray(-TAIL_BYTES);
+    };
     const onData = (c: Buffer): void => {
       if (settled) return;
       try {
-        total += c.length;
+        if (sniff && c.length > 0) { sniff = false; text = recoderAtStart(c, type, o.provider); }
+        const t = text === null ? c : text.push(c);
+        total += t.length;
         if (parser) {
-          write(frames(parser.push(c)));
+          write(frames(parser.push(t)));
           if (tap!.failure !== null) cut(tap!.failure);
           return;
         }
-        if (headBytes + c.length <= CAPTURE_BYTES) { head.push(c); headBytes += c.length; }
-        tail = tail.length + c.length <= TAIL_BYTES ? Buffer.concat([tail, c]) : Buffer.concat([tail, c]).subarray(-TAIL_BYTES);
+        capture(t);
         write(c);
       } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
     };
     const onEnd = (): void => {
       if (settled) return;
       try {
+        const rest = text === null ? null : text.end();
+        if (rest !== null) total += rest.length;
         if (parser) {
-          const out = frames(parser.end());
+          const out = (rest === null ? '' : frames(rest.length > 0 ? parser.push(rest) : [])) + frames(parser.end());
           if (tap!.failure !== null) { write(out); cut(tap!.failure); return; }
           res.end(out);
           const reported = tap!.usage();
@@ -122,6 +138,7 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
           return;
         }
         res.end();
+        if (rest !== null) capture(rest);
         let usage: Usage | null = null;
         if (total <= CAPTURE_BYTES) { try { usage = usageOfAnswer(JSON.parse(Buffer.concat(head, headBytes).toString('utf8'))); } catch { usage = null; } }
         else usage = usageFromTail(tail.toString('utf8'));

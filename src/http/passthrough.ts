@@ -27,6 +27,7 @@ import type { ClientInfo, RouteParams } from './routes.ts';
 import type { Services } from './services.ts';
 import { relayAnswer } from './passthrough-relay.ts';
 import { bodyDecoder, contentCodings, type ContentCodingError } from '../engine/content-coding.ts';
+import { bodyText } from '../engine/charset.ts';
 import { refuseCostBound } from './router-mode.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };
@@ -192,7 +193,7 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
           break;
         } else {
           ra = retryAfterMs(up.headers);
-          const v = upstreamFailure(codecFor(entry.provider.format), entry, rec.status, await drain(up), up.headers, ra, redact);
+          const v = upstreamFailure(codecFor(entry.provider.format), entry, rec.status, await drain(up, entry.provider.id), up.headers, ra, redact);
           error = v.error; inPlace = v.inPlace;
           rec.error = error.message;
           served = entry;
@@ -239,13 +240,13 @@ function codingProblem(header: string | string[] | undefined): ContentCodingErro
   try { contentCodings(header); return null; } catch (e) { return e as ContentCodingError; }
 }
 
-/** Reads an upstream error answer, decoded (its first 64 KiB; the rest is discarded). */
-function drain(up: IncomingMessage): Promise<string> {
+/** Reads an upstream error answer, decoded and as text in its charset (its first 64 KiB; the rest is discarded). */
+function drain(up: IncomingMessage, from: string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   return new Promise((resolve) => {
     // A cut or undecodable error body still leaves its status (and what was read of it).
-    const done = (): void => resolve(Buffer.concat(chunks).toString('utf8', 0, Math.min(size, 65536)));
+    const done = (): void => resolve(bodyText(Buffer.concat(chunks).subarray(0, 65536), up.headers['content-type'], from));
     const keep = (c: Buffer): void => { if (size < 65536) { chunks.push(c); size += c.length; } };
     const codings = codingProblem(up.headers['content-encoding']) ? [] : contentCodings(up.headers['content-encoding']);
     const decoder = codings.length === 0 ? null : bodyDecoder(codings, { data: keep, end: done, error: done });
