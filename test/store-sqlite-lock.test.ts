@@ -83,3 +83,28 @@ test('a lock held past the bound fails the write as the database being unavailab
   await admin.createKey({ name: 'after the lock' });
   assert.equal((await store.listKeys()).length, 1, 'the connection works once the lock is released');
 });
+
+test('transactions on the shared connection run one at a time; statements issued meanwhile are not part of one; a nested tx joins', async (t) => {
+  const { store } = await withStore(t);
+  const sql = store.sql;
+  await sql.run('CREATE TABLE gate_probe (k TEXT PRIMARY KEY)');
+  const pause = () => new Promise((r) => setTimeout(r, 30));
+  // Two transactions begun in the same tick, each awaiting between its statements (before: the second
+  // failed with "cannot start a transaction within a transaction").
+  const tx = (k: string) => sql.tx(async (q) => { await q.run('INSERT INTO gate_probe (k) VALUES (?)', [`${k}1`]); await pause(); await q.run('INSERT INTO gate_probe (k) VALUES (?)', [`${k}2`]); });
+  const both = await Promise.allSettled([tx('a'), tx('b')]);
+  assert.deepEqual(both.map((r) => r.status), ['fulfilled', 'fulfilled'], JSON.stringify(both));
+  // A write issued while a transaction awaits, which then fails: the write is its own, not rolled back with it
+  // (before: it ran inside the open transaction and was lost with it, its caller told it was done).
+  const failing = sql.tx(async (q) => { await q.run("INSERT INTO gate_probe (k) VALUES ('in-tx')"); await pause(); throw new Error('the transaction fails'); });
+  const outside = store.insertKey({ id: 'k-outside', name: 'outside', hash: 'h', createdAt: new Date().toISOString(), expiresAt: null, revokedAt: null, lastUsedAt: null, allowedModels: [], budgetUsd: null, budgetPeriod: null, rpmLimit: null, tpmLimit: null } as never);
+  const plain = sql.run("INSERT INTO gate_probe (k) VALUES ('outside')");
+  await assert.rejects(failing, /the transaction fails/);
+  await outside; await plain;
+  assert.equal((await store.getKey('k-outside'))?.name, 'outside');
+  const keys = (await sql.all('SELECT k FROM gate_probe ORDER BY k')).map((r) => r.k);
+  assert.deepEqual(keys, ['a1', 'a2', 'b1', 'b2', 'outside']);
+  // A tx inside a transaction's function joins it.
+  await sql.tx(async (q) => { await q.tx(async (qq) => { await qq.run("INSERT INTO gate_probe (k) VALUES ('nested')"); }); });
+  assert.equal((await sql.all("SELECT COUNT(*) AS n FROM gate_probe WHERE k = 'nested'"))[0]?.n, 1);
+});

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
 import type { Row } from './rows.ts';
+import type { TxGate } from './sqlite-lock.ts';
 
 export type SqlRunner = {
   readonly dialect: Dialect;
@@ -61,26 +62,30 @@ const sqliteValue = (v: unknown): SQLInputValue =>
 
 /**
  * `unlocked` runs one attempt (a statement, or BEGIN IMMEDIATE) once no other connection holds the lock
- * it needs, waiting on a timer rather than in SQLite's busy handler (src/store/sqlite-lock.ts).
+ * it needs, waiting on a timer rather than in SQLite's busy handler (src/store/sqlite-lock.ts); `gate`
+ * keeps this connection's transactions one at a time and other statements out of them (TxGate).
  */
-export function sqliteRunner(db: DatabaseSync, stmt: (sql: string) => StatementSync, unlocked: <T>(attempt: () => T) => Promise<T>): SqlRunner {
-  const self: SqlRunner = {
+export function sqliteRunner(db: DatabaseSync, stmt: (sql: string) => StatementSync, unlocked: <T>(attempt: () => T) => Promise<T>, gate: TxGate): SqlRunner {
+  const all = (sql: string, params: readonly unknown[] = []): Promise<Row[]> => unlocked(() => stmt(sql).all(...params.map(sqliteValue)) as Row[]);
+  const run = (sql: string, params: readonly unknown[] = []): Promise<number> => unlocked(() => Number(stmt(sql).run(...params.map(sqliteValue)).changes));
+  // The runner a transaction's function gets: its statements are the transaction's; a nested tx joins it.
+  const inner: SqlRunner = { dialect: 'sqlite', all, run, tx: (fn) => fn(inner) };
+  return {
     dialect: 'sqlite',
-    all: (sql, params = []) => unlocked(() => stmt(sql).all(...params.map(sqliteValue)) as Row[]),
-    run: (sql, params = []) => unlocked(() => Number(stmt(sql).run(...params.map(sqliteValue)).changes)),
-    tx: async (fn) => {
+    all: (sql, params) => gate.outside(() => all(sql, params)),
+    run: (sql, params) => gate.outside(() => run(sql, params)),
+    tx: (fn) => gate.hold(async () => {
       await unlocked(() => db.exec('BEGIN IMMEDIATE'));
       try {
-        const out = await fn(self);
+        const out = await fn(inner);
         db.exec('COMMIT');
         return out;
       } catch (err) {
         if (db.isTransaction) { try { db.exec('ROLLBACK'); } catch { /* keep the error that failed the transaction */ } }
         throw err;
       }
-    },
+    }),
   };
-  return self;
 }
 
 type PgQueryable = { query(sql: string, params?: unknown[]): Promise<pg.QueryResult> };

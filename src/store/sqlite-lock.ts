@@ -41,3 +41,34 @@ function lockTimeout(cause: unknown, boundMs: number): Error {
   const msg = `the database stayed locked by another connection for ${boundMs / 1000} s`;
   return Object.assign(new Error(msg, { cause }), { code: 'ERR_SQLITE_ERROR', errcode: (cause as { errcode: number }).errcode, errstr: 'database is locked' });
 }
+
+/**
+ * One transaction with awaits in it at a time on a shared connection (SqlRunner.tx), and no other
+ * statement on that connection while it is open. SQLite has one transaction per connection: before
+ * 2026-11-29 a second tx begun while the first awaited failed ("cannot start a transaction within a
+ * transaction": an admin's key rotation beside a dashboard read's rollup fold), and a statement of
+ * another caller run meanwhile became part of the open transaction (rolled back with it, though its
+ * caller had been told it was done). Statements wait only while such a transaction is open; the
+ * store's own transactions (BEGIN ... COMMIT with no await between) need no gate of their own.
+ */
+export class TxGate {
+  #open: Promise<void> | null = null;
+
+  /** `run()` once no transaction is open (at once when none is: the common case). */
+  outside<T>(run: () => Promise<T>): Promise<T> {
+    return this.#open === null ? run() : this.#after(run);
+  }
+
+  async #after<T>(run: () => Promise<T>): Promise<T> {
+    while (this.#open !== null) await this.#open;
+    return run();
+  }
+
+  /** `fn()` as the connection's one open transaction. */
+  async hold<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.#open !== null) await this.#open;
+    let release!: () => void;
+    this.#open = new Promise<void>((ok) => { release = ok; });
+    try { return await fn(); } finally { this.#open = null; release(); }
+  }
+}

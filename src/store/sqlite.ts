@@ -17,7 +17,7 @@ import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRo
 import { sqliteRunner, type SqlRunner } from './sql-runner.ts';
 import { rollupFeedbackSqlite, rollupInferencesSqlite } from './rollup-write.ts';
 import { TAKE_LANDING } from './landing.ts';
-import { LOCK_WAIT_MS, whenUnlocked } from './sqlite-lock.ts';
+import { LOCK_WAIT_MS, TxGate, whenUnlocked } from './sqlite-lock.ts';
 
 /** `lockWaitMs`: how long a statement waits, in all, for another connection's lock (src/store/sqlite-lock.ts). */
 export type SqliteOptions = { path: string; lockWaitMs?: number };
@@ -49,6 +49,8 @@ export class SqliteStore implements Store {
   // (see #stmt).
   readonly #stmts = new Map<string, StatementSync>();
   readonly #lockWaitMs: number;
+  /** The runner's transactions one at a time, the store's statements kept out of them (TxGate). */
+  readonly #gate = new TxGate();
   readonly sql: SqlRunner;
 
   constructor(opts: SqliteOptions) {
@@ -72,7 +74,7 @@ export class SqliteStore implements Store {
     // Exact money addition for the rare rollup cells whose cost has digits past the 18th decimal (src/store/rollup-fold.ts).
     this.#db.function('dec_add', { deterministic: true }, (a: unknown, b: unknown) =>
       addDecimal(a === null || a === undefined ? '0' : String(a), b === null || b === undefined ? '0' : String(b)));
-    this.sql = sqliteRunner(this.#db, (sql) => this.#stmt(sql), (attempt) => this.#unlocked(attempt));
+    this.sql = sqliteRunner(this.#db, (sql) => this.#stmt(sql), (attempt) => whenUnlocked(this.#db, attempt, this.#lockWaitMs), this.#gate);
   }
 
   /** BEGIN IMMEDIATE takes the write lock up front, so a second replica waits (busy_timeout) instead of racing. */
@@ -111,7 +113,7 @@ export class SqliteStore implements Store {
 
   /** `attempt` (one statement, or a whole transaction) once no other connection holds the lock it needs. */
   #unlocked<T>(attempt: () => T): Promise<T> {
-    return whenUnlocked(this.#db, attempt, this.#lockWaitMs);
+    return this.#gate.outside(() => whenUnlocked(this.#db, attempt, this.#lockWaitMs));
   }
 
   /**
