@@ -466,6 +466,9 @@ test('a Redis that answers PING but refuses writes keeps the breaker open until 
   } finally { await l.close(); }
 });
 
+/** A spend counter's own key (`...:s:<period>:<start>`), not its meta, open reservations, leases or released tokens. */
+const isCounter = (k: string): boolean => /:s:[a-z]+:\d+$/.test(k);
+
 test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced for that API key alone, not taken for Redis failing for every key', async () => {
   const at = Date.UTC(2031, 4, 6, 12, 10, 5);
   const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
@@ -480,7 +483,7 @@ test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced fo
     await r.settle({ tokens: 1, costUsd: '0.1' });
     // Something else sharing this Redis writes lists where the key's minute window and spend counter are.
     const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
-    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter((k) => !k.endsWith(':m'));
+    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter(isCounter);
     assert.equal(sks.length, 1);
     for (const k of [wk, sks[0]!]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
     const again = await attempt(l, bad, '0.1');
@@ -504,7 +507,7 @@ test('a settlement meeting a key of the wrong type does not hold the breaker ope
     const open = await attempt(l, bad, '0.5');
     assert.ok(!(open instanceof LimitError));
     const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
-    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find((k) => !k.endsWith(':m'))!;
+    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find(isCounter)!;
     for (const k of [wk, sk]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
     await open.settle({ tokens: 1, costUsd: '0.1' });
     await new Promise((r) => setTimeout(r, 500));
