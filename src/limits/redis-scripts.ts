@@ -217,10 +217,23 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 return 0`;
 
-// Adds spend admitted while Redis was unreachable to a counter that survived; a counter that did not is
-// seeded from the store, whose records already hold that spend.
+// Adds spend admitted while Redis was unreachable (ARGV[1]) to its counter. A missing counter under the
+// period mark of an earlier period is a period that began while Redis was away: created holding that
+// spend (KEYS 2 to 4 its meta, the mark and the open reservations; ARGV 2 the period start, 3 the new
+// epoch, 4 counter ttl s (0 none), 5 mark ttl s; without them, never created). One lost in its period,
+// or with no mark (Redis lost its data), is not: 0, and it is rebuilt from the replica's view, which
+// holds that spend, and re-seeded from the store, whose records hold it too.
 const RECONCILE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seen = KEYS[3] and redis.call('GET', KEYS[3])
+  if not seen or tonumber(seen) >= tonumber(ARGV[2]) then return 0 end
+  redis.call('DEL', KEYS[2], KEYS[4])
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('HSET', KEYS[2], 'e', ARGV[3])
+  if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]); redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+  redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[5])
+  return 1
+end
 if tonumber(redis.call('INCRBY', KEYS[1], ARGV[1])) < 0 then redis.call('SET', KEYS[1], 0, 'KEEPTTL') end
 return 1`;
 

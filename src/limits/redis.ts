@@ -31,6 +31,8 @@ type WindowHeld = { tokens: number; epoch: string };
 
 const NOTHING = (): void => {};
 
+type BudgetPeriod = NonNullable<KeyRecord['budgetPeriod']>;
+
 /** Fail open: after a failed read of a key's spend from the store, how long requests admit it without asking again. */
 const STORE_RETRY_MS = 5000;
 /** Fail open: how long a request waits on that read (a hung database must not hang requests); it lands for later ones. */
@@ -105,8 +107,8 @@ export class RedisLimiter implements Limiter {
   readonly #reseedDelayMs: () => number;
   /** Where budgets are seeded from (set by seed()); without one a missing counter starts at 0. */
   #store: Store | null = null;
-  /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
-  readonly #pending = new Map<string, bigint>();
+  /** Spend (nanos) admitted and settled while Redis was unreachable, by spend counter (of `keyId`'s period from `start`): added back on recovery. */
+  readonly #pending = new Map<string, { nanos: bigint; keyId: string; period: BudgetPeriod; start: number }>();
   readonly #uncertain: Uncertain[] = [];
   readonly #unsettled: Unsettled[] = [];
   #reconciling: Promise<void> | null = null;
@@ -266,10 +268,15 @@ export class RedisLimiter implements Limiter {
   }
 
   async #reconcileOnce(): Promise<void> {
-    for (const [k, nanos] of [...this.#pending]) {
-      await this.#correction('reconcile', [k], [nanos.toString()]);
-      const left = (this.#pending.get(k) ?? 0n) - nanos;
-      if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
+    // A period that began while Redis was away has no counter yet: the first of its spend creates it
+    // (before, it was dropped, and the period's first acquire started the counter at 0 without it).
+    for (const [sk, p] of [...this.#pending]) {
+      const { nanos } = p;
+      await this.#correction('reconcile', [sk, `${sk}:m`, `${this.#prefix}{${p.keyId}}:p`, `${sk}:o`], [
+        nanos.toString(), p.start, `${this.#instance}.r${++this.#seq}`, this.#spendTtl(p.period, this.#now()), MARK_TTL_S,
+      ]);
+      p.nanos -= nanos; // spend remembered during the call stays for the next reconciliation
+      if (p.nanos === 0n && this.#pending.get(sk) === p) this.#pending.delete(sk);
     }
     // Requests admitted without Redis go into their minute's window: where Redis still has it, or where
     // the minute began while Redis was away (created holding them). A window Redis lost is rebuilt from
@@ -318,9 +325,14 @@ export class RedisLimiter implements Limiter {
     if (!this.#breaker.isOpen) this.#reconcile().catch((err: unknown) => this.#failed(err));
   }
 
-  #remember(spendKey: string, nanos: bigint): void {
+  #remember(spendKey: string, key: KeyRecord, now: number, nanos: bigint): void {
     if (nanos === 0n) return;
-    this.#pending.set(spendKey, (this.#pending.get(spendKey) ?? 0n) + nanos);
+    const p = this.#pending.get(spendKey);
+    if (p) p.nanos += nanos;
+    else {
+      const b = budgetOf(key, now)!;
+      this.#pending.set(spendKey, { nanos, keyId: key.id, period: b.period, start: b.start });
+    }
     this.#reconcileSoon();
   }
 
@@ -354,7 +366,7 @@ export class RedisLimiter implements Limiter {
   }
 
   /** Seconds the spend counter of a period should live: to the period's end plus a day, or forever for `total`. */
-  #spendTtl(period: NonNullable<KeyRecord['budgetPeriod']>, now: number): number {
+  #spendTtl(period: BudgetPeriod, now: number): number {
     const end = periodEnd(period, now);
     return end === null ? 0 : Math.ceil((end - now) / 1000) + 86_400;
   }
@@ -507,7 +519,7 @@ export class RedisLimiter implements Limiter {
       return { settle: async (actual) => end(toNanos(actual.costUsd), Math.max(0, Math.ceil(actual.tokens))), release: async () => end(0n, 0) };
     }
     return {
-      settle: async (actual) => { if (done) return; done = true; unhold(); tokensUsed(Math.max(0, Math.ceil(actual.tokens))); spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
+      settle: async (actual) => { if (done) return; done = true; unhold(); tokensUsed(Math.max(0, Math.ceil(actual.tokens))); spent(toNanos(actual.costUsd)); this.#remember(spendKey, key, now, toNanos(actual.costUsd)); },
       release: async () => { if (done) return; done = true; unhold(); tokensUsed(0); },
     };
   }
