@@ -218,3 +218,29 @@ test('a settlement sent again after its answer was lost applies once, whether it
     assert.equal(BigInt((await r.get(sk))!) - before, 11n);
   } finally { await a.close(); }
 });
+
+test('a lease that cannot be renewed (a key of the wrong type in its place) is reported, never an unhandled rejection', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const errors: unknown[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown): void => { unhandled.push(e); };
+  process.on('unhandledRejection', onUnhandled);
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: 1500, onError: (e) => errors.push(e) });
+  try {
+    const open = await attempt(l, k, '0.01');
+    assert.ok(admitted(open));
+    // Something else sharing this Redis writes a string where the counter's leases are.
+    await redis.client().set(`${sk}:l`, 'not a lease');
+    const t0 = Date.now();
+    while (Date.now() - t0 < 3000 && !errors.some((e) => String(e).includes('WRONGTYPE'))) await sleep(50);
+    await sleep(300);
+    // Before: each presence interval's failed renewal rejected while the replica count was awaited, unhandled.
+    assert.deepEqual(unhandled, []);
+    assert.ok(errors.some((e) => String(e).includes('WRONGTYPE')), 'reported');
+    assert.equal(l.unavailable, false, 'not taken for Redis failing');
+    // The next acquire replaces the key; the reservation settles as usual.
+    assert.ok(admitted(await attempt(l, k, '0.01')));
+    await open.settle({ tokens: 1, costUsd: '0.004' });
+    assert.equal(await l.spentNanos(k), toNanos('0.014'));
+  } finally { process.off('unhandledRejection', onUnhandled); await l.close(); }
+});

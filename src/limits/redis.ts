@@ -190,13 +190,17 @@ export class RedisLimiter implements Limiter {
     if (this.#closed || this.#breaker.isOpen) return;
     const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
     try {
-      const renewals = [...this.#leaseHolders()].map((sk) => this.#script('renew', [sk, `${sk}:l`], [this.#instance, this.#leaseMs]));
-      const res = await this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec();
+      // Awaited together: a renewal failing while the count is under way is never left unhandled.
+      const [res] = await Promise.all([
+        this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec(),
+        ...[...this.#leaseHolders()].map((sk) => this.#script('renew', [sk, `${sk}:l`], [this.#instance, this.#leaseMs])),
+      ]);
       const n = Number(res?.[2]?.[1]);
       if (Number.isInteger(n) && n >= 1) this.#replicas = n;
-      await Promise.all(renewals);
-    } catch {
+    } catch (err) {
       // Redis unreachable: the requests' own calls report it and open the breaker; the last count stays.
+      // A lease key of the wrong type is reported (the next acquire on its counter replaces it).
+      if (isWrongType(err)) this.#onError(err);
     }
   }
 
