@@ -195,7 +195,7 @@ test('a replica cut off from Redis past its lease (a partition that heals) settl
   } finally { await cut.close(); await other.close(); await proxy.close(); }
 });
 
-test('a settlement sent again after its answer was lost applies once, whether its reservation was held or released', async () => {
+test('a settlement sent again after its answer was lost applies once, and a lost acquire settles right, whether its reservation was held or released', async () => {
   const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
   const r = redis.client();
   const a = replica(prefix);
@@ -216,6 +216,18 @@ test('a settlement sent again after its answer was lost applies once, whether it
     await adjust('x:gone:2', '-3', '7', '1');
     await adjust('x:gone:2', '-3', '7', '1');
     assert.equal(BigInt((await r.get(sk))!) - before, 11n);
+    // An acquire whose answer was lost, settled on recovery: taken and held (delta), taken and released
+    // since (whole), never taken (whole).
+    const uncertain = (token: string, delta: string, actual: string) => r.eval(SCRIPTS.uncertain, 5, wk, sk, `${sk}:m`, `${sk}:o`, `${sk}:r`, token, delta, actual);
+    await r.incrby(sk, 10); await r.hset(`${sk}:o`, 'x:gone:3', '10');
+    await uncertain('x:gone:3', '-8', '2');
+    assert.equal(BigInt((await r.get(sk))!) - before, 13n);
+    await r.hset(`${sk}:r`, 'x:gone:4', '10');
+    await uncertain('x:gone:4', '-5', '5');
+    assert.equal(BigInt((await r.get(sk))!) - before, 18n);
+    await uncertain('x:gone:5', '-9', '1');
+    assert.equal(BigInt((await r.get(sk))!) - before, 19n);
+    assert.equal(await r.hlen(`${sk}:r`), 0);
   } finally { await a.close(); }
 });
 

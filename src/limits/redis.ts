@@ -5,6 +5,8 @@
 // Redis returns, and a budget counter it lost is rebuilt at once from the
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
 // waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
+// A replica failing is survivable too: its open budget reservations are listed in Redis under a lease
+// it renews (#presence), and once the lease lapses another replica's acquire returns their estimates.
 import type { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
