@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisLimiter } from '../src/limits/redis.ts';
-import { LimitError, toNanos, type Reservation } from '../src/limits/limiter.ts';
+import { LimitError, periodStart, toNanos, type Reservation } from '../src/limits/limiter.ts';
 import { SHAS } from '../src/limits/redis-scripts.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import type { KeyRecord } from '../src/store/types.ts';
@@ -85,6 +85,35 @@ test('spend admitted while Redis was down (fail-open) is added to the counter wh
     for (let i = 0; i < 50 && spent !== before + toNanos('0.8'); i++) { await new Promise((r) => setTimeout(r, 50)); spent = await l.spentNanos(k); }
     assert.equal(spent, before + toNanos('0.8'));
     assert.ok(await attempt(l, k, '0.2') instanceof LimitError, 'the reconciled spend counts against the budget');
+  } finally { redis.resume(); await l.close(); }
+});
+
+test('spend admitted fail open in a budget period that began while Redis was away starts the new period\'s counter', async () => {
+  // Redis as it stands just after a day turned: the key's period mark names yesterday, today has no
+  // counter yet (the real clock; only the mark is set back, as yesterday's last acquire left it).
+  const k = key({ budgetUsd: '1', budgetPeriod: 'day' });
+  const other = key({ rpmLimit: 1_000_000 });
+  const prefix = `t${process.pid}:${n++}:`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, onError: () => {} });
+  const admin = redis.client();
+  try {
+    await l.seed(store, []);
+    const today = periodStart('day', Date.now());
+    await admin.set(`${prefix}{${k.id}}:p`, String(today - 86_400_000));
+    redis.pause();
+    await attempt(l, other, '0'); // waits for the command timeout: the breaker opens
+    assert.equal(l.unavailable, true);
+    const rs = await Promise.all([attempt(l, k, '0.3'), attempt(l, k, '0.3'), attempt(l, k, '0.3')]);
+    for (const r of rs) { assert.ok(!(r instanceof LimitError), 'admitted fail open'); await r.settle({ tokens: 1, costUsd: '0.3' }); }
+    redis.resume();
+    await until(() => !l.unavailable);
+    await new Promise((r) => setTimeout(r, 300));
+    // Before: the reconciliation dropped the $0.90 (no counter to add it to) and the next acquire
+    // started today at $0 (an earlier period's mark: a new period), so $1 more was admitted: $1.90 of $1.
+    const next = await attempt(l, k, '0.3');
+    assert.ok(next instanceof LimitError && next.reason === 'budget', '$0.90 + $0.30 is over the $1 budget');
+    assert.equal(await l.spentNanos(k), toNanos('0.9'), 'the new day\'s counter holds what was admitted in it while Redis was away');
+    assert.ok(!(await attempt(l, k, '0.1') instanceof LimitError));
   } finally { redis.resume(); await l.close(); }
 });
 
@@ -466,6 +495,9 @@ test('a Redis that answers PING but refuses writes keeps the breaker open until 
   } finally { await l.close(); }
 });
 
+/** A spend counter's own key (`...:s:<period>:<start>`), not its meta, open reservations, leases or released tokens. */
+const isCounter = (k: string): boolean => /:s:[a-z]+:\d+$/.test(k);
+
 test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced for that API key alone, not taken for Redis failing for every key', async () => {
   const at = Date.UTC(2031, 4, 6, 12, 10, 5);
   const bad = key({ rpmLimit: 100, budgetUsd: '1', budgetPeriod: 'month' });
@@ -480,7 +512,7 @@ test('a key of the wrong type where a counter belongs (WRONGTYPE) is replaced fo
     await r.settle({ tokens: 1, costUsd: '0.1' });
     // Something else sharing this Redis writes lists where the key's minute window and spend counter are.
     const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
-    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter((k) => !k.endsWith(':m'));
+    const sks = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).filter(isCounter);
     assert.equal(sks.length, 1);
     for (const k of [wk, sks[0]!]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
     const again = await attempt(l, bad, '0.1');
@@ -504,7 +536,7 @@ test('a settlement meeting a key of the wrong type does not hold the breaker ope
     const open = await attempt(l, bad, '0.5');
     assert.ok(!(open instanceof LimitError));
     const wk = `${prefix}{${bad.id}}:w:${Math.floor(at / 60_000)}`;
-    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find((k) => !k.endsWith(':m'))!;
+    const sk = (await admin.keys(`${prefix}{${bad.id}}:s:*`)).find(isCounter)!;
     for (const k of [wk, sk]) { await admin.del(k); await admin.rpush(k, 'not a counter'); }
     await open.settle({ tokens: 1, costUsd: '0.1' });
     await new Promise((r) => setTimeout(r, 500));

@@ -9,6 +9,15 @@
 // `u` = 1 and `o` the open reservations admitted meanwhile (one at a time). pk marks the period a key's
 // counter was last created for: a missing counter under an older mark is a new period, not a loss.
 // A minute's window (requests and tokens) is rebuilt and re-seeded the same way (see ACQUIRE).
+//
+// A counter's open reservations are known (ok, a hash token -> estimate nanos, 'u' first when admitted
+// without a view) with a lease per replica (lk, a sorted set instance -> lease end on Redis's own TIME,
+// ms): a replica renews the leases of the counters where it holds reservations (RENEW, every presence
+// interval), and an acquire that meets another replica's lapsed lease releases that replica's open
+// reservations (returns their estimates to the counter) and moves their tokens to rk (released, kept
+// for a while): a late settlement of one (its replica was only paused) adds its whole cost, not a delta
+// against an estimate the counter no longer holds. ok is cleared whenever the counter is created, so it
+// lists only estimates the counter holds.
 import { createHash } from 'node:crypto';
 
 // KEYS: window hash, spend counter, spend meta, period mark, window mark.
@@ -20,6 +29,8 @@ import { createHash } from 'node:crypto';
 // and an rpm or tpm limit), 18 and 19 the epochs of the window and the counter those views were seen in (a
 // view raises a provisional base only when it predates it: one seen in the provisional window or counter
 // itself already counts there).
+// KEYS 6, 7, 8: the counter's open reservations, leases and released tokens; ARGV 20 this replica's
+// instance, 21 its lease ms, 22 how long released tokens are kept (ms).
 // Returns {code, spend, epoch, reseed, under, t0, window epoch, window reseed, window t0, requests, tokens}:
 // code 0 admitted, 1 rpm, 2 tpm, 3 budget, 6 provisional without a view and a reservation already open;
 // reseed 1 asks the caller to re-seed the counter (from t0), window reseed 1 the minute's window.
@@ -44,6 +55,35 @@ local function claimLease(key)
   if tonumber(redis.call('HGET', key, 'le') or '0') >= now then return 0, '' end
   redis.call('HSET', key, 'le', string.format('%.0f', now + tonumber(ARGV[13])))
   return 1, redis.call('HGET', key, 't0') or ARGV[12]
+end
+-- Releases the open reservations of every other replica whose lease on this counter lapsed, once:
+-- their tokens leave ok in the same step. Returns Redis's time (ms), which leases are written in.
+local function reclaim()
+  local tm = redis.call('TIME')
+  local ms = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', '(' .. string.format('%.0f', ms))
+  local dead, any = {}, false
+  for _, inst in ipairs(lapsed) do
+    if inst ~= ARGV[20] then dead[inst] = true; any = true; redis.call('ZREM', KEYS[7], inst) end
+  end
+  if not any then return ms end
+  local open = redis.call('HGETALL', KEYS[6])
+  local back, unders, moved = 0, 0, 0
+  for i = 1, #open, 2 do
+    local inst = string.match(open[i], '^x:([^:]+):')
+    if inst and dead[inst] then
+      local v = open[i + 1]
+      if string.sub(v, 1, 1) == 'u' then unders = unders + 1; v = string.sub(v, 2) end
+      back = back + (tonumber(v) or 0)
+      redis.call('HDEL', KEYS[6], open[i])
+      redis.call('HSET', KEYS[8], open[i], v)
+      moved = moved + 1
+    end
+  end
+  if moved > 0 then redis.call('PEXPIRE', KEYS[8], ARGV[22]) end
+  if back > 0 and tonumber(redis.call('INCRBY', KEYS[2], string.format('%.0f', -back))) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
+  if unders > 0 then redis.call('HINCRBY', KEYS[3], 'o', -unders) end
+  return ms
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local seen = redis.call('GET', KEYS[5])
@@ -90,7 +130,7 @@ if budget >= 0 then
     if redis.call('EXISTS', KEYS[2]) == 0 then
       local seen = redis.call('GET', KEYS[4])
       epoch = ARGV[9]
-      redis.call('DEL', KEYS[3])
+      redis.call('DEL', KEYS[3], KEYS[6])
       if seen and seen ~= ARGV[10] then
         redis.call('SET', KEYS[2], '0')
         redis.call('HSET', KEYS[3], 'e', epoch)
@@ -116,15 +156,22 @@ if budget >= 0 then
         reseed, t0 = claimLease(KEYS[3])
       end
     end
-    if redis.call('HGET', KEYS[3], 'u') == '1' then
-      if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return out(6, '0') end
-      under = 1
-    end
+  elseif redis.call('EXISTS', KEYS[2]) == 0 then
+    redis.call('DEL', KEYS[6])
+  end
+  local ms = reclaim()
+  if ARGV[8] == '1' and redis.call('HGET', KEYS[3], 'u') == '1' then
+    if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return out(6, '0') end
+    under = 1
   end
   local s = tonumber(redis.call('GET', KEYS[2]) or '0')
   if s >= budget or s + en > budget then return out(3, redis.call('GET', KEYS[2]) or '0') end
   redis.call('INCRBY', KEYS[2], ARGV[5])
-  if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl) end
+  redis.call('HSET', KEYS[6], ARGV[9], (under == 1 and 'u' or '') .. ARGV[5])
+  redis.call('ZADD', KEYS[7], string.format('%.0f', ms + tonumber(ARGV[21])), ARGV[20])
+  if sttl > 0 then
+    redis.call('EXPIRE', KEYS[2], sttl); redis.call('EXPIRE', KEYS[6], sttl); redis.call('EXPIRE', KEYS[7], sttl)
+  end
   if under == 1 then redis.call('HINCRBY', KEYS[3], 'o', 1) end
   redis.call('HSET', KEYS[1], ARGV[9], '1')
 end
@@ -135,16 +182,23 @@ local spend = '0'
 if budget >= 0 then spend = redis.call('GET', KEYS[2]) or '0' end
 return out(0, spend)`;
 
-// KEYS: window hash, spend counter, spend meta. ARGV: 1 token delta, 2 cost delta (actual - estimate),
-// 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if admitted without a view, 7 the window's
-// epoch when admitted, 8 actual tokens, 9 '1' to count the request in a window rebuilt without it,
-// 10 '1' when this is a settlement sent again because its first answer was lost (a timeout: Redis may
-// have run it): it applies only while the reservation's token is still in the window hash, i.e. once.
+// KEYS: window hash, spend counter, spend meta, open reservations, released tokens. ARGV: 1 token
+// delta, 2 cost delta (actual - estimate), 3 token, 4 the reservation's epoch, 5 actual cost, 6 '1' if
+// admitted without a view, 7 the window's epoch when admitted, 8 actual tokens, 9 '1' to count the
+// request in a window rebuilt without it, 10 '1' when this is a settlement sent again because its first
+// answer was lost (a timeout: Redis may have run it): it applies only while the reservation's token is
+// still open, released, or in the window hash, i.e. once.
 // A counter (or window) of the reservation's epoch takes the delta; one created since (Redis lost the
 // other, and a re-seed that did not know this reservation rebuilt it) takes the whole actual cost (the
-// request and its tokens).
+// request and its tokens), and so does one that released the reservation (its replica's lease lapsed).
 const ADJUST = `
-if ARGV[3] ~= '' and redis.call('HDEL', KEYS[1], ARGV[3]) == 0 and ARGV[10] == '1' then return 0 end
+local inWindow, held, released = false, false, false
+if ARGV[3] ~= '' then
+  inWindow = redis.call('HDEL', KEYS[1], ARGV[3]) == 1
+  held = redis.call('HDEL', KEYS[4], ARGV[3]) == 1
+  released = not held and redis.call('HDEL', KEYS[5], ARGV[3]) == 1
+  if ARGV[10] == '1' and not (inWindow or held or released) then return 0 end
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'e') or '') == ARGV[7] then
     if ARGV[1] ~= '0' and tonumber(redis.call('HINCRBY', KEYS[1], 't', ARGV[1])) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
@@ -154,7 +208,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  local same = (redis.call('HGET', KEYS[3], 'e') or '') == ARGV[4]
+  local same = (redis.call('HGET', KEYS[3], 'e') or '') == ARGV[4] and not released
   if same and ARGV[6] == '1' then redis.call('HINCRBY', KEYS[3], 'o', -1) end
   local d = same and ARGV[2] or ARGV[5]
   if d ~= '0' then
@@ -163,18 +217,42 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 return 0`;
 
-// Adds spend admitted while Redis was unreachable to a counter that survived; a counter that did not is
-// seeded from the store, whose records already hold that spend.
+// Adds spend admitted while Redis was unreachable (ARGV[1]) to its counter. A missing counter under the
+// period mark of an earlier period is a period that began while Redis was away: created holding that
+// spend (KEYS 2 to 4 its meta, the mark and the open reservations; ARGV 2 the period start, 3 the new
+// epoch, 4 counter ttl s (0 none), 5 mark ttl s; without them, never created). One lost in its period,
+// or with no mark (Redis lost its data), is not: 0, and it is rebuilt from the replica's view, which
+// holds that spend, and re-seeded from the store, whose records hold it too.
 const RECONCILE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local seen = KEYS[3] and redis.call('GET', KEYS[3])
+  if not seen or tonumber(seen) >= tonumber(ARGV[2]) then return 0 end
+  redis.call('DEL', KEYS[2], KEYS[4])
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('HSET', KEYS[2], 'e', ARGV[3])
+  if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]); redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+  redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[5])
+  return 1
+end
 if tonumber(redis.call('INCRBY', KEYS[1], ARGV[1])) < 0 then redis.call('SET', KEYS[1], 0, 'KEEPTTL') end
 return 1`;
 
 // Settles a request whose acquire failed on the client side (timeout, dropped connection) after being
-// sent: if its token is in the minute's hash the reservation was taken and ARGV[2] (actual - estimate)
-// applies, else ARGV[3] (actual). Deltas come as strings: Lua would print large numbers in exponent form.
+// sent: if its token is open on the counter (or, the open list lost, in the minute's hash) the
+// reservation was taken and ARGV[2] (actual - estimate) applies, else ARGV[3] (actual), as when it was
+// taken and then released (its lease lapsed). Deltas come as strings: Lua would print large numbers in
+// exponent form. KEYS: window hash, counter, meta, open reservations, released tokens.
 const UNCERTAIN = `
 local taken = redis.call('HDEL', KEYS[1], ARGV[1]) == 1
+local open = redis.call('HGET', KEYS[4], ARGV[1])
+local released = false
+if open then
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  taken = true
+  if string.sub(open, 1, 1) == 'u' then redis.call('HINCRBY', KEYS[3], 'o', -1) end
+elseif redis.call('HDEL', KEYS[5], ARGV[1]) == 1 then
+  taken = false
+end
 local d = taken and ARGV[2] or ARGV[3]
 if d ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then
   if tonumber(redis.call('INCRBY', KEYS[2], d)) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
@@ -187,12 +265,13 @@ return 0`;
 // the store's spend and the caller's last view (which holds its open reservations; the store alone lacks
 // those and the records still queued) and re-seeded like one ACQUIRE rebuilt. KEYS: counter, meta, mark.
 // ARGV: 1 store spend, 2 counter ttl s (0 none), 3 epoch, 4 period start, 5 mark ttl s, 6 the caller's
-// last view ('' none), 7 now ms, 8 lease ms. Returns {counter, reseed, epoch}.
+// last view ('' none), 7 now ms, 8 lease ms. KEYS[4]: the open reservations, cleared with a counter
+// created here. Returns {counter, reseed, epoch}.
 const SEED = `
 local reseed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local seen = redis.call('GET', KEYS[3])
-  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[2], KEYS[4])
   if seen and seen ~= ARGV[4] then
     redis.call('SET', KEYS[1], ARGV[1])
     redis.call('HSET', KEYS[2], 'e', ARGV[3])
@@ -211,7 +290,9 @@ return {redis.call('GET', KEYS[1]), reseed, redis.call('HGET', KEYS[2], 'e') or 
 // Ends a re-seed: the provisional counter of epoch ARGV[1] moves from its base to the true base ARGV[2]
 // (store + this replica's unwritten records + its open reservations of earlier epochs), keeping what was
 // admitted on it meanwhile. 0 when it is no longer that provisional counter (lost again, or corrected by
-// a replica that took the lease over). KEYS: counter, meta.
+// a replica that took the lease over). KEYS: counter, meta, open reservations, leases. ARGV 3: this
+// replica's instance, 4 its lease ms, then token, estimate pairs of those earlier reservations, which
+// the counter now holds: listed open, under this replica's lease, so they are released if it dies.
 const CORRECT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if (redis.call('HGET', KEYS[2], 'e') or '') ~= ARGV[1] or redis.call('HGET', KEYS[2], 'p') ~= '1' then return 0 end
@@ -220,6 +301,24 @@ if d ~= 0 then
   if tonumber(redis.call('INCRBY', KEYS[1], string.format('%.0f', d))) < 0 then redis.call('SET', KEYS[1], 0, 'KEEPTTL') end
 end
 redis.call('HDEL', KEYS[2], 'p', 'b', 'u', 'o', 't0', 'le')
+if #ARGV > 4 then
+  for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1]) end
+  local tm = redis.call('TIME')
+  redis.call('ZADD', KEYS[4], string.format('%.0f', tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) + tonumber(ARGV[4])), ARGV[3])
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl); redis.call('PEXPIRE', KEYS[4], ttl) end
+end
+return 1`;
+
+// Renews a replica's lease on a counter where it holds open reservations (every presence interval):
+// the lease ends ARGV[2] ms from Redis's time. KEYS: counter, leases. ARGV[1]: the instance. Nothing
+// for a counter that is gone (its reservations went with it).
+const RENEW = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local tm = redis.call('TIME')
+redis.call('ZADD', KEYS[2], string.format('%.0f', tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) + tonumber(ARGV[2])), ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1`;
 
 // Ends a window's re-seed: the provisional window of epoch ARGV[1] moves from its base to the true
@@ -256,7 +355,7 @@ return 1`;
 
 export const SCRIPTS = {
   acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT,
-  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW,
+  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW, renew: RENEW,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -5,6 +5,8 @@
 // Redis returns, and a budget counter it lost is rebuilt at once from the
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
 // waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
+// A replica failing is survivable too: its open budget reservations are listed in Redis under a lease
+// it renews (#presence), and once the lease lapses another replica's acquire returns their estimates.
 import type { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
@@ -24,20 +26,31 @@ import { redisClient } from '../util/redis-retry.ts';
 type Uncertain = { wk: string; sk: string; token: string; est: bigint; actual: bigint | null };
 /** A budgeted settlement whose answer was lost (Redis may have run it): sent again on recovery, applied at most once. */
 type Unsettled = { keys: string[]; args: string[] };
-/** An open reservation of a budget: its estimate and the counter epoch it is in (`under`: admitted without a view). */
-type Held = { est: bigint; epoch: string; under: boolean };
+/** An open reservation of a budget: its token, estimate and the counter epoch it is in (`under`: admitted without a view). */
+type Held = { token: string; est: bigint; epoch: string; under: boolean };
 /** An open reservation's share of its minute's window: its estimated tokens and the window's epoch. */
 type WindowHeld = { tokens: number; epoch: string };
 
 const NOTHING = (): void => {};
+
+type BudgetPeriod = NonNullable<KeyRecord['budgetPeriod']>;
 
 /** Fail open: after a failed read of a key's spend from the store, how long requests admit it without asking again. */
 const STORE_RETRY_MS = 5000;
 /** Fail open: how long a request waits on that read (a hung database must not hang requests); it lands for later ones. */
 const STORE_WAIT_MS = 1000;
 
-/** The types of the acquire script's keys: window hash, spend counter, spend meta, period mark, window mark. */
-const ACQUIRE_KEY_TYPES = ['hash', 'string', 'hash', 'string', 'string'] as const;
+/**
+ * The types of the acquire script's keys: window hash, spend counter, spend meta, period mark, window
+ * mark, the counter's open reservations, their replicas' leases, and released tokens.
+ */
+const ACQUIRE_KEY_TYPES = ['hash', 'string', 'hash', 'string', 'string', 'hash', 'zset', 'hash'] as const;
+
+/**
+ * How long the token of a reservation released for its replica's lapsed lease is kept: a replica paused
+ * for less than this that settles it later adds its whole cost (the estimate is no longer held).
+ */
+export const RELEASED_KEEP_MS = 86_400_000;
 
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
@@ -59,8 +72,15 @@ export type RedisLimiterOptions = {
   /**
    * How often this replica marks itself present in Redis and counts the replicas marked within three
    * such intervals (default 5000 ms): fail open gives each replica its share of what it saw was left.
+   * The same timer renews this replica's leases on the budget counters where it holds reservations.
    */
   presenceMs?: number;
+  /**
+   * How long a lease on a counter's open reservations lasts without renewal (default three presence
+   * intervals): once it lapses (the replica was killed, lost Redis, or froze that long), the next
+   * acquire on the counter from another replica returns the reservations' estimates to the budget.
+   */
+  leaseMs?: number;
 };
 
 const isWrongType = (err: unknown): boolean => String(err).includes('WRONGTYPE');
@@ -89,8 +109,8 @@ export class RedisLimiter implements Limiter {
   readonly #reseedDelayMs: () => number;
   /** Where budgets are seeded from (set by seed()); without one a missing counter starts at 0. */
   #store: Store | null = null;
-  /** Spend (nanos) admitted or settled while Redis was unreachable, by spend counter: added back on recovery. */
-  readonly #pending = new Map<string, bigint>();
+  /** Spend (nanos) admitted and settled while Redis was unreachable, by spend counter (of `keyId`'s period from `start`): added back on recovery. */
+  readonly #pending = new Map<string, { nanos: bigint; keyId: string; period: BudgetPeriod; start: number }>();
   readonly #uncertain: Uncertain[] = [];
   readonly #unsettled: Unsettled[] = [];
   #reconciling: Promise<void> | null = null;
@@ -127,6 +147,9 @@ export class RedisLimiter implements Limiter {
   #replicas = 1;
   readonly #presenceMs: number;
   readonly #presenceTimer: NodeJS.Timeout;
+  readonly #leaseMs: number;
+  /** Budgeted reservations this replica holds open in Redis, by spend counter: the leases it renews. */
+  readonly #leased = new Map<string, number>();
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -153,6 +176,7 @@ export class RedisLimiter implements Limiter {
     this.#redis.on('close', () => this.#breaker.trip(new Error('connection to Redis closed')));
     this.#redis.on('ready', () => this.#breaker.probeSoon());
     this.#presenceMs = opts.presenceMs ?? 5000;
+    this.#leaseMs = opts.leaseMs ?? 3 * this.#presenceMs;
     this.#presenceTimer = setInterval(() => { void this.#presence(); }, this.#presenceMs);
     this.#presenceTimer.unref();
     void this.#presence();
@@ -160,20 +184,46 @@ export class RedisLimiter implements Limiter {
 
   /**
    * Marks this replica present (a sorted set of instance -> last mark) and counts the replicas marked
-   * within three intervals. Not on any request's path; a failure leaves the last count (1 until the
-   * first count: one replica's fail open as before).
+   * within three intervals; renews its leases on the counters where it holds reservations (RENEW).
+   * Not on any request's path; a failure leaves the last count (1 until the first count: one
+   * replica's fail open as before) and the leases to the next interval.
    */
   async #presence(): Promise<void> {
     if (this.#closed || this.#breaker.isOpen) return;
     const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
     try {
-      const res = await this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec();
+      // Awaited together: a renewal failing while the count is under way is never left unhandled.
+      const [res] = await Promise.all([
+        this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec(),
+        ...[...this.#leaseHolders()].map((sk) => this.#script('renew', [sk, `${sk}:l`], [this.#instance, this.#leaseMs])),
+      ]);
       const n = Number(res?.[2]?.[1]);
       if (Number.isInteger(n) && n >= 1) this.#replicas = n;
-    } catch {
+    } catch (err) {
       // Redis unreachable: the requests' own calls report it and open the breaker; the last count stays.
+      // A lease key of the wrong type is reported (the next acquire on its counter replaces it).
+      if (isWrongType(err)) this.#onError(err);
     }
   }
+
+  /**
+   * The counters where this replica may hold reservations in Redis: open ones, ones whose acquire's
+   * answer was lost, and ones whose settlement waits to be sent.
+   */
+  #leaseHolders(): Set<string> {
+    const out = new Set(this.#leased.keys());
+    for (const u of this.#uncertain) out.add(u.sk);
+    for (const a of this.#unsettled) out.add(a.keys[1]!);
+    return out;
+  }
+
+  #lease(sk: string, by: 1 | -1): void {
+    const n = (this.#leased.get(sk) ?? 0) + by;
+    if (n > 0) this.#leased.set(sk, n); else this.#leased.delete(sk);
+  }
+
+  /** The keys of a spend counter's open reservations and released tokens (after window, counter, meta). */
+  #openKeys(sk: string): [string, string] { return [`${sk}:o`, `${sk}:r`]; }
 
   /** Redis's answer for a key's spend counter: the view fail open starts from, with nothing since (updated in place). */
   #see(keyId: string, sk: string, nanos: bigint, epoch: string): void {
@@ -224,10 +274,15 @@ export class RedisLimiter implements Limiter {
   }
 
   async #reconcileOnce(): Promise<void> {
-    for (const [k, nanos] of [...this.#pending]) {
-      await this.#correction('reconcile', [k], [nanos.toString()]);
-      const left = (this.#pending.get(k) ?? 0n) - nanos;
-      if (left === 0n) this.#pending.delete(k); else this.#pending.set(k, left);
+    // A period that began while Redis was away has no counter yet: the first of its spend creates it
+    // (before, it was dropped, and the period's first acquire started the counter at 0 without it).
+    for (const [sk, p] of [...this.#pending]) {
+      const { nanos } = p;
+      await this.#correction('reconcile', [sk, `${sk}:m`, `${this.#prefix}{${p.keyId}}:p`, `${sk}:o`], [
+        nanos.toString(), p.start, `${this.#instance}.r${++this.#seq}`, this.#spendTtl(p.period, this.#now()), MARK_TTL_S,
+      ]);
+      p.nanos -= nanos; // spend remembered during the call stays for the next reconciliation
+      if (p.nanos === 0n && this.#pending.get(sk) === p) this.#pending.delete(sk);
     }
     // Requests admitted without Redis go into their minute's window: where Redis still has it, or where
     // the minute began while Redis was away (created holding them). A window Redis lost is rebuilt from
@@ -257,7 +312,7 @@ export class RedisLimiter implements Limiter {
     // Requests still running keep their entry until they settle (which reconciles again).
     for (const u of [...this.#uncertain]) {
       if (u.actual === null) continue;
-      await this.#correction('uncertain', [u.wk, u.sk], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
+      await this.#correction('uncertain', [u.wk, u.sk, `${u.sk}:m`, ...this.#openKeys(u.sk)], [u.token, (u.actual - u.est).toString(), u.actual.toString()]);
       this.#uncertain.splice(this.#uncertain.indexOf(u), 1);
     }
     for (const a of [...this.#unsettled]) {
@@ -276,9 +331,14 @@ export class RedisLimiter implements Limiter {
     if (!this.#breaker.isOpen) this.#reconcile().catch((err: unknown) => this.#failed(err));
   }
 
-  #remember(spendKey: string, nanos: bigint): void {
+  #remember(spendKey: string, key: KeyRecord, now: number, nanos: bigint): void {
     if (nanos === 0n) return;
-    this.#pending.set(spendKey, (this.#pending.get(spendKey) ?? 0n) + nanos);
+    const p = this.#pending.get(spendKey);
+    if (p) p.nanos += nanos;
+    else {
+      const b = budgetOf(key, now)!;
+      this.#pending.set(spendKey, { nanos, keyId: key.id, period: b.period, start: b.start });
+    }
     this.#reconcileSoon();
   }
 
@@ -312,7 +372,7 @@ export class RedisLimiter implements Limiter {
   }
 
   /** Seconds the spend counter of a period should live: to the period's end plus a day, or forever for `total`. */
-  #spendTtl(period: NonNullable<KeyRecord['budgetPeriod']>, now: number): number {
+  #spendTtl(period: BudgetPeriod, now: number): number {
     const end = periodEnd(period, now);
     return end === null ? 0 : Math.ceil((end - now) / 1000) + 86_400;
   }
@@ -337,7 +397,7 @@ export class RedisLimiter implements Limiter {
         // The re-seed reads up to and including this millisecond, as the store's spend above did.
         const t0 = now + 1;
         try {
-          const [v, reseed, e] = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`], [
+          const [v, reseed, e] = await this.#script('seed', [sk, `${sk}:m`, `${this.#prefix}{${s.key.id}}:p`, `${sk}:o`], [
             s.nanos.toString(), this.#spendTtl(period, now), epoch, String(s.start), MARK_TTL_S,
             view && view.sk === sk ? view.nanos.toString() : '', t0, RESEED_LEASE_MS,
           ]) as [string | null, number, string];
@@ -465,7 +525,7 @@ export class RedisLimiter implements Limiter {
       return { settle: async (actual) => end(toNanos(actual.costUsd), Math.max(0, Math.ceil(actual.tokens))), release: async () => end(0n, 0) };
     }
     return {
-      settle: async (actual) => { if (done) return; done = true; unhold(); tokensUsed(Math.max(0, Math.ceil(actual.tokens))); spent(toNanos(actual.costUsd)); this.#remember(spendKey, toNanos(actual.costUsd)); },
+      settle: async (actual) => { if (done) return; done = true; unhold(); tokensUsed(Math.max(0, Math.ceil(actual.tokens))); spent(toNanos(actual.costUsd)); this.#remember(spendKey, key, now, toNanos(actual.costUsd)); },
       release: async () => { if (done) return; done = true; unhold(); tokensUsed(0); },
     };
   }
@@ -517,12 +577,12 @@ export class RedisLimiter implements Limiter {
     const wview = windowed ? this.#windowViews.get(key.id) : undefined;
     let res: [number, string, string, number, number, string, string, number, string, string, string];
     try {
-      res = await this.#acquireScript([wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`], [
+      res = await this.#acquireScript([wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`, `${sk}:o`, `${sk}:l`, `${sk}:r`], [
         key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
         budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
         view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
         wview && wview.wk === wk ? `${wview.requests}:${wview.tokens}` : '', minute, windowed ? '1' : '0',
-        wview?.epoch ?? '', view?.epoch ?? '',
+        wview?.epoch ?? '', view?.epoch ?? '', this.#instance, this.#leaseMs, RELEASED_KEEP_MS,
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);
@@ -543,8 +603,9 @@ export class RedisLimiter implements Limiter {
     if (code === 6) {
       throw new LimitError('rpm', 'This API key\'s budget is being re-checked (the shared limiter lost its counters); retry shortly.', { 'retry-after': '1' });
     }
+    if (budget) this.#lease(sk, 1);
     return this.#reservation(key.id, wk, sk, budget ? token : '', tokens, budget !== null, estNanos,
-      tracked ? { est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
+      tracked ? { token, est: estNanos, epoch, under: under === 1 } : null, { tokens, epoch: wepoch }, windowed);
   }
 
   /**
@@ -582,6 +643,7 @@ export class RedisLimiter implements Limiter {
     const adjust = async (tokenDelta: number, actual: bigint, actualTokens: number): Promise<void> => {
       if (done) return;
       done = true;
+      if (budgeted) this.#lease(sk, -1);
       let nanoDelta = budgeted ? actual - estNanos : 0n;
       let whole = budgeted ? actual : 0n;
       // Counted whole in a window rebuilt without it, unless this process's re-seed will count its record.
@@ -602,13 +664,22 @@ export class RedisLimiter implements Limiter {
         // for a re-seed: its record (queued right after this call) is in that count; Redis must not add it too.
         if (rs && !rs.snapshot && held.epoch !== rs.epoch) { rs.skipped += actual; nanoDelta = 0n; whole = 0n; }
       }
-      if (tokenDelta === 0 && nanoDelta === 0n && whole === 0n && !held?.under) return;
-      if (this.#breaker.isOpen) { if (budgeted) this.#remember(sk, nanoDelta); this.#windowDrift(keyId, wk, tokenDelta); return; }
-      const keys = [wk, sk, `${sk}:m`];
+      // A budgeted reservation is always settled in Redis, even for its estimate: its token leaves the
+      // counter's open list there (else, once this replica's lease lapsed, it would be released again).
+      if (!budgeted && tokenDelta === 0) return;
+      const keys = [wk, sk, `${sk}:m`, ...this.#openKeys(sk)];
       const args = [
         String(tokenDelta), nanoDelta.toString(), token, held?.epoch ?? '', whole.toString(), held?.under ? '1' : '0',
         wheld.epoch, String(actualTokens), wholeRequest ? '1' : '0',
       ];
+      if (this.#breaker.isOpen) {
+        // Sent once Redis answers, as the settlement it is: its estimate may have been released
+        // meanwhile (this replica's lease lapsed while it could not renew it), then its whole cost applies.
+        // (Before, its delta was added to the counter blindly: an estimate released by then came off twice.)
+        if (budgeted) { this.#unsettled.push({ keys, args: [...args, '0'] }); this.#reconcileSoon(); }
+        this.#windowDrift(keyId, wk, tokenDelta);
+        return;
+      }
       try {
         await this.#correction('adjust', keys, args);
         // The counter moved by the correction: fail open reads it with the view it was taken in.
@@ -672,10 +743,12 @@ export class RedisLimiter implements Limiter {
         const earlier = [...this.#open.get(sk) ?? []].filter((h) => h.epoch !== rs.epoch);
         let open = 0n;
         for (const h of earlier) open += h.est;
-        const done = await this.#script('correct', [sk, `${sk}:m`], [rs.epoch, (stored + queued + open).toString()]);
+        const done = await this.#script('correct', [sk, `${sk}:m`, `${sk}:o`, `${sk}:l`], [
+          rs.epoch, (stored + queued + open).toString(), this.#instance, this.#leaseMs, ...earlier.flatMap((h) => [h.token, h.est.toString()]),
+        ]);
         if (done === 1) {
-          // Their estimates are in the counter now: they settle as reservations of this epoch.
-          for (const h of earlier) h.epoch = rs.epoch;
+          // Their estimates are in the counter now (listed open there, under this replica's lease): they settle as reservations of this epoch.
+          for (const h of earlier) { h.epoch = rs.epoch; h.under = false; }
         } else if (rs.skipped > 0n) {
           // Corrected by another replica (or lost again): what was left out of Redis goes back where the counter still stands.
           await this.#script('reconcile', [sk], [rs.skipped.toString()]);

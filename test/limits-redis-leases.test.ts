@@ -1,0 +1,258 @@
+// Open budget reservations of a replica that dies (SIGKILL), loses Redis for good or freezes, against a
+// redis-server of the test's own: each replica holds a lease on the counters where it has reservations
+// open and renews it every presence interval; once the lease lapses, the next acquire from a live
+// replica returns the estimates to the budget, once, and never a live replica's. A replica that was only
+// frozen or cut off and settles afterwards adds its whole cost (its estimate was already returned).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RedisLimiter, RELEASED_KEEP_MS } from '../src/limits/redis.ts';
+import { SCRIPTS } from '../src/limits/redis-scripts.ts';
+import { LimitError, periodStart, toNanos, type Reservation } from '../src/limits/limiter.ts';
+import type { KeyRecord } from '../src/store/types.ts';
+import { startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
+import { limitedKey } from './helpers/limit-records.ts';
+import { spawnReplica, type ReplicaProcess } from './helpers/replica-process.ts';
+import { startTcpProxy } from './helpers/tcp-proxy.ts';
+
+let redis: OwnRedis;
+let n = 0;
+
+before(async () => { redis = await startOwnRedis(); });
+after(async () => { await redis.stop(); });
+
+const key = (budgetUsd = '0.05'): KeyRecord => limitedKey(`lease${n++}`, { budgetUsd, budgetPeriod: 'day' });
+const newPrefix = (): string => `ls${process.pid}:${n++}:`;
+/** The key's spend counter for today (the limiter's naming). */
+const counterOf = (prefix: string, k: KeyRecord): string => `${prefix}{${k.id}}:s:day:${periodStart('day', Date.now())}`;
+
+/** An in-process replica: renews its leases every 100 ms, each lasting `leaseMs`. */
+const replica = (prefix: string, o: { redis?: string; leaseMs?: number } = {}): RedisLimiter => new RedisLimiter({
+  redis: o.redis ?? redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: o.leaseMs ?? 1500, onError: () => {},
+});
+
+async function attempt(l: RedisLimiter, k: KeyRecord, costUsd: string): Promise<Reservation | LimitError> {
+  try { return await l.acquire(k, { tokens: 1, costUsd }); } catch (e) { if (e instanceof LimitError) return e; throw e; }
+}
+const admitted = (r: Reservation | LimitError): r is Reservation => !(r instanceof LimitError);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Redis's own clock in ms (leases are written and read on it). */
+async function redisNow(): Promise<number> {
+  const [s, us] = await redis.client().time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** Tries `costUsd` from `l` every 50 ms until it is admitted (at most `ms`). */
+async function admittedOnceFree(l: RedisLimiter, k: KeyRecord, costUsd: string, ms = 30_000): Promise<{ r: Reservation; refused: number }> {
+  let refused = 0;
+  for (const t0 = Date.now(); Date.now() - t0 < ms; await sleep(50)) {
+    const r = await attempt(l, k, costUsd);
+    if (admitted(r)) return { r, refused };
+    refused++;
+  }
+  throw new Error(`not admitted within ${ms} ms`);
+}
+
+/** The one instance holding a lease on the counter (read before any other replica takes one). */
+async function onlyLeaseHolder(sk: string): Promise<{ instance: string; leaseEnd: number }> {
+  const [instance, score] = await redis.client().zrange(`${sk}:l`, '0', '-1', 'WITHSCORES');
+  assert.ok(instance !== undefined && score !== undefined, 'the replica holds a lease on the counter');
+  return { instance, leaseEnd: Number(score) };
+}
+
+async function acquireIn(p: ReplicaProcess, k: KeyRecord, costUsd: string): Promise<number> {
+  const a = await p.acquire(k, costUsd);
+  assert.ok('id' in a, `the replica's acquire was admitted (${'error' in a ? a.error : ''})`);
+  return a.id;
+}
+
+test('a replica killed with SIGKILL: its open reservations go back to the budget once its lease lapses, a live replica\'s stay', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const dead = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 100, leaseMs: 2000 });
+  const live = replica(prefix);
+  try {
+    // The probe's reproduction: five requests in flight hold $0.040 of a $0.05 daily budget.
+    for (let i = 0; i < 5; i++) await acquireIn(dead, k, '0.008');
+    const { instance } = await onlyLeaseHolder(sk);
+    const mine = await attempt(live, k, '0.005');
+    assert.ok(admitted(mine));
+    assert.ok(!admitted(await attempt(live, k, '0.008')), '$0.045 held: $0.008 more does not fit');
+    await dead.kill();
+    const killedAt = Date.now();
+    // Its lease as it stood when it died: nothing is returned before it ends.
+    const leaseEnd = Number(await redis.client().zscore(`${sk}:l`, instance));
+    const { r: next, refused } = await admittedOnceFree(live, k, '0.008');
+    const freedAt = await redisNow();
+    assert.ok(freedAt >= leaseEnd, `released at ${freedAt}, not before the lease's end ${leaseEnd}`);
+    console.log(`# killed replica's $0.040 back after ${Date.now() - killedAt} ms (lease 2000 ms; ${refused} requests refused meanwhile)`);
+    // Before: $0.045 stayed held until the day ended and this request was refused all day.
+    assert.equal(await live.spentNanos(k), toNanos('0.013'), 'the live replica\'s open $0.005 + the new $0.008: the dead one\'s $0.040 went back once');
+    assert.equal(await redis.client().hlen(`${sk}:r`), 5, 'the five tokens are kept as released');
+    assert.equal(await redis.client().zscore(`${sk}:l`, instance), null, 'its lease is gone');
+    assert.ok(await redis.client().pttl(`${sk}:r`) > RELEASED_KEEP_MS - 60_000);
+    await mine.settle({ tokens: 1, costUsd: '0.004' });
+    await next.settle({ tokens: 1, costUsd: '0.006' });
+    assert.equal(await live.spentNanos(k), toNanos('0.01'), 'the live replica\'s reservations settled as deltas: they were never released');
+    assert.equal(await redis.client().hlen(`${sk}:o`), 0, 'nothing left open');
+  } finally { await dead.kill(); await live.close(); }
+});
+
+test('a live replica\'s reservation is never released while it renews its lease, however long the request runs', async () => {
+  const prefix = newPrefix(); const k = key();
+  const a = replica(prefix, { leaseMs: 1000 }); const b = replica(prefix);
+  try {
+    const long = await attempt(a, k, '0.02');
+    assert.ok(admitted(long));
+    // Three lease periods of other traffic on the counter: every acquire looks for lapsed leases.
+    const t0 = Date.now();
+    let tries = 0;
+    while (Date.now() - t0 < 3500) {
+      assert.ok(!admitted(await attempt(b, k, '0.031')), 'only $0.03 is left while the $0.02 reservation is held');
+      const small = await attempt(b, k, '0.01');
+      assert.ok(admitted(small));
+      await small.settle({ tokens: 1, costUsd: '0.0' });
+      tries++;
+      await sleep(100);
+    }
+    assert.equal(await b.spentNanos(k), toNanos('0.02'), `still held after ${tries} acquires over 3.5 s`);
+    await long.settle({ tokens: 1, costUsd: '0.01' });
+    assert.equal(await b.spentNanos(k), toNanos('0.01'));
+    assert.ok(admitted(await attempt(b, k, '0.04')));
+  } finally { await a.close(); await b.close(); }
+});
+
+test('a replica frozen (SIGSTOP) past its lease: its reservations are released, and its settlements after it thaws add their whole cost', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const frozen = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 100, leaseMs: 1000 });
+  const live = replica(prefix);
+  try {
+    const one = await acquireIn(frozen, k, '0.02');
+    const two = await acquireIn(frozen, k, '0.02');
+    frozen.signal('SIGSTOP');
+    const { r: mine } = await admittedOnceFree(live, k, '0.02');
+    assert.equal(await live.spentNanos(k), toNanos('0.02'), 'the frozen replica\'s $0.04 went back');
+    frozen.signal('SIGCONT');
+    // A long GC, a frozen VM: the requests finish after all. One spent $0.015, the other nothing.
+    await frozen.settle(one, '0.015');
+    await frozen.release(two);
+    // Before: each settled as a delta against an estimate already returned (-$0.005 and -$0.02):
+    // the counter read $0 and $0.015 of real spend was forgotten.
+    assert.equal(await live.spentNanos(k), toNanos('0.035'), 'the live $0.02 + the thawed replica\'s $0.015');
+    assert.equal(await redis.client().hlen(`${sk}:r`), 0, 'each released token is used up by its settlement');
+    // The thawed replica works on: its own new reservation, its lease renewed.
+    assert.ok('id' in await frozen.acquire(k, '0.015'));
+    assert.ok(!admitted(await attempt(live, k, '0.001')), '$0.05 spent or reserved');
+    await mine.settle({ tokens: 1, costUsd: '0.02' });
+    assert.equal(await live.spentNanos(k), toNanos('0.05'));
+  } finally { await frozen.kill(); await live.close(); }
+});
+
+test('two replicas noticing a lapsed lease at once release it once', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const dead = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 100, leaseMs: 500 });
+  const b = replica(prefix); const c = replica(prefix);
+  try {
+    const first = await acquireIn(dead, k, '0.01');
+    for (let i = 0; i < 4; i++) await acquireIn(dead, k, '0.01');
+    await dead.settle(first, '0.003');
+    const { instance } = await onlyLeaseHolder(sk);
+    await dead.kill();
+    // Wait on Redis's clock (no acquire: the first ones to notice are the concurrent ones below).
+    for (const t0 = Date.now(); ; await sleep(50)) {
+      const end = await redis.client().zscore(`${sk}:l`, instance);
+      if (end !== null && await redisNow() > Number(end)) break;
+      assert.ok(Date.now() - t0 < 20_000, 'the lease lapses');
+    }
+    const rs = await Promise.all(Array.from({ length: 12 }, (_, i) => attempt(i % 2 ? b : c, k, '0.001')));
+    assert.equal(rs.filter(admitted).length, 12);
+    // $0.003 spent + 12 x $0.001. Released twice, the counter would have gone below zero (clamped) and read $0.012.
+    assert.equal(await b.spentNanos(k), toNanos('0.015'));
+    assert.equal(await redis.client().hlen(`${sk}:r`), 4);
+  } finally { await dead.kill(); await b.close(); await c.close(); }
+});
+
+test('a replica cut off from Redis past its lease (a partition that heals) settles what it held once, as its whole cost', async () => {
+  const prefix = newPrefix(); const k = key();
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: redis.port });
+  const cut = replica(prefix, { redis: `redis://127.0.0.1:${proxy.port}`, leaseMs: 800 });
+  const other = replica(prefix);
+  try {
+    const held = await attempt(cut, k, '0.03');
+    assert.ok(admitted(held));
+    proxy.down();
+    const { r: mine } = await admittedOnceFree(other, k, '0.03');
+    assert.equal(await other.spentNanos(k), toNanos('0.03'));
+    // The request finishes while the replica still cannot reach Redis: the settlement waits.
+    await held.settle({ tokens: 1, costUsd: '0.01' });
+    proxy.up();
+    for (const t0 = Date.now(); cut.unavailable || await other.spentNanos(k) !== toNanos('0.04'); await sleep(50)) {
+      if (Date.now() - t0 > 20_000) break;
+    }
+    // Before: its delta (-$0.02) was added on recovery to a counter that no longer held the $0.03: $0.01.
+    assert.equal(await other.spentNanos(k), toNanos('0.04'), 'the other replica\'s $0.03 + the $0.01 really spent');
+    await mine.release();
+    assert.equal(await other.spentNanos(k), toNanos('0.01'));
+  } finally { await cut.close(); await other.close(); await proxy.close(); }
+});
+
+test('a settlement sent again after its answer was lost applies once, and a lost acquire settles right, whether its reservation was held or released', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const r = redis.client();
+  const a = replica(prefix);
+  try {
+    assert.ok(admitted(await attempt(a, k, '0.001'))); // the counter exists, with its epoch
+    const epoch = (await r.hget(`${sk}:m`, 'e')) ?? '';
+    const wk = `${prefix}{${k.id}}:w:none`;
+    const before = BigInt((await r.get(sk)) ?? '0');
+    const adjust = (token: string, delta: string, actual: string, resend: '0' | '1') => r.eval(SCRIPTS.adjust, 5, wk, sk, `${sk}:m`, `${sk}:o`, `${sk}:r`,
+      '0', delta, token, epoch, actual, '0', '', '0', '1', resend);
+    // Held: the estimate 10 is in the counter; the settlement for 4 is sent twice (the first answer lost).
+    await r.incrby(sk, 10); await r.hset(`${sk}:o`, 'x:gone:1', '10');
+    await adjust('x:gone:1', '-6', '4', '1');
+    await adjust('x:gone:1', '-6', '4', '1');
+    assert.equal(BigInt((await r.get(sk))!) - before, 4n);
+    // Released: the estimate already went back; the settlement for 7 adds 7, once.
+    await r.hset(`${sk}:r`, 'x:gone:2', '10');
+    await adjust('x:gone:2', '-3', '7', '1');
+    await adjust('x:gone:2', '-3', '7', '1');
+    assert.equal(BigInt((await r.get(sk))!) - before, 11n);
+    // An acquire whose answer was lost, settled on recovery: taken and held (delta), taken and released
+    // since (whole), never taken (whole).
+    const uncertain = (token: string, delta: string, actual: string) => r.eval(SCRIPTS.uncertain, 5, wk, sk, `${sk}:m`, `${sk}:o`, `${sk}:r`, token, delta, actual);
+    await r.incrby(sk, 10); await r.hset(`${sk}:o`, 'x:gone:3', '10');
+    await uncertain('x:gone:3', '-8', '2');
+    assert.equal(BigInt((await r.get(sk))!) - before, 13n);
+    await r.hset(`${sk}:r`, 'x:gone:4', '10');
+    await uncertain('x:gone:4', '-5', '5');
+    assert.equal(BigInt((await r.get(sk))!) - before, 18n);
+    await uncertain('x:gone:5', '-9', '1');
+    assert.equal(BigInt((await r.get(sk))!) - before, 19n);
+    assert.equal(await r.hlen(`${sk}:r`), 0);
+  } finally { await a.close(); }
+});
+
+test('a lease that cannot be renewed (a key of the wrong type in its place) is reported, never an unhandled rejection', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  const errors: unknown[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown): void => { unhandled.push(e); };
+  process.on('unhandledRejection', onUnhandled);
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: 1500, onError: (e) => errors.push(e) });
+  try {
+    const open = await attempt(l, k, '0.01');
+    assert.ok(admitted(open));
+    // Something else sharing this Redis writes a string where the counter's leases are.
+    await redis.client().set(`${sk}:l`, 'not a lease');
+    const t0 = Date.now();
+    while (Date.now() - t0 < 3000 && !errors.some((e) => String(e).includes('WRONGTYPE'))) await sleep(50);
+    await sleep(300);
+    // Before: each presence interval's failed renewal rejected while the replica count was awaited, unhandled.
+    assert.deepEqual(unhandled, []);
+    assert.ok(errors.some((e) => String(e).includes('WRONGTYPE')), 'reported');
+    assert.equal(l.unavailable, false, 'not taken for Redis failing');
+    // The next acquire replaces the key; the reservation settles as usual.
+    assert.ok(admitted(await attempt(l, k, '0.01')));
+    await open.settle({ tokens: 1, costUsd: '0.004' });
+    assert.equal(await l.spentNanos(k), toNanos('0.014'));
+  } finally { process.off('unhandledRejection', onUnhandled); await l.close(); }
+});
