@@ -10,7 +10,7 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startRawUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { decodeForReservation, reservationUsage, reservedInput, reservedPrompt } from '../src/http/reservation-estimate.ts';
 import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
-import { warmTokenizers } from '../src/tokens/index.ts';
+import { tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
 import type { AttemptTarget } from '../src/engine/plan.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 import type { Pricing } from '../src/catalog/types.ts';
@@ -59,33 +59,34 @@ describe('the reservation prices the prompt per target family', () => {
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000)), 200_000);
   });
 
-  test('CJK and emoji text: exact for OpenAI families, within the measured margin elsewhere; bytes / 4 under-counted emoji', () => {
+  test('CJK and emoji text: at least their o200k count and within the measured margin; exact for OpenAI families once counted; bytes / 4 under-counted emoji', () => {
     for (const [name, text] of [['cjk', CJK], ['emoji', EMOJI]] as const) {
       const body = chatBody(text);
       const p = measured(body);
       const truth = countTokens(text);
-      const exact = reservedInput(p, target('openai/gpt-4o'));
-      // The text counted exactly, plus the documented framing of one message (4) and the reply (3).
-      assert.equal(exact, truth + 7, name);
-      for (const id of ['anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash', 'mistral/mistral-large']) {
+      for (const id of ['openai/gpt-4o', 'anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash', 'mistral/mistral-large']) {
         const est = reservedInput(p, target(id));
         assert.ok(est >= truth && est <= 1.8 * truth, `${name} ${id}: reserved ${est}, o200k ${truth}`);
       }
+      // Counted exactly (what a budget refusal triggers): the text's count plus the documented framing of one message (4) and the reply (3).
+      assert.ok('tokens' in p && p.tokens.countMore(tokenizerFor('openai/gpt-4o')));
+      assert.equal(reservedInput(p, target('openai/gpt-4o')), truth + 7, name);
       if (name === 'emoji') assert.ok(oldReservation(body) < 0.75 * truth, `old ${oldReservation(body)} vs ${truth}`);
     }
   });
 
-  test('English text: at or below the old reservation for OpenAI families, at most 10% above it elsewhere, never below its o200k count', () => {
+  test('English text: at most 10% above the old reservation, never below its o200k count; at or below the old once counted exactly', () => {
     for (const text of [SHORT, ENGLISH]) {
       const body = chatBody(text);
       const p = measured(body);
       const old = oldReservation(body);
       const truth = countTokens(text);
-      assert.ok(reservedInput(p, target('openai/gpt-4o-mini')) <= old);
-      for (const id of ['anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash']) {
+      for (const id of ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash']) {
         const n = reservedInput(p, target(id));
         assert.ok(n >= truth && n <= 1.1 * old, `${id}: reserved ${n}, old ${old}, o200k ${truth}`);
       }
+      assert.ok('tokens' in p && p.tokens.countMore(tokenizerFor('openai/gpt-4o-mini')));
+      assert.ok(reservedInput(p, target('openai/gpt-4o-mini')) <= old);
     }
   });
 
@@ -142,6 +143,27 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(r.status, 200, await r.clone().text());
     const cost = Number(await recordedCost(r.headers.get('x-inference-id')!));
     assert.ok(cost > 0.0038 && cost < 0.0039, `cost ${cost}`);
+  });
+
+  test('near the end of a budget the exact count decides, not the estimate margin: a budget between the two is served', async () => {
+    // A CJK text never sent before (the encodings cache counts), so the first try prices it by estimate.
+    const text = `${CJK} ${Date.now()}`;
+    const body = { model: 'vis/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: text }] };
+    const t = target('vis/gpt-4o-mini', 128_000, PRICING);
+    const k = { budgetUsd: '1', tpmLimit: null } as KeyRecord;
+    const raw = Buffer.from(JSON.stringify(body));
+    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, 0);
+    const byEstimate = Number(reservationUsage([t], body, raw, k, p).costUsd);
+    // A copy counted exactly here would put the text in the encoder's cache: the exact cost is worked out from o200k directly.
+    const byCount = (countTokens(text) + 7) * 0.00000015 + 16 * 0.0000006;
+    assert.ok(byCount < byEstimate, `${byCount} ${byEstimate}`);
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-cjk', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: countTokens(text) + 7, completion_tokens: 1, total_tokens: countTokens(text) + 8 } })] });
+    const budget = ((byCount + byEstimate) / 2).toFixed(9);
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await key(budget)}` }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
   });
 
   test('a $0.002 budget cannot cover the image: 402 before the call, nothing billed', async () => {

@@ -10,9 +10,8 @@ import type { PreparedRequest } from '../engine/convert-pool.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
-import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
-import { decodeForReservation, reservationUsage, reservedPrompt } from './reservation-estimate.ts';
+import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt } from './reservation-estimate.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { asGatewayError, sendError, type Envelope } from './envelope.ts';
@@ -92,7 +91,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       // The prompt is measured only for a key the estimate limits (a budget or tpm); others count requests alone.
       if (key.budgetUsd !== null || key.tpmLimit !== null) decoded = routed?.canonical ?? (prepared ? null : decodeForReservation(format, body));
       const prompt = reservedPrompt(decoded, buf.length, prepared?.images ?? 0);
-      const got = acquireAffordable(limiter, key, targets, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
+      const got = acquireReserved(limiter, key, targets, prompt, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
       if (a.dropped.length > 0) {

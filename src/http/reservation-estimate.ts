@@ -6,15 +6,19 @@ import type { AttemptTarget } from '../engine/plan.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
 import { clientCodecFor } from '../formats/registry.ts';
-import { worstUsage, type Usage } from '../limits/limiter.ts';
+import { acquireAffordable, type Affordable } from '../limits/affordable.ts';
+import { LimitError, worstUsage, type Limiter, type Usage } from '../limits/limiter.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { IMAGE_CEILING } from '../tokens/ceiling.ts';
 import { ESTIMATE_MARGIN } from '../tokens/estimate.ts';
 import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
 
 /**
- * New characters a reservation encodes exactly per request (encoding runs at about 17 MB/s: at most
- * ~0.25 ms); texts seen before are free (cached), longer new ones are estimated with the margin.
+ * New characters a reservation the budget refused encodes exactly before it tries again (encoding runs
+ * at about 17 MB/s: at most ~0.25 ms); texts seen before are free (cached). The first try encodes
+ * nothing new: each call of the encoder costs 5-15 us even for a short text, which every request
+ * would pay, while the estimate with its margin is never below the exact count (bench figures in
+ * docs/storage.md) and only matters near the end of a budget.
  */
 export const RESERVE_EXACT_CHARS = 4096;
 
@@ -33,7 +37,7 @@ export function decodeForReservation(format: ClientFormat, body: Record<string, 
 export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooledImages: number): ReservedPrompt {
   if (canonical === null) return { bytes, images: pooledImages };
   const parts = promptParts(canonical);
-  return { tokens: new PromptTokens(parts, { exactChars: RESERVE_EXACT_CHARS, boundChars: 0 }), images: parts.images };
+  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images };
 }
 
 /**
@@ -63,4 +67,27 @@ export function reservationUsage(targets: readonly AttemptTarget[], body: Record
   const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
   const attempts = targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t), inputTokens: reservedInput(prompt, t) }));
   return worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
+}
+
+/**
+ * acquireAffordable for the request's plan; refused for budget, once more after the texts the
+ * reservation took at their estimate are counted exactly for the plan's exact encodings (when any
+ * was), so a key near the end of its budget is refused on the exact count, not the estimate's margin.
+ */
+export function acquireReserved<T extends AttemptTarget>(limiter: Limiter, key: KeyRecord, plan: readonly T[], prompt: ReservedPrompt,
+  estimateOf: (plan: readonly T[]) => Usage, keepFirst: boolean): Affordable<T> | Promise<Affordable<T>> {
+  const again = (e: unknown): Affordable<T> | Promise<Affordable<T>> => {
+    if (!(e instanceof LimitError && e.reason === 'budget') || !countMore(prompt, plan)) throw e;
+    return acquireAffordable(limiter, key, plan, estimateOf, keepFirst);
+  };
+  let got: Affordable<T> | Promise<Affordable<T>>;
+  try { got = acquireAffordable(limiter, key, plan, estimateOf, keepFirst); } catch (e) { return again(e); }
+  return got instanceof Promise ? got.catch(again) : got;
+}
+
+function countMore(p: ReservedPrompt, plan: readonly AttemptTarget[]): boolean {
+  if (!('tokens' in p)) return false;
+  let more = false;
+  for (const t of plan) if (p.tokens.countMore(tokenizerFor(t.entry.id))) more = true;
+  return more;
 }

@@ -199,6 +199,18 @@ export class PromptTokens {
     return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family];
   }
 
+  /**
+   * Encodes texts of `t`'s encoding that count() and reserve() took at their estimate, within
+   * `boundChars` (as bound() does); true when any text was newly counted (a reservation then prices
+   * tighter). Estimate families and an encoding still loading gain nothing.
+   */
+  countMore(t: TokenizerId): boolean {
+    if (t.kind !== 'exact') return false;
+    const before = this.#exact[t.encoding]?.counted ?? 0;
+    this.bound(t);
+    return (this.#exact[t.encoding]?.counted ?? 0) > before;
+  }
+
   /** Exact counts of every text the budget affords (cached texts cost nothing), or null while the encoding loads. */
   #exactOf(enc: Encoding): ExactCounts | null {
     let e = this.#exact[enc];
