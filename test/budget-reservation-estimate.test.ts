@@ -10,6 +10,7 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startRawUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { decodeForReservation, reservationUsage, reservedInput, reservedPrompt } from '../src/http/reservation-estimate.ts';
 import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
+import { ESTIMATE_MARGIN } from '../src/tokens/estimate.ts';
 import { tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
 import type { AttemptTarget } from '../src/engine/plan.ts';
 import type { KeyRecord } from '../src/store/types.ts';
@@ -88,6 +89,13 @@ describe('the reservation prices the prompt per target family', () => {
       assert.ok('tokens' in p && p.tokens.countMore(tokenizerFor('openai/gpt-4o-mini')));
       assert.ok(reservedInput(p, target('openai/gpt-4o-mini')) <= old);
     }
+  });
+
+  test('a body the worker pool parsed: its bytes / 4 with the margin, its images at the family ceiling, within the context window', () => {
+    const p = reservedPrompt(null, 200_000, 2);
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.openai);
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.anthropic);
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 128_000)), 128_000);
   });
 
   test('each target is priced at its own family: a fallback with a dearer image rule sets the reservation', () => {
