@@ -58,6 +58,8 @@ describe('the reservation prices the prompt per target family', () => {
     const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarise' }] }] };
     const p = reservedPrompt(decodeForReservation('anthropic-messages', body), 200, 0);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000)), 200_000);
+    // A model without a known context window: the body's bytes with the margin.
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 0)), Math.ceil(200 * ESTIMATE_MARGIN));
   });
 
   test('CJK and emoji text: at least their o200k count and within the measured margin; exact for OpenAI families once counted; bytes / 4 under-counted emoji', () => {

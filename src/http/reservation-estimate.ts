@@ -23,7 +23,7 @@ import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
 export const RESERVE_EXACT_CHARS = 4096;
 
 /** The prompt as a reservation reads it: measured from the decoded request, or (a body the pool parsed) its bytes and images only. */
-export type ReservedPrompt = { tokens: PromptTokens; images: number } | { bytes: number; images: number };
+export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number };
 
 /**
  * The decoded request of a body parsed on this thread (null for one the pool parsed, or one the codec
@@ -37,7 +37,7 @@ export function decodeForReservation(format: ClientFormat, body: Record<string, 
 export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooledImages: number): ReservedPrompt {
   if (canonical === null) return { bytes, images: pooledImages };
   const parts = promptParts(canonical);
-  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images };
+  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images, bytes };
 }
 
 /**
@@ -52,8 +52,8 @@ export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number 
     : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN) + p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
   const window = target.entry.model.context_window;
   const capped = window > 0 ? Math.min(n, window) : n;
-  // A binary document to a model without a known window: nothing bounds it, its bytes stand in.
-  return Number.isFinite(capped) ? capped : Math.ceil(('tokens' in p ? p.tokens.chars : p.bytes) * ESTIMATE_MARGIN);
+  // A binary document to a model without a known window: nothing bounds it, the body's bytes stand in.
+  return Number.isFinite(capped) ? capped : Math.ceil(p.bytes * ESTIMATE_MARGIN);
 }
 
 /**
