@@ -1,7 +1,6 @@
 // POST /v1/chat/completions, POST /v1/messages and POST /v1/responses: validate, resolve the model,
 // check the key's permissions and limits, dispatch through the engine, then hand the outcome to the bookkeeper.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyRecord } from '../store/types.ts';
 import type { ClientFormat } from '../formats/codec.ts';
 import type { ModelEntry } from '../config/types.ts';
 import { dispatch } from '../engine/dispatch.ts';
@@ -10,9 +9,10 @@ import type { InferenceOutcome, InferenceRequest } from '../engine/context.ts';
 import type { PreparedRequest } from '../engine/convert-pool.ts';
 import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
-import { worstUsage, type Reservation, type Usage } from '../limits/limiter.ts';
-import { acquireAffordable } from '../limits/affordable.ts';
+import type { Reservation } from '../limits/limiter.ts';
 import { reportTrimmed } from './budget-trim.ts';
+import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt } from './reservation-estimate.ts';
+import type { CanonicalRequest } from '../formats/canonical.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { asGatewayError, sendError, type Envelope } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
@@ -51,6 +51,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
   let prepared: PreparedRequest | null = null;
   let inputEstimate = 0;
   let routed: Routed | null = null;
+  // Decoded for a limited key's reservation, and handed to the attempts (which would decode it anyway).
+  let decoded: CanonicalRequest | null = null;
   // A named model's plan when the key's budget left targets out of it (else dispatch plans it).
   let reduced: readonly AttemptTarget[] | undefined;
   try {
@@ -86,7 +88,10 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       const key = client.key;
       const targets = routed ? routed.targets : planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e }));
       // Router mode may drop its first choice too (the next target it ranked is what the key can afford).
-      const got = acquireAffordable(limiter, key, targets, (ts) => estimate(ts, body, buf, key), routed === null);
+      // The prompt is measured only for a key the estimate limits (a budget or tpm); others count requests alone.
+      if (key.budgetUsd !== null || key.tpmLimit !== null) decoded = routed?.canonical ?? (prepared ? null : decodeForReservation(format, body));
+      const prompt = reservedPrompt(decoded, buf.length, prepared?.images ?? 0);
+      const got = acquireReserved(limiter, key, targets, prompt, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
       if (a.dropped.length > 0) {
@@ -109,7 +114,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     includeUsage: format === 'anthropic-messages' || (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
     signal: abort.signal,
     clientGone: () => clientGone,
-    canonical: routed?.canonical ?? null,
+    canonical: routed?.canonical ?? decoded,
     prepared,
     inputEstimate,
   };
@@ -137,15 +142,3 @@ const queryOf = (url: string | undefined): string => {
   const q = url === undefined ? -1 : url.indexOf('?');
   return q < 0 ? '' : url!.slice(q + 1);
 };
-
-/**
- * Upper bounds for the limiter over the attempts the request may make (router mode's targets, or a
- * named model and its fallbacks): prompt tokens estimated from bytes (~4 per token), output at
- * max_tokens (or a target's own cap); cache writes assumed only when the body asks for caching.
- */
-function estimate(targets: readonly AttemptTarget[], body: Record<string, unknown>, raw: Buffer, key: KeyRecord): Usage {
-  const asked = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens) as number | undefined;
-  const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
-  return worstUsage(key, targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t) })), Math.ceil(raw.length / 4),
-    { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none' });
-}

@@ -1,7 +1,7 @@
 // The per-key limits contract shared by the in-process and Redis limiters: requests and tokens per
 // fixed UTC minute, and spend per budget period, reserved at the start of a request and settled after.
-import { shiftDecimal } from '../catalog/decimal.ts';
-import { estimateWorstCost, type MaxCostOptions } from '../catalog/cost.ts';
+import { compareDecimal, shiftDecimal } from '../catalog/decimal.ts';
+import { estimateMaxCost, type MaxCostOptions } from '../catalog/cost.ts';
 import type { Pricing } from '../catalog/types.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
@@ -10,13 +10,22 @@ import type { KeyRecord, Store } from '../store/types.ts';
 export type Usage = { tokens: number; costUsd: string };
 
 /**
- * The reservation for the attempts a request may make (each with its prices and output bound): input
- * plus the largest output, and the costliest attempt's worst case, since a fallback to a pricier model
- * bills at its prices. The cost (exact decimal arithmetic) is only worked out for a key with a budget.
+ * The reservation for the attempts a request may make (each with its prices, output bound and, when
+ * it prices the prompt apart, its own input bound: tokenizers differ by target): the largest input plus
+ * output, and the costliest attempt's worst case, since a fallback to a pricier model bills at its
+ * prices. The cost (exact decimal arithmetic) is only worked out for a key with a budget.
  */
-export function worstUsage(key: KeyRecord, attempts: ReadonlyArray<{ pricing: Pricing; maxOutputTokens: number }>, inputTokens: number, opts: MaxCostOptions = {}): Usage {
-  const tokens = inputTokens + Math.max(...attempts.map((a) => a.maxOutputTokens));
-  return { tokens, costUsd: key.budgetUsd === null ? '0' : estimateWorstCost(attempts, inputTokens, opts) };
+export function worstUsage(key: KeyRecord, attempts: ReadonlyArray<{ pricing: Pricing; maxOutputTokens: number; inputTokens?: number }>, inputTokens: number, opts: MaxCostOptions = {}): Usage {
+  let tokens = 0;
+  let costUsd = '0';
+  for (const a of attempts) {
+    const input = a.inputTokens ?? inputTokens;
+    tokens = Math.max(tokens, input + a.maxOutputTokens);
+    if (key.budgetUsd === null) continue;
+    const c = estimateMaxCost(a.pricing, input, a.maxOutputTokens, opts);
+    if (compareDecimal(c, costUsd) > 0) costUsd = c;
+  }
+  return { tokens, costUsd };
 }
 
 /**

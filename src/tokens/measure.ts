@@ -2,7 +2,7 @@
 // bytes (shared by every estimate family), exact counts per encoding on demand within a character
 // budget (texts seen before are free: counts are cached), and a strict ceiling per family.
 import { exactCounter } from './encoders.ts';
-import { estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
+import { ESTIMATE_MARGIN, estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
 import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
 import type { PromptParts } from './prompt.ts';
@@ -175,6 +175,40 @@ export class PromptTokens {
     this.#budget = this.#encode(t.encoding, e, budget);
     this.#memo[t.encoding] = undefined;
     return this.count(t);
+  }
+
+  /**
+   * The input tokens a budget reservation prices the prompt at for `t`: texts counted exactly where the
+   * encoding and count()'s character budget allow, the others at their estimate times ESTIMATE_MARGIN but
+   * never above their byte ceiling; framing, tool definitions and tool turns at their ceilings, every
+   * image at the largest the family bills (ceiling.ts); Infinity with a binary document (nothing
+   * bounds it but the model's context window, which the caller applies).
+   */
+  reserve(t: TokenizerId): number {
+    const p = this.parts;
+    if (p.documents.length > 0) return DOCUMENT_CEILING;
+    const family: Family = t.kind === 'exact' ? 'openai' : t.family;
+    const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
+    const nMsg = p.messages.length;
+    let n = family === 'openai' ? FRAMING.openai.base + FRAMING.openai.perMessage * nMsg : FRAMING_CEILING.base + FRAMING_CEILING.perMessage * nMsg;
+    for (let i = 0; i < this.#texts.length; i++) {
+      const x = e ? e.per[i]! : -1;
+      n += x >= 0 ? x : Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!));
+      if (i >= this.#toolsFrom) n += TOOL_DEFINITION_EXTRA;
+    }
+    return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family];
+  }
+
+  /**
+   * Encodes texts of `t`'s encoding that count() and reserve() took at their estimate, within
+   * `boundChars` (as bound() does); true when any text was newly counted (a reservation then prices
+   * tighter). Estimate families and an encoding still loading gain nothing.
+   */
+  countMore(t: TokenizerId): boolean {
+    if (t.kind !== 'exact') return false;
+    const before = this.#exact[t.encoding]?.counted ?? 0;
+    this.bound(t);
+    return (this.#exact[t.encoding]?.counted ?? 0) > before;
   }
 
   /** Exact counts of every text the budget affords (cached texts cost nothing), or null while the encoding loads. */

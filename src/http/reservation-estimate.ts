@@ -1,0 +1,93 @@
+// What a request with a limited key reserves before the call (src/limits/affordable.ts): per target,
+// the prompt priced by src/tokens for that target's tokenizer family (exact counts where the family
+// has a public tokenizer, else the fitted estimate with its measured margin; images at the largest the
+// family bills), capped at the target's context window, and output up to max_tokens or its cap.
+import type { AttemptTarget } from '../engine/plan.ts';
+import type { CanonicalRequest } from '../formats/canonical.ts';
+import type { ClientFormat } from '../formats/codec.ts';
+import { clientCodecFor } from '../formats/registry.ts';
+import { acquireAffordable, type Affordable } from '../limits/affordable.ts';
+import { LimitError, worstUsage, type Limiter, type Usage } from '../limits/limiter.ts';
+import type { KeyRecord } from '../store/types.ts';
+import { IMAGE_CEILING } from '../tokens/ceiling.ts';
+import { ESTIMATE_MARGIN } from '../tokens/estimate.ts';
+import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
+
+/**
+ * New characters a reservation the budget refused encodes exactly before it tries again (encoding runs
+ * at about 17 MB/s: at most ~0.25 ms); texts seen before are free (cached). The first try encodes
+ * nothing new: each call of the encoder costs 5-15 us even for a short text, which every request
+ * would pay, while the estimate with its margin is never below the exact count (bench figures in
+ * docs/storage.md) and only matters near the end of a budget.
+ */
+export const RESERVE_EXACT_CHARS = 4096;
+
+/** The prompt as a reservation reads it: measured from the decoded request, or (a body the pool parsed) its bytes and images only. */
+export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number };
+
+/**
+ * The decoded request of a body parsed on this thread (null for one the pool parsed, or one the codec
+ * cannot decode: its error comes from the attempt, as before), for the reservation and then the
+ * attempts, which reuse it instead of decoding again.
+ */
+export function decodeForReservation(format: ClientFormat, body: Record<string, unknown>): CanonicalRequest | null {
+  try { return clientCodecFor(format).decodeRequest(body); } catch { return null; }
+}
+
+export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooledImages: number): ReservedPrompt {
+  if (canonical === null) return { bytes, images: pooledImages };
+  const parts = promptParts(canonical);
+  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images, bytes };
+}
+
+/**
+ * Input tokens reserved for `target`. A body the pool parsed: its bytes / 4 with the estimate's margin
+ * (base64 images included, which over-counts them) plus its images at the family's image ceiling.
+ * Never above the target's context window (a longer prompt is refused, not billed).
+ */
+export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number {
+  const t = tokenizerFor(target.entry.id);
+  const n = 'tokens' in p
+    ? p.tokens.reserve(t)
+    : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN) + p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
+  const window = target.entry.model.context_window;
+  const capped = window > 0 ? Math.min(n, window) : n;
+  // A binary document to a model without a known window: nothing bounds it, the body's bytes stand in.
+  return Number.isFinite(capped) ? capped : Math.ceil(p.bytes * ESTIMATE_MARGIN);
+}
+
+/**
+ * Upper bounds for the limiter over the attempts the request may make (router mode's targets, or a
+ * named model and its fallbacks): input per target (reservedInput), output at max_tokens (or a
+ * target's own cap); cache writes assumed only when the body asks for caching; per-image prices for
+ * the images sent.
+ */
+export function reservationUsage(targets: readonly AttemptTarget[], body: Record<string, unknown>, raw: Buffer, key: KeyRecord, prompt: ReservedPrompt): Usage {
+  const asked = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens) as number | undefined;
+  const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
+  const attempts = targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t), inputTokens: reservedInput(prompt, t) }));
+  return worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
+}
+
+/**
+ * acquireAffordable for the request's plan; refused for budget, once more after the texts the
+ * reservation took at their estimate are counted exactly for the plan's exact encodings (when any
+ * was), so a key near the end of its budget is refused on the exact count, not the estimate's margin.
+ */
+export function acquireReserved<T extends AttemptTarget>(limiter: Limiter, key: KeyRecord, plan: readonly T[], prompt: ReservedPrompt,
+  estimateOf: (plan: readonly T[]) => Usage, keepFirst: boolean): Affordable<T> | Promise<Affordable<T>> {
+  const again = (e: unknown): Affordable<T> | Promise<Affordable<T>> => {
+    if (!(e instanceof LimitError && e.reason === 'budget') || !countMore(prompt, plan)) throw e;
+    return acquireAffordable(limiter, key, plan, estimateOf, keepFirst);
+  };
+  let got: Affordable<T> | Promise<Affordable<T>>;
+  try { got = acquireAffordable(limiter, key, plan, estimateOf, keepFirst); } catch (e) { return again(e); }
+  return got instanceof Promise ? got.catch(again) : got;
+}
+
+function countMore(p: ReservedPrompt, plan: readonly AttemptTarget[]): boolean {
+  if (!('tokens' in p)) return false;
+  let more = false;
+  for (const t of plan) if (p.tokens.countMore(tokenizerFor(t.entry.id))) more = true;
+  return more;
+}

@@ -1,0 +1,188 @@
+// What a limited key's request reserves before the call (src/http/reservation-estimate.ts): an image by
+// URL at the most the target's family bills for one, so a key whose remaining budget cannot cover it
+// is refused before the call; CJK and emoji text near its real token count; English text about where
+// the old bytes / 4 of the body put it. The old reservation (bytes / 4) let a $0.002 key's request with
+// one image be billed $0.0038.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { startRawUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { decodeForReservation, reservationUsage, reservedInput, reservedPrompt } from '../src/http/reservation-estimate.ts';
+import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
+import { ESTIMATE_MARGIN } from '../src/tokens/estimate.ts';
+import { tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
+import type { AttemptTarget } from '../src/engine/plan.ts';
+import type { KeyRecord } from '../src/store/types.ts';
+import type { Pricing } from '../src/catalog/types.ts';
+
+type Rec = Record<string, any>;
+const ADMIN = 'budget-reservation-admin-key-0123456789';
+const IMAGE_URL = 'https://images.example.com/cat-1024x1024.png';
+// gpt-4o-mini's documented price and image rule: a 1024x1024 image at high detail is 4 tiles of 512 px,
+// 2,833 + 4 x 5,667 = 25,501 input tokens ($0.0038 at $0.15 per million).
+const PRICING = { prompt: '0.00000015', completion: '0.0000006' };
+const IMAGE_USAGE = 25_501;
+
+const sheet = (p: Partial<Pricing>): Pricing => ({ prompt: '0.000001', completion: '0.000002', image: '0', request: '0', web_search: '0', internal_reasoning: '0',
+  input_cache_read: '0', input_cache_write: '0', input_cache_write_1h: '0', ...p });
+const target = (id: string, contextWindow = 128_000, pricing: Partial<Pricing> = {}): AttemptTarget =>
+  ({ entry: { id, model: { context_window: contextWindow, max_completion_tokens: 16, pricing: sheet(pricing) } } }) as unknown as AttemptTarget;
+const chatBody = (content: unknown): Rec => ({ model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content }] });
+const measured = (body: Rec) => reservedPrompt(decodeForReservation('openai-chat', body), Buffer.byteLength(JSON.stringify(body)), 0);
+const oldReservation = (body: Rec): number => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
+
+const CJK = '我们今天讨论人工智能的发展历史和未来的方向。机器学习是一种让计算机从数据中学习的技术。'.repeat(8);
+const EMOJI = '🎉🚀🔥😀👍🏽❤️🧑‍💻🌍🙏✅'.repeat(20);
+const ENGLISH = 'The committee reviewed the quarterly figures and asked the team to explain why shipping costs rose in March. '.repeat(12);
+const SHORT = 'Hi, can you help me write a haiku about autumn?';
+
+describe('the reservation prices the prompt per target family', () => {
+  before(async () => { await warmTokenizers(); });
+
+  test('an image by URL is reserved at the most its family bills for one; the old bytes / 4 said about 25 tokens', () => {
+    const body = chatBody([{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: IMAGE_URL, detail: 'high' } }]);
+    const p = measured(body);
+    for (const [id, family] of [['openai/gpt-4o-mini', 'openai'], ['anthropic/claude-sonnet-4-5', 'anthropic'], ['google/gemini-2.5-pro', 'gemini'], ['meta/llama-4', 'generic']] as const) {
+      const n = reservedInput(p, target(id));
+      assert.ok(n >= IMAGE_CEILING[family] && n <= IMAGE_CEILING[family] + 40, `${id}: ${n}`);
+    }
+    assert.ok(oldReservation(body) < 60, `old: ${oldReservation(body)}`);
+    // A priced image (per-image price) is reserved too.
+    const key = { budgetUsd: '1', tpmLimit: null } as KeyRecord;
+    const priced = target('openai/gpt-4o-mini', 128_000, { prompt: '0', completion: '0', image: '0.01' });
+    assert.equal(reservationUsage([priced], body, Buffer.from(JSON.stringify(body)), key, p).costUsd, '0.01');
+  });
+
+  test('a binary document is reserved at the target context window (nothing else bounds it)', () => {
+    const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarise' }] }] };
+    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), 200, 0);
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000)), 200_000);
+    // A model without a known context window: the body's bytes with the margin.
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 0)), Math.ceil(200 * ESTIMATE_MARGIN));
+  });
+
+  test('CJK and emoji text: at least their o200k count and within the measured margin; exact for OpenAI families once counted; bytes / 4 under-counted emoji', () => {
+    for (const [name, text] of [['cjk', CJK], ['emoji', EMOJI]] as const) {
+      const body = chatBody(text);
+      const p = measured(body);
+      const truth = countTokens(text);
+      for (const id of ['openai/gpt-4o', 'anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash', 'mistral/mistral-large']) {
+        const est = reservedInput(p, target(id));
+        assert.ok(est >= truth && est <= 1.8 * truth, `${name} ${id}: reserved ${est}, o200k ${truth}`);
+      }
+      // Counted exactly (what a budget refusal triggers): the text's count plus the documented framing of one message (4) and the reply (3).
+      assert.ok('tokens' in p && p.tokens.countMore(tokenizerFor('openai/gpt-4o')));
+      assert.equal(reservedInput(p, target('openai/gpt-4o')), truth + 7, name);
+      if (name === 'emoji') assert.ok(oldReservation(body) < 0.75 * truth, `old ${oldReservation(body)} vs ${truth}`);
+    }
+  });
+
+  test('English text: at most 10% above the old reservation, never below its o200k count; at or below the old once counted exactly', () => {
+    for (const text of [SHORT, ENGLISH]) {
+      const body = chatBody(text);
+      const p = measured(body);
+      const old = oldReservation(body);
+      const truth = countTokens(text);
+      for (const id of ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash']) {
+        const n = reservedInput(p, target(id));
+        assert.ok(n >= truth && n <= 1.1 * old, `${id}: reserved ${n}, old ${old}, o200k ${truth}`);
+      }
+      assert.ok('tokens' in p && p.tokens.countMore(tokenizerFor('openai/gpt-4o-mini')));
+      assert.ok(reservedInput(p, target('openai/gpt-4o-mini')) <= old);
+    }
+  });
+
+  test('a body the worker pool parsed: its bytes / 4 with the margin, its images at the family ceiling, within the context window', () => {
+    const p = reservedPrompt(null, 200_000, 2);
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.openai);
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.anthropic);
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 128_000)), 128_000);
+  });
+
+  test('each target is priced at its own family: a fallback with a dearer image rule sets the reservation', () => {
+    const body = chatBody([{ type: 'image_url', image_url: { url: IMAGE_URL } }]);
+    const p = measured(body);
+    const key = { budgetUsd: '10', tpmLimit: null } as KeyRecord;
+    const raw = Buffer.from(JSON.stringify(body));
+    const claude = reservationUsage([target('anthropic/claude-sonnet-4-5')], body, raw, key, p);
+    const both = reservationUsage([target('anthropic/claude-sonnet-4-5'), target('openai/gpt-4o-mini')], body, raw, key, p);
+    assert.ok(claude.tokens < 5_000 && both.tokens > 48_000, `${claude.tokens} ${both.tokens}`);
+  });
+});
+
+describe('a budgeted key cannot be billed past its budget for an image it sent by URL', () => {
+  let up: RawUpstream; let gw: TestGateway;
+  before(async () => {
+    up = await startRawUpstream();
+    gw = await startTestGateway({
+      providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
+      gateway: { auth: { enabled: true, admin_key: ADMIN } },
+    });
+  });
+  after(async () => { await gw.stop(); await up.close(); });
+
+  const key = async (budget: string) => {
+    const r = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `img-${budget}`, budget_usd: budget, budget_period: 'day' }) });
+    assert.equal(r.status, 201, await r.clone().text());
+    return (await r.json() as { key: string }).key;
+  };
+  const send = (k: string) => fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${k}` },
+    body: JSON.stringify({ model: 'vis/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: [
+      { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: IMAGE_URL, detail: 'high' } }] }] }),
+  });
+  const answer = () => up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+    id: 'chatcmpl-img', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'A cat.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: IMAGE_USAGE, completion_tokens: 3, total_tokens: IMAGE_USAGE + 3 },
+  })] });
+  const recordedCost = async (id: string): Promise<string> => {
+    for (let i = 0; i < 200; i++) {
+      const rows = await gw.services.store!.sql.all('SELECT cost_usd FROM inferences WHERE id = ?', [id]) as Rec[];
+      if (rows.length === 1) return String(rows[0]!.cost_usd);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`no record for ${id}`);
+  };
+
+  test('served with room: the image bills 25,501 input tokens ($0.0038)', async () => {
+    up.reset(); answer();
+    const r = await send(await key('1'));
+    assert.equal(r.status, 200, await r.clone().text());
+    const cost = Number(await recordedCost(r.headers.get('x-inference-id')!));
+    assert.ok(cost > 0.0038 && cost < 0.0039, `cost ${cost}`);
+  });
+
+  test('near the end of a budget the exact count decides, not the estimate margin: a budget between the two is served', async () => {
+    // A CJK text never sent before (the encodings cache counts), so the first try prices it by estimate.
+    const text = `${CJK} ${Date.now()}`;
+    const body = { model: 'vis/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: text }] };
+    const t = target('vis/gpt-4o-mini', 128_000, PRICING);
+    const k = { budgetUsd: '1', tpmLimit: null } as KeyRecord;
+    const raw = Buffer.from(JSON.stringify(body));
+    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, 0);
+    const byEstimate = Number(reservationUsage([t], body, raw, k, p).costUsd);
+    // A copy counted exactly here would put the text in the encoder's cache: the exact cost is worked out from o200k directly.
+    const byCount = (countTokens(text) + 7) * 0.00000015 + 16 * 0.0000006;
+    assert.ok(byCount < byEstimate, `${byCount} ${byEstimate}`);
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-cjk', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: countTokens(text) + 7, completion_tokens: 1, total_tokens: countTokens(text) + 8 } })] });
+    const budget = ((byCount + byEstimate) / 2).toFixed(9);
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await key(budget)}` }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
+  });
+
+  test('a $0.002 budget cannot cover the image: 402 before the call, nothing billed', async () => {
+    up.reset(); answer();
+    const r = await send(await key('0.002'));
+    const body = await r.json() as Rec;
+    assert.equal(r.status, 402, JSON.stringify(body));
+    assert.equal(body.error.code, 'budget_exceeded');
+    assert.match(body.error.message, /may cost up to \$0\.00/);
+    assert.equal(up.requests.length, 0);
+  });
+});
