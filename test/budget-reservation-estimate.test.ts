@@ -54,12 +54,24 @@ describe('the reservation prices the prompt per target family', () => {
     assert.equal(reservationUsage([priced], body, Buffer.from(JSON.stringify(body)), key, p).costUsd, '0.01');
   });
 
-  test('a binary document is reserved at the target context window (nothing else bounds it)', () => {
-    const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'Summarise' }] }] };
-    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), 200, 0);
-    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000)), 200_000);
-    // A model without a known context window: the body's bytes with the margin.
-    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 0)), Math.ceil(200 * ESTIMATE_MARGIN));
+  test('a binary document is reserved at its base64 size / 4 with the margin, not a whole context window (which no smaller budget could cover)', () => {
+    const data = 'JVBERi0xLjQK'.repeat(4000); // 48,000 base64 characters
+    const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'Summarise' }] }] };
+    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), Buffer.byteLength(JSON.stringify(body)), 0);
+    const doc = Math.ceil((data.length / 4) * ESTIMATE_MARGIN);
+    const n = reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000));
+    assert.ok(n >= doc && n < doc + 100, `${n} vs ${doc}`);
+    // Within the context window still.
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 10_000)), 10_000);
+  });
+
+  test('a tpm limit counts the body\'s bytes / 4 plus the output bound (flow control), so an image fits a limit below its family ceiling; the budget\'s cost is the bound', () => {
+    const body = chatBody([{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: IMAGE_URL } }]);
+    const raw = Buffer.from(JSON.stringify(body));
+    const u = reservationUsage([target('openai/gpt-4o-mini')], body, raw, { budgetUsd: '1', tpmLimit: 10_000 } as KeyRecord, measured(body));
+    assert.equal(u.tokens, Math.ceil(raw.length / 4) + 16);
+    // The cost: the image at gpt-4o-mini's ceiling at $1 a million (the sheet's prompt price), and 16 output tokens at $2.
+    assert.ok(Number(u.costUsd) >= IMAGE_CEILING.openai * 0.000001, u.costUsd);
   });
 
   test('CJK and emoji text: at least their o200k count and within the measured margin; exact for OpenAI families once counted; bytes / 4 under-counted emoji', () => {
@@ -107,7 +119,7 @@ describe('the reservation prices the prompt per target family', () => {
     const raw = Buffer.from(JSON.stringify(body));
     const claude = reservationUsage([target('anthropic/claude-sonnet-4-5')], body, raw, key, p);
     const both = reservationUsage([target('anthropic/claude-sonnet-4-5'), target('openai/gpt-4o-mini')], body, raw, key, p);
-    assert.ok(claude.tokens < 5_000 && both.tokens > 48_000, `${claude.tokens} ${both.tokens}`);
+    assert.ok(Number(claude.costUsd) < 0.005 && Number(both.costUsd) > 0.048, `${claude.costUsd} ${both.costUsd}`);
   });
 });
 

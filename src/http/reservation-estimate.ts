@@ -66,7 +66,14 @@ export function reservationUsage(targets: readonly AttemptTarget[], body: Record
   const asked = (body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens) as number | undefined;
   const outOf = (t: AttemptTarget): number => Math.min(asked ?? t.entry.model.max_completion_tokens, t.maxOutputTokens ?? Infinity);
   const attempts = targets.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: outOf(t), inputTokens: reservedInput(prompt, t) }));
-  return worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
+  const { costUsd } = worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
+  // A budget is a promise about money: the cost above is a bound. A tokens-per-minute limit is flow
+  // control, settled with the real count after: its tokens stay the body's bytes / 4 plus the output
+  // bound, as before 2026-11-29, since an image at its family's ceiling (48,169 tokens for OpenAI's)
+  // would never fit a tpm limit below it, however small the image.
+  let out = 0;
+  for (const a of attempts) out = Math.max(out, a.maxOutputTokens);
+  return { tokens: Math.ceil(raw.length / 4) + out, costUsd };
 }
 
 /**

@@ -181,12 +181,11 @@ export class PromptTokens {
    * The input tokens a budget reservation prices the prompt at for `t`: texts counted exactly where the
    * encoding and count()'s character budget allow, the others at their estimate times ESTIMATE_MARGIN but
    * never above their byte ceiling; framing, tool definitions and tool turns at their ceilings, every
-   * image at the largest the family bills (ceiling.ts); Infinity with a binary document (nothing
-   * bounds it but the model's context window, which the caller applies).
+   * image at the largest the family bills (ceiling.ts), a binary document at its base64 size / 4 with the
+   * margin (not a bound: nothing bounds one but the context window).
    */
   reserve(t: TokenizerId): number {
     const p = this.parts;
-    if (p.documents.length > 0) return DOCUMENT_CEILING;
     const family: Family = t.kind === 'exact' ? 'openai' : t.family;
     const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
     const nMsg = p.messages.length;
@@ -196,7 +195,12 @@ export class PromptTokens {
       n += x >= 0 ? x : Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!));
       if (i >= this.#toolsFrom) n += TOOL_DEFINITION_EXTRA;
     }
-    return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family];
+    // A binary document has no bound but the context window (DOCUMENT_CEILING), which would reserve a
+    // whole window for every PDF (a 200k window at a model's prices) and refuse it under any smaller
+    // budget: it is taken at its base64 size / 4 with the margin, as the body's bytes / 4 took it.
+    let docs = 0;
+    for (const d of p.documents) docs += d;
+    return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family] + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
   }
 
   /**
