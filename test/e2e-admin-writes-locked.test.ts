@@ -56,3 +56,29 @@ test('admin writes on a locked SQLite file keep the event loop turning: they lan
   assert.equal(((await call('GET', '/keys')).body.data as unknown[]).length, 3, 'the refused create changed nothing');
   assert.equal((await call('POST', '/keys', { name: 'retried' })).status, 201);
 });
+
+test('a signed-in dashboard read while another process holds the lock answers at once: the session\'s last-seen time is written after, not waited for', async (t) => {
+  const gw = await startTestGateway({ providers: [], gateway: { auth: { enabled: true, admin_key: ADMIN }, dashboard: { enabled: true } } });
+  t.after(() => gw.stop());
+  await gw.services.dashboard!.users.create({ email: 'reader@example.com', role: 'admin', password: PW });
+  const signIn = await fetch(`${gw.url}/admin/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'reader@example.com', password: PW }) });
+  assert.equal(signIn.status, 200);
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+  // Last seen two minutes ago: the next request writes the time again (at most once a minute).
+  await gw.services.store!.sql.run('UPDATE dashboard_sessions SET last_seen_at = ?', [new Date(Date.now() - 120_000).toISOString()]);
+  const lock = await holdSqliteLock(join(gw.dir, 'gateway.db'), 3000);
+  const t0 = performance.now();
+  const read = await fetch(`${gw.url}/admin/api/v1/session`, { headers: { cookie } });
+  const ms = performance.now() - t0;
+  assert.equal(read.status, 200);
+  t.diagnostic(`answered in ${ms.toFixed(0)} ms with the lock held 3 s`);
+  assert.ok(ms < 1500, `the read waited ${ms.toFixed(0)} ms on the lock`);
+  await lock.released;
+  // The time lands once the lock is gone.
+  for (let i = 0; i < 100; i++) {
+    const r = await gw.services.store!.sql.all('SELECT last_seen_at FROM dashboard_sessions');
+    if (Date.now() - Date.parse(String(r[0]!.last_seen_at)) < 60_000) return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.fail('the last-seen time was not written after the lock');
+});

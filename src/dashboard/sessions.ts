@@ -57,7 +57,10 @@ export class Sessions {
     }
     if (now - lastSeen >= TOUCH_EVERY_MS) {
       session.lastSeenAt = new Date(now).toISOString();
-      await this.#sql.run('UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?', [session.lastSeenAt, id]);
+      // Not waited for: a read of the dashboard must not wait on a write (SQLite's lock held by another
+      // process, a slow PostgreSQL), and the time is only the idle timeout's; one that fails is written
+      // by a later request (the stored time stays older than the period).
+      this.#sql.run('UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?', [session.lastSeenAt, id]).catch(() => {});
     }
     const user: UserView = {
       id: session.userId, email: str(r.email), name: str(r.name), role: str(r.role) === 'admin' ? 'admin' : 'member',
