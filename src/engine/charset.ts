@@ -126,14 +126,52 @@ export function createRecoder(label: string | null, from: string): Recoder {
  * For a body read as it arrives: the recoder it needs by its Content-Type, a text type declared in a
  * charset other than UTF-8; else null, and its first chunk goes to recoderAtStart.
  */
-export const declaredRecoder = (ct: ContentType, from: string): Recoder | null => {
+const declaredRecoder = (ct: ContentType, from: string): Recoder | null => {
   const label = declaredCharset(ct);
   return label !== null && isTextType(ct) ? createRecoder(label, from) : null;
 };
 
 /** For a body declared in no charset or UTF-8: a recoder when its first chunk opens with a byte order mark. */
-export const recoderAtStart = (first: Buffer, ct: ContentType, from: string): Recoder | null =>
+const recoderAtStart = (first: Buffer, ct: ContentType, from: string): Recoder | null =>
   (first.length > 0 && first[0]! >= MAY_BE_BOM && isTextType(ct) ? createRecoder(null, from) : null);
+
+/**
+ * One body's text as UTF-8, chunk by chunk, as it arrives: recoded when its Content-Type declares
+ * another charset (`declared`, known from the headers alone: the caller relabels the type) or its first
+ * bytes are a byte order mark; otherwise each chunk is passed on as it is (the usual body).
+ */
+export class BodyText {
+  readonly declared: boolean;
+  #recoder: Recoder | null;
+  #sniff: boolean;
+  readonly #ct: ContentType;
+  readonly #from: string;
+
+  constructor(ct: ContentType, from: string) {
+    this.#ct = ct;
+    this.#from = from;
+    this.#recoder = declaredRecoder(ct, from);
+    this.declared = this.#recoder !== null;
+    this.#sniff = !this.declared;
+  }
+
+  /** The chunk as UTF-8 (empty while the recoder holds the start of a character or of a BOM). */
+  push(chunk: Buffer): Buffer {
+    if (this.#sniff && chunk.length > 0) {
+      // Declared in no charset but UTF-8: read as it is, unless it opens with a byte order mark.
+      this.#sniff = false;
+      this.#recoder = recoderAtStart(chunk, this.#ct, this.#from);
+    }
+    return this.#recoder === null ? chunk : this.#recoder.push(chunk);
+  }
+
+  /** What the recoder still held (a character cut at the very end becomes U+FFFD); empty for a body passed on as it is. */
+  end(): Buffer {
+    const r = this.#recoder;
+    this.#recoder = null;
+    return r === null ? EMPTY : r.end();
+  }
+}
 
 /** A whole body (an error answer, a bounded copy) as text in its charset. */
 export function bodyText(body: Buffer, ct: ContentType, from: string): string {

@@ -6,7 +6,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/types.ts';
 import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
 import type { Coding } from '../util/content-codings.ts';
-import { declaredRecoder, recoderAtStart, utf8ContentType, type Recoder } from './charset.ts';
+import { BodyText, utf8ContentType } from './charset.ts';
 
 /** One pool per upstream origin, built with the connection settings it was made for. */
 const pools = new Map<string, { pool: Pool; settings: string }>();
@@ -90,11 +90,8 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #flow: Flow | null = null;
   /** Undoes the body's content encoding, when it has one (src/engine/content-coding.ts). */
   #decoder: BodyDecoder | null = null;
-  /** Recodes a text body in another charset to UTF-8 (src/engine/charset.ts), after the decoder. */
-  #text: Recoder | null = null;
-  /** The body's first bytes are still to be looked at for a byte order mark. */
-  #sniff = false;
-  #contentType: string | string[] | undefined;
+  /** The body's text as UTF-8 (src/engine/charset.ts), after the decoder; null before the headers. */
+  #text: BodyText | null = null;
   readonly #origin: string;
   #done = false;
   readonly #onAbort = (): void => {
@@ -155,11 +152,11 @@ class SinkHandler implements Dispatcher.DispatchHandler {
       headers = plain;
     }
     const ct = headers['content-type'];
-    this.#text = declaredRecoder(ct, this.#origin);
-    if (this.#text !== null) {
+    this.#text = new BodyText(ct, this.#origin);
+    if (this.#text.declared) {
       const { 'content-length': _, ...recoded } = headers;
       headers = { ...recoded, 'content-type': utf8ContentType(String(ct)) };
-    } else { this.#sniff = true; this.#contentType = ct; }
+    }
     try { this.#sink.start(statusCode, headers, this.#flow); } catch (e) { this.#threw(e); }
   }
 
@@ -170,11 +167,6 @@ class SinkHandler implements Dispatcher.DispatchHandler {
 
   #data(chunk: Buffer): void {
     if (this.#done) return;
-    if (this.#sniff && chunk.length > 0) {
-      // A body declared in no charset but UTF-8 is read as it is, unless it opens with a byte order mark.
-      this.#sniff = false;
-      this.#text = recoderAtStart(chunk, this.#contentType, this.#origin);
-    }
     if (this.#text !== null) { chunk = this.#text.push(chunk); if (chunk.length === 0) return; }
     try { this.#sink.data(chunk); } catch (e) { this.#threw(e); }
   }
@@ -187,7 +179,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #end(): void {
     if (this.#done) return;
     if (this.#text !== null) {
-      // What the recoder still held (a character cut at the very end becomes U+FFFD).
+      // What the recoder still held.
       const rest = this.#text.end();
       this.#text = null;
       if (rest.length > 0) { try { this.#sink.data(rest); } catch (e) { this.#threw(e); return; } }

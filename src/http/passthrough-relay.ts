@@ -9,7 +9,7 @@ import { createStreamTap, usageFromTail, usageOfAnswer } from '../formats/passth
 import { createSseParser, sseFrame, type SseFrame } from '../formats/sse.ts';
 import { consumedUsage, normalizeUsage } from '../engine/usage.ts';
 import { bodyDecoder, contentCodings } from '../engine/content-coding.ts';
-import { declaredRecoder, recoderAtStart, utf8ContentType, type Recoder } from '../engine/charset.ts';
+import { BodyText, utf8ContentType } from '../engine/charset.ts';
 
 /**
  * Upstream headers a client may see: what it needs to read the body. Never the provider's request or
@@ -54,10 +54,9 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
   const codings = contentCodings(up.headers['content-encoding']);
   const headers: Record<string, string | string[]> = {};
   for (const h of FORWARDED) { const v = up.headers[h]; if (v !== undefined) headers[h] = v; }
-  /** Recodes the text the gateway reads to UTF-8 when it is in another charset (null: read as it is). */
-  let text: Recoder | null = declaredRecoder(type, o.provider);
-  let sniff = text === null;
-  if (text !== null && sse) headers['content-type'] = utf8ContentType(String(type));
+  /** The text the gateway reads, as UTF-8 (recoded when it is in another charset). */
+  const text = new BodyText(type, o.provider);
+  if (text.declared && sse) headers['content-type'] = utf8ContentType(String(type));
   // A JSON body goes out byte for byte, so its length holds (decoded, it has another); a stream is re-framed and goes out chunked.
   if (!sse && codings.length === 0 && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
   headers['x-inference-id'] = o.id;
@@ -111,8 +110,7 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
     const onData = (c: Buffer): void => {
       if (settled) return;
       try {
-        if (sniff && c.length > 0) { sniff = false; text = recoderAtStart(c, type, o.provider); }
-        const t = text === null ? c : text.push(c);
+        const t = text.push(c);
         total += t.length;
         if (parser) {
           write(frames(parser.push(t)));
@@ -126,10 +124,10 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
     const onEnd = (): void => {
       if (settled) return;
       try {
-        const rest = text === null ? null : text.end();
-        if (rest !== null) total += rest.length;
+        const rest = text.end();
+        total += rest.length;
         if (parser) {
-          const out = (rest === null ? '' : frames(rest.length > 0 ? parser.push(rest) : [])) + frames(parser.end());
+          const out = frames(rest.length > 0 ? parser.push(rest) : []) + frames(parser.end());
           if (tap!.failure !== null) { write(out); cut(tap!.failure); return; }
           res.end(out);
           const reported = tap!.usage();
@@ -138,7 +136,7 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
           return;
         }
         res.end();
-        if (rest !== null) capture(rest);
+        if (rest.length > 0) capture(rest);
         let usage: Usage | null = null;
         if (total <= CAPTURE_BYTES) { try { usage = usageOfAnswer(JSON.parse(Buffer.concat(head, headBytes).toString('utf8'))); } catch { usage = null; } }
         else usage = usageFromTail(tail.toString('utf8'));
