@@ -41,7 +41,14 @@ import { createHash } from 'node:crypto';
 // an earlier minute is a new minute; under this minute's mark, or no mark at all (Redis lost its data, or
 // a key never seen), it is rebuilt provisional (`p` = 1) from the caller's view of it (`br`, `bt` its
 // base, `t0`, `le` as for a counter) and re-seeded from the store's records of the minute.
-const ACQUIRE = `
+// Redis's own clock in ms, which leases are written and read in (the replicas' clocks may disagree).
+const NOW_MS = `
+local function nowMs()
+  local tm = redis.call('TIME')
+  return tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
+end`;
+
+const ACQUIRE = `${NOW_MS}
 local now = tonumber(ARGV[12])
 local wepoch, wreseed, wt0 = '', 0, ''
 -- The caller's view of this minute's window, 'requests:tokens'.
@@ -59,8 +66,7 @@ end
 -- Releases the open reservations of every other replica whose lease on this counter lapsed, once:
 -- their tokens leave ok in the same step. Returns Redis's time (ms), which leases are written in.
 local function reclaim()
-  local tm = redis.call('TIME')
-  local ms = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
+  local ms = nowMs()
   local lapsed = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', '(' .. string.format('%.0f', ms))
   local dead, any = {}, false
   for _, inst in ipairs(lapsed) do
@@ -293,7 +299,7 @@ return {redis.call('GET', KEYS[1]), reseed, redis.call('HGET', KEYS[2], 'e') or 
 // a replica that took the lease over). KEYS: counter, meta, open reservations, leases. ARGV 3: this
 // replica's instance, 4 its lease ms, then token, estimate pairs of those earlier reservations, which
 // the counter now holds: listed open, under this replica's lease, so they are released if it dies.
-const CORRECT = `
+const CORRECT = `${NOW_MS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if (redis.call('HGET', KEYS[2], 'e') or '') ~= ARGV[1] or redis.call('HGET', KEYS[2], 'p') ~= '1' then return 0 end
 local d = tonumber(ARGV[2]) - tonumber(redis.call('HGET', KEYS[2], 'b') or '0')
@@ -303,8 +309,7 @@ end
 redis.call('HDEL', KEYS[2], 'p', 'b', 'u', 'o', 't0', 'le')
 if #ARGV > 4 then
   for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1]) end
-  local tm = redis.call('TIME')
-  redis.call('ZADD', KEYS[4], string.format('%.0f', tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) + tonumber(ARGV[4])), ARGV[3])
+  redis.call('ZADD', KEYS[4], string.format('%.0f', nowMs() + tonumber(ARGV[4])), ARGV[3])
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl); redis.call('PEXPIRE', KEYS[4], ttl) end
 end
@@ -313,10 +318,9 @@ return 1`;
 // Renews a replica's lease on a counter where it holds open reservations (every presence interval):
 // the lease ends ARGV[2] ms from Redis's time. KEYS: counter, leases. ARGV[1]: the instance. Nothing
 // for a counter that is gone (its reservations went with it).
-const RENEW = `
+const RENEW = `${NOW_MS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local tm = redis.call('TIME')
-redis.call('ZADD', KEYS[2], string.format('%.0f', tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) + tonumber(ARGV[2])), ARGV[1])
+redis.call('ZADD', KEYS[2], string.format('%.0f', nowMs() + tonumber(ARGV[2])), ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1`;
