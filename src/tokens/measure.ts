@@ -5,6 +5,7 @@ import { exactCounter } from './encoders.ts';
 import { ESTIMATE_MARGIN, estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
 import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
+import { familyImageRule, imageTokens, type ImageRule } from './images.ts';
 import type { PromptParts } from './prompt.ts';
 import { TextCache } from '../util/text-cache.ts';
 
@@ -181,10 +182,11 @@ export class PromptTokens {
    * The input tokens a budget reservation prices the prompt at for `t`: texts counted exactly where the
    * encoding and count()'s character budget allow, the others at their estimate times ESTIMATE_MARGIN but
    * never above their byte ceiling; framing, tool definitions and tool turns at their ceilings, every
-   * image at the largest the family bills (ceiling.ts), a binary document at its base64 size / 4 with the
-   * margin (not a bound: nothing bounds one but the context window).
+   * image by the target model's rule (images.ts: at the size read from an inline image's header, else
+   * the most the model bills for one; the family's ceiling without a rule), a binary document at its
+   * base64 size / 4 with the margin (not a bound: nothing bounds one but the context window).
    */
-  reserve(t: TokenizerId): number {
+  reserve(t: TokenizerId, images: ImageRule = familyImageRule(t.kind === 'exact' ? 'openai' : t.family)): number {
     const p = this.parts;
     const family: Family = t.kind === 'exact' ? 'openai' : t.family;
     const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
@@ -200,7 +202,8 @@ export class PromptTokens {
     // budget: it is taken at its base64 size / 4 with the margin, as the body's bytes / 4 took it.
     let docs = 0;
     for (const d of p.documents) docs += d;
-    return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family] + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
+    for (const size of p.imageSizes) n += imageTokens(images, size);
+    return n + p.toolTurns * TOOL_TURN_EXTRA + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
   }
 
   /**
