@@ -118,6 +118,8 @@ export class PromptTokens {
   readonly #exact: Partial<Record<Encoding, ExactCounts>> = {};
   /** count()'s results per encoding or estimate family. */
   readonly #memo: Partial<Record<Encoding | EstimateFamily, TokenCount>> = {};
+  /** The images' tokens per image rule (images.ts), made on first use: most prompts have none. */
+  #imageMemo: Map<ImageRule, number> | null = null;
 
   constructor(parts: PromptParts, o: MeasureOptions) {
     this.parts = parts;
@@ -202,8 +204,29 @@ export class PromptTokens {
     // budget: it is taken at its base64 size / 4 with the margin, as the body's bytes / 4 took it.
     let docs = 0;
     for (const d of p.documents) docs += d;
-    for (const size of p.imageSizes) n += imageTokens(images, size);
-    return n + p.toolTurns * TOOL_TURN_EXTRA + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
+    return n + this.imageTokens(images) + p.toolTurns * TOOL_TURN_EXTRA + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
+  }
+
+  /** The most the prompt's images are billed under a model's image rule (images.ts): each at its size where its header gave one, else the rule's maximum. */
+  imageTokens(rule: ImageRule): number {
+    if (this.parts.images === 0) return 0;
+    let n = (this.#imageMemo ??= new Map()).get(rule);
+    if (n === undefined) {
+      n = 0;
+      for (const size of this.parts.imageSizes) n += imageTokens(rule, size);
+      this.#imageMemo.set(rule, n);
+    }
+    return n;
+  }
+
+  /**
+   * What a model's own image rule changes in count(t).ceiling, which takes every image at its family's
+   * ceiling (count() is shared by every model of a tokenizer): add it for the model's bound. Never
+   * positive for the rules of images.ts (none bills more than its family's ceiling); 0 without images.
+   */
+  imageCeilingDelta(t: TokenizerId, rule: ImageRule): number {
+    const p = this.parts;
+    return p.images === 0 ? 0 : this.imageTokens(rule) - p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
   }
 
   /**
