@@ -70,7 +70,7 @@ export function reservationUsage(targets: readonly AttemptTarget[], body: Record
   const { costUsd } = worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
   // A budget is a promise about money: the cost above is a bound. A tokens-per-minute limit is flow
   // control, settled with the real count after: its tokens stay the body's bytes / 4 plus the output
-  // bound, as before 2026-11-29, since an image at its family's ceiling (48,169 tokens for OpenAI's)
+  // bound, as before 2026-11-29, since an image at its model's most (48,169 tokens for gpt-4o-mini)
   // would never fit a tpm limit below it, however small the image.
   let out = 0;
   for (const a of attempts) out = Math.max(out, a.maxOutputTokens);
