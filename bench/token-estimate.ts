@@ -1,39 +1,11 @@
 // Fits and measures the prompt-token estimate of src/tokens/estimate.ts: the truth is o200k_base
 // (gpt-tokenizer) on a mixed sample; prints the least-squares coefficients, and the held-out error of
 // the shipped coefficients, of the fitted ones and of chars/4. Run: npx node bench/token-estimate.ts
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { COEFFICIENTS, estimateShape, textShape, type TextShape } from '../src/tokens/estimate.ts';
+import { textSample } from './lib/text-sample.ts';
 
-type Sample = { kind: string; text: string };
-const samples: Sample[] = [];
-
-/** Cuts a text into pieces of about `size` characters at line breaks (prompts are short texts, not files). */
-function pieces(kind: string, text: string, size = 1500): void {
-  let cur = '';
-  for (const line of text.split('\n')) {
-    cur += `${line}\n`;
-    if (cur.length >= size) { samples.push({ kind, text: cur }); cur = ''; }
-  }
-  if (cur.trim().length > 50) samples.push({ kind, text: cur });
-}
-
-for (const f of readdirSync('docs')) if (f.endsWith('.md')) pieces('docs', readFileSync(join('docs', f), 'utf8'));
-for (const d of ['src/engine', 'src/formats/openai-chat', 'src/catalog']) {
-  for (const f of readdirSync(d)) if (f.endsWith('.ts')) pieces('code', readFileSync(join(d, f), 'utf8'));
-}
-try {
-  const lines = readFileSync('../shared/router-bench/routerbench-dev.jsonl', 'utf8').split('\n').filter(Boolean);
-  for (let i = 0; i < lines.length; i += 7) samples.push({ kind: 'bench-prompt', text: (JSON.parse(lines[i]!) as { prompt: string }).prompt });
-} catch { /* the shared data is optional */ }
-const tsLib = 'node_modules/typescript/lib';
-for (const lang of readdirSync(tsLib)) {
-  let msgs: Record<string, string>;
-  try { msgs = JSON.parse(readFileSync(join(tsLib, lang, 'diagnosticMessages.generated.json'), 'utf8')) as Record<string, string>; } catch { continue; }
-  const vals = Object.values(msgs);
-  for (let i = 0; i + 20 <= Math.min(vals.length, 600); i += 20) samples.push({ kind: `lang:${lang}`, text: vals.slice(i, i + 20).join('\n') });
-}
+const samples = textSample();
 
 const KEYS = Object.keys(COEFFICIENTS) as Array<keyof TextShape>;
 const rows = samples.map((s) => ({ ...s, shape: textShape(s.text), truth: countTokens(s.text) }));

@@ -15,12 +15,13 @@ import { viewRequest } from '../src/router/request-view.ts';
 import { emptyState } from '../src/router/quality/index.ts';
 import { codecFor } from '../src/formats/registry.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
+import { png } from './helpers/image-headers.ts';
 
 const caps = { tools: false, vision: false, reasoning: false, structured_output: false, prompt_caching: true };
-function config() {
+function config(vision = false) {
   const dir = mkdtempSync(join(tmpdir(), 'gw-decide-'));
   mkdirSync(join(dir, 'providers'));
-  const model = (name: string, prompt: string, completion: string) => ({ name, pricing: { prompt, completion, input_cache_read: (Number(prompt) / 10).toFixed(12).replace(/0+$/, '') }, capabilities: caps, context_window: 100000, max_completion_tokens: 8000 });
+  const model = (name: string, prompt: string, completion: string) => ({ name, pricing: { prompt, completion, input_cache_read: (Number(prompt) / 10).toFixed(12).replace(/0+$/, '') }, capabilities: { ...caps, vision }, context_window: 100000, max_completion_tokens: 8000 });
   for (const [id, models] of [['pa', [model('gpt-4o-mini', '0.00000015', '0.0000006'), model('gpt-4o', '0.0000025', '0.00001')]], ['pb', [model('gpt-4o', '0.000003', '0.000012')]]] as const) {
     writeFileSync(join(dir, 'providers', `${id}.yaml`), stringify({ id, name: id, format: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-test', auth: { type: 'bearer' }, models }));
   }
@@ -30,6 +31,7 @@ function config() {
   return cfg;
 }
 const cfg = config();
+const cfgVision = config(true);
 const health = (ejected: string[] = []) => ({ isEjected: (p: string) => ejected.includes(p), latencyMs: () => null, errorRate: () => 0 });
 function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
   const full = { model: 'router', messages: [{ role: 'user', content: 'Explain the difference between TCP and UDP.' }], ...body };
@@ -125,6 +127,24 @@ test('max_cost far from binding: a long new prompt is not encoded for the bound 
   // The same prompt under a max_cost that binds is counted exactly (the test below checks the caps).
   const tight = decide(input({ models: ['gpt-4o'], max_cost: 0.2, messages: [{ role: 'user', content: text }] }));
   assert.ok(tight.plan.every((t) => tight.ranked.find((x) => x.id === t.candidate.id)!.tokensExact));
+});
+
+test('max_cost with an image: each candidate\'s prompt ceiling takes the image at its model\'s own rule (gpt-4o 1,445 tokens, gpt-4o-mini 48,169), a small inline PNG at its size', async () => {
+  await warmTokenizers();
+  const ask = (url: string) => decide(input({ max_cost: 0.05, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url } }] }] }, { cfg: cfgVision }));
+  const ceilingOf = (d: ReturnType<typeof decide>, id: string) => d.ranked.find((r) => r.id === id)!.inputTokensCeiling;
+  const byUrl = ask('https://images.example.com/cat.png');
+  const text = ceilingOf(byUrl, 'pa/gpt-4o-mini') - 48_169;
+  assert.ok(text > 0 && text < 60, `text and framing: ${text}`);
+  assert.equal(ceilingOf(byUrl, 'pa/gpt-4o'), text + 1445);
+  assert.equal(ceilingOf(byUrl, 'pb/gpt-4o'), text + 1445);
+  // A 512x512 PNG: one tile (gpt-4o 255, gpt-4o-mini 8,500); a ceiling is never below the expected count (which takes an image at 765).
+  const inline = ask(`data:image/png;base64,${png(512, 512)}`);
+  assert.equal(ceilingOf(inline, 'pa/gpt-4o'), Math.max(text + 255, inline.ranked.find((r) => r.id === 'pa/gpt-4o')!.inputTokens));
+  assert.equal(ceilingOf(inline, 'pa/gpt-4o-mini'), text + 8_500);
+  // gpt-4o at $2.50 a million under max_cost $0.05: the image left room for output (48,169 tokens would cost $0.12 alone).
+  const t = byUrl.plan.find((x) => x.candidate.id === 'pa/gpt-4o');
+  assert.ok(t && t.maxOutputTokens! > 1000, `${t?.maxOutputTokens}`);
 });
 
 test('a huge max_cost (1e21 and above, where toFixed writes an exponent) caps nothing and is no error', () => {

@@ -1,7 +1,8 @@
 // What a request with a limited key reserves before the call (src/limits/affordable.ts): per target,
 // the prompt priced by src/tokens for that target's tokenizer family (exact counts where the family
-// has a public tokenizer, else the fitted estimate with its measured margin; images at the largest the
-// family bills), capped at the target's context window, and output up to max_tokens or its cap.
+// has a public tokenizer, else the fitted estimate with its measured margin; images by the target
+// model's rule, src/tokens/images.ts: an inline image at the size its header gives, else the most the
+// model bills for one), capped at the target's context window, and output up to max_tokens or its cap.
 import type { AttemptTarget } from '../engine/plan.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
@@ -9,8 +10,8 @@ import { clientCodecFor } from '../formats/registry.ts';
 import { acquireAffordable, type Affordable } from '../limits/affordable.ts';
 import { LimitError, worstUsage, type Limiter, type Usage } from '../limits/limiter.ts';
 import type { KeyRecord } from '../store/types.ts';
-import { IMAGE_CEILING } from '../tokens/ceiling.ts';
 import { ESTIMATE_MARGIN } from '../tokens/estimate.ts';
+import { imageRuleFor } from '../tokens/images.ts';
 import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
 
 /**
@@ -42,14 +43,14 @@ export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number
 
 /**
  * Input tokens reserved for `target`. A body the pool parsed: its bytes / 4 with the estimate's margin
- * (base64 images included, which over-counts them) plus its images at the family's image ceiling.
+ * (base64 images included, which over-counts them) plus its images at the most the model bills for one.
  * Never above the target's context window (a longer prompt is refused, not billed).
  */
 export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number {
-  const t = tokenizerFor(target.entry.id);
+  const images = imageRuleFor(target.entry.id);
   const n = 'tokens' in p
-    ? p.tokens.reserve(t)
-    : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN) + p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
+    ? p.tokens.reserve(tokenizerFor(target.entry.id), images)
+    : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN) + p.images * images.max;
   const window = target.entry.model.context_window;
   const capped = window > 0 ? Math.min(n, window) : n;
   // A binary document to a model without a known window: nothing bounds it, the body's bytes stand in.
@@ -69,7 +70,7 @@ export function reservationUsage(targets: readonly AttemptTarget[], body: Record
   const { costUsd } = worstUsage(key, attempts, 0, { cacheWrite: raw.includes('"cache_control"') ? 'any' : 'none', images: prompt.images });
   // A budget is a promise about money: the cost above is a bound. A tokens-per-minute limit is flow
   // control, settled with the real count after: its tokens stay the body's bytes / 4 plus the output
-  // bound, as before 2026-11-29, since an image at its family's ceiling (48,169 tokens for OpenAI's)
+  // bound, as before 2026-11-29, since an image at its model's most (48,169 tokens for gpt-4o-mini)
   // would never fit a tpm limit below it, however small the image.
   let out = 0;
   for (const a of attempts) out = Math.max(out, a.maxOutputTokens);

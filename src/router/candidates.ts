@@ -9,7 +9,7 @@ import { takesManyTools } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
 import { relayCodecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
-import { tokenizerFor, tokenizerKey, type TokenizerId } from '../tokens/index.ts';
+import { imageRuleFor, tokenizerFor, tokenizerKey, type ImageRule, type TokenizerId } from '../tokens/index.ts';
 import type { CompiledPriors, ModelRef } from './quality/index.ts';
 
 /** Per-token USD prices as numbers, for ranking (the bill and the hard max_cost cap use exact decimals). */
@@ -26,6 +26,8 @@ export type Candidate = {
   canonical: string;
   tokenizer: TokenizerId;
   tokenizerKey: string;
+  /** What an image costs on this model (src/tokens/images.ts): its prompt ceiling under max_cost. */
+  imageRule: ImageRule;
   /** Index of the tokenizer in CandidateSet.tokenizers (prompt tokens are counted once per tokenizer). */
   tokIndex: number;
   /** Index of the provider in CandidateSet.providers (health is read once per provider and decision). */
@@ -152,7 +154,7 @@ function build(cfg: Config): CandidateSet {
     const caps = e.model.capabilities;
     const addedMs = Date.parse(e.model.added_at);
     const c: Candidate = {
-      index: all.length, entry: e, id: e.id, provider: e.provider.id, canonical, tokenizer: tk, tokenizerKey: tokenizerKey(tk), tokIndex: 0, provIndex: 0, prices: p, tiers,
+      index: all.length, entry: e, id: e.id, provider: e.provider.id, canonical, tokenizer: tk, tokenizerKey: tokenizerKey(tk), imageRule: imageRuleFor(e.upstream || e.model.name), tokIndex: 0, provIndex: 0, prices: p, tiers,
       contextWindow: e.model.context_window, maxOutput: e.model.max_completion_tokens, caps,
       cacheMinTokens: e.model.cache_min_tokens ?? 1024,
       ref: modelRef(canonical, e, p), refIndex: 0,

@@ -77,7 +77,9 @@ export function figures(run: Run, j: number): void {
   let out = run.outRef[T.ref[i]!]!;
   const cap = T.maxOutput[i]! < run.outCap ? T.maxOutput[i]! : run.outCap;
   if (out > cap) out = cap;
-  const ceil = tc.ceiling < T.contextWindow[i]! ? tc.ceiling : T.contextWindow[i]!;
+  // count()'s ceiling takes images at their family's ceiling; the candidate's own image rule tightens it.
+  const ct = run.tokens.parts.images === 0 ? tc.ceiling : Math.max(tokens, tc.ceiling + run.tokens.imageCeilingDelta(set.tokenizers[ti]!, set.all[i]!.imageRule));
+  const ceil = ct < T.contextWindow[i]! ? ct : T.contextWindow[i]!;
   let pin = T.input[i]!, pout = T.output[i]!, pread = T.cacheRead[i]!, preq = T.request[i]!;
   let cin = pin, cwrite = T.cacheWrite[i]!, cout = pout, creq = preq;
   if (T.tiered[i] === 1) {

@@ -14,12 +14,13 @@
 //   'estimate:size' when no text fitted the characters an exact encoding may take (maxExactChars).
 // - `ceiling`: a strict upper bound for hard cost limits (max_cost): `tokens` when exact, else exact
 //   counts where there are some and otherwise the bounds of src/tokens/ceiling.ts (text: its UTF-8
-//   bytes, which no byte-level tokenizer exceeds).
+//   bytes, which no byte-level tokenizer exceeds; images by the model's rule, src/tokens/images.ts).
 // Never throws on a valid canonical request; never blocks: an encoding still loading counts by estimate.
 // The router measures a prompt once for all its candidates' tokenizers with PromptTokens (measure.ts).
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { exactCounter } from './encoders.ts';
-import { tokenizerFor, type Encoding } from './families.ts';
+import { tokenizerFor, type Encoding, type TokenizerId } from './families.ts';
+import { imageRuleFor } from './images.ts';
 import { measureLater, PromptTokens, unmeasured, type TokenCount } from './measure.ts';
 import { promptParts, type PromptParts } from './prompt.ts';
 
@@ -27,6 +28,7 @@ export { tokenizerFor, tokenizerKey, type TokenizerId } from './families.ts';
 export { warmTokenizers } from './encoders.ts';
 export { estimateTextTokens } from './estimate.ts';
 export { PromptTokens, type MeasureOptions, type TokenCount } from './measure.ts';
+export { imageRuleFor, imageTokens, type ImageRule } from './images.ts';
 export { promptParts, type PromptParts } from './prompt.ts';
 
 export type CountOptions = {
@@ -41,7 +43,14 @@ export const DEFAULT_MAX_EXACT_CHARS = 32_768;
 
 export function countPromptTokens(req: CanonicalRequest, model: string, opts: CountOptions = {}): TokenCount {
   const chars = opts.maxExactChars ?? DEFAULT_MAX_EXACT_CHARS;
-  return new PromptTokens(promptParts(req), { exactChars: chars, boundChars: 0 }).count(tokenizerFor(model));
+  const p = new PromptTokens(promptParts(req), { exactChars: chars, boundChars: 0 });
+  return withImageRule(p, tokenizerFor(model), model);
+}
+
+/** count(t) with the images of the ceiling at the model's own image rule (images.ts), not its family's ceiling. */
+function withImageRule(p: PromptTokens, t: TokenizerId, model: string): TokenCount {
+  const c = p.count(t);
+  return p.parts.images === 0 ? c : { ...c, ceiling: Math.max(c.tokens, c.ceiling + p.imageCeilingDelta(t, imageRuleFor(model))) };
 }
 
 /** Characters of one slice when long text is counted between turns of the event loop (~0.1-0.25 ms). */
@@ -79,7 +88,7 @@ export async function countPromptTokensSliced(req: CanonicalRequest, model: stri
     probe.bound(t);
     if (probe.deferred.size > 0) await countLater(probe.deferred);
   }
-  return new PromptTokens(parts, { exactChars: chars, boundChars: 0 }).count(t);
+  return withImageRule(new PromptTokens(parts, { exactChars: chars, boundChars: 0 }), t, model);
 }
 
 /**

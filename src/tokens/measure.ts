@@ -2,9 +2,10 @@
 // bytes (shared by every estimate family), exact counts per encoding on demand within a character
 // budget (texts seen before are free: counts are cached), and a strict ceiling per family.
 import { exactCounter } from './encoders.ts';
-import { ESTIMATE_MARGIN, estimateTextTokens, estimateTextTokensSliced } from './estimate.ts';
+import { ESTIMATE_MARGIN, estimateShape, reserveTextTokens, textShape, textShapeSliced, type TextShape } from './estimate.ts';
 import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
+import { familyImageRule, imageTokens, type ImageRule } from './images.ts';
 import type { PromptParts } from './prompt.ts';
 import { TextCache } from '../util/text-cache.ts';
 
@@ -39,24 +40,27 @@ const documentTokens = (b64chars: number): number => Math.max(1000, Math.ceil((b
 /** Framing of one tool definition or tool call beyond its JSON text (OpenAI's cookbook puts it near 10). */
 const TOOL_OVERHEAD = 10;
 
-/** Estimates and byte lengths of long texts, remembered (a conversation resends its earlier turns). */
+/** A text's estimate, UTF-8 bytes and what a budget reservation takes it at (estimate.ts reserveTextTokens). */
+type Measured = { readonly est: number; readonly bytes: number; readonly res: number };
+
+/** Measures of long texts, remembered (a conversation resends its earlier turns). */
 const EST_CACHE_MIN = 256;
 const EST_CACHE_MAX_CHARS = 8_000_000;
-const PACK = 2 ** 26;
-const estCache = new TextCache<number>(EST_CACHE_MAX_CHARS);
+const estCache = new TextCache<Measured>(EST_CACHE_MAX_CHARS);
 
-function measureText(s: string): { est: number; bytes: number } {
+function measureText(s: string): Measured {
   if (s.length >= EST_CACHE_MIN) {
     const hit = estCache.get(s);
-    if (hit !== undefined) return { est: Math.floor(hit / PACK), bytes: hit % PACK };
+    if (hit !== undefined) return hit;
   }
-  return rememberMeasure(s, estimateTextTokens(s));
+  return rememberMeasure(s, textShape(s));
 }
 
-function rememberMeasure(s: string, est: number): { est: number; bytes: number } {
+function rememberMeasure(s: string, shape: TextShape): Measured {
   const bytes = Buffer.byteLength(s, 'utf8');
-  if (s.length >= EST_CACHE_MIN && est < PACK && bytes < PACK) estCache.set(s, est * PACK + bytes);
-  return { est, bytes };
+  const m: Measured = { est: s.length === 0 ? 0 : Math.max(1, Math.round(estimateShape(shape))), bytes, res: reserveTextTokens(shape, bytes) };
+  if (s.length >= EST_CACHE_MIN) estCache.set(s, m);
+  return m;
 }
 
 /** Texts of `parts` of at least `minChars` whose estimate is not remembered yet. */
@@ -71,7 +75,7 @@ const isNew = (s: string, minChars: number): boolean => s.length >= minChars && 
 
 /** Estimates `texts` a slice at a time (pause between slices) and remembers them, as measuring them later finds them. */
 export async function measureLater(texts: readonly string[], sliceChars: number, pause: () => Promise<void>): Promise<void> {
-  for (const s of texts) rememberMeasure(s, await estimateTextTokensSliced(s, sliceChars, pause));
+  for (const s of texts) rememberMeasure(s, await textShapeSliced(s, sliceChars, pause));
 }
 
 export type MeasureOptions = {
@@ -104,6 +108,8 @@ export class PromptTokens {
   readonly #texts: string[];
   readonly #est: number[];
   readonly #bytes: number[];
+  /** Per text, what a reservation takes it at without an exact count. */
+  readonly #res: number[];
   readonly #toolsFrom: number;
   /** Characters of the prompt's text (tool definitions included). */
   readonly chars: number;
@@ -117,6 +123,8 @@ export class PromptTokens {
   readonly #exact: Partial<Record<Encoding, ExactCounts>> = {};
   /** count()'s results per encoding or estimate family. */
   readonly #memo: Partial<Record<Encoding | EstimateFamily, TokenCount>> = {};
+  /** The images' tokens per image rule (images.ts), made on first use: most prompts have none. */
+  #imageMemo: Map<ImageRule, number> | null = null;
 
   constructor(parts: PromptParts, o: MeasureOptions) {
     this.parts = parts;
@@ -125,6 +133,7 @@ export class PromptTokens {
     this.#texts = new Array<string>(n);
     this.#est = new Array<number>(n);
     this.#bytes = new Array<number>(n);
+    this.#res = new Array<number>(n);
     let chars = 0, at = 0;
     for (const m of parts.messages) for (const s of m.texts) { this.#measure(at++, s); chars += s.length; }
     this.#toolsFrom = at;
@@ -145,7 +154,7 @@ export class PromptTokens {
 
   #measure(at: number, s: string): void {
     const m = measureText(s);
-    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes;
+    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes; this.#res[at] = m.res;
   }
 
   /** Counts `t`'s prompt tokens (exact texts within the budget); memoised per tokenizer. */
@@ -179,12 +188,15 @@ export class PromptTokens {
 
   /**
    * The input tokens a budget reservation prices the prompt at for `t`: texts counted exactly where the
-   * encoding and count()'s character budget allow, the others at their estimate times ESTIMATE_MARGIN but
-   * never above their byte ceiling; framing, tool definitions and tool turns at their ceilings, every
-   * image at the largest the family bills (ceiling.ts), a binary document at its base64 size / 4 with the
-   * margin (not a bound: nothing bounds one but the context window).
+   * encoding and count()'s character budget allow, the others at their estimate times ESTIMATE_MARGIN
+   * for an OpenAI encoding (measured against it) and with the margins of their character classes for
+   * the other families (estimate.ts reserveTextTokens), never above their byte ceiling; framing,
+   * tool definitions and tool turns at their ceilings, every
+   * image by the target model's rule (images.ts: at the size read from an inline image's header, else
+   * the most the model bills for one; the family's ceiling without a rule), a binary document at its
+   * base64 size / 4 with the margin (not a bound: nothing bounds one but the context window).
    */
-  reserve(t: TokenizerId): number {
+  reserve(t: TokenizerId, images: ImageRule = familyImageRule(t.kind === 'exact' ? 'openai' : t.family)): number {
     const p = this.parts;
     const family: Family = t.kind === 'exact' ? 'openai' : t.family;
     const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
@@ -192,7 +204,9 @@ export class PromptTokens {
     let n = family === 'openai' ? FRAMING.openai.base + FRAMING.openai.perMessage * nMsg : FRAMING_CEILING.base + FRAMING_CEILING.perMessage * nMsg;
     for (let i = 0; i < this.#texts.length; i++) {
       const x = e ? e.per[i]! : -1;
-      n += x >= 0 ? x : Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!));
+      // OpenAI's encodings are public: the margin measured against them holds for every class; the
+      // others' tokenizers are not, and count more beyond English (estimate.ts CLASS_RESERVE).
+      n += x >= 0 ? x : t.kind === 'exact' ? Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!)) : this.#res[i]!;
       if (i >= this.#toolsFrom) n += TOOL_DEFINITION_EXTRA;
     }
     // A binary document has no bound but the context window (DOCUMENT_CEILING), which would reserve a
@@ -200,7 +214,29 @@ export class PromptTokens {
     // budget: it is taken at its base64 size / 4 with the margin, as the body's bytes / 4 took it.
     let docs = 0;
     for (const d of p.documents) docs += d;
-    return n + p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family] + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
+    return n + this.imageTokens(images) + p.toolTurns * TOOL_TURN_EXTRA + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
+  }
+
+  /** The most the prompt's images are billed under a model's image rule (images.ts): each at its size where its header gave one, else the rule's maximum. */
+  imageTokens(rule: ImageRule): number {
+    if (this.parts.images === 0) return 0;
+    let n = (this.#imageMemo ??= new Map()).get(rule);
+    if (n === undefined) {
+      n = 0;
+      for (const size of this.parts.imageSizes) n += imageTokens(rule, size);
+      this.#imageMemo.set(rule, n);
+    }
+    return n;
+  }
+
+  /**
+   * What a model's own image rule changes in count(t).ceiling, which takes every image at its family's
+   * ceiling (count() is shared by every model of a tokenizer): add it for the model's bound. Never
+   * positive for the rules of images.ts (none bills more than its family's ceiling); 0 without images.
+   */
+  imageCeilingDelta(t: TokenizerId, rule: ImageRule): number {
+    const p = this.parts;
+    return p.images === 0 ? 0 : this.imageTokens(rule) - p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
   }
 
   /**

@@ -3,6 +3,7 @@
 import type { Block, CanonicalRequest } from '../formats/canonical.ts';
 import { toolsInContext } from '../formats/tool-search.ts';
 import { argumentsText } from '../formats/tool-arguments.ts';
+import { imageSizeOf, type ImageSize } from './image-size.ts';
 
 export type PromptParts = {
   /** One entry per message as the model sees it (the system prompt first when present). */
@@ -10,6 +11,8 @@ export type PromptParts = {
   /** Tool definitions, each as the JSON the provider renders (name, description, schema). */
   tools: string[];
   images: number;
+  /** Per image in order, its width and height read from an inline image's header; null for a URL or an unreadable header. */
+  imageSizes: Array<ImageSize | null>;
   /** Binary documents (PDF and such): their size in base64 characters (0 for a URL). */
   documents: number[];
   /** Tool calls and tool results inside messages (their framing is not public). */
@@ -21,7 +24,10 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
     case 'text': texts.push(b.text); return;
     case 'thinking': texts.push(b.thinking); return;
     case 'redacted_thinking': return;
-    case 'image': out.images++; return;
+    case 'image':
+      out.images++;
+      out.imageSizes.push(b.source.type === 'base64' ? imageSizeOf(b.source.data) : null);
+      return;
     case 'document':
       if (b.source.type === 'text') texts.push(b.source.data);
       else out.documents.push(b.source.type === 'base64' ? b.source.data.length : 0);
@@ -38,7 +44,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
 }
 
 export function promptParts(req: CanonicalRequest): PromptParts {
-  const out: PromptParts = { messages: [], tools: [], images: 0, documents: [], toolTurns: 0 };
+  const out: PromptParts = { messages: [], tools: [], images: 0, imageSizes: [], documents: [], toolTurns: 0 };
   if (req.system.length > 0) out.messages.push({ role: 'system', texts: req.system.map((b) => b.text) });
   for (const m of req.messages) {
     const texts: string[] = [];

@@ -1,0 +1,88 @@
+// Images priced per model (src/tokens/images.ts) at the size read from an inline image's header
+// (src/tokens/image-size.ts): the documented schemes as upper bounds, the family ceiling where a
+// model's scheme is not known, and the most the model bills where the size is not known.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { imageSizeOf } from '../src/tokens/image-size.ts';
+import { imageRuleFor, imageTokens } from '../src/tokens/images.ts';
+import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
+import { gif, jpeg, png, webpExtended, webpLossless, webpLossy } from './helpers/image-headers.ts';
+
+test('width and height from the header of PNG, GIF, JPEG (baseline, progressive, after a 60 KB EXIF block), WebP (lossy, lossless, extended)', () => {
+  assert.deepEqual(imageSizeOf(png(1920, 1080)), { width: 1920, height: 1080 });
+  assert.deepEqual(imageSizeOf(gif(300, 200)), { width: 300, height: 200 });
+  assert.deepEqual(imageSizeOf(jpeg(4032, 3024)), { width: 4032, height: 3024 });
+  assert.deepEqual(imageSizeOf(jpeg(800, 600, { progressive: true })), { width: 800, height: 600 });
+  assert.deepEqual(imageSizeOf(jpeg(1000, 700, { exifBytes: 60_000 })), { width: 1000, height: 700 });
+  assert.deepEqual(imageSizeOf(webpLossy(640, 480)), { width: 640, height: 480 });
+  assert.deepEqual(imageSizeOf(webpLossless(1023, 77)), { width: 1023, height: 77 });
+  assert.deepEqual(imageSizeOf(webpExtended(5000, 3000)), { width: 5000, height: 3000 });
+});
+
+test('a header that cannot be read is no size (the caller reserves the most): not an image, cut short, zero sides, a JPEG without a frame header', () => {
+  for (const s of ['', 'aGVsbG8gd29ybGQ=', png(100, 100).slice(0, 20), png(0, 100), Buffer.from([0xff, 0xd8, 0xff, 0xda, 0, 2]).toString('base64'), '!!!not base64!!!']) {
+    assert.equal(imageSizeOf(s), null, s);
+  }
+  // A JPEG whose frame header lies past the bytes given (cut short): no size, not a wrong one.
+  assert.equal(imageSizeOf(jpeg(1000, 700, { exifBytes: 60_000 }).slice(0, 40_000)), null);
+});
+
+test('the header is read from a prefix: a 20 MB base64 image costs no more than a small one', () => {
+  const big = png(4000, 3000) + 'A'.repeat(20_000_000);
+  const t0 = performance.now();
+  for (let i = 0; i < 100; i++) imageSizeOf(big);
+  assert.ok((performance.now() - t0) / 100 < 1, 'under 1 ms per image');
+  assert.deepEqual(imageSizeOf(big), { width: 4000, height: 3000 });
+});
+
+test('OpenAI tile models: base + tile x 512 px tiles after fitting in 2048 and the short side to 768 (the documented examples)', () => {
+  const gpt4o = imageRuleFor('openai/gpt-4o');
+  assert.equal(imageTokens(gpt4o, { width: 1024, height: 1024 }), 765);
+  assert.equal(imageTokens(gpt4o, { width: 2048, height: 4096 }), 1105);
+  assert.equal(imageTokens(gpt4o, { width: 500, height: 500 }), 255);
+  assert.equal(imageTokens(gpt4o, null), 1445);
+  assert.equal(gpt4o.max, 1445);
+  const mini = imageRuleFor('openai/gpt-4o-mini');
+  assert.equal(imageTokens(mini, { width: 1024, height: 1024 }), 25_501);
+  assert.equal(mini.max, IMAGE_CEILING.openai);
+  assert.equal(imageRuleFor('azure/o3').max, 75 + 8 * 150);
+  assert.equal(imageRuleFor('openai/o3-mini').max, IMAGE_CEILING.openai, 'no rule of its own: the family ceiling');
+});
+
+test('OpenAI patch models: 32 px patches capped at 1536 times the model\'s multiplier; never under the bill measured', () => {
+  const mini41 = imageRuleFor('openai/gpt-4.1-mini');
+  assert.equal(imageTokens(mini41, { width: 1024, height: 1024 }), Math.ceil(1024 * 1.62));
+  // community.openai.com: a 4000x1474 image to gpt-4.1-mini billed 2,488 image tokens.
+  assert.ok(imageTokens(mini41, { width: 4000, height: 1474 }) >= 2488);
+  assert.equal(mini41.max, Math.ceil(1536 * 1.62));
+  assert.equal(imageRuleFor('openai/gpt-4.1-nano').max, Math.ceil(1536 * 2.46));
+  assert.equal(imageRuleFor('openai/o4-mini-2025-04-16').max, Math.ceil(1536 * 1.72));
+  // gpt-4.1: the larger of its tile and patch figures; gpt-5: of tiles 70 + 140 and patches x 1.2 (measured).
+  assert.equal(imageTokens(imageRuleFor('openai/gpt-4.1'), { width: 1024, height: 1024 }), 1024);
+  assert.equal(imageRuleFor('openai/gpt-5').max, Math.ceil(1536 * 1.2));
+  // Later families whose budgets are not settled keep the family ceiling.
+  assert.equal(imageRuleFor('openai/gpt-5.4-mini').max, IMAGE_CEILING.openai);
+});
+
+test('Anthropic: width x height / 750 or 28 px patches, whichever is larger, after scaling to the model\'s long edge, capped', () => {
+  const sonnet = imageRuleFor('anthropic/claude-sonnet-4-5');
+  assert.equal(imageTokens(sonnet, { width: 200, height: 200 }), 64); // 8 x 8 patches > 40000 / 750
+  assert.equal(imageTokens(sonnet, { width: 1092, height: 1092 }), 1590); // the documented 1,590 (39 x 39 = 1,521 patches)
+  assert.equal(imageTokens(sonnet, { width: 784, height: 1568 }), 1640);
+  assert.equal(imageTokens(sonnet, { width: 8000, height: 8000 }), 1700);
+  for (const id of ['anthropic/claude-3-5-sonnet-20241022', 'bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0', 'openrouter/anthropic/claude-opus-4.6', 'anthropic/claude-haiku-4-5']) {
+    assert.equal(imageRuleFor(id).max, 1700, id);
+  }
+  const opus47 = imageRuleFor('anthropic/claude-opus-4-7');
+  assert.equal(opus47.max, 4800);
+  assert.equal(imageTokens(opus47, { width: 2576, height: 1449 }), 4800);
+  assert.equal(imageTokens(opus47, { width: 1000, height: 1000 }), 1334);
+  assert.equal(imageRuleFor('anthropic/claude-sonnet-5').max, IMAGE_CEILING.anthropic, 'not known: the family ceiling');
+});
+
+test('Gemini 2.x: 258 tokens for an image within 384 px, else the family ceiling; unknown families the largest ceiling', () => {
+  const g = imageRuleFor('google/gemini-2.5-flash');
+  assert.equal(imageTokens(g, { width: 384, height: 300 }), 258);
+  assert.equal(imageTokens(g, { width: 385, height: 300 }), IMAGE_CEILING.gemini);
+  assert.equal(imageRuleFor('meta/llama-4-maverick').max, IMAGE_CEILING.generic);
+});
