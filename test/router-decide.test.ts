@@ -147,6 +147,26 @@ test('max_cost with an image: each candidate\'s prompt ceiling takes the image a
   assert.ok(t && t.maxOutputTokens! > 1000, `${t?.maxOutputTokens}`);
 });
 
+test('an image in the expected cost: each candidate counts it by its own model\'s rule (gpt-4o-mini bills a 1024x1024 image 25,501 tokens, not the 765 of gpt-4o), so the cheap-looking model is not chosen for a price it does not have', async () => {
+  await warmTokenizers();
+  const ask = (url: string, body: Record<string, unknown> = {}) => decide(input({ ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url } }] }] }, { cfg: cfgVision }));
+  const tokensOf = (d: ReturnType<typeof decide>, id: string) => d.ranked.find((r) => r.id === id)!.inputTokens;
+  const byUrl = ask('https://images.example.com/cat.png');
+  const text = tokensOf(byUrl, 'pa/gpt-4o') - 765;
+  assert.ok(text > 0 && text < 40, `text and framing: ${text}`);
+  assert.equal(tokensOf(byUrl, 'pa/gpt-4o-mini'), text + 25_501);
+  // A 512x512 inline PNG: one tile each (gpt-4o 255, gpt-4o-mini 8,500).
+  const inline = ask(`data:image/png;base64,${png(512, 512)}`);
+  assert.equal(tokensOf(inline, 'pa/gpt-4o'), text + 255);
+  assert.equal(tokensOf(inline, 'pa/gpt-4o-mini'), text + 8_500);
+  // Cost decides at a tiny W, with a short answer: gpt-4o's image ($2.50/M x ~780) is cheaper than gpt-4o-mini's ($0.15/M x ~25,520).
+  const cheap = ask('https://images.example.com/cat.png', { willingness_to_pay: 1e-9, max_tokens: 16 });
+  assert.equal(cheap.plan[0]!.candidate.id, 'pa/gpt-4o');
+  // Without an image gpt-4o-mini is the cheap one, as before.
+  const textOnly = decide(input({ willingness_to_pay: 1e-9, max_tokens: 16 }, { cfg: cfgVision }));
+  assert.equal(textOnly.plan[0]!.candidate.id, 'pa/gpt-4o-mini');
+});
+
 test('a huge max_cost (1e21 and above, where toFixed writes an exponent) caps nothing and is no error', () => {
   for (const maxCost of [1e21, 1e308, Number.MAX_VALUE]) {
     const d = decide(input({ max_cost: maxCost }));

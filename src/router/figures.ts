@@ -66,6 +66,14 @@ export function countOf(run: Run, ti: number): TokenCount {
 export const constraintName = (run: Run, code: number): string =>
   (code < POLICY ? FIXED[code]! : run.words!.names[code - POLICY]!);
 
+/**
+ * Candidate i's expected prompt tokens: count() takes images at their family's figures (expected and
+ * ceiling); the candidate's own image rule (src/tokens/images.ts) sets both.
+ */
+export function expectedTokens(run: Run, i: number, tc: TokenCount): number {
+  return run.tokens.parts.images === 0 ? tc.tokens : tc.tokens + run.tokens.expectedImageDelta(run.set.tokenizers[run.set.table.tok[i]!]!, run.set.all[i]!.imageRule);
+}
+
 /** Expected output, cost, minimum cost, blended price and cached tokens of candidate j. */
 export function figures(run: Run, j: number): void {
   const { f, set } = run;
@@ -73,12 +81,12 @@ export function figures(run: Run, j: number): void {
   const i = run.idx[j]!;
   const ti = T.tok[i]!;
   const tc = run.counts[ti] ?? countOf(run, ti);
-  const tokens = tc.tokens;
+  const images = run.tokens.parts.images !== 0;
+  const tokens = images ? expectedTokens(run, i, tc) : tc.tokens;
   let out = run.outRef[T.ref[i]!]!;
   const cap = T.maxOutput[i]! < run.outCap ? T.maxOutput[i]! : run.outCap;
   if (out > cap) out = cap;
-  // count()'s ceiling takes images at their family's ceiling; the candidate's own image rule tightens it.
-  const ct = run.tokens.parts.images === 0 ? tc.ceiling : Math.max(tokens, tc.ceiling + run.tokens.imageCeilingDelta(set.tokenizers[ti]!, set.all[i]!.imageRule));
+  const ct = images ? Math.max(tokens, tc.ceiling + run.tokens.imageCeilingDelta(set.tokenizers[ti]!, set.all[i]!.imageRule)) : tc.ceiling;
   const ceil = ct < T.contextWindow[i]! ? ct : T.contextWindow[i]!;
   let pin = T.input[i]!, pout = T.output[i]!, pread = T.cacheRead[i]!, preq = T.request[i]!;
   let cin = pin, cwrite = T.cacheWrite[i]!, cout = pout, creq = preq;

@@ -5,7 +5,7 @@ import type { Candidate } from './candidates.ts';
 import { FORMAT_MAX_TOOLS, MANY_TOOLS } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
 import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_NATIVE, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
-import { constraintName, countOf, figures, setView, type Run } from './figures.ts';
+import { constraintName, countOf, expectedTokens, figures, setView, type Run } from './figures.ts';
 
 /** Why an excluded candidate is out, in words, from its constraint and figures. */
 function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
@@ -58,7 +58,7 @@ export function materialize(run: Run, j: number, ejected: boolean): Ranked {
   const preferred = code === 0 ? preferredBy(run, j, i) : NONE;
   const r: Ranked = {
     id: c.id, provider: c.provider, canonical: c.canonical, q: est.q[ri]!, qSource: est.source[ri]!, evidence: est.evidence[ri]!,
-    inputTokens: tc.tokens, inputTokensCeiling: f.ceil[j]!, tokensExact: tc.exact, tokenMethod: tc.method,
+    inputTokens: expectedTokens(run, i, tc), inputTokensCeiling: f.ceil[j]!, tokensExact: tc.exact, tokenMethod: tc.method,
     outputTokens: f.out[j]!, cachedTokens: f.cached[j]!, expectedCostUsd: f.cost[j]!, minCostUsd: f.minCost[j]!, blendedPerMillion: f.blended[j]!,
     utility: code === 0 ? f.util[j]! : 0, preferred, ejected, excluded: null, cand: c,
   };

@@ -32,8 +32,12 @@ export type ImageScheme =
   | { kind: 'small'; edge: number; tokens: number; otherwise: number }
   | { kind: 'fixed'; tokens: number };
 
-/** A model's image rule: its schemes (the larger figure of them is billed) and the most one image costs. */
-export type ImageRule = { readonly schemes: readonly ImageScheme[]; readonly max: number };
+/**
+ * A model's image rule: its schemes (the larger figure of them is billed), the most one image costs,
+ * and what an image of unknown size is expected to cost (the rule at 1024x1024, the size the family
+ * figures of measure.ts assume; null for a family's fallback rule, which knows only a ceiling).
+ */
+export type ImageRule = { readonly schemes: readonly ImageScheme[]; readonly max: number; readonly typical: number | null };
 
 const tiles = (base: number, tile: number): ImageScheme => ({ kind: 'tiles', base, tile });
 const patches = (multiplier: number): ImageScheme => ({ kind: 'patches', cap: 1536, multiplier });
@@ -67,13 +71,20 @@ function schemeMax(s: ImageScheme): number {
   }
 }
 
-const rule = (schemes: readonly ImageScheme[]): ImageRule => ({ schemes, max: Math.max(...schemes.map(schemeMax)) });
+/** The size an image of unknown size is expected at (OpenAI's high-detail example, and measure.ts's family figures). */
+const TYPICAL = { width: 1024, height: 1024 } as const;
+
+const rule = (schemes: readonly ImageScheme[]): ImageRule => {
+  const r = { schemes, max: Math.max(...schemes.map(schemeMax)), typical: null };
+  return { ...r, typical: knownFigure(r, TYPICAL) };
+};
+const fallback = (tokens: number): ImageRule => ({ schemes: [{ kind: 'fixed', tokens }], max: tokens, typical: null });
 
 const FAMILY_RULES: Readonly<Record<Family, ImageRule>> = {
-  openai: rule([{ kind: 'fixed', tokens: IMAGE_CEILING.openai }]),
-  anthropic: rule([{ kind: 'fixed', tokens: IMAGE_CEILING.anthropic }]),
-  gemini: rule([{ kind: 'fixed', tokens: IMAGE_CEILING.gemini }]),
-  generic: rule([{ kind: 'fixed', tokens: IMAGE_CEILING.generic }]),
+  openai: fallback(IMAGE_CEILING.openai),
+  anthropic: fallback(IMAGE_CEILING.anthropic),
+  gemini: fallback(IMAGE_CEILING.gemini),
+  generic: fallback(IMAGE_CEILING.generic),
 };
 const COMPILED: ReadonlyArray<readonly [RegExp, ImageRule]> = RULES.map(([re, s]) => [re, rule(s)] as const);
 
@@ -100,6 +111,24 @@ export function imageTokens(r: ImageRule, size: ImageSize | null): number {
   if (size === null) return r.max;
   let n = 0;
   for (const s of r.schemes) { const x = schemeTokens(s, size.width, size.height); if (x > n) n = x; }
+  return n;
+}
+
+/**
+ * What one image of `size` (null: not known) is expected to cost under `r`, for ranking (not a bound):
+ * its size by the rule, an image of unknown size at the rule's typical figure; null where the rule is a
+ * family's fallback (the family's expected figure stands).
+ */
+export function expectedImageTokens(r: ImageRule, size: ImageSize | null): number | null {
+  if (r.typical === null) return null;
+  return size === null ? r.typical : knownFigure(r, size);
+}
+
+/** imageTokens where every scheme gives a figure of its own at this size; null where one falls back to a ceiling ('fixed', 'small' past its edge). */
+function knownFigure(r: Pick<ImageRule, 'schemes'>, size: ImageSize): number | null {
+  for (const x of r.schemes) if (x.kind === 'fixed' || (x.kind === 'small' && (size.width > x.edge || size.height > x.edge))) return null;
+  let n = 0;
+  for (const x of r.schemes) { const t = schemeTokens(x, size.width, size.height); if (t > n) n = t; }
   return n;
 }
 

@@ -5,7 +5,7 @@ import { exactCounter } from './encoders.ts';
 import { ESTIMATE_MARGIN, estimateShape, reserveTextTokens, textShape, textShapeSliced, type TextShape } from './estimate.ts';
 import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
-import { familyImageRule, imageTokens, type ImageRule } from './images.ts';
+import { expectedImageTokens, familyImageRule, imageTokens, type ImageRule } from './images.ts';
 import type { PromptParts } from './prompt.ts';
 import { TextCache } from '../util/text-cache.ts';
 
@@ -125,6 +125,8 @@ export class PromptTokens {
   readonly #memo: Partial<Record<Encoding | EstimateFamily, TokenCount>> = {};
   /** The images' tokens per image rule (images.ts), made on first use: most prompts have none. */
   #imageMemo: Map<ImageRule, number> | null = null;
+  /** The images' expected tokens per image rule, less the family figure count() took them at. */
+  #expectedMemo: Map<ImageRule, number> | null = null;
 
   constructor(parts: PromptParts, o: MeasureOptions) {
     this.parts = parts;
@@ -227,6 +229,26 @@ export class PromptTokens {
       this.#imageMemo.set(rule, n);
     }
     return n;
+  }
+
+  /**
+   * What a model's own image rule changes in count(t).tokens (the expected count, for ranking), which
+   * takes every image at its family's figure for 1024x1024 (IMAGE_TOKENS): each image at its size where
+   * its header gave one, else at the rule's figure for 1024x1024; 0 where the rule is a family's
+   * fallback or there are no images. gpt-4o-mini bills a 1024x1024 image 25,501 tokens, not OpenAI's
+   * family figure of 765 (gpt-4o's), so ranking it by the family figure took it for 33x cheaper.
+   */
+  expectedImageDelta(t: TokenizerId, rule: ImageRule): number {
+    const p = this.parts;
+    if (p.images === 0 || rule.typical === null) return 0;
+    let d = (this.#expectedMemo ??= new Map()).get(rule);
+    if (d === undefined) {
+      const family = IMAGE_TOKENS[t.kind === 'exact' ? 'openai' : t.family];
+      d = 0;
+      for (const size of p.imageSizes) d += (expectedImageTokens(rule, size) ?? family) - family;
+      this.#expectedMemo.set(rule, d);
+    }
+    return d;
   }
 
   /**
