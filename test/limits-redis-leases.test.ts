@@ -425,3 +425,19 @@ test('an open list Redis lost while keeping the counter: nothing in it is releas
     assert.equal(await counter(sk), toNanos('0.014'));
   } finally { await paused.kill(); await live.close(); }
 });
+
+test('the lease index keeps only counters that can still release something', async () => {
+  const prefix = newPrefix(); const r = redis.client(); const idx = `${prefix}leases`;
+  const past = (await redisNow()) - 10_000;
+  // Open entries under no lease at all (Redis lost the leases): nothing can ever lapse there.
+  const orphan = `${prefix}{orphan}:s:day:0`;
+  await r.multi().set(orphan, '10').hset(`${orphan}:m`, 'g', 'G').hset(`${orphan}:o`, 'g', 'G', 'x:gone:1', '10').zadd(idx, past, orphan).exec();
+  // A counter gone (expired with its period): nothing to sweep.
+  await r.zadd(idx, past, `${prefix}{expired}:s:day:0`);
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: 300, onError: () => {} });
+  try {
+    // Before: the orphan stayed due and was claimed and swept every presence interval for as long as its counter lived.
+    await until(async () => (await r.zcard(idx)) === 0, 5000, 'both left the index');
+    assert.equal(await r.get(orphan), '10', 'nothing released');
+  } finally { await l.close(); }
+});

@@ -412,12 +412,14 @@ return 1`;
 // other replicas whose lease lapsed, as an acquire would (once, however many sweep at the same time:
 // one script at a time). KEYS: counter, meta, open reservations, leases, released tokens. ARGV: 1 the
 // sweeping replica, 2 how long released tokens are kept (ms), 3 a generation for a stale list restamped.
-// Returns 1 while reservations stay open on the counter (it stays in the index), else 0.
+// Returns 1 while reservations stay open on the counter under a lease (it stays in the index), else 0:
+// entries under no lease at all (Redis lost the leases) can never lapse, so sweeping them again is
+// for nothing (a holder still alive renews its lease and puts the counter back).
 const SWEEP = `${NOW_MS}${LISTS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if openList(KEYS[1], KEYS[2], KEYS[3], ARGV[3]) == 'lost' then return 0 end
 reclaim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
-if redis.call('HLEN', KEYS[3]) > redis.call('HEXISTS', KEYS[3], 'g') then return 1 end
+if redis.call('ZCARD', KEYS[4]) > 0 and redis.call('HLEN', KEYS[3]) > redis.call('HEXISTS', KEYS[3], 'g') then return 1 end
 return 0`;
 
 // The index of counters that may hold open reservations (KEYS[1], a sorted set counter -> when to sweep
