@@ -443,3 +443,20 @@ test('the lease index keeps only counters that can still release something', asy
     assert.equal(await r.get(orphan), '10', 'nothing released');
   } finally { await l.close(); }
 });
+
+test('a replica killed right after its first reservation on a counter, before any renewal: released by the sweep all the same', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k);
+  // Its presence timer ticks at start, then in 3 s: killed before, only the acquire itself put the
+  // counter in the index (due a lease and a presence interval on: 3.5 s).
+  const dead = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 3000, leaseMs: 500 });
+  const live = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 50, leaseMs: 1000, onError: () => {} });
+  try {
+    await acquireIn(dead, k, '0.03');
+    await dead.kill();
+    assert.equal(await counter(sk), toNanos('0.03'));
+    // Before the index write on the acquire's path: held until an acquire came on the key.
+    const took = await until(async () => await counter(sk) === 0n, 8000, 'released');
+    console.log(`# released ${took} ms after the kill (lease 500 ms, presence 3000 ms; killed before the holder's first renewal)`);
+    assert.equal(await redis.client().hlen(`${sk}:r`), 1);
+  } finally { await dead.kill(); await live.close(); }
+});
