@@ -13,11 +13,13 @@
 // A counter's open reservations are known (ok, a hash token -> estimate nanos, 'u' first when admitted
 // without a view) with a lease per replica (lk, a sorted set instance -> lease end on Redis's own TIME,
 // ms): a replica renews the leases of the counters where it holds reservations (RENEW, every presence
-// interval), and an acquire that meets another replica's lapsed lease releases that replica's open
+// interval), and an acquire, a renewal or a sweep (SWEEP, of the counters in the lease index whose
+// holders stopped renewing) that meets another replica's lapsed lease releases that replica's open
 // reservations (returns their estimates to the counter) and moves their tokens to rk (released, kept
 // for a while): a late settlement of one (its replica was only paused) adds its whole cost, not a delta
-// against an estimate the counter no longer holds. ok is cleared whenever the counter is created, so it
-// lists only estimates the counter holds.
+// against an estimate the counter no longer holds. ok is cleared and stamped with a new generation
+// (`g`, also in the meta) whenever the counter is created, so it lists only estimates the counter
+// holds, and a settlement can tell a released token whose record expired from a held one (LISTS).
 import { createHash } from 'node:crypto';
 
 // KEYS: window hash, spend counter, spend meta, period mark, window mark.
@@ -48,7 +50,61 @@ local function nowMs()
   return tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
 end`;
 
-const ACQUIRE = `${NOW_MS}
+// A counter's open list against its generation (a field `g` in the meta and in the list, written together
+// whenever this code creates a counter): 'ok' when the list is stamped with the counter's generation;
+// 'legacy' when neither is stamped (a counter created before generations: stop 36's rules); 'lost' when
+// the counter is stamped and the list is not (Redis lost the list and kept the counter: nothing in it can
+// be released, since a settlement could not tell its released token from a held one). A list stamped with
+// another generation is stale (a replica that does not know lists recreated the counter and left the old
+// list): its entries are dropped, not released (the counter never held them), and the list is stamped
+// anew (`gen`), so 'ok'.
+const LISTS = `
+local function openList(sk, mk, ok, gen)
+  local lg = redis.call('HGET', ok, 'g')
+  local cg = redis.call('HGET', mk, 'g')
+  if lg then
+    if lg == cg then return 'ok' end
+    redis.call('DEL', ok)
+    redis.call('HSET', mk, 'g', gen)
+    redis.call('HSET', ok, 'g', gen)
+    local ttl = redis.call('PTTL', sk)
+    if ttl > 0 then redis.call('PEXPIRE', mk, ttl); redis.call('PEXPIRE', ok, ttl) end
+    return 'ok'
+  end
+  if cg then return 'lost' end
+  return 'legacy'
+end
+-- Releases the open reservations of every other replica (not \`self\`) whose lease on the counter lapsed,
+-- once: their tokens leave the list in the same step and are kept as released for \`keep\` ms. Returns
+-- Redis's time (ms), which leases are written in.
+local function reclaim(sk, mk, ok, lk, rk, self, keep)
+  local ms = nowMs()
+  local lapsed = redis.call('ZRANGEBYSCORE', lk, '-inf', '(' .. string.format('%.0f', ms))
+  local dead, any = {}, false
+  for _, inst in ipairs(lapsed) do
+    if inst ~= self then dead[inst] = true; any = true; redis.call('ZREM', lk, inst) end
+  end
+  if not any then return ms end
+  local open = redis.call('HGETALL', ok)
+  local back, unders, moved = 0, 0, 0
+  for i = 1, #open, 2 do
+    local inst = string.match(open[i], '^x:([^:]+):')
+    if inst and dead[inst] then
+      local v = open[i + 1]
+      if string.sub(v, 1, 1) == 'u' then unders = unders + 1; v = string.sub(v, 2) end
+      back = back + (tonumber(v) or 0)
+      redis.call('HDEL', ok, open[i])
+      redis.call('HSET', rk, open[i], v)
+      moved = moved + 1
+    end
+  end
+  if moved > 0 then redis.call('PEXPIRE', rk, keep) end
+  if back > 0 and tonumber(redis.call('INCRBY', sk, string.format('%.0f', -back))) < 0 then redis.call('SET', sk, 0, 'KEEPTTL') end
+  if unders > 0 then redis.call('HINCRBY', mk, 'o', -unders) end
+  return ms
+end`;
+
+const ACQUIRE = `${NOW_MS}${LISTS}
 local now = tonumber(ARGV[12])
 local wepoch, wreseed, wt0 = '', 0, ''
 -- The caller's view of this minute's window, 'requests:tokens'.
@@ -62,34 +118,6 @@ local function claimLease(key)
   if tonumber(redis.call('HGET', key, 'le') or '0') >= now then return 0, '' end
   redis.call('HSET', key, 'le', string.format('%.0f', now + tonumber(ARGV[13])))
   return 1, redis.call('HGET', key, 't0') or ARGV[12]
-end
--- Releases the open reservations of every other replica whose lease on this counter lapsed, once:
--- their tokens leave ok in the same step. Returns Redis's time (ms), which leases are written in.
-local function reclaim()
-  local ms = nowMs()
-  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', '(' .. string.format('%.0f', ms))
-  local dead, any = {}, false
-  for _, inst in ipairs(lapsed) do
-    if inst ~= ARGV[20] then dead[inst] = true; any = true; redis.call('ZREM', KEYS[7], inst) end
-  end
-  if not any then return ms end
-  local open = redis.call('HGETALL', KEYS[6])
-  local back, unders, moved = 0, 0, 0
-  for i = 1, #open, 2 do
-    local inst = string.match(open[i], '^x:([^:]+):')
-    if inst and dead[inst] then
-      local v = open[i + 1]
-      if string.sub(v, 1, 1) == 'u' then unders = unders + 1; v = string.sub(v, 2) end
-      back = back + (tonumber(v) or 0)
-      redis.call('HDEL', KEYS[6], open[i])
-      redis.call('HSET', KEYS[8], open[i], v)
-      moved = moved + 1
-    end
-  end
-  if moved > 0 then redis.call('PEXPIRE', KEYS[8], ARGV[22]) end
-  if back > 0 and tonumber(redis.call('INCRBY', KEYS[2], string.format('%.0f', -back))) < 0 then redis.call('SET', KEYS[2], 0, 'KEEPTTL') end
-  if unders > 0 then redis.call('HINCRBY', KEYS[3], 'o', -unders) end
-  return ms
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local seen = redis.call('GET', KEYS[5])
@@ -137,18 +165,19 @@ if budget >= 0 then
       local seen = redis.call('GET', KEYS[4])
       epoch = ARGV[9]
       redis.call('DEL', KEYS[3], KEYS[6])
+      redis.call('HSET', KEYS[6], 'g', epoch)
       if seen and seen ~= ARGV[10] then
         redis.call('SET', KEYS[2], '0')
-        redis.call('HSET', KEYS[3], 'e', epoch)
+        redis.call('HSET', KEYS[3], 'e', epoch, 'g', epoch)
       else
         local base = ARGV[11] == '' and '0' or ARGV[11]
         redis.call('SET', KEYS[2], base)
-        redis.call('HSET', KEYS[3], 'e', epoch, 'p', '1', 'b', base, 't0', ARGV[12], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
+        redis.call('HSET', KEYS[3], 'e', epoch, 'g', epoch, 'p', '1', 'b', base, 't0', ARGV[12], 'le', string.format('%.0f', now + tonumber(ARGV[13])))
         if ARGV[11] == '' then redis.call('HSET', KEYS[3], 'u', '1', 'o', '0') end
         reseed = 1
         t0 = ARGV[12]
       end
-      if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl); redis.call('EXPIRE', KEYS[3], sttl) end
+      if sttl > 0 then redis.call('EXPIRE', KEYS[2], sttl); redis.call('EXPIRE', KEYS[3], sttl); redis.call('EXPIRE', KEYS[6], sttl) end
       redis.call('SET', KEYS[4], ARGV[10], 'EX', ARGV[14])
     else
       epoch = redis.call('HGET', KEYS[3], 'e') or ''
@@ -163,9 +192,15 @@ if budget >= 0 then
       end
     end
   elseif redis.call('EXISTS', KEYS[2]) == 0 then
-    redis.call('DEL', KEYS[6])
+    -- Without a store the counter is created by the first spend below: its list starts empty, stamped.
+    redis.call('DEL', KEYS[3], KEYS[6])
+    redis.call('HSET', KEYS[3], 'g', ARGV[9])
+    redis.call('HSET', KEYS[6], 'g', ARGV[9])
+    if sttl > 0 then redis.call('EXPIRE', KEYS[3], sttl); redis.call('EXPIRE', KEYS[6], sttl) end
   end
-  local ms = reclaim()
+  local ms
+  if openList(KEYS[2], KEYS[3], KEYS[6], ARGV[9]) == 'lost' then ms = nowMs()
+  else ms = reclaim(KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8], ARGV[20], ARGV[22]) end
   if ARGV[8] == '1' and redis.call('HGET', KEYS[3], 'u') == '1' then
     if tonumber(redis.call('HGET', KEYS[3], 'o') or '0') > 0 then return out(6, '0') end
     under = 1
@@ -196,7 +231,9 @@ return out(0, spend)`;
 // still open, released, or in the window hash, i.e. once.
 // A counter (or window) of the reservation's epoch takes the delta; one created since (Redis lost the
 // other, and a re-seed that did not know this reservation rebuilt it) takes the whole actual cost (the
-// request and its tokens), and so does one that released the reservation (its replica's lease lapsed).
+// request and its tokens), and so does one that released the reservation (its replica's lease lapsed):
+// its token kept as released, or, that record expired, missing from a list of the counter's generation
+// (LISTS). A list Redis lost ('lost', 'legacy') releases nothing and its tokens settle as deltas.
 const ADJUST = `
 local inWindow, held, released = false, false, false
 if ARGV[3] ~= '' then
@@ -204,6 +241,12 @@ if ARGV[3] ~= '' then
   held = redis.call('HDEL', KEYS[4], ARGV[3]) == 1
   released = not held and redis.call('HDEL', KEYS[5], ARGV[3]) == 1
   if ARGV[10] == '1' and not (inWindow or held or released) then return 0 end
+  -- Neither open nor kept as released, in a list stamped with the counter's generation: released, and
+  -- its record expired since (a replica paused longer than that). Its estimate is not in the counter.
+  if not held and not released then
+    local lg = redis.call('HGET', KEYS[4], 'g')
+    released = lg and lg == redis.call('HGET', KEYS[3], 'g') or false
+  end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'e') or '') == ARGV[7] then
@@ -235,8 +278,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   if not seen or tonumber(seen) >= tonumber(ARGV[2]) then return 0 end
   redis.call('DEL', KEYS[2], KEYS[4])
   redis.call('SET', KEYS[1], ARGV[1])
-  redis.call('HSET', KEYS[2], 'e', ARGV[3])
-  if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]); redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+  redis.call('HSET', KEYS[2], 'e', ARGV[3], 'g', ARGV[3])
+  redis.call('HSET', KEYS[4], 'g', ARGV[3])
+  if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]); redis.call('EXPIRE', KEYS[2], ARGV[4]); redis.call('EXPIRE', KEYS[4], ARGV[4]) end
   redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[5])
   return 1
 end
@@ -278,17 +322,18 @@ local reseed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local seen = redis.call('GET', KEYS[3])
   redis.call('DEL', KEYS[2], KEYS[4])
+  redis.call('HSET', KEYS[4], 'g', ARGV[3])
   if seen and seen ~= ARGV[4] then
     redis.call('SET', KEYS[1], ARGV[1])
-    redis.call('HSET', KEYS[2], 'e', ARGV[3])
+    redis.call('HSET', KEYS[2], 'e', ARGV[3], 'g', ARGV[3])
   else
     local base = ARGV[1]
     if ARGV[6] ~= '' and tonumber(ARGV[6]) > tonumber(base) then base = ARGV[6] end
     redis.call('SET', KEYS[1], base)
-    redis.call('HSET', KEYS[2], 'e', ARGV[3], 'p', '1', 'b', base, 't0', ARGV[7], 'le', string.format('%.0f', tonumber(ARGV[7]) + tonumber(ARGV[8])))
+    redis.call('HSET', KEYS[2], 'e', ARGV[3], 'g', ARGV[3], 'p', '1', 'b', base, 't0', ARGV[7], 'le', string.format('%.0f', tonumber(ARGV[7]) + tonumber(ARGV[8])))
     reseed = 1
   end
-  if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+  if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]); redis.call('EXPIRE', KEYS[2], ARGV[2]); redis.call('EXPIRE', KEYS[4], ARGV[2]) end
 end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 return {redis.call('GET', KEYS[1]), reseed, redis.call('HGET', KEYS[2], 'e') or ''}`;
@@ -316,11 +361,17 @@ end
 return 1`;
 
 // Renews a replica's lease on a counter where it holds open reservations (every presence interval):
-// the lease ends ARGV[2] ms from Redis's time. KEYS: counter, leases. ARGV[1]: the instance. Nothing
+// the lease ends ARGV[2] ms from Redis's time. It sweeps the counter first (as SWEEP): a counter with a
+// live holder stays ahead in the lease index, so a dead replica's reservations beside a live one's are
+// released by the live one's renewal. KEYS: counter, leases, meta, open reservations, released tokens.
+// ARGV[1]: the instance, 3 how long released tokens are kept, 4 a generation for a stale list. Nothing
 // for a counter that is gone (its reservations went with it).
-const RENEW = `${NOW_MS}
+const RENEW = `${NOW_MS}${LISTS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('ZADD', KEYS[2], string.format('%.0f', nowMs() + tonumber(ARGV[2])), ARGV[1])
+local ms
+if openList(KEYS[1], KEYS[3], KEYS[4], ARGV[4]) == 'lost' then ms = nowMs()
+else ms = reclaim(KEYS[1], KEYS[3], KEYS[4], KEYS[2], KEYS[5], ARGV[1], ARGV[3]) end
+redis.call('ZADD', KEYS[2], string.format('%.0f', ms + tonumber(ARGV[2])), ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1`;
@@ -357,9 +408,49 @@ redis.call('HINCRBY', KEYS[1], 'r', ARGV[1])
 redis.call('HINCRBY', KEYS[1], 't', ARGV[2])
 return 1`;
 
+// The sweep of one counter by a live replica (no acquire needed): releases the open reservations of
+// other replicas whose lease lapsed, as an acquire would (once, however many sweep at the same time:
+// one script at a time). KEYS: counter, meta, open reservations, leases, released tokens. ARGV: 1 the
+// sweeping replica, 2 how long released tokens are kept (ms), 3 a generation for a stale list restamped.
+// Returns 1 while reservations stay open on the counter under a lease (it stays in the index), else 0:
+// entries under no lease at all (Redis lost the leases) can never lapse, so sweeping them again is
+// for nothing (a holder still alive renews its lease and puts the counter back).
+const SWEEP = `${NOW_MS}${LISTS}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if openList(KEYS[1], KEYS[2], KEYS[3], ARGV[3]) == 'lost' then return 0 end
+reclaim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
+if redis.call('ZCARD', KEYS[4]) > 0 and redis.call('HLEN', KEYS[3]) > redis.call('HEXISTS', KEYS[3], 'g') then return 1 end
+return 0`;
+
+// The index of counters that may hold open reservations (KEYS[1], a sorted set counter -> when to sweep
+// it, on Redis's clock): a replica holding reservations on counters ARGV 4... pushes them to ARGV[1] ms
+// from now (only later, GT: another holder may hold longer), then, ARGV[3] > 0, claims up to ARGV[3]
+// counters due, pushing each ARGV[2] ms on so that replicas sweeping at the same time take different
+// ones. Returns {the claims' score, counters claimed...}.
+const INDEX = `${NOW_MS}
+local now = nowMs()
+local hold = string.format('%.0f', now + tonumber(ARGV[1]))
+for i = 4, #ARGV do redis.call('ZADD', KEYS[1], 'GT', hold, ARGV[i]) end
+local claim = string.format('%.0f', now + tonumber(ARGV[2]))
+local out = {claim}
+if tonumber(ARGV[3]) > 0 then
+  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now), 'LIMIT', 0, tonumber(ARGV[3]))
+  for _, sk in ipairs(due) do redis.call('ZADD', KEYS[1], claim, sk); out[#out + 1] = sk end
+end
+return out`;
+
+// Drops counters ARGV 2... that a sweep found with nothing open from the index (KEYS[1]), unless a holder
+// pushed one since the claim (its score is no longer the claim's, ARGV[1]): it has opened one meanwhile.
+const UNINDEX = `
+for i = 2, #ARGV do
+  local at = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if at and tonumber(at) == tonumber(ARGV[1]) then redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return 0`;
+
 export const SCRIPTS = {
   acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT,
-  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW, renew: RENEW,
+  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW, renew: RENEW, sweep: SWEEP, index: INDEX, unindex: UNINDEX,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

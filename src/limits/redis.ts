@@ -6,7 +6,8 @@
 // replicas' last views and corrected in the background from the store (redis-reseed.ts): no request
 // waits on the database. A minute's request and token counts Redis lost are rebuilt the same way.
 // A replica failing is survivable too: its open budget reservations are listed in Redis under a lease
-// it renews (#presence), and once the lease lapses another replica's acquire returns their estimates.
+// it renews (#presence), and once the lease lapses another replica returns their estimates: its acquire
+// or renewal on the counter, or its sweep of the lease index (#sweep) when the key gets no traffic.
 import type { Redis } from 'ioredis';
 import type { KeyRecord, Store } from '../store/types.ts';
 import {
@@ -47,10 +48,15 @@ const STORE_WAIT_MS = 1000;
 const ACQUIRE_KEY_TYPES = ['hash', 'string', 'hash', 'string', 'string', 'hash', 'zset', 'hash'] as const;
 
 /**
- * How long the token of a reservation released for its replica's lapsed lease is kept: a replica paused
- * for less than this that settles it later adds its whole cost (the estimate is no longer held).
+ * How long the token of a reservation released for its replica's lapsed lease is kept (default): a
+ * settlement sent again after its first answer was lost applies once while it is. A first settlement
+ * after a longer pause still adds its whole cost: its token is missing from a list of the counter's
+ * generation (redis-scripts.ts, LISTS).
  */
 export const RELEASED_KEEP_MS = 86_400_000;
+
+/** Counters a replica sweeps at most per presence interval (claimed from the index; the others wait for the next). */
+export const SWEEP_BATCH = 100;
 
 /** How long a period mark lives: longer than any budget period. */
 const MARK_TTL_S = 400 * 86_400;
@@ -81,6 +87,8 @@ export type RedisLimiterOptions = {
    * acquire on the counter from another replica returns the reservations' estimates to the budget.
    */
   leaseMs?: number;
+  /** How long released tokens are kept (default RELEASED_KEEP_MS; tests shorten it). */
+  releasedKeepMs?: number;
 };
 
 const isWrongType = (err: unknown): boolean => String(err).includes('WRONGTYPE');
@@ -150,6 +158,11 @@ export class RedisLimiter implements Limiter {
   readonly #leaseMs: number;
   /** Budgeted reservations this replica holds open in Redis, by spend counter: the leases it renews. */
   readonly #leased = new Map<string, number>();
+  readonly #releasedKeepMs: number;
+  /** When (performance.now()) this replica last put each counter in the lease index: an acquire puts it again only when that is a lease old. */
+  readonly #indexed = new Map<string, number>();
+  /** Redis's clock minus this process's (ms), as of the last sweep's answer: an acquire's index write is a plain ZADD on Redis's time. */
+  #clockOffset = 0;
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -177,6 +190,7 @@ export class RedisLimiter implements Limiter {
     this.#redis.on('ready', () => this.#breaker.probeSoon());
     this.#presenceMs = opts.presenceMs ?? 5000;
     this.#leaseMs = opts.leaseMs ?? 3 * this.#presenceMs;
+    this.#releasedKeepMs = opts.releasedKeepMs ?? RELEASED_KEEP_MS;
     this.#presenceTimer = setInterval(() => { void this.#presence(); }, this.#presenceMs);
     this.#presenceTimer.unref();
     void this.#presence();
@@ -193,9 +207,13 @@ export class RedisLimiter implements Limiter {
     const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
     try {
       // Awaited together: a renewal failing while the count is under way is never left unhandled.
+      const holders = [...this.#leaseHolders()];
       const [res] = await Promise.all([
         this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec(),
-        ...[...this.#leaseHolders()].map((sk) => this.#script('renew', [sk, `${sk}:l`], [this.#instance, this.#leaseMs])),
+        ...holders.map((sk) => this.#script('renew', [sk, `${sk}:l`, `${sk}:m`, ...this.#openKeys(sk)], [
+          this.#instance, this.#leaseMs, this.#releasedKeepMs, `${this.#instance}.g${++this.#seq}`,
+        ])),
+        this.#sweep(holders),
       ]);
       const n = Number(res?.[2]?.[1]);
       if (Number.isInteger(n) && n >= 1) this.#replicas = n;
@@ -215,6 +233,45 @@ export class RedisLimiter implements Limiter {
     for (const u of this.#uncertain) out.add(u.sk);
     for (const a of this.#unsettled) out.add(a.keys[1]!);
     return out;
+  }
+
+  /**
+   * The lease index (`<prefix>leases`): counters that may hold open reservations, each due for a sweep
+   * once its holders stop renewing (a lease and a presence interval after the last). This replica pushes
+   * the counters where it holds reservations, claims up to SWEEP_BATCH due ones and sweeps them (SWEEP:
+   * lapsed leases of other replicas released, as an acquire would), and drops from the index those left
+   * with nothing open. A dead replica's reservations go back within a lease and two presence intervals
+   * of its last renewal, whether or not the key gets traffic.
+   */
+  async #sweep(holders: readonly string[]): Promise<void> {
+    const idx = `${this.#prefix}leases`;
+    const at = performance.now();
+    for (const sk of holders) this.#indexed.set(sk, at);
+    for (const [sk, t] of this.#indexed) if (at - t > this.#leaseMs) this.#indexed.delete(sk);
+    const [claim, ...due] = await this.#script('index', [idx], [this.#leaseMs + this.#presenceMs, this.#presenceMs, SWEEP_BATCH, ...holders]) as string[];
+    this.#clockOffset = Number(claim) - this.#presenceMs - Date.now();
+    if (due.length === 0) return;
+    const open = await Promise.all(due.map((sk) => this.#correction('sweep', [sk, `${sk}:m`, `${sk}:o`, `${sk}:l`, `${sk}:r`], [
+      this.#instance, this.#releasedKeepMs, `${this.#instance}.g${++this.#seq}`,
+    ])));
+    const empty = due.filter((_, i) => open[i] !== 1);
+    if (empty.length > 0) await this.#script('unindex', [idx], [claim!, ...empty]);
+  }
+
+  /**
+   * Puts a counter in the lease index before this replica's first reservation on it (sent ahead of the
+   * acquire on the same connection, so it lands first), unless it did within a lease: then it is not due
+   * before the next presence interval, which pushes it again while the reservation is open. A plain ZADD
+   * (GT) on Redis's time as this process last learnt it, not a script: it is on the request's path.
+   */
+  #index(sk: string): void {
+    if ((this.#leased.get(sk) ?? 0) > 0) return;
+    const at = performance.now(), last = this.#indexed.get(sk);
+    if (last !== undefined && at - last < this.#leaseMs) return;
+    this.#indexed.set(sk, at);
+    const until = Math.round(Date.now() + this.#clockOffset + this.#leaseMs + this.#presenceMs);
+    this.#redis.zadd(`${this.#prefix}leases`, 'GT', until, sk)
+      .catch((err: unknown) => { this.#indexed.delete(sk); if (isWrongType(err)) this.#onError(err); });
   }
 
   #lease(sk: string, by: 1 | -1): void {
@@ -576,13 +633,14 @@ export class RedisLimiter implements Limiter {
     const view = tracked ? this.#views.get(key.id) : undefined;
     const wview = windowed ? this.#windowViews.get(key.id) : undefined;
     let res: [number, string, string, number, number, string, string, number, string, string, string];
+    if (budget) this.#index(sk);
     try {
       res = await this.#acquireScript([wk, sk, `${sk}:m`, `${this.#prefix}{${key.id}}:p`, `${this.#prefix}{${key.id}}:wm`, `${sk}:o`, `${sk}:l`, `${sk}:r`], [
         key.rpmLimit ?? 0, key.tpmLimit ?? 0, budget ? budget.nanos.toString() : -1, tokens, estNanos.toString(), 2 * 60_000,
         budget ? this.#spendTtl(budget.period, now) : 0, tracked ? '1' : '0', token, budget ? String(budget.start) : '',
         view && view.sk === sk ? view.nanos.toString() : '', now, RESEED_LEASE_MS, MARK_TTL_S,
         wview && wview.wk === wk ? `${wview.requests}:${wview.tokens}` : '', minute, windowed ? '1' : '0',
-        wview?.epoch ?? '', view?.epoch ?? '', this.#instance, this.#leaseMs, RELEASED_KEEP_MS,
+        wview?.epoch ?? '', view?.epoch ?? '', this.#instance, this.#leaseMs, this.#releasedKeepMs,
       ]) as typeof res;
     } catch (err) {
       this.#failed(err);

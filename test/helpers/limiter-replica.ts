@@ -1,6 +1,6 @@
 // A Redis limiter replica in a process of its own, for tests that kill it (SIGKILL) or freeze it
 // (SIGSTOP, SIGCONT) while it holds budget reservations. Run with `node limiter-replica.ts`; settings
-// from the environment: LIMITER_REDIS_URL, LIMITER_PREFIX, LIMITER_PRESENCE_MS, LIMITER_LEASE_MS.
+// from the environment: LIMITER_REDIS_URL, LIMITER_PREFIX, LIMITER_PRESENCE_MS, LIMITER_LEASE_MS (and LIMITER_RELEASED_KEEP_MS, optional).
 // Takes one JSON command a line on stdin and answers each with one JSON line on stdout:
 //   {"id":1,"op":"acquire","key":{...KeyRecord},"costUsd":"0.01"} -> {"id":1,"ok":true} or {"id":1,"ok":false,"error":"..."}
 //   {"id":2,"op":"settle","of":1,"costUsd":"0.005"}             -> {"id":2,"ok":true}   (the reservation acquired by command 1)
@@ -25,6 +25,7 @@ const env = (name: string): string => {
 const limiter = new RedisLimiter({
   redis: env('LIMITER_REDIS_URL'), prefix: env('LIMITER_PREFIX'), probeMs: 100, onError: () => {},
   presenceMs: Number(env('LIMITER_PRESENCE_MS')), leaseMs: Number(env('LIMITER_LEASE_MS')),
+  ...(process.env.LIMITER_RELEASED_KEEP_MS ? { releasedKeepMs: Number(process.env.LIMITER_RELEASED_KEEP_MS) } : {}),
 });
 const held = new Map<number, Reservation>();
 const answer = (o: object): void => { process.stdout.write(`${JSON.stringify(o)}\n`); };

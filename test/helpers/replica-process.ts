@@ -22,11 +22,12 @@ export type ReplicaProcess = {
 
 type Answer = { id: number; ok: boolean; error?: string };
 
-export async function spawnReplica(o: { redisUrl: string; prefix: string; presenceMs: number; leaseMs: number }): Promise<ReplicaProcess> {
+export async function spawnReplica(o: { redisUrl: string; prefix: string; presenceMs: number; leaseMs: number; releasedKeepMs?: number }): Promise<ReplicaProcess> {
   const child: ChildProcess = spawn(NODE, [SCRIPT], {
     env: {
       PATH: process.env.PATH ?? '', LIMITER_REDIS_URL: o.redisUrl, LIMITER_PREFIX: o.prefix,
       LIMITER_PRESENCE_MS: String(o.presenceMs), LIMITER_LEASE_MS: String(o.leaseMs),
+      ...(o.releasedKeepMs === undefined ? {} : { LIMITER_RELEASED_KEEP_MS: String(o.releasedKeepMs) }),
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
