@@ -87,9 +87,9 @@ const sharedNums = (n: number): Float64Array => new Float64Array(new SharedArray
 /** One chunk of rows being encoded (the decision writer keeps a few, bounded). */
 export class RowEncoder {
   #rows = 0;
-  #json = sharedBytes(16_384);
+  #json: Uint8Array;
   #len = 0;
-  #nums = sharedNums(4_096);
+  #nums: Float64Array;
   #n = 0;
   /**
    * The chunk's distinct strings (candidate ids, constraint names, ...), sent once: the rows refer to
@@ -100,6 +100,16 @@ export class RowEncoder {
   /** One row's decision strings and numbers, reused (packDecision writes plain arrays). */
   readonly #s: Array<string | null> = [];
   readonly #scratch: number[] = [];
+
+  /**
+   * `reuse`: a chunk whose rows are written and that nobody reads any more; its buffers, already at a
+   * chunk's size and in memory, take this chunk's rows (new ones grow by doubling from 16 KB and 32 KB,
+   * each step a fresh allocation the kernel maps in page by page, and a copy).
+   */
+  constructor(reuse?: RowChunk) {
+    this.#json = reuse ? new Uint8Array(reuse.json.buffer) : sharedBytes(16_384);
+    this.#nums = reuse ? new Float64Array(reuse.nums.buffer) : sharedNums(4_096);
+  }
 
   get rows(): number { return this.#rows; }
 
