@@ -125,7 +125,7 @@ for (let run = -1; run < runs; run++) { // run -1 warms up
         }, x.features, x.decision, x.attempts, KEEP);
         seq++;
       }
-      chunks.push(structuredClone(enc.seal())); // the worker gets a copy, as piscina posts it
+      chunks.push(structuredClone(enc.seal())); // as piscina posts it (a copy before 2026-11-30; shared memory since)
     }
     gc();
     const c0 = cpuNow(); const t0 = performance.now();

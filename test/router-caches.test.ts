@@ -181,6 +181,41 @@ test('decision writer: rows are written in chunks off the request, a failed chun
   assert.equal(written[10], 'r510', 'the oldest rows were the ones dropped');
 });
 
+test('decision writer: a written chunk\'s buffers take later rows (no new memory per chunk), a failed chunk\'s are kept for its retry, and every row reads back as written', async () => {
+  const { DecisionWriter } = await import('../src/router/decision-writer.ts');
+  const { readChunk } = await import('../src/router/decision-row.ts');
+  const inp = input({});
+  const d = decide(inp);
+  const written: string[] = [];
+  const buffers: ArrayBufferLike[] = [];
+  let fail = false;
+  const w = new DecisionWriter(async (c) => {
+    buffers.push(c.json.buffer, c.nums.buffer);
+    if (fail) throw new Error('store down');
+    written.push(...readChunk(c).map((r) => r.inferenceId));
+  }, { flushMs: 3_600_000, onError: () => {} });
+  const add = (i: number) => w.enqueue({ inferenceId: `r${i}`, createdAt: new Date(0).toISOString(), keyId: null, servedModel: null, canonical: null, kind: 'chat', status: 200, costUsd: '0' }, inp.view.features, d, [], 10);
+  // A chunk is sealed at its 500th row, and the next encoder opened then: the first chunk written
+  // (A) gives its memory to the encoder opened after it, which holds the third chunk.
+  for (let i = 0; i < 500; i++) add(i);
+  await w.flush();
+  for (let i = 500; i < 1000; i++) add(i);
+  await w.flush();
+  fail = true; // the third chunk's write fails: kept with its rows for the retry
+  for (let i = 1000; i < 1500; i++) add(i);
+  await w.flush();
+  assert.equal(buffers[4], buffers[0], 'the third chunk\'s text went into the first chunk\'s buffer');
+  assert.equal(buffers[5], buffers[1], 'and its numbers');
+  fail = false;
+  for (let i = 1500; i < 2000; i++) add(i);
+  assert.equal(w.pending, 1000);
+  await w.flush();
+  assert.equal(buffers[6], buffers[0], 'the retry sent the failed chunk as it was');
+  assert.notEqual(buffers[8], buffers[0], 'the rows encoded after the failure went elsewhere');
+  assert.deepEqual(written, Array.from({ length: 2000 }, (_, i) => `r${i}`), 'every row read back as written, the retried ones too');
+  await w.close();
+});
+
 test("a policy's constraint names and reasons are made once per compiled policy: a reload's new policy shows its own", () => {
   const compile = (name: string, action: 'exclude' | 'require') => compilePolicies({ p: [{ name, [action]: { '==': [{ var: 'candidate.provider' }, action === 'exclude' ? 'pc' : 'pa'] } }] }).get('p')!;
   const shown = (policy: ReturnType<typeof compile>) => {

@@ -199,6 +199,26 @@ function referenceCells(rows: readonly DecisionRow[]) {
   return { models: sorted(models), versions: sorted(versions), excl: sorted(excl), kinds: sorted(kinds) };
 }
 
+test('a sealed chunk is posted to the router\'s worker without a copy: its buffers are shared memory, and what the worker reads is the chunk as sealed', async () => {
+  const { MessageChannel, receiveMessageOnPort } = await import('node:worker_threads');
+  const enc = new RowEncoder();
+  for (const c of all.slice(0, 40)) enc.add(c.head, c.features, c.d, c.attempts, c.keep);
+  const chunk = enc.seal();
+  assert.ok(chunk.json.buffer instanceof SharedArrayBuffer, 'the text is in shared memory');
+  assert.ok(chunk.nums.buffer instanceof SharedArrayBuffer, 'the numbers are in shared memory');
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage({ op: 'decisions', chunk });
+  const got = (receiveMessageOnPort(port2)!.message as { chunk: typeof chunk }).chunk;
+  port1.close();
+  // The same memory on both sides (a clone would hold a copy), and the rows read from it are the sealed ones.
+  const before = chunk.nums[0]!;
+  chunk.nums[0] = before + 1;
+  assert.equal(got.nums[0], before + 1, 'the receiver sees the sender\'s memory');
+  chunk.nums[0] = before;
+  assert.deepEqual(readChunk(got), readChunk(chunk));
+  assert.equal(readChunk(got).length, 40);
+});
+
 test('record_candidates: each group lists that many candidates (none with 0), the counts, the chosen figures and the plan stay whole', () => {
   assert.deepEqual(['top', 'all', 0, 3, undefined].map((v) => compileRouterSettings({ record_candidates: v }).recordCandidates), [10, ALL, 0, 3, 10]);
   const seen = new Set<number>();

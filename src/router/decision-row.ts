@@ -8,7 +8,11 @@
 // ...), which the rows' numbers refer to by index. Rows are written into the buffers as they come, so
 // what waits for the next flush lives outside the JS heap: when rows were kept as strings (and before
 // that as objects) until the flush, every young-generation collection copied them and promoted them
-// to the old one, and the chunk was then joined into one large string to be cloned. The worker writes
+// to the old one, and the chunk was then joined into one large string to be cloned. The buffers are
+// shared memory (SharedArrayBuffer): a sealed chunk is never written again, so it crosses to the
+// router's worker without being copied (cloning a 500-row chunk, ~650 KB, cost the event loop 0.2-0.6
+// us per row and the worker as much again), and stays whole on this side for a retry after a failed
+// write (a transferred buffer would be gone). The worker writes
 // the stored texts from the chunk without building the recorded decision twice (readChunk,
 // decision-text.ts); test/router-record.test.ts checks them against the objects' JSON,
 // test/router-caches.test.ts against recordedDecision.
@@ -76,12 +80,16 @@ export function storableAttempts(attempts: readonly AttemptRecord[]): readonly A
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
+/** Typed arrays over shared memory: posted to a worker they are shared, not copied. */
+const sharedBytes = (n: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n));
+const sharedNums = (n: number): Float64Array => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT));
+
 /** One chunk of rows being encoded (the decision writer keeps a few, bounded). */
 export class RowEncoder {
   #rows = 0;
-  #json = new Uint8Array(16_384);
+  #json: Uint8Array;
   #len = 0;
-  #nums = new Float64Array(4_096);
+  #nums: Float64Array;
   #n = 0;
   /**
    * The chunk's distinct strings (candidate ids, constraint names, ...), sent once: the rows refer to
@@ -93,11 +101,21 @@ export class RowEncoder {
   readonly #s: Array<string | null> = [];
   readonly #scratch: number[] = [];
 
+  /**
+   * `reuse`: a chunk whose rows are written and that nobody reads any more; its buffers, already at a
+   * chunk's size and in memory, take this chunk's rows (new ones grow by doubling from 16 KB and 32 KB,
+   * each step a fresh allocation the kernel maps in page by page, and a copy).
+   */
+  constructor(reuse?: RowChunk) {
+    this.#json = reuse ? new Uint8Array(reuse.json.buffer) : sharedBytes(16_384);
+    this.#nums = reuse ? new Float64Array(reuse.nums.buffer) : sharedNums(4_096);
+  }
+
   get rows(): number { return this.#rows; }
 
   #room(n: number): void {
     if (this.#n + n <= this.#nums.length) return;
-    const next = new Float64Array(Math.max(this.#nums.length * 2, this.#n + n));
+    const next = sharedNums(Math.max(this.#nums.length * 2, this.#n + n));
     next.set(this.#nums.subarray(0, this.#n));
     this.#nums = next;
   }
@@ -106,7 +124,7 @@ export class RowEncoder {
     // A UTF-16 unit takes at most 3 bytes in UTF-8.
     const need = this.#len + text.length * 3;
     if (need > this.#json.length) {
-      const next = new Uint8Array(Math.max(this.#json.length * 2, need));
+      const next = sharedBytes(Math.max(this.#json.length * 2, need));
       next.set(this.#json.subarray(0, this.#len));
       this.#json = next;
     }
@@ -142,11 +160,14 @@ export class RowEncoder {
     this.#rows++;
   }
 
-  /** The chunk (the strings' line last), copied to buffers of its own size (a view would carry the whole buffer when cloned). */
+  /**
+   * The chunk (the strings' line last): views of this encoder's shared buffers, not copies (posted to
+   * the worker, shared memory is shared whole, whatever its size). The encoder is done with then:
+   * adding to it again would write into memory the chunk's reader may be reading.
+   */
   seal(): RowChunk {
     this.#write(`${JSON.stringify(this.#table)}\n`);
-    const json = this.#json.slice(0, this.#len);
-    return { rows: this.#rows, json, nums: this.#nums.slice(0, this.#n) };
+    return { rows: this.#rows, json: this.#json.subarray(0, this.#len), nums: this.#nums.subarray(0, this.#n) };
   }
 }
 

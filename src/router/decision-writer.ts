@@ -1,18 +1,23 @@
 // Recorded decisions go to the store in batches off the request path (a timer, never awaited by a
 // request; the router's worker rebuilds, serialises and inserts them). Rows are encoded as they come
 // into chunks of up to 500 (decision-row.ts), bounded in memory: past the bound the oldest chunk is
-// dropped and its rows counted.
+// dropped and its rows counted. A chunk written is kept (a few) for its buffers: the next chunks are
+// encoded into them instead of into new memory (decision-row.ts, RowEncoder).
 import type { AttemptRecord } from '../store/types.ts';
 import type { Decision } from './decide.ts';
 import { RowEncoder, type RowChunk, type RowHead } from './decision-row.ts';
 import type { PromptFeatures } from './quality/index.ts';
 
 const CHUNK_ROWS = 500;
+/** Written chunks kept for their buffers: about the chunks one flush writes under heavy traffic. */
+const SPARE_CHUNKS = 4;
 
 export class DecisionWriter {
   #queue: RowChunk[] = [];
   #queued = 0;
   #open = new RowEncoder();
+  /** Chunks written, whose buffers the next encoders take. */
+  readonly #spare: RowChunk[] = [];
   #dropped = 0;
   #writing: Promise<void> | null = null;
   readonly #timer: NodeJS.Timeout;
@@ -20,6 +25,7 @@ export class DecisionWriter {
   readonly #max: number;
   readonly #onError: (e: unknown) => void;
 
+  /** `write` reads the chunk before its promise settles: once it resolves, the chunk's memory is reused. */
   constructor(write: (chunk: RowChunk) => Promise<void>, opts: { flushMs?: number; maxQueue?: number; onError?: (e: unknown) => void } = {}) {
     this.#write = write;
     this.#max = opts.maxQueue ?? 20_000;
@@ -41,7 +47,7 @@ export class DecisionWriter {
   #seal(): void {
     if (this.#open.rows === 0) return;
     const c = this.#open.seal();
-    this.#open = new RowEncoder();
+    this.#open = new RowEncoder(this.#spare.pop());
     this.#queue.push(c);
     this.#queued += c.rows;
   }
@@ -71,7 +77,10 @@ export class DecisionWriter {
     while (this.#queue.length > 0) {
       const c = this.#queue.shift()!;
       this.#queued -= c.rows;
-      try { await this.#write(c); } catch (e) {
+      try {
+        await this.#write(c);
+        if (this.#spare.length < SPARE_CHUNKS) this.#spare.push(c);
+      } catch (e) {
         this.#queue.unshift(c);
         this.#queued += c.rows;
         this.#bound();
