@@ -1,0 +1,50 @@
+// Keeps the PostgreSQL pool's connections honest when the network drops them without a FIN or RST (a
+// firewall or NAT forgetting an idle flow, a failover whose old primary's address goes dark):
+// - TCP keepalive on every connection, so the kernel probes a quiet one and fails it (ETIMEDOUT, which
+//   pg-read-retry.ts counts as a lost connection) instead of the pool handing out, or a query waiting
+//   on, a connection nobody answers for ever. With Node's libuv (probes every 1 s, 10 of them) a dead
+//   connection is found about KEEPALIVE_IDLE_MS + 10 s after it went quiet.
+// - When one connection is found lost under a query, the pool's idle connections that were already
+//   idle before that query began are discarded: the same drop very likely took them too (a failover
+//   ends every connection to the old server), and the read's one retry, or the record writer's next
+//   batch, must take a fresh connection rather than the next dead one.
+import type pg from 'pg';
+import { connectionLost } from './pg-read-retry.ts';
+
+/** Quiet time before the kernel's first keepalive probe. */
+export const KEEPALIVE_IDLE_MS = 10_000;
+
+/** The pg.Pool options that turn keepalive on. */
+export const KEEPALIVE_OPTIONS = { keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS } as const;
+
+/** A pooled client's socket (pg keeps it as `connection.stream`). */
+type WithStream = { connection?: { stream?: { destroy(e?: Error): void } } };
+
+/**
+ * Watches `pool`: which clients are idle and since when; on a client released with a lost-connection
+ * error, ends every idle client idle since before the lost one was taken from the pool. An ended idle client errors, and the pool drops it as it drops any idle client whose
+ * connection fails. Returns the count of connections discarded so far (for tests and /metrics).
+ */
+export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
+  // Order, not clock time: two events in one millisecond must still tell which came first.
+  let tick = 0;
+  const idleSince = new Map<pg.PoolClient, number>();
+  const busySince = new WeakMap<pg.PoolClient, number>();
+  let discarded = 0;
+  pool.on('acquire', (c) => { idleSince.delete(c); busySince.set(c, ++tick); });
+  pool.on('remove', (c) => { idleSince.delete(c as pg.PoolClient); });
+  pool.on('release', (err: Error | undefined, c: pg.PoolClient) => {
+    if (!err) { idleSince.set(c, ++tick); return; }
+    idleSince.delete(c);
+    if (!connectionLost(err)) return;
+    // A client that answered after the lost one was taken was alive then: it stays.
+    const lostAt = busySince.get(c) ?? ++tick;
+    for (const [idle, since] of idleSince) {
+      if (since > lostAt) continue;
+      idleSince.delete(idle);
+      discarded++;
+      (idle as WithStream).connection?.stream?.destroy(new Error('discarded: another connection of the pool was lost'));
+    }
+  });
+  return { discarded: () => discarded };
+}
