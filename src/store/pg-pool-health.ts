@@ -22,8 +22,9 @@ type WithStream = { connection?: { stream?: { destroy(e?: Error): void } } };
 
 /**
  * Watches `pool`: which clients are idle and since when; on a client released with a lost-connection
- * error, ends every idle client idle since before the lost one was taken from the pool. An ended idle client errors, and the pool drops it as it drops any idle client whose
- * connection fails. Returns the count of connections discarded so far (for tests and /metrics).
+ * error, ends every idle client idle since before the lost one was taken from the pool: its socket is
+ * destroyed and it errors, which makes the pool drop it as it drops any idle client whose connection
+ * fails. Returns the count of connections discarded so far (for tests and /metrics).
  */
 export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
   // Order, not clock time: two events in one millisecond must still tell which came first.
@@ -43,7 +44,10 @@ export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
       if (since > lostAt) continue;
       idleSince.delete(idle);
       discarded++;
-      (idle as WithStream).connection?.stream?.destroy(new Error('discarded: another connection of the pool was lost'));
+      // Its socket closed, and the pool told now, not on a later tick: the pool drops an idle client
+      // that errors at once (pg-pool's idle listener), so the retry that follows cannot be handed it.
+      (idle as WithStream).connection?.stream?.destroy();
+      if (idle.listenerCount('error') > 0) idle.emit('error', new Error('discarded: another connection of the pool was lost'));
     }
   });
   return { discarded: () => discarded };
