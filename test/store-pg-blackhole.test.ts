@@ -132,4 +132,22 @@ describe('PostgreSQL connections dropped without a FIN or RST', { skip: !db && '
     const stored = await store.sql.all(`SELECT COUNT(*) AS n FROM inferences WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
     assert.equal(Number(stored[0]!.n), recs.length, 'none lost, none twice');
   });
+
+  test('a read nobody answers gives its connection up at the abandon bound: the pool slot is free again', async () => {
+    // Before, each such read held its pooled connection until the kernel stopped retransmitting (about
+    // 15 minutes): with max 2, two reads into a black hole left a third waiting 5 s for a connection, refused.
+    const store = new PostgresStore({ url: `${proxy.url()}?application_name=${APP}`, schema: db!.schema, max: 2, readAbandonMs: 1500 });
+    stores.push(store);
+    await warm(store, 2);
+    proxy.forget('silent');
+    for (let i = 0; i < 2; i++) {
+      const e = await withinReadDeadline(store.sql.all('SELECT 1'), 1000).then(() => null, (x: unknown) => x);
+      assert.equal(classifyStoreError(e), 'unavailable', 'the caller\'s deadline answers first');
+    }
+    await new Promise((r) => setTimeout(r, 800)); // past the abandon bound of both reads
+    const t0 = Date.now();
+    const rows = await store.sql.all('SELECT 3 AS three');
+    assert.equal(Number(rows[0]!.three), 3);
+    assert.ok(Date.now() - t0 < 1000, `answered on a fresh connection in ${Date.now() - t0} ms`);
+  });
 });

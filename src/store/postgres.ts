@@ -10,7 +10,7 @@ import {
 import { copyIn, copyLine } from './pg-copy.ts';
 import { pgRunner, pgTransaction, type SqlRunner } from './sql-runner.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
-import { KEEPALIVE_OPTIONS, watchPoolHealth } from './pg-pool-health.ts';
+import { abandoningQuery, KEEPALIVE_OPTIONS, READ_ABANDON_MS, watchPoolHealth } from './pg-pool-health.ts';
 import { rollupFeedbackPg, rollupInferencesPg, type PgQuery } from './rollup-write.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
@@ -18,7 +18,8 @@ import type {
 } from './types.ts';
 
 /** batchDeadlineMs: how long one batch of records or feedback may take before its connection is given up (default 30 s). */
-export type PostgresOptions = { url: string; schema?: string; max?: number; batchDeadlineMs?: number };
+/** readAbandonMs: how long a plain read may go unanswered before its connection is given up (default 120 s, pg-pool-health.ts). */
+export type PostgresOptions = { url: string; schema?: string; max?: number; batchDeadlineMs?: number; readAbandonMs?: number };
 
 /** A batch write not done in this time is failed and its connection destroyed; the writer retries it (src/store/pg-pool-health.ts). */
 export const BATCH_DEADLINE_MS = 30_000;
@@ -101,6 +102,7 @@ export class PostgresStore implements Store {
   readonly #retries: ReadRetries = { count: 0 };
   readonly #health: { discarded(): number };
   readonly #batchDeadlineMs: number;
+  readonly #read: (sql: string, params: unknown[]) => Promise<pg.QueryResult>;
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema ?? 'public';
@@ -118,7 +120,9 @@ export class PostgresStore implements Store {
     // failover) is emitted here, and an 'error' event nobody listens to would end the process: the pool
     // has already dropped the client and opens a new connection on next use.
     this.#pool.on('error', () => {});
-    this.sql = pgRunner(this.#pool, this.#retries);
+    const abandonMs = opts.readAbandonMs ?? READ_ABANDON_MS;
+    this.#read = abandoningQuery(this.#pool, abandonMs);
+    this.sql = pgRunner(this.#pool, this.#retries, abandonMs);
   }
 
   get readRetries(): number { return this.#retries.count; }
@@ -127,7 +131,7 @@ export class PostgresStore implements Store {
 
   /** A statement's rows; a plain read whose connection was lost is retried once (src/store/pg-read-retry.ts). */
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return retryingRead(sql, async () => (await this.#pool.query(sql, params)).rows as Row[], this.#retries);
+    return retryingRead(sql, async () => (await this.#read(sql, params)).rows as Row[], this.#retries);
   }
 
   #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {

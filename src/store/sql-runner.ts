@@ -5,6 +5,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
+import { abandoningQuery, READ_ABANDON_MS } from './pg-pool-health.ts';
 import type { Row } from './rows.ts';
 import type { TxGate } from './sqlite-lock.ts';
 
@@ -135,13 +136,15 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
 /**
  * `tx` borrows one client from the pool for the transaction (pgTransaction); nested `tx` calls join it.
  * `all` outside a transaction retries a plain read whose connection was lost, once (counted in
- * `retries`); statements in a transaction are never retried (the transaction failed with its connection).
+ * `retries`), and gives up a connection that has not answered it in `abandonMs` (pg-pool-health.ts);
+ * statements in a transaction are never retried (the transaction failed with its connection).
  */
-export function pgRunner(pool: pg.Pool, retries: ReadRetries = { count: 0 }): SqlRunner {
+export function pgRunner(pool: pg.Pool, retries: ReadRetries = { count: 0 }, abandonMs = READ_ABANDON_MS): SqlRunner {
   const q = pgQueries(pool);
+  const read = pgQueries({ query: abandoningQuery(pool, abandonMs) });
   return {
     dialect: 'postgres',
-    all: (sql, params) => retryingRead(sql, () => q.all(sql, params), retries),
+    all: (sql, params) => retryingRead(sql, () => read.all(sql, params), retries),
     run: q.run,
     tx: (fn) => pgTransaction(pool, (c) => {
       const inner: SqlRunner = { dialect: 'postgres', ...pgQueries(c), tx: (f) => f(inner) };
