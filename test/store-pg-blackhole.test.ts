@@ -5,8 +5,10 @@
 // A connection found lost discards the pool's other idle connections older than it: a read's one
 // retry and the record writer's next batch take a fresh connection, not the next dead one (before, a
 // read after a failover failed on the second dead connection it met, and so did each writer retry).
-// The proxy's own kernel answers keepalive probes, so a silent black hole here is seen only by the
-// read deadline (a 503 after 5 s): that case is measured, and docs/storage.md says what happens.
+// A batch of records not done by its deadline, and a read unanswered past the abandon bound, give
+// their connections up: the batch is written on a fresh one, the read's pool slot is free again.
+// The proxy's own kernel answers keepalive probes, so a silent black hole here is seen first by the
+// read deadline (a 503 after 5 s): that case is shown, and docs/reliability.md says what happens.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
