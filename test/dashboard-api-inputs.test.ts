@@ -185,3 +185,40 @@ test('GET /keys in pages: limit and cursor walk the same keys as the whole list,
     assert.equal(r.body.error.param, param, q);
   }
 });
+
+test('a change whose body is not labelled application/json is a 415 naming the type, and changes nothing', async () => {
+  const raw = async (method: string, path: string, body: string | null, headers: Record<string, string>) => {
+    const res = await fetch(`${gw.url}${path}`, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const users = gw.services.dashboard!.users;
+  await users.create({ email: 'frank@example.com', role: 'admin', password: PW });
+  const asFrank = await signIn('frank@example.com');
+  const name = () => `ct-${Math.random().toString(36).slice(2)}`;
+  // fetch labels a string body text/plain;charset=UTF-8 unless told otherwise: the label a form would send.
+  for (const [label, headers] of [
+    ['text/plain', { ...ADMIN }], ['form', { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded' }],
+    ['none', { ...ADMIN, 'content-type': '' }], ['latin1', { ...ADMIN, 'content-type': 'application/json; charset=iso-8859-1' }],
+    ['session text/plain', { ...asFrank, 'content-type': 'text/plain' }],
+  ] as Array<[string, Record<string, string>]>) {
+    for (const path of label.startsWith('session') ? ['/admin/api/v1/keys'] : ['/admin/api/v1/keys', '/admin/keys']) {
+      const n = name();
+      const r = await raw('POST', path, JSON.stringify({ name: n }), headers);
+      assert.deepEqual([r.status, r.body.error?.code, r.body.error?.type], [415, 'unsupported_media_type', 'invalid_request_error'], `${label} ${path}`);
+      assert.match(r.body.error.message, /application\/json/);
+      assert.ok(!(await call('GET', '/keys', null)).body.data.some((k: { name: string }) => k.name === n), `${label}: no key was made`);
+    }
+  }
+  const signin = await raw('POST', '/admin/api/v1/session', JSON.stringify({ email: 'frank@example.com', password: PW }), { 'content-type': 'text/plain' });
+  assert.equal(signin.status, 415, 'sign-in too');
+  // The label in any case, with a UTF-8 charset, is accepted; so is a change with no body.
+  for (const ct of ['application/json', 'Application/JSON; Charset=UTF-8', 'application/json;charset="utf-8"']) {
+    assert.equal((await raw('POST', '/admin/api/v1/keys', JSON.stringify({ name: name() }), { ...ADMIN, 'content-type': ct })).status, 201, ct);
+  }
+  const k = await createApiKey(gw.url, ADMIN, { name: 'no body' });
+  assert.equal((await raw('POST', `/admin/api/v1/keys/${k.record.id}/rotate`, null, ADMIN)).status, 200, 'a body-less change needs no label');
+  assert.equal((await raw('DELETE', `/admin/api/v1/keys/${k.record.id}`, null, asFrank)).status, 200);
+  // The CSRF check still comes first for a session: no token is a 403 whatever the label.
+  const noCsrf = await raw('POST', '/admin/api/v1/keys', JSON.stringify({ name: name() }), { cookie: asFrank.cookie!, 'content-type': 'text/plain' });
+  assert.deepEqual([noCsrf.status, noCsrf.body.error.code], [403, 'csrf_failed']);
+});

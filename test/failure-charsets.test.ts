@@ -169,6 +169,34 @@ test('pass-through: a JSON answer goes out byte for byte under its own charset a
   assert.equal((await bad.json() as { error: { message: string } }).error.message, `OA: Entrée refusée: ${e.text}`);
 });
 
+test('pass-through: a JSON answer whose byte order mark contradicts its label goes out labelled by the BOM (the BOM wins) and is billed', async () => {
+  // Before, `charset=utf-8` over UTF-16 bytes went out as it came: a client decoding by the label read mojibake.
+  const cases: Array<{ ct: string; bom: keyof typeof BOM; encoding: string; want: string; chunks?: 'split' }> = [
+    { ct: 'application/json; charset=utf-8', bom: 'utf-16le', encoding: 'utf-16le', want: 'application/json; charset=utf-16le' },
+    { ct: 'application/json;charset="UTF-8"', bom: 'utf-16be', encoding: 'utf-16be', want: 'application/json;charset=utf-16be', chunks: 'split' },
+    { ct: 'application/json', bom: 'utf-16le', encoding: 'utf-16le', want: 'application/json; charset=utf-16le' },
+    { ct: 'application/json; charset=iso-8859-1', bom: 'utf-8', encoding: 'utf-8', want: 'application/json; charset=utf-8' },
+    // A BOM that agrees with the label (or a UTF-8 one under no label) changes nothing.
+    { ct: 'application/json; charset=utf-16', bom: 'utf-16le', encoding: 'utf-16le', want: 'application/json; charset=utf-16' },
+    { ct: 'application/json', bom: 'utf-8', encoding: 'utf-8', want: 'application/json' },
+  ];
+  for (const c of cases) {
+    const text = `${LATIN} 日本語 🎉`;
+    const emb = JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: 'emb', usage: { prompt_tokens: 9, total_tokens: 9 }, note: text });
+    const body = Buffer.concat([BOM[c.bom], encodeText(emb, c.encoding)]);
+    // Split: the first chunk holds one byte of the BOM, so the label is decided on the bytes that follow.
+    up.push({ headers: { 'content-type': c.ct }, chunks: c.chunks === 'split' ? [body.subarray(0, 1), body.subarray(1)] : [body], gapMs: 20 });
+    const r = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oa/emb', input: 'hello' }) });
+    assert.equal(r.status, 200, c.ct);
+    assert.equal(r.headers.get('content-type'), c.want, c.ct);
+    const bytes = Buffer.from(await r.arrayBuffer());
+    assert.ok(bytes.equals(body), `${c.ct}: the bytes go out as they came`);
+    assert.equal((JSON.parse(new TextDecoder(/charset\s*=\s*"?([^";\s]+)/i.exec(c.want)?.[1] ?? 'utf-8').decode(bytes)) as { note: string }).note, text, c.ct);
+    const rec = await recordOf(gw, r.headers.get('x-inference-id')!);
+    assert.deepEqual([rec.status, rec.inputTokens], [200, 9], `${c.ct}: billed from the usage it reported`);
+  }
+});
+
 test('a JSON exchange outside the attempt flow (count_tokens) reads its answer and its error in their charset', async () => {
   const count = (): Promise<Response> => fetch(`${gw.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'an/test-model', messages: [{ role: 'user', content: 'hello' }] }) });
   const u = CASES.find((x) => x.name === 'UTF-16LE with a BOM')!;

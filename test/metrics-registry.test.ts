@@ -84,9 +84,10 @@ test('the gateway metric set renders every metric and reads writer stats at rend
   // The store's read retries: no sample before a store is attached, nor for a store without them (SQLite).
   m.attachStore({});
   assert.doesNotMatch(m.registry.render(), /^gateway_store_read_retries_total /m);
-  const pgStore = { readRetries: 2 };
+  const pgStore = { readRetries: 2, discardedConnections: 0 };
   m.attachStore(pgStore);
   pgStore.readRetries = 3;
+  pgStore.discardedConnections = 4;
   let queued = 3;
   m.attachWriter(() => ({ queued, queuedBytes: 0, dropped: 1, flushed: 40, failures: 2, rejected: 0, repaired: 0, salvaged: 0, consecutiveFailures: 0, lastDropAt: 0 }));
   m.attachStoredResponses(() => ({ waiting: 4, failures: 6, dropped: 1 }));
@@ -113,9 +114,10 @@ test('the gateway metric set renders every metric and reads writer stats at rend
     'gateway_stored_response_write_failures_total 6',
     'gateway_stored_response_writes_dropped_total 1',
     'gateway_store_read_retries_total 3',
+    'gateway_store_connections_discarded_total 4',
   ]) assert.ok(text.split('\n').includes(line), `missing: ${line}`);
   const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => `${x[1]} ${x[2]}`);
-  assert.equal(types.length, 31);
+  assert.equal(types.length, 32);
   for (const t of ['gateway_http_requests_total counter', 'gateway_dependency_up gauge', 'gateway_ready gauge', 'gateway_limiter_breaker_state gauge', 'gateway_limiter_breaker_opened_total counter',
     'gateway_router_decisions_pending gauge', 'gateway_router_decisions_dropped_total counter']) assert.ok(types.includes(t), t);
   // The router's gauges render no sample until a router is attached, then read it at render time.

@@ -36,7 +36,7 @@ const inference = (): InferenceRecord => ({
 });
 
 test('connection-level failures are told from query errors; only plain reads may run twice', () => {
-  for (const code of ['57P01', '57P02', '57P03', '08006', '08003', 'ECONNRESET', 'EPIPE']) assert.ok(connectionLost(Object.assign(new Error('x'), { code })), code);
+  for (const code of ['57P01', '57P02', '57P03', '08006', '08003', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']) assert.ok(connectionLost(Object.assign(new Error('x'), { code })), code);
   assert.ok(connectionLost(new Error('Connection terminated unexpectedly')));
   assert.ok(connectionLost(new Error('Client has encountered a connection error and is not queryable')));
   // statement timeout / cancel, serialization failure, deadlock, unique and syntax errors, a connect timeout, our own end()

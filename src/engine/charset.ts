@@ -58,6 +58,30 @@ export function utf8ContentType(ct: string): string {
   return ct.replace(/(;\s*charset\s*=\s*)("[^"]*"|[^;\s]*)/i, '$1utf-8');
 }
 
+/** Bytes enough to tell whether a body opens with a byte order mark (a UTF-8 one is three). */
+export const BOM_BYTES = 3;
+
+/** The WHATWG name of a label (`utf-16` is `utf-16le`, `latin1` `windows-1252`); the label itself when unknown. */
+function encodingName(label: string): string {
+  try { return new TextDecoder(label).encoding; } catch { return label; }
+}
+
+/**
+ * For a body relayed byte for byte: the Content-Type that matches its bytes when it opens with a byte
+ * order mark that contradicts the declared charset (none declared: UTF-8, what JSON is in). The BOM
+ * wins, as the WHATWG Encoding Standard decodes and as the gateway reads it (createRecoder), so the
+ * charset parameter is set to the BOM's encoding (added when there was none). Null when they agree,
+ * when there is no BOM in `start` (BOM_BYTES of the body, or all of a shorter one), or for a type whose
+ * bytes are not text.
+ */
+export function bomContentType(ct: ContentType, start: Buffer): string | null {
+  const s = one(ct);
+  if (start.length === 0 || start[0]! < MAY_BE_BOM || s === undefined || !isTextType(s)) return null;
+  const bom = bomEncoding(start);
+  if (bom === null || bom === encodingName(declaredCharset(s) ?? 'utf-8')) return null;
+  return /;\s*charset\s*=/i.test(s) ? s.replace(/(;\s*charset\s*=\s*)("[^"]*"|[^;\s]*)/i, `$1${bom}`) : `${s}; charset=${bom}`;
+}
+
 /** A body whose first byte is this or above may open with a byte order mark (EF BB BF, FE FF, FF FE). */
 export const MAY_BE_BOM = 0xef;
 

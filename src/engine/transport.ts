@@ -3,6 +3,7 @@
 // through `Pool.dispatch` with a handler of callbacks: no Readable stream, promise or async resource
 // per response, which undici's `request()` would add (about a tenth of a request's CPU in profiles).
 import { Pool, type Dispatcher } from 'undici';
+import { continueTolerantConnector } from './interim-continue.ts';
 import type { UpstreamSettings } from '../config/types.ts';
 import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
 import type { Coding } from '../util/content-codings.ts';
@@ -25,7 +26,8 @@ function poolFor(origin: string, s: UpstreamSettings): Pool {
   if (have) retire(have.pool);
   const pool = new Pool(origin, {
     connections: s.connectionsPerOrigin,
-    connect: { timeout: s.connectTimeoutMs },
+    // undici's connector, with interim 100 Continue answers dropped before its parser (interim-continue.ts).
+    connect: continueTolerantConnector(s.connectTimeoutMs),
     keepAliveTimeout: 30_000,
     pipelining: 1,
   });

@@ -1,6 +1,6 @@
 // The admin API for keys (POST/GET /admin/keys, DELETE /admin/keys/{id}), authorised by GATEWAY_ADMIN_KEY.
 import type { Route } from './routes.ts';
-import { parseJsonObject, readBody } from './body.ts';
+import { parseJsonObject, readBody, requireJsonLabel } from './body.ts';
 import { sendJson } from './envelope.ts';
 import { GatewayError } from '../gateway-error.ts';
 import type { Services } from './services.ts';
@@ -16,6 +16,7 @@ export function adminRoutes(svc: Services): Route[] {
       method: 'POST', pattern: '/admin/keys', envelope: 'openai', auth: 'admin',
       handler: async (req, res) => {
         const cfg = svc.holder.current;
+        requireJsonLabel(req);
         const body = parseJsonObject(await readBody(req, cfg.server.bodyLimitBytes), cfg.server.jsonMaxDepth);
         const created = await admin().createKey(body as CreateKeyInput);
         sendJson(res, 201, { ...created.record, key: created.key });

@@ -94,6 +94,22 @@ async function decompress(buf: Buffer, codings: Coding[], limit: number): Promis
 
 export { jsonDepth, parseJson, parseJsonObject } from '../util/parse-json.ts';
 
+/**
+ * The admin APIs' strict rule: a request that carries a body labels it `application/json` (any case,
+ * a `charset` parameter allowed if it is UTF-8), else a 415 naming the expected type. A body-less
+ * write (DELETE, an empty POST) needs no label. The inference routes keep their lenient rule below.
+ */
+export function requireJsonLabel(req: IncomingMessage): void {
+  const length = req.headers['content-length'];
+  const hasBody = length !== undefined ? Number(length) !== 0 : req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return;
+  const ct = req.headers['content-type'];
+  const [type, ...params] = (ct ?? '').split(';').map((x) => x.trim().toLowerCase());
+  const charset = params.find((x) => x.startsWith('charset='))?.slice(8).replace(/^"|"$/g, '');
+  if (type === 'application/json' && (charset === undefined || charset === 'utf-8' || charset === 'utf8')) return;
+  throw new GatewayError('unsupported_media_type', `the body must be sent with Content-Type: application/json (UTF-8), got ${ct === undefined ? 'no Content-Type' : bounded(ct)}`);
+}
+
 export function requireJsonContentType(req: IncomingMessage): void {
   const ct = req.headers['content-type'];
   if (ct !== undefined && !/^application\/([a-z.+-]*\+)?json\b/i.test(ct) && !/^text\/plain\b/i.test(ct)) {

@@ -9,7 +9,7 @@ import { createStreamTap, usageFromTail, usageOfAnswer } from '../formats/passth
 import { createSseParser, sseFrame, type SseFrame } from '../formats/sse.ts';
 import { consumedUsage, normalizeUsage } from '../engine/usage.ts';
 import { bodyDecoder, contentCodings } from '../engine/content-coding.ts';
-import { BodyText, utf8ContentType } from '../engine/charset.ts';
+import { BodyText, BOM_BYTES, bomContentType, utf8ContentType } from '../engine/charset.ts';
 
 /**
  * Upstream headers a client may see: what it needs to read the body. Never the provider's request or
@@ -45,8 +45,9 @@ function withoutUsage(f: SseFrame): string {
 /**
  * Relays `up` (a success whose content encoding, if any, the caller checked with contentCodings) to
  * the client, reading its usage on the way. Its text is read in its charset (src/engine/charset.ts):
- * a JSON body still goes out byte for byte under the upstream's own content-type, a stream, re-framed
- * as UTF-8, says charset=utf-8 (it said another before, over UTF-8 bytes).
+ * a JSON body still goes out byte for byte under the upstream's own content-type (its charset set to
+ * its byte order mark's encoding when the two disagree), a stream, re-framed as UTF-8, says
+ * charset=utf-8 (it said another before, over UTF-8 bytes).
  */
 export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOptions): Promise<Relayed> {
   const type = up.headers['content-type'];
@@ -61,7 +62,18 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
   if (!sse && codings.length === 0 && up.headers['content-length'] !== undefined) headers['content-length'] = up.headers['content-length'];
   headers['x-inference-id'] = o.id;
   headers['x-gateway-provider'] = o.provider;
-  res.writeHead(up.statusCode ?? 502, headers);
+  /**
+   * A JSON body's head is written once its first bytes show whether a byte order mark contradicts its
+   * label (`charset=utf-8` over UTF-16): then the label is the BOM's (bomContentType), so a client
+   * decoding by the label reads the bytes the gateway read. `held` is the start kept until then.
+   */
+  let held: Buffer | null = sse ? null : Buffer.alloc(0);
+  const writeHead = (start: Buffer): void => {
+    const relabelled = bomContentType(type, start);
+    if (relabelled !== null) headers['content-type'] = relabelled;
+    res.writeHead(up.statusCode ?? 502, headers);
+  };
+  if (sse) writeHead(Buffer.alloc(0));
 
   const parser = sse ? createSseParser() : null;
   const tap = sse ? createStreamTap() : null;
@@ -118,6 +130,13 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
           return;
         }
         capture(t);
+        if (held !== null) {
+          held = Buffer.concat([held, c]);
+          if (held.length < BOM_BYTES) return;
+          c = held;
+          held = null;
+          writeHead(c);
+        }
         write(c);
       } catch (e) { cut(`the gateway could not read the answer (${(e as Error).message})`); }
     };
@@ -135,6 +154,7 @@ export function relayAnswer(up: IncomingMessage, res: ServerResponse, o: RelayOp
           else settle(consumed(tap!.complete ? null : 'the stream ended before completion', false));
           return;
         }
+        if (held !== null) { writeHead(held); write(held); held = null; }
         res.end();
         if (rest.length > 0) capture(rest);
         let usage: Usage | null = null;

@@ -19,6 +19,7 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
   let router: RouterGauges | null = null;
   let storedResponses: (() => WriteRetryStats) | null = null;
   let storeRetries: (() => number | undefined) | null = null;
+  let storeDiscarded: (() => number | undefined) | null = null;
   const m = {
     registry,
     requestsTotal: registry.counter('gateway_requests_total', 'Requests answered, by route, served model, provider and final HTTP status.',
@@ -58,7 +59,10 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     /** Points the stored-response write gauges at a live response store; until then they render no sample. */
     attachStoredResponses(stats: () => WriteRetryStats): void { storedResponses = stats; },
     /** Points the store's read retries at a live store; no sample until then, nor on SQLite (it has none). */
-    attachStore(store: { readonly readRetries?: number }): void { storeRetries = () => store.readRetries; },
+    attachStore(store: { readonly readRetries?: number; readonly discardedConnections?: number }): void {
+      storeRetries = () => store.readRetries;
+      storeDiscarded = () => store.discardedConnections;
+    },
   };
   registry.collected('gateway_writer_queue_depth', 'Inference records and feedback rows waiting to be written.', 'gauge',
     () => (writer ? writer().queued : null));
@@ -76,6 +80,8 @@ export function createGatewayMetrics(opts: { maxSeries?: number } = {}) {
     () => (storedResponses ? storedResponses().dropped : null));
   registry.collected('gateway_store_read_retries_total', 'PostgreSQL reads run once more because their connection was lost under them (a terminated backend, a failover, a cut idle connection).', 'counter',
     () => storeRetries?.() ?? null);
+  registry.collected('gateway_store_connections_discarded_total', 'Idle PostgreSQL connections discarded because another connection of the pool was lost (the same drop likely took them).', 'counter',
+    () => storeDiscarded?.() ?? null);
   registry.collected('gateway_router_state_version', 'Version of the learned router state this replica routes with (every replica should show the same).', 'gauge',
     () => (router ? router.version() : null));
   registry.collected('gateway_router_decisions_pending', 'Routed requests\' decisions waiting for the router\'s worker to record them.', 'gauge',

@@ -9,8 +9,8 @@ import { STORE_READ_DEADLINE_MS, withinReadDeadline } from './read-deadline.ts';
 
 /** SQLSTATEs of a connection the server ended: admin_shutdown, crash_shutdown, cannot_connect_now; class 08 is added below. */
 const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
-/** Socket codes of a connection cut under a query. */
-const LOST_CODES = new Set(['ECONNRESET', 'EPIPE']);
+/** Socket codes of a connection cut under a query; ETIMEDOUT is the kernel's verdict on one its keepalive probes found dead (pg-pool-health.ts). */
+const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /** pg's messages for a connection that ended under a query, or a pooled client whose connection had already failed. */
 const LOST_MESSAGE = /^(Connection terminated unexpectedly|Client has encountered a connection error and is not queryable)$/;
 

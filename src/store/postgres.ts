@@ -10,13 +10,19 @@ import {
 import { copyIn, copyLine } from './pg-copy.ts';
 import { pgRunner, pgTransaction, type SqlRunner } from './sql-runner.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
+import { abandoningQuery, KEEPALIVE_OPTIONS, READ_ABANDON_MS, watchPoolHealth } from './pg-pool-health.ts';
 import { rollupFeedbackPg, rollupInferencesPg, type PgQuery } from './rollup-write.ts';
 import { FEEDBACK_STATS_SELECT, USAGE_SELECT, statsRows, usageGroupExpr, usageRows } from './sql.ts';
 import type {
   FeedbackRow, FeedbackStatsQuery, FeedbackStatsRow, InferenceRecord, InferenceRef, KeyRecord, Store, UsageQuery, UsageRow,
 } from './types.ts';
 
-export type PostgresOptions = { url: string; schema?: string; max?: number };
+/** batchDeadlineMs: how long one batch of records or feedback may take before its connection is given up (default 30 s). */
+/** readAbandonMs: how long a plain read may go unanswered before its connection is given up (default 120 s, pg-pool-health.ts). */
+export type PostgresOptions = { url: string; schema?: string; max?: number; batchDeadlineMs?: number; readAbandonMs?: number };
+
+/** A batch write not done in this time is failed and its connection destroyed; the writer retries it (src/store/pg-pool-health.ts). */
+export const BATCH_DEADLINE_MS = 30_000;
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 const UNIQUE_VIOLATION = '23505';
@@ -94,6 +100,9 @@ export class PostgresStore implements Store {
   readonly sql: SqlRunner;
   /** Plain reads run again after their connection was lost (src/store/pg-read-retry.ts), its own and its runner's. */
   readonly #retries: ReadRetries = { count: 0 };
+  readonly #health: { discarded(): number };
+  readonly #batchDeadlineMs: number;
+  readonly #read: (sql: string, params: unknown[]) => Promise<pg.QueryResult>;
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema ?? 'public';
@@ -101,23 +110,40 @@ export class PostgresStore implements Store {
     // search_path is set per connection so every unqualified table name resolves inside the schema.
     // A connect that hangs (a blackholed host) fails after 5 s instead of pg's default of never: the writer
     // then backs off and retries instead of waiting on one batch for the kernel's TCP timeout.
-    this.#pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}`, connectionTimeoutMillis: 5000 });
+    // Keepalive and the discarding of idle connections a drop took too: src/store/pg-pool-health.ts.
+    this.#pool = new pg.Pool({
+      connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path=${this.schema}`, connectionTimeoutMillis: 5000, ...KEEPALIVE_OPTIONS,
+    });
+    this.#health = watchPoolHealth(this.#pool);
+    this.#batchDeadlineMs = opts.batchDeadlineMs ?? BATCH_DEADLINE_MS;
     // An idle client whose connection ends (pg_terminate_backend, idle_session_timeout, a firewall, a
     // failover) is emitted here, and an 'error' event nobody listens to would end the process: the pool
     // has already dropped the client and opens a new connection on next use.
     this.#pool.on('error', () => {});
-    this.sql = pgRunner(this.#pool, this.#retries);
+    const abandonMs = opts.readAbandonMs ?? READ_ABANDON_MS;
+    this.#read = abandoningQuery(this.#pool, abandonMs);
+    this.sql = pgRunner(this.#pool, this.#retries, abandonMs);
   }
 
   get readRetries(): number { return this.#retries.count; }
+  /** Idle connections discarded because another connection of the pool was lost (pg-pool-health.ts). */
+  get discardedConnections(): number { return this.#health.discarded(); }
 
   /** A statement's rows; a plain read whose connection was lost is retried once (src/store/pg-read-retry.ts). */
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return retryingRead(sql, async () => (await this.#pool.query(sql, params)).rows as Row[], this.#retries);
+    return retryingRead(sql, async () => (await this.#read(sql, params)).rows as Row[], this.#retries);
   }
 
   #tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     return pgTransaction(this.#pool, fn);
+  }
+
+  /**
+   * A batch of records or feedback: bounded by batchDeadlineMs, since the writer may run it again (ids
+   * make it idempotent) and one that never ends would hold every row behind it.
+   */
+  #batchTx(fn: (c: pg.PoolClient) => Promise<void>): Promise<void> {
+    return pgTransaction(this.#pool, fn, this.#batchDeadlineMs);
   }
 
   /** A transaction-scoped advisory lock serializes replicas starting at once; the loser sees the steps applied. */
@@ -185,7 +211,7 @@ export class PostgresStore implements Store {
     for (const r of recs) lines += copyLine(inferenceParams(r, r.stream) as Array<string | number | boolean | null>);
     try {
       // The dashboard's rollups move in the same transaction: COPY inserted every row or failed (src/store/rollup-write.ts).
-      await this.#tx(async (c) => { await copyIn(c, 'inferences', INFERENCE_COLUMNS, lines); await rollupInferencesPg(pgQuery(c), recs, this.sql); });
+      await this.#batchTx(async (c) => { await copyIn(c, 'inferences', INFERENCE_COLUMNS, lines); await rollupInferencesPg(pgQuery(c), recs, this.sql); });
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
       await this.#insertInferencesIdempotent(recs);
@@ -198,7 +224,7 @@ export class PostgresStore implements Store {
    * per row: server CPU 12-16 vs 21-25 us per row, this thread's 2.5-5 vs 5-9 us per row.
    */
   async #insertInferencesIdempotent(recs: InferenceRecord[]): Promise<void> {
-    await this.#tx(async (c) => {
+    await this.#batchTx(async (c) => {
       const landed = new Set<string>();
       for (let i = 0; i < recs.length; i += ROWS_PER_INSERT) {
         const res = await c.query(`${INSERT_INFERENCES_JSON} RETURNING id`, [JSON.stringify(recs.slice(i, i + ROWS_PER_INSERT).map(inferenceJsonRow))]);
@@ -234,7 +260,7 @@ export class PostgresStore implements Store {
 
   async insertFeedback(rows: FeedbackRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.#tx(async (c) => {
+    await this.#batchTx(async (c) => {
       const landed = new Set<string>();
       for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
         const n = Math.min(ROWS_PER_INSERT, rows.length - i);

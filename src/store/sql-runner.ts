@@ -5,6 +5,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
+import { abandoningQuery, READ_ABANDON_MS } from './pg-pool-health.ts';
 import type { Row } from './rows.ts';
 import type { TxGate } from './sqlite-lock.ts';
 
@@ -100,9 +101,12 @@ function pgQueries(c: PgQueryable): Pick<SqlRunner, 'all' | 'run'> {
 /**
  * Runs `fn` in one transaction on a client borrowed from the pool (rolled back when it throws). A client
  * whose ROLLBACK fails too is broken: it is destroyed rather than handed out again. The store's own
- * writes (COPY, prepared statements) and SqlRunner.tx both go through here.
+ * writes (COPY, prepared statements) and SqlRunner.tx both go through here. With `deadlineMs`, a
+ * transaction not done by then fails as its connection lost (ETIMEDOUT) and the connection is destroyed:
+ * a connection a network dropped without a FIN or RST answers never, and the kernel gives up on data it
+ * sent only after about 15 minutes of retransmissions. Only for writes that may run again (idempotent).
  */
-export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, deadlineMs?: number): Promise<T> {
   const c = await pool.connect();
   let broken: Error | undefined;
   // A connection that dies under the transaction fails it (as pool.query does for one statement): a
@@ -111,6 +115,11 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   const died = new Promise<never>((_, reject) => { onError = (e) => { broken = e; reject(e); }; });
   died.catch(() => {});
   c.on('error', onError);
+  const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
+    const e = Object.assign(new Error(`the database did not finish a write within ${deadlineMs / 1000} s: its connection is discarded`), { code: 'ETIMEDOUT' });
+    onError(e);
+    (c as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  }, deadlineMs);
   try {
     const out = await Promise.race([(async () => { await c.query('BEGIN'); const r = await fn(c); await c.query('COMMIT'); return r; })(), died]);
     return out;
@@ -118,6 +127,7 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     if (!broken) await c.query('ROLLBACK').catch((e: unknown) => { broken = e instanceof Error ? e : new Error(String(e)); });
     throw err;
   } finally {
+    clearTimeout(timer);
     c.removeListener('error', onError);
     c.release(broken);
   }
@@ -126,13 +136,15 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
 /**
  * `tx` borrows one client from the pool for the transaction (pgTransaction); nested `tx` calls join it.
  * `all` outside a transaction retries a plain read whose connection was lost, once (counted in
- * `retries`); statements in a transaction are never retried (the transaction failed with its connection).
+ * `retries`), and gives up a connection that has not answered it in `abandonMs` (pg-pool-health.ts);
+ * statements in a transaction are never retried (the transaction failed with its connection).
  */
-export function pgRunner(pool: pg.Pool, retries: ReadRetries = { count: 0 }): SqlRunner {
+export function pgRunner(pool: pg.Pool, retries: ReadRetries = { count: 0 }, abandonMs = READ_ABANDON_MS): SqlRunner {
   const q = pgQueries(pool);
+  const read = pgQueries({ query: abandoningQuery(pool, abandonMs) });
   return {
     dialect: 'postgres',
-    all: (sql, params) => retryingRead(sql, () => q.all(sql, params), retries),
+    all: (sql, params) => retryingRead(sql, () => read.all(sql, params), retries),
     run: q.run,
     tx: (fn) => pgTransaction(pool, (c) => {
       const inner: SqlRunner = { dialect: 'postgres', ...pgQueries(c), tx: (f) => f(inner) };

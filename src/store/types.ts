@@ -88,6 +88,8 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** PostgreSQL: reads run again after their connection was lost (src/store/pg-read-retry.ts); absent on SQLite. */
   readonly readRetries?: number;
+  /** PostgreSQL: idle connections discarded because another of the pool's was lost (src/store/pg-pool-health.ts); absent on SQLite. */
+  readonly discardedConnections?: number;
   /**
    * Plain queries in either dialect (`?` placeholders), for features that keep their own tables
    * (src/store/sql-runner.ts): they write their queries once instead of in both store classes.

@@ -12,6 +12,7 @@ import type { Route, RouteParams } from '../routes.ts';
 import type { Services } from '../services.ts';
 import { accessOf, authenticateCaller, dashboardOf, requireAdmin, SECURITY_HEADERS, type Caller } from './context.ts';
 import { sendError } from '../envelope.ts';
+import { requireJsonLabel } from '../body.ts';
 import { refuseNul } from './params.ts';
 import { keysApi } from './keys-routes.ts';
 import { modelsApi } from './models-routes.ts';
@@ -95,11 +96,14 @@ export function adminApiRoutes(svc: Services): Route[] {
       for (const [name, v] of params.query) refuseNul(v, name);
       for (const id of ids) refuseNul(id, 'id');
       if (r.who === 'public') {
+        requireJsonLabel(req);
         await r.handler({ svc, d, req, res, query: params.query, ids, caller: null as never, access: null as never });
         return;
       }
       const caller = await authenticateCaller(svc, req);
       if (r.who === 'admin') requireAdmin(caller);
+      // After who is calling and the CSRF checks: a body on any change must be labelled JSON (415).
+      requireJsonLabel(req);
       await r.handler({ svc, d, req, res, query: params.query, ids, caller, access: await accessOf(d, caller) });
       return;
     }

@@ -9,7 +9,7 @@ import { refuseNul } from './params.ts';
 import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
-/** An admin API call's body, bounded by server.body_limit_bytes and 1 MiB. */
+/** An admin API call's body (labelled JSON: router.ts checks it), bounded by server.body_limit_bytes and 1 MiB. */
 export function apiBody(c: ApiCall): Promise<Buffer> {
   return readBody(c.req, Math.min(c.svc.holder.current.server.bodyLimitBytes, 1024 * 1024));
 }

@@ -1,0 +1,66 @@
+// An upstream may answer `100 Continue` before its real answer even when the request did not ask for it
+// (RFC 9110 15.2.1: a client must be able to ignore it; some servers and proxies send one before every
+// answer to a POST). undici (8.x, client-h1.js) takes any 100 for a "bad response" and destroys the
+// socket, which the gateway saw as the upstream unreachable: the request was sent again up to
+// upstream.max_attempts times (each one processed, and billed, by the provider) and ended in a 503.
+// 102 and 103 pass undici untouched. This drops each `100` block (status line and headers) at the
+// start of a response on an upstream connection before undici's parser reads the bytes.
+import type { Socket } from 'node:net';
+import { buildConnector } from 'undici';
+
+/** The head of a request undici writes: `POST /v1/chat/completions HTTP/1.1\r\n...`. */
+const REQUEST_HEAD = /^[A-Z]+ \S+ HTTP\/1\.1\r\n/;
+/** A status line's first 12 bytes: `HTTP/1.1 100`. */
+const STATUS_BYTES = 12;
+const CONTINUE = /^HTTP\/1\.[01] 100$/;
+/** An interim block longer than this is not skipped: undici reads it, and fails as before. */
+const MAX_INTERIM = 16 * 1024;
+
+const isHead = (chunk: unknown): boolean =>
+  typeof chunk === 'string' ? REQUEST_HEAD.test(chunk) : Buffer.isBuffer(chunk) && REQUEST_HEAD.test(chunk.toString('latin1', 0, Math.min(chunk.length, 2048)));
+
+/**
+ * Makes `socket` drop interim `100` responses. A request head written on it marks the start of the
+ * next response; until that response's status line is in, bytes are held (at most a status line's 12,
+ * or one 100 block) and a 100 block is cut from them. Once another status shows, everything passes as
+ * it comes until the next request head: a response body is never looked at. Undici writes one request
+ * at a time on a connection (pipelining 1), so a response always follows its own request's head.
+ */
+export function dropInterimContinue(socket: Socket): void {
+  let awaiting = false;
+  let held: Buffer | null = null;
+  const write = socket.write;
+  socket.write = function (this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
+    if (!awaiting && isHead(chunk)) awaiting = true;
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Socket['write'];
+  const push = socket.push;
+  socket.push = function (this: Socket, chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk === null && held !== null) { const h = held; held = null; awaiting = false; push.call(this, h); }
+    if (!awaiting || !Buffer.isBuffer(chunk)) return push.call(this, chunk, encoding);
+    let b: Buffer = held === null ? chunk : Buffer.concat([held, chunk]);
+    held = null;
+    for (;;) {
+      if (b.length < STATUS_BYTES) { if (b.length > 0) held = b; return true; }
+      if (!CONTINUE.test(b.toString('latin1', 0, STATUS_BYTES))) break;
+      const end = b.indexOf('\r\n\r\n');
+      if (end === -1) {
+        if (b.length > MAX_INTERIM) break;
+        held = b;
+        return true;
+      }
+      b = b.subarray(end + 4);
+    }
+    awaiting = false;
+    return push.call(this, b);
+  } as Socket['push'];
+}
+
+/** undici's own connector, each socket it opens made to drop interim 100s. */
+export function continueTolerantConnector(timeoutMs: number): buildConnector.connector {
+  const base = buildConnector({ timeout: timeoutMs });
+  return (opts, callback) => base(opts, (err, socket) => {
+    if (socket) dropInterimContinue(socket as Socket);
+    (callback as (e: Error | null, s: typeof socket) => void)(err, socket);
+  });
+}
