@@ -243,10 +243,10 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(r.status, 201, await r.clone().text());
     return (await r.json() as { key: string }).key;
   };
-  const send = (k: string, model = 'vis/gpt-4o-mini', url = IMAGE_URL) => fetch(`${gw.url}/v1/chat/completions`, {
+  const send = (k: string, model = 'vis/gpt-4o-mini', url = IMAGE_URL, detail = 'high') => fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${k}` },
     body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: [
-      { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url, detail: 'high' } }] }] }),
+      { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url, detail } }] }] }),
   });
   const answer = (usage = IMAGE_USAGE) => up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
     id: 'chatcmpl-img', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
@@ -307,6 +307,17 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     up.reset(); answer();
     const big = await send(await key('0.002'), 'vis/gpt-4o-mini', `data:image/png;base64,${png(2048, 768)}`);
     assert.equal(big.status, 402, await big.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  test('at detail "low" the same image by URL is reserved at gpt-4o-mini\'s base (2,833 tokens, $0.00043): a $0.002 key is served, at "auto" it is not', async () => {
+    up.reset(); answer(2_833 + 20);
+    const r = await send(await key('0.002'), 'vis/gpt-4o-mini', IMAGE_URL, 'low');
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
+    up.reset(); answer();
+    const auto = await send(await key('0.002'), 'vis/gpt-4o-mini', IMAGE_URL, 'auto');
+    assert.equal(auto.status, 402, await auto.clone().text());
     assert.equal(up.requests.length, 0);
   });
 
