@@ -189,6 +189,42 @@ describe('an inline image is reserved at the tokens its size gives under the mod
   });
 });
 
+describe('an image the client asked for at detail "low" is reserved at a tile model\'s base', () => {
+  const withDetail = (format: 'openai-chat' | 'openai-responses', detail: string | undefined, url = IMAGE_URL): ReturnType<typeof reservedPrompt> => {
+    const body = format === 'openai-chat'
+      ? chatBody([{ type: 'text', text: 'Describe.' }, { type: 'image_url', image_url: { url, ...(detail ? { detail } : {}) } }])
+      : { model: 'x/y', max_output_tokens: 16, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Describe.' }, { type: 'input_image', image_url: url, ...(detail ? { detail } : {}) }] }] };
+    const c = decodeForReservation(format, body);
+    assert.ok(c !== null, format);
+    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), 0);
+  };
+
+  test('by URL to gpt-4o-mini: 2,833 at "low", 48,169 (the most) at high, auto, original or none', () => {
+    for (const format of ['openai-chat', 'openai-responses'] as const) {
+      const low = reservedInput(withDetail(format, 'low'), target('openai/gpt-4o-mini'));
+      assert.ok(low >= 2_833 && low <= 2_833 + 40, `${format} low ${low}`);
+      const o = reservedInput(withDetail(format, 'low'), target('openai/gpt-4o'));
+      assert.ok(o >= 85 && o <= 85 + 40, `${format} gpt-4o low ${o}`);
+      for (const d of ['high', 'auto', 'original', undefined]) {
+        const n = reservedInput(withDetail(format, d), target('openai/gpt-4o-mini'));
+        assert.ok(n >= 48_169 && n <= 48_169 + 40, `${format} ${String(d)} ${n}`);
+      }
+    }
+  });
+
+  test('an inline 2048x2048 PNG at "low" to gpt-4o: 85, not 765; patch models and other providers ignore detail', () => {
+    const url = `data:image/png;base64,${png(2048, 2048)}`;
+    const low = reservedInput(withDetail('openai-responses', 'low', url), target('openai/gpt-4o'));
+    assert.ok(low >= 85 && low <= 85 + 40, `${low}`);
+    // gpt-4.1-mini bills patches whatever the detail: 1,536 (capped) x 1.62.
+    const mini41 = reservedInput(withDetail('openai-chat', 'low', url), target('openai/gpt-4.1-mini'));
+    assert.ok(mini41 >= 2_489 && mini41 <= 2_489 + 40, `${mini41}`);
+    // Claude never sees the detail: the image at its size (scaled to 1568 x 1568, capped at 1,700).
+    const claude = reservedInput(withDetail('openai-chat', 'low', url), target('anthropic/claude-sonnet-4-5'));
+    assert.ok(claude >= 1_700 && claude <= 1_700 + 40, `${claude}`);
+  });
+});
+
 describe('a budgeted key cannot be billed past its budget for an image it sent by URL', () => {
   let up: RawUpstream; let gw: TestGateway;
   before(async () => {
@@ -207,10 +243,10 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(r.status, 201, await r.clone().text());
     return (await r.json() as { key: string }).key;
   };
-  const send = (k: string, model = 'vis/gpt-4o-mini', url = IMAGE_URL) => fetch(`${gw.url}/v1/chat/completions`, {
+  const send = (k: string, model = 'vis/gpt-4o-mini', url = IMAGE_URL, detail = 'high') => fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${k}` },
     body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: [
-      { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url, detail: 'high' } }] }] }),
+      { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url, detail } }] }] }),
   });
   const answer = (usage = IMAGE_USAGE) => up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
     id: 'chatcmpl-img', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
@@ -271,6 +307,17 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     up.reset(); answer();
     const big = await send(await key('0.002'), 'vis/gpt-4o-mini', `data:image/png;base64,${png(2048, 768)}`);
     assert.equal(big.status, 402, await big.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  test('at detail "low" the same image by URL is reserved at gpt-4o-mini\'s base (2,833 tokens, $0.00043): a $0.002 key is served, at "auto" it is not', async () => {
+    up.reset(); answer(2_833 + 20);
+    const r = await send(await key('0.002'), 'vis/gpt-4o-mini', IMAGE_URL, 'low');
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
+    up.reset(); answer();
+    const auto = await send(await key('0.002'), 'vis/gpt-4o-mini', IMAGE_URL, 'auto');
+    assert.equal(auto.status, 402, await auto.clone().text());
     assert.equal(up.requests.length, 0);
   });
 

@@ -167,6 +167,26 @@ test('an image in the expected cost: each candidate counts it by its own model\'
   assert.equal(textOnly.plan[0]!.candidate.id, 'pa/gpt-4o-mini');
 });
 
+test('an image at detail "low": expected and ceiling counts at each tile model\'s base (gpt-4o 85, gpt-4o-mini 2,833), other levels at the most', async () => {
+  await warmTokenizers();
+  const ask = (detail: string | undefined, body: Record<string, unknown> = {}) => decide(input({ ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' },
+    { type: 'image_url', image_url: { url: 'https://images.example.com/cat.png', ...(detail ? { detail } : {}) } }] }] }, { cfg: cfgVision }));
+  const row = (d: ReturnType<typeof decide>, id: string) => d.ranked.find((r) => r.id === id)!;
+  const high = ask(undefined);
+  const text = row(high, 'pa/gpt-4o').inputTokens - 765;
+  assert.ok(text > 0 && text < 40, `text and framing: ${text}`);
+  const low = ask('low');
+  assert.equal(row(low, 'pa/gpt-4o').inputTokens, text + 85);
+  assert.equal(row(low, 'pa/gpt-4o-mini').inputTokens, text + 2_833);
+  assert.equal(row(low, 'pa/gpt-4o').inputTokensCeiling, text + 85);
+  assert.equal(row(low, 'pa/gpt-4o-mini').inputTokensCeiling, text + 2_833);
+  // "auto" and "high" stay at the most (auto may pick high): gpt-4o-mini's ceiling 48,169.
+  for (const d of ['auto', 'high']) assert.equal(row(ask(d), 'pa/gpt-4o-mini').inputTokensCeiling, row(high, 'pa/gpt-4o-mini').inputTokensCeiling, d);
+  // The cost each is ranked at follows: gpt-4o-mini's image $0.15/M x 2,833 at low, not x 25,501.
+  const cost = (d: ReturnType<typeof decide>) => row(d, 'pa/gpt-4o-mini').expectedCostUsd;
+  assert.ok(cost(low) * 5 < cost(high), `${cost(low)} ${cost(high)}`);
+});
+
 test('a huge max_cost (1e21 and above, where toFixed writes an exponent) caps nothing and is no error', () => {
   for (const maxCost of [1e21, 1e308, Number.MAX_VALUE]) {
     const d = decide(input({ max_cost: maxCost }));

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { imageSizeOf } from '../src/tokens/image-size.ts';
-import { imageRuleFor, imageTokens } from '../src/tokens/images.ts';
+import { expectedImageTokens, imageRuleFor, imageTokens } from '../src/tokens/images.ts';
 import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
 import { gif, jpeg, png, webpExtended, webpLossless, webpLossy } from './helpers/image-headers.ts';
 
@@ -47,6 +47,34 @@ test('OpenAI tile models: base + tile x 512 px tiles after fitting in 2048 and t
   assert.equal(mini.max, IMAGE_CEILING.openai);
   assert.equal(imageRuleFor('azure/o3').max, 75 + 8 * 150);
   assert.equal(imageRuleFor('openai/o3-mini').max, IMAGE_CEILING.openai, 'no rule of its own: the family ceiling');
+});
+
+test('detail "low": a tile model\'s base at any size; patch models, Anthropic, Gemini and fallbacks as without it; other levels as high', () => {
+  const gpt4o = imageRuleFor('openai/gpt-4o');
+  for (const size of [null, { width: 1024, height: 1024 }, { width: 4000, height: 300 }]) assert.equal(imageTokens(gpt4o, size, 'low'), 85);
+  assert.equal(imageTokens(imageRuleFor('openai/gpt-4o-mini'), null, 'low'), 2833);
+  assert.equal(imageTokens(imageRuleFor('openai/o3'), null, 'low'), 75);
+  assert.equal(imageTokens(imageRuleFor('openai/computer-use-preview'), null, 'low'), 65);
+  for (const d of ['high', 'auto', 'original', null, undefined] as const) {
+    assert.equal(imageTokens(gpt4o, null, d), 1445, String(d));
+    assert.equal(imageTokens(gpt4o, { width: 1024, height: 1024 }, d), 765, String(d));
+  }
+  // Patch models bill patches at every level; gpt-4.1 and gpt-5 take the larger of tiles and patches: the patches.
+  const mini41 = imageRuleFor('openai/gpt-4.1-mini');
+  assert.equal(imageTokens(mini41, { width: 1024, height: 1024 }, 'low'), Math.ceil(1024 * 1.62));
+  assert.equal(imageTokens(mini41, null, 'low'), mini41.max);
+  assert.equal(imageTokens(imageRuleFor('openai/gpt-4.1'), { width: 1024, height: 1024 }, 'low'), 1024);
+  assert.equal(imageTokens(imageRuleFor('openai/gpt-5'), null, 'low'), Math.ceil(1536 * 1.2));
+  // Not OpenAI's knob: unchanged.
+  const sonnet = imageRuleFor('anthropic/claude-sonnet-4-5');
+  assert.equal(imageTokens(sonnet, { width: 1092, height: 1092 }, 'low'), 1590);
+  assert.equal(imageTokens(imageRuleFor('openai/gpt-5.4-mini'), null, 'low'), IMAGE_CEILING.openai);
+  assert.equal(imageTokens(imageRuleFor('google/gemini-2.5-flash'), { width: 1000, height: 1000 }, 'low'), IMAGE_CEILING.gemini);
+  // The expected figure (ranking) follows: gpt-4o-mini 2,833 at low, 25,501 for 1024x1024 otherwise.
+  const mini = imageRuleFor('openai/gpt-4o-mini');
+  assert.equal(expectedImageTokens(mini, null, 'low'), 2833);
+  assert.equal(expectedImageTokens(mini, null, 'auto'), 25_501);
+  assert.equal(expectedImageTokens(imageRuleFor('openai/gpt-5.4-mini'), null, 'low'), null);
 });
 
 test('OpenAI patch models: 32 px patches capped at 1536 times the model\'s multiplier; never under the bill measured', () => {

@@ -14,7 +14,16 @@ export type DocumentSource =
   | { type: 'text'; media_type: 'text/plain'; data: string };
 
 export type TextBlock = { type: 'text'; text: string; cache_control?: CacheControl };
-export type ImageBlock = { type: 'image'; source: ImageSource; cache_control?: CacheControl };
+/**
+ * OpenAI's image `detail` (chat `image_url.detail`, Responses `input_image.detail`): how finely the
+ * model looks, and so what the image is billed. Carried to OpenAI-format targets; the other formats
+ * have no such knob and drop it.
+ */
+export const IMAGE_DETAILS = ['auto', 'low', 'high', 'original'] as const;
+export type ImageDetail = typeof IMAGE_DETAILS[number];
+export const isImageDetail = (v: unknown): v is ImageDetail => typeof v === 'string' && (IMAGE_DETAILS as readonly string[]).includes(v);
+
+export type ImageBlock = { type: 'image'; source: ImageSource; detail?: ImageDetail; cache_control?: CacheControl };
 export type DocumentBlock = {
   type: 'document'; source: DocumentSource; title?: string; context?: string; cache_control?: CacheControl;
 };

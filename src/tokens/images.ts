@@ -12,8 +12,11 @@
 //   32 px patches, capped at 1536, times a multiplier (gpt-4.1-mini 1.62, gpt-4.1-nano 2.46, o4-mini
 //   1.72, gpt-5-mini 1.62, gpt-5-nano 2.46). community.openai.com measured gpt-5 and gpt-5.x at
 //   patches x 1.2: gpt-5 takes the larger of both; gpt-5.1 and later, whose budgets ("original"
-//   detail) are not settled, keep the family ceiling. `detail: "low"` (base only) is not used: the
-//   canonical request does not carry `detail`, so a translated request reaches OpenAI at "auto".
+//   detail) are not settled, keep the family ceiling. `detail: "low"` bills a tile model its base
+//   only, whatever the image's size (the model sees a 512x512 version); patch models ignore `detail`
+//   (their figure is the same at every level). "auto", "high", "original" and no detail are priced as
+//   high: "auto" may pick high, so anything less could under-reserve. The canonical image block
+//   carries the client's `detail` to OpenAI-format targets (src/formats/canonical.ts ImageDetail).
 // - Anthropic, "Images and vision" (platform.claude.com/docs/en/build-with-claude/vision): about
 //   width x height / 750 tokens, now ceil(w/28) x ceil(h/28) visual tokens (the larger is taken), an
 //   image larger than the native resolution scaled down first: long edge 1568 px and about 1,600
@@ -23,6 +26,7 @@
 //   larger ones are cut into tiles whose size depends on the image (not bounded here: the family ceiling).
 import { IMAGE_CEILING, type Family } from './ceiling.ts';
 import { bareModelName, tokenizerFor } from './families.ts';
+import type { ImageDetail } from '../formats/canonical.ts';
 import type { ImageSize } from './image-size.ts';
 
 export type ImageScheme =
@@ -106,8 +110,12 @@ export function imageRuleFor(model: string): ImageRule {
   return r;
 }
 
-/** Tokens one image of `size` (null: not known) is billed at most under `r`. */
-export function imageTokens(r: ImageRule, size: ImageSize | null): number {
+/** Only "low" lowers a figure; every other level (or none) is billed as high. */
+const isLow = (detail: ImageDetail | null | undefined): boolean => detail === 'low';
+
+/** Tokens one image of `size` (null: not known) at `detail` (absent: none given) is billed at most under `r`. */
+export function imageTokens(r: ImageRule, size: ImageSize | null, detail?: ImageDetail | null): number {
+  if (isLow(detail)) return lowFigure(r, size) ?? imageTokens(r, size);
   if (size === null) return r.max;
   let n = 0;
   for (const s of r.schemes) { const x = schemeTokens(s, size.width, size.height); if (x > n) n = x; }
@@ -115,12 +123,32 @@ export function imageTokens(r: ImageRule, size: ImageSize | null): number {
 }
 
 /**
- * What one image of `size` (null: not known) is expected to cost under `r`, for ranking (not a bound):
- * its size by the rule, an image of unknown size at the rule's typical figure; null where the rule is a
- * family's fallback (the family's expected figure stands).
+ * What `detail: "low"` bills under `r`: the larger of its schemes, a tile scheme at its base, a patch
+ * scheme as at any level (at its maximum when the size is not known); null where a scheme is not
+ * OpenAI's (low means nothing to it: the figure without detail stands).
  */
-export function expectedImageTokens(r: ImageRule, size: ImageSize | null): number | null {
+function lowFigure(r: Pick<ImageRule, 'schemes'>, size: ImageSize | null): number | null {
+  let n = 0;
+  for (const s of r.schemes) {
+    if (s.kind !== 'tiles' && s.kind !== 'patches') return null;
+    const x = s.kind === 'tiles' ? s.base : size === null ? schemeMax(s) : schemeTokens(s, size.width, size.height);
+    if (x > n) n = x;
+  }
+  return n;
+}
+
+/**
+ * What one image of `size` (null: not known) at `detail` is expected to cost under `r`, for ranking (not
+ * a bound): its size by the rule, an image of unknown size at the rule's typical figure, at "low" the
+ * rule's low figure (lowFigure); null where the rule is a family's fallback (the family's expected
+ * figure stands).
+ */
+export function expectedImageTokens(r: ImageRule, size: ImageSize | null, detail?: ImageDetail | null): number | null {
   if (r.typical === null) return null;
+  if (isLow(detail)) {
+    const low = lowFigure(r, size ?? TYPICAL);
+    if (low !== null) return low;
+  }
   return size === null ? r.typical : knownFigure(r, size);
 }
 

@@ -219,13 +219,14 @@ export class PromptTokens {
     return n + this.imageTokens(images) + p.toolTurns * TOOL_TURN_EXTRA + Math.ceil((docs / 4) * ESTIMATE_MARGIN);
   }
 
-  /** The most the prompt's images are billed under a model's image rule (images.ts): each at its size where its header gave one, else the rule's maximum. */
+  /** The most the prompt's images are billed under a model's image rule (images.ts): each at its size where its header gave one, else the rule's maximum; at its `detail` ("low" bills a tile model its base). */
   imageTokens(rule: ImageRule): number {
     if (this.parts.images === 0) return 0;
     let n = (this.#imageMemo ??= new Map()).get(rule);
     if (n === undefined) {
       n = 0;
-      for (const size of this.parts.imageSizes) n += imageTokens(rule, size);
+      const { imageSizes, imageDetails } = this.parts;
+      for (let i = 0; i < imageSizes.length; i++) n += imageTokens(rule, imageSizes[i] ?? null, imageDetails[i]);
       this.#imageMemo.set(rule, n);
     }
     return n;
@@ -245,7 +246,7 @@ export class PromptTokens {
     if (d === undefined) {
       const family = IMAGE_TOKENS[t.kind === 'exact' ? 'openai' : t.family];
       d = 0;
-      for (const size of p.imageSizes) d += (expectedImageTokens(rule, size) ?? family) - family;
+      for (let i = 0; i < p.imageSizes.length; i++) d += (expectedImageTokens(rule, p.imageSizes[i] ?? null, p.imageDetails[i]) ?? family) - family;
       this.#expectedMemo.set(rule, d);
     }
     return d;

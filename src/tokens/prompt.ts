@@ -1,6 +1,6 @@
 // Walks a canonical request into what token counting needs: the text of each message in order,
 // and the parts no local tokenizer can count exactly (images, binary documents, tool definitions).
-import type { Block, CanonicalRequest } from '../formats/canonical.ts';
+import type { Block, CanonicalRequest, ImageDetail } from '../formats/canonical.ts';
 import { toolsInContext } from '../formats/tool-search.ts';
 import { argumentsText } from '../formats/tool-arguments.ts';
 import { imageSizeOf, type ImageSize } from './image-size.ts';
@@ -13,6 +13,8 @@ export type PromptParts = {
   images: number;
   /** Per image in order, its width and height read from an inline image's header; null for a URL or an unreadable header. */
   imageSizes: Array<ImageSize | null>;
+  /** Per image in order, the `detail` the client asked for (OpenAI formats), or null (none given). */
+  imageDetails: Array<ImageDetail | null>;
   /** Binary documents (PDF and such): their size in base64 characters (0 for a URL). */
   documents: number[];
   /** Tool calls and tool results inside messages (their framing is not public). */
@@ -27,6 +29,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
     case 'image':
       out.images++;
       out.imageSizes.push(b.source.type === 'base64' ? imageSizeOf(b.source.data) : null);
+      out.imageDetails.push(b.detail ?? null);
       return;
     case 'document':
       if (b.source.type === 'text') texts.push(b.source.data);
@@ -44,7 +47,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
 }
 
 export function promptParts(req: CanonicalRequest): PromptParts {
-  const out: PromptParts = { messages: [], tools: [], images: 0, imageSizes: [], documents: [], toolTurns: 0 };
+  const out: PromptParts = { messages: [], tools: [], images: 0, imageSizes: [], imageDetails: [], documents: [], toolTurns: 0 };
   if (req.system.length > 0) out.messages.push({ role: 'system', texts: req.system.map((b) => b.text) });
   for (const m of req.messages) {
     const texts: string[] = [];

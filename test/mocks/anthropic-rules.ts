@@ -157,6 +157,22 @@ function messageProblems(b: Json, messages: Json[], spec: AnthropicModelSpec, mo
   return null;
 }
 
+/** An image block (in a turn or a tool result) is `{type, source, cache_control}`: any other key is an extra input (OpenAI's `detail` among them). */
+function imageBlockProblem(messages: Json[]): string | null {
+  const IMAGE_KEYS = new Set(['type', 'source', 'cache_control']);
+  for (const [i, m] of messages.entries()) {
+    for (const [j, c] of (Array.isArray(m.content) ? m.content.map(obj) : []).entries()) {
+      const inner = c.type === 'tool_result' && Array.isArray(c.content) ? c.content.map(obj).map((x, k) => [`content.${k}.`, x] as const) : [['', c] as const];
+      for (const [at, x] of inner) {
+        if (x.type !== 'image') continue;
+        const extra = Object.keys(x).find((k) => !IMAGE_KEYS.has(k));
+        if (extra !== undefined) return `messages.${i}.content.${j}.${at}image.${extra}: Extra inputs are not permitted`;
+      }
+    }
+  }
+  return null;
+}
+
 /** The 400 message for a request the real API refuses, or null when it would be accepted. */
 export function anthropicRequestProblem(b: Json, headers: Record<string, string | string[] | undefined>): string | null {
   const beta = betaHeader(headers);
@@ -179,6 +195,8 @@ export function anthropicRequestProblem(b: Json, headers: Record<string, string 
     if (!/^[a-zA-Z0-9_-]+$/.test(name)) return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
   }
   const messages = (b.messages as unknown[]).map(obj);
+  const img = imageBlockProblem(messages);
+  if (img) return img;
   const m = messageProblems(b, messages, spec, model, beta);
   if (m) return m;
   const t = thinkingProblems(b, messages, model, spec);

@@ -8,6 +8,7 @@
 import type { PrefixCache } from './cache.ts';
 import type { RecordedRequest, Reply } from './server.ts';
 import { sse } from './server.ts';
+import { IMAGE_DETAILS } from './openai-rules.ts';
 import { planReply } from './plan.ts';
 import { IdSource, canonicalJson, estimateTokens, splitJson, splitText, thinkingText } from './text.ts';
 
@@ -46,6 +47,12 @@ export async function serveResponses(req: RecordedRequest, reply: Reply, st: Res
   const refused = unreadableCompaction(input, st);
   if (refused !== null) return reply.error(400, refused);
   for (const it of input) {
+    // input_image.detail: the package's ImageDetail (null is absent).
+    for (const c of Array.isArray(it.content) ? it.content.map(obj) : []) {
+      if (c.type === 'input_image' && c.detail !== undefined && c.detail !== null && !IMAGE_DETAILS.includes(String(c.detail))) {
+        return reply.error(400, `Invalid value: '${String(c.detail)}'. Supported values are: 'low', 'high', 'auto', and 'original'.`);
+      }
+    }
     // Item ids are optional, but one given must carry its type's prefix (the API's invalid_id_prefix).
     const prefix = ID_PREFIXES[String(it.type ?? 'message')];
     if (prefix !== undefined && typeof it.id === 'string' && !it.id.startsWith(prefix)) {

@@ -11,6 +11,8 @@ const PARAMS = new Set(['messages', 'model', 'audio', 'frequency_penalty', 'func
   'presence_penalty', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
   'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature', 'tool_choice', 'tools',
   'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options']);
+/** The image detail levels of the `openai` package (chat `image_url.detail`, Responses `ImageDetail`). */
+export const IMAGE_DETAILS = ['auto', 'low', 'high', 'original'];
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 export const isReasoningModel = (model: string): boolean => /^(o\d|gpt-5)/.test(model);
@@ -34,6 +36,15 @@ export function openaiRequestProblem(b: Json): string | null {
   }
   const model = String(b.model);
   const messages = (b.messages as unknown[]).map(obj);
+  // image_url.detail: ChatCompletionContentPartImage's values (the API's wording for another).
+  for (const [i, m] of messages.entries()) {
+    for (const [j, c] of (Array.isArray(m.content) ? m.content.map(obj) : []).entries()) {
+      const detail = obj(c.image_url).detail;
+      if (c.type === 'image_url' && detail !== undefined && !IMAGE_DETAILS.includes(String(detail))) {
+        return `Invalid value: '${String(detail)}'. Supported values are: 'auto', 'low', 'high', and 'original'. (messages[${i}].content[${j}].image_url.detail)`;
+      }
+    }
+  }
   // Tool calls and tool messages need no `tools` (pydantic/pydantic-ai#5929: "OpenAI does not have
   // this requirement"; agentgateway/agentgateway#2192). No rule here.
   const open = new Set<string>();

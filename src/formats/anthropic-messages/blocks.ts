@@ -103,6 +103,11 @@ export function decodeSystemBlock(raw: Rec, param: string): TextBlock | ToolChan
  * tool definition is written as `tools` entries are.
  */
 export function encodeBlock(b: Block): Rec {
+  // OpenAI's image `detail` has no Anthropic field: an unknown key in a block is a 400 there.
+  if (b.type === 'image') return imageWire(b);
+  if (b.type === 'tool_result' && b.content.some((c) => c.type === 'image' && c.detail !== undefined)) {
+    return { ...b, content: b.content.map((c) => (c.type === 'image' ? imageWire(c) : c)) };
+  }
   if (b.type === 'tool_use') {
     // raw_arguments is the gateway's own (arguments an OpenAI-format model wrote as text): not Anthropic's.
     const { raw_arguments: _raw, ...rest } = b;
@@ -112,6 +117,11 @@ export function encodeBlock(b: Block): Rec {
     return { ...b, tool: { type: 'tool_definition', definition: encodeTool(b.tool.definition) } };
   }
   return { ...b };
+}
+
+function imageWire(b: ImageBlock): Rec {
+  const { detail: _detail, ...rest } = b;
+  return rest;
 }
 
 export function decodeTool(raw: Rec, param: string): Tool {

@@ -3,6 +3,7 @@
 import type {
   Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from '../canonical.ts';
+import { isImageDetail } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 import { callSignature } from './thought-signatures.ts';
@@ -18,9 +19,12 @@ export function parseDataUrl(url: string): { media_type: string; data: string } 
   return m ? { media_type: m[1]!, data: m[3]! } : null;
 }
 
-function imageFromUrl(url: string): ImageBlock {
+/** An image by URL or data: URL, with the client's `detail` where it gave one (validated upstream of here). */
+export function imageFromUrl(url: string, detail?: unknown): ImageBlock {
   const d = parseDataUrl(url);
-  return { type: 'image', source: d ? { type: 'base64', ...d } : { type: 'url', url } };
+  const b: ImageBlock = { type: 'image', source: d ? { type: 'base64', ...d } : { type: 'url', url } };
+  if (isImageDetail(detail)) b.detail = detail;
+  return b;
 }
 
 /** Text-only content (system, developer, tool messages): string or array of text parts. */
@@ -39,7 +43,7 @@ function userBlocks(content: unknown, param: string): Block[] {
   return content.map((p: Rec, i): Block => {
     const at = `${param}[${i}]`;
     if (p.type === 'text') return { type: 'text', text: String(p.text) };
-    if (p.type === 'image_url') return imageFromUrl(String((p.image_url as Rec).url));
+    if (p.type === 'image_url') return imageFromUrl(String((p.image_url as Rec).url), (p.image_url as Rec).detail);
     if (p.type === 'file') {
       // Inline file data is a document the canonical model can carry; uploaded file ids are not.
       const f = isRecord(p.file) ? p.file : {};

@@ -24,7 +24,10 @@ function userPart(b: Block, param: string): Rec {
     case 'text':
       return { type: 'text', text: b.text };
     case 'image':
-      return { type: 'image_url', image_url: { url: b.source.type === 'url' ? b.source.url : dataUrl(b.source.media_type, b.source.data) } };
+      return {
+        type: 'image_url',
+        image_url: { url: b.source.type === 'url' ? b.source.url : dataUrl(b.source.media_type, b.source.data), ...(b.detail ? { detail: b.detail } : {}) },
+      };
     case 'document':
       if (b.source.type === 'text') return { type: 'text', text: b.source.data };
       if (b.source.type === 'base64') {

@@ -1,6 +1,7 @@
 // Validation of POST /v1/chat/completions bodies: types, ranges and shapes, each failure a 400
 // naming the offending field path. Unknown top-level fields are ignored (SDKs add new ones).
 import { GatewayError } from '../../gateway-error.ts';
+import { IMAGE_DETAILS, isImageDetail } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 
 type Rec = Record<string, unknown>;
@@ -42,6 +43,9 @@ function contentParts(content: unknown, at: string, textOnly: boolean): void {
     if (p.type === 'text' && typeof p.text !== 'string') throw bad(`${pat}.text`, `'${pat}.text' must be a string`);
     if (p.type === 'image_url' && !(isRecord(p.image_url) && typeof p.image_url.url === 'string')) {
       throw bad(`${pat}.image_url.url`, `'${pat}.image_url.url' must be a string`);
+    }
+    if (p.type === 'image_url' && isRecord(p.image_url) && p.image_url.detail !== undefined && !isImageDetail(p.image_url.detail)) {
+      throw bad(`${pat}.image_url.detail`, `'${pat}.image_url.detail' must be one of ${IMAGE_DETAILS.join(', ')}`);
     }
   });
 }

@@ -4,7 +4,7 @@
 import type { Block, ImageBlock, Message, TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolResultBlock } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
-import { parseDataUrl } from '../openai-chat/decode-request.ts';
+import { imageFromUrl, parseDataUrl } from '../openai-chat/decode-request.ts';
 import { argumentsText, toolInput } from '../tool-arguments.ts';
 import { canonicalToolName, type ToolOrigin } from './tools.ts';
 
@@ -73,8 +73,7 @@ function inputPart(p: Rec, at: string): TextBlock | ImageBlock | Block {
       return { type: 'text', text: String(p.refusal) };
     case 'input_image': {
       if (typeof p.image_url !== 'string') throw unsupported(`${at}.file_id`, 'images by file_id are not supported by this gateway; send image_url (a URL or a data: URL)');
-      const d = parseDataUrl(p.image_url);
-      return { type: 'image', source: d ? { type: 'base64', ...d } : { type: 'url', url: p.image_url } };
+      return imageFromUrl(p.image_url, p.detail);
     }
     case 'input_file': {
       if (typeof p.file_url === 'string') return { type: 'document', source: { type: 'url', url: p.file_url }, ...(typeof p.filename === 'string' ? { title: p.filename } : {}) };

@@ -2,6 +2,7 @@
 // as OpenAI does (`input[2].content`). Unknown top-level fields are ignored (SDKs add new ones);
 // hosted tools and item types pass here and are judged by the target (relayed or refused).
 import { GatewayError } from '../../gateway-error.ts';
+import { IMAGE_DETAILS, isImageDetail } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { num, obj, oneOf, posInt, str } from '../openai-chat/validate.ts';
 
@@ -31,6 +32,9 @@ function content(c: unknown, at: string, allowed: readonly string[]): void {
     if ((p.type === 'input_text' || p.type === 'output_text') && typeof p.text !== 'string') throw bad(`${pat}.text`, `'${pat}.text' must be a string`);
     if (p.type === 'input_image' && typeof p.image_url !== 'string' && typeof p.file_id !== 'string') {
       throw bad(pat, `'${pat}' needs image_url or file_id`);
+    }
+    if (p.type === 'input_image' && p.detail !== undefined && p.detail !== null && !isImageDetail(p.detail)) {
+      throw bad(`${pat}.detail`, `'${pat}.detail' must be one of ${IMAGE_DETAILS.join(', ')}`);
     }
   });
 }
