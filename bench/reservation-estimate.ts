@@ -9,7 +9,7 @@ import type { KeyRecord } from '../src/store/types.ts';
 
 await warmTokenizers();
 const pricing = { prompt: '0.0000025', completion: '0.00001', image: '0', request: '0', web_search: '0', internal_reasoning: '0', input_cache_read: '0', input_cache_write: '0', input_cache_write_1h: '0' };
-const targets = ['openai/gpt-4o', 'anthropic/claude-sonnet-4-5'].map((id) => ({ entry: { id, model: { context_window: 128_000, max_completion_tokens: 16_384, pricing } } }) as unknown as AttemptTarget);
+const targets = ['openai/gpt-4o', 'anthropic/claude-sonnet-4-6'].map((id) => ({ entry: { id, model: { context_window: 128_000, max_completion_tokens: 16_384, pricing } } }) as unknown as AttemptTarget);
 const key = { budgetUsd: '10', tpmLimit: null } as KeyRecord;
 const u32 = (n: number) => [(n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255];
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10, ...u32(13), 0x49, 0x48, 0x44, 0x52, ...u32(1024), ...u32(768), 8, 6, 0, 0, 0]), Buffer.alloc(100_000, 7)]).toString('base64');

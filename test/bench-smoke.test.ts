@@ -275,6 +275,23 @@ benchTest('models-listing.ts', 'GET /v1/models built and cached, against GET /he
   positive(lines(out, /^ratio listing \/ health: ([\d.]+)x; gzip \/ health: [\d.]+x; filtered \/ health: [\d.]+x$/)[0]!, 'ratio', out);
 });
 
+benchTest('reservation-estimate.ts', "a budget reservation's in-process cost per request shape", async () => {
+  const out = await ok('reservation-estimate.ts', [], 60_000);
+  for (const m of lines(out, /^(?:short chat|image by URL|inline PNG 100 KB|CJK 4 KB)\s+median ([\d.]+) us\s+min [\d.]+\s+cost \$[\d.]+$/, 4)) positive(m, 'us', out);
+});
+
+benchTest('reservation-margin.ts', "the reservation's text figure against o200k_base per kind of text, before and after the class margins", async () => {
+  const out = await ok('reservation-margin.ts', [], 60_000);
+  const all = lines(out, /^o200k\s+all\s+\(\s*\d+\) before min ([\d.]+) median [\d.]+\s+after min ([\d.]+) median [\d.]+$/)[0]!;
+  assert.ok(Number(all[2]) >= 1, `a reservation under the real count: ${all[0]}`);
+  lines(out, /^o200k\s+(emoji|lang:cjk|lang:other)\s+\(\s*\d+\) before min [\d.]+ median [\d.]+\s+after min [\d.]+ median [\d.]+$/, 3);
+});
+
+benchTest('router-encode.ts', "the decision record's encoding per routed request, over the catalog and three named models", async () => {
+  const out = await ok('router-encode.ts', ['--rows', '1000', '--rounds', '1'], 60_000);
+  for (const m of lines(out, /^(?:catalog|named)\s+this\s+encode\s+([\d.]+) us\/row \(median of 1\)$/, 2)) positive(m, 'us', out);
+});
+
 /** Scripts deliberately not run here, each with its reason (none at present). */
 const NOT_RUN: Record<string, string> = {};
 

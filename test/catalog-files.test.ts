@@ -3,6 +3,7 @@
 // also shown to fire on the data errors found in the catalog before the sync was rebuilt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,15 +81,28 @@ test('the catalog is current: 450+ served models (300+ active) of 15+ providers,
   assert.deepEqual([opus45.status, opus45.retires_at, opus45.successor], ['deprecated', '2027-01-22T00:00:00+00:00', 'claude-opus-5-5']);
 });
 
-test('the README example resolves: anthropic/claude-sonnet-4-5 is the dated Sonnet 4.5, served by several providers', () => {
-  const e = resolveModel(cfg, 'anthropic/claude-sonnet-4-5');
-  assert.equal(e.id, 'anthropic/claude-sonnet-4-5-20250929');
-  assert.equal(e.upstream, 'claude-sonnet-4-5-20250929');
+test('an undated maker alias resolves to its dated model, served by several providers (anthropic/claude-haiku-4-5)', () => {
+  // The example must outlive the suite: a model with a retirement date turns this test into a time bomb
+  // (Sonnet 4.5, the example until its end of life on 2026-11-30, failed here that day).
+  const e = resolveModel(cfg, 'anthropic/claude-haiku-4-5');
+  assert.equal(e.model.retires_at, undefined, 'pick an example with no retirement date');
+  assert.equal(e.id, 'anthropic/claude-haiku-4-5-20251001');
+  assert.equal(e.upstream, 'claude-haiku-4-5-20251001');
   const offers = cfg.catalog.canonical.get(e.canonical)!.offers;
-  assert.equal(offers[0], 'anthropic/claude-sonnet-4-5-20250929');
-  assert.ok(offers.includes('openrouter/anthropic/claude-sonnet-4.5'), offers.join());
+  assert.equal(offers[0], 'anthropic/claude-haiku-4-5-20251001');
+  assert.ok(offers.includes('openrouter/anthropic/claude-haiku-4.5'), offers.join());
   assert.ok(offers.some((o) => o.startsWith('bedrock/')), offers.join());
-  assert.deepEqual(cfg.byName.get('claude-sonnet-4-5'), offers);
+  assert.deepEqual(cfg.byName.get('claude-haiku-4-5'), offers);
+});
+
+test('the README example resolves: anthropic/claude-sonnet-5-5, with no retirement date', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const named = [...readme.matchAll(/model: '([a-z0-9-]+\/[^']+)'/g)].map((m) => m[1]!);
+  assert.ok(named.includes('anthropic/claude-sonnet-5-5'), named.join());
+  for (const id of named) {
+    const e = resolveModel(cfg, id);
+    assert.equal(e.model.retires_at, undefined, `${id}: the README's example must not be scheduled to retire`);
+  }
 });
 
 test('records are consistent: unique, ordered, complete pricing, caching minimum, tiers', () => {

@@ -88,19 +88,22 @@ test('deprecated models are listed only with ?include=deprecated, with their sta
 });
 
 test('aliases are listed with alias_for, resolve by GET /v1/models/{id}, and the dated record names them', async () => {
-  // Sonnet 4.5 is deprecated (its SDK gives end of life 2026-11-30): listed with ?include=deprecated.
-  assert.ok(!(await list('?provider=anthropic')).body.data.some((m) => m.id === 'anthropic/claude-sonnet-4-5-20250929'));
-  const data = (await list('?provider=anthropic&include=deprecated')).body.data;
-  const alias = data.find((m) => m.id === 'anthropic/claude-sonnet-4-5')!;
-  assert.equal(alias.alias_for, 'anthropic/claude-sonnet-4-5-20250929');
-  const dated = data.find((m) => m.id === 'anthropic/claude-sonnet-4-5-20250929')!;
-  assert.deepEqual(dated.aliases, ['anthropic/claude-sonnet-4-5']);
-  assert.equal(dated.canonical_model, 'claude-sonnet-4-5-20250929');
-  assert.deepEqual(dated.pricing_tiers[0].above_input_tokens, 200000);
-  const one = await fetch(`${gw.url}/v1/models/anthropic/claude-sonnet-4-5`);
+  // Haiku 4.5 has no retirement date (Sonnet 4.5, the example until its end of life on 2026-11-30, failed here that day).
+  const data = (await list('?provider=anthropic')).body.data;
+  const alias = data.find((m) => m.id === 'anthropic/claude-haiku-4-5')!;
+  assert.equal(alias.alias_for, 'anthropic/claude-haiku-4-5-20251001');
+  const dated = data.find((m) => m.id === 'anthropic/claude-haiku-4-5-20251001')!;
+  assert.deepEqual(dated.aliases, ['anthropic/claude-haiku-4-5']);
+  assert.equal(dated.canonical_model, 'claude-haiku-4-5-20251001');
+  const one = await fetch(`${gw.url}/v1/models/anthropic/claude-haiku-4-5`);
   assert.equal(one.status, 200);
   const rec = await one.json() as Rec;
-  assert.deepEqual([rec.id, rec.alias_for, rec.pricing.prompt], ['anthropic/claude-sonnet-4-5', 'anthropic/claude-sonnet-4-5-20250929', '0.000003']);
+  assert.deepEqual([rec.id, rec.alias_for, rec.pricing.prompt], ['anthropic/claude-haiku-4-5', 'anthropic/claude-haiku-4-5-20251001', dated.pricing.prompt]);
+  // A deprecated model's alias is listed with ?include=deprecated only, and never past its retirement.
+  const all = (await list('?include=deprecated')).body.data;
+  const deprecatedIds = new Set(all.filter((m) => m.status === 'deprecated').map((m) => m.id));
+  for (const m of all) if (m.alias_for && deprecatedIds.has(m.alias_for)) assert.ok(!data.some((x) => x.id === m.id), m.id);
+  for (const m of all) if (m.retires_at) assert.ok(Date.parse(m.retires_at) > Date.now(), `${m.id} listed after its retirement ${m.retires_at}`);
 });
 
 test('a retired model is a 404 naming its successor; bad filters are 400s naming the parameter', async () => {
