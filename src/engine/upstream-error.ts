@@ -118,7 +118,7 @@ const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 export function reachOf(e: unknown, w: { written: boolean; reused: boolean; received: boolean }): Reach {
   if (!w.written) return 'nothing';
   const code = (e as { code?: string }).code ?? '';
-  return w.reused && !w.received && CLOSED_CODES.has(code) && !TIMEOUT_CODES.has(code) ? 'stale' : 'sent';
+  return w.reused && !w.received && CLOSED_CODES.has(code) ? 'stale' : 'sent';
 }
 
 /**
