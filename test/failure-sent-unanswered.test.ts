@@ -18,9 +18,10 @@ import { recordOf, settled } from './helpers/records.ts';
 /**
  * What the upstream does with the next request it reads: answer 200, reset the connection, send bytes
  * that are no HTTP, say nothing, or (`stale`) reset it as a server closing an idle kept-alive
- * connection does, the request not read (not counted).
+ * connection does, the request not read (not counted), or (`partial`) read it, send the first bytes of a
+ * status line and reset.
  */
-type Act = 'ok' | 'reset' | 'garbage' | 'silent' | 'stale';
+type Act = 'ok' | 'reset' | 'garbage' | 'silent' | 'stale' | 'partial';
 let queue: Act[] = [];
 let requests = 0;
 let connections = 0;
@@ -61,6 +62,7 @@ function rawServer(next: () => Act, count: () => void): net.Server {
         if (act === 'ok') sock.write(ok(head.split(' ')[1] ?? ''));
         else if (act === 'reset') { sock.resetAndDestroy(); return; }
         else if (act === 'garbage') { sock.write('SSH-2.0-OpenSSH_9.6\r\n\r\n'); return; }
+        else if (act === 'partial') { sock.write('HTTP/1.1 2', () => setTimeout(() => sock.resetAndDestroy(), 20)); return; }
         else return; // silent
       }
     });
@@ -139,6 +141,17 @@ for (const route of ['chat', 'embeddings'] as const) {
     const rec = await recordOf(gw, r.id);
     assert.equal(rec.attempts.length, 2, JSON.stringify(rec.attempts));
     assert.match(String(rec.attempts[0]!.error), /closed a kept-alive connection while idle/);
+  });
+
+  if (route === 'chat') test(`${route}: on a kept-alive connection, a reset after the first bytes of an answer is "sent, no answer": sent once`, async () => {
+    await warm(route);
+    queue.push('partial', 'partial', 'partial');
+    const r = await call(model, route);
+    assert.equal(r.status, 503, r.text);
+    assert.equal(requests, 1, `read ${requests} times`);
+    const rec = await recordOf(gw, r.id);
+    assert.equal(rec.attempts.length, 1, JSON.stringify(rec.attempts));
+    assert.match(String(rec.attempts[0]!.error), /sent, no answer/);
   });
 
   test(`${route}: a request sent and left unanswered moves to the fallback; the first upstream read it once`, async () => {
