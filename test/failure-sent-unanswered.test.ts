@@ -28,6 +28,9 @@ let connections = 0;
 let server: net.Server; let backup: net.Server; let gw: TestGateway;
 let backupRequests = 0;
 let closedPort = 0;
+/** A plain TCP server that answers a TLS handshake with HTTP and closes: the TLS connect fails, nothing sent. */
+let notTls: net.Server;
+let notTlsConnections = 0;
 
 const chatBody = JSON.stringify({
   id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
@@ -74,7 +77,8 @@ before(async () => {
   server = rawServer(() => queue.shift() ?? 'ok', () => { requests++; });
   backup = rawServer(() => 'ok', () => { backupRequests++; });
   const probe = net.createServer();
-  for (const s of [server, backup, probe]) { s.listen(0, '127.0.0.1'); await once(s, 'listening'); }
+  notTls = net.createServer((sock) => { notTlsConnections++; sock.on('error', () => {}); sock.end('HTTP/1.1 400 Bad Request\r\n\r\n'); });
+  for (const s of [server, backup, probe, notTls]) { s.listen(0, '127.0.0.1'); await once(s, 'listening'); }
   closedPort = (probe.address() as net.AddressInfo).port;
   await new Promise((r) => probe.close(r));
   const url = (s: net.Server): string => `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/v1`;
@@ -84,6 +88,7 @@ before(async () => {
       { id: 'oa', format: 'openai-chat', base_url: url(server), models },
       { id: 'bk', format: 'openai-chat', base_url: url(backup), models },
       { id: 'gone', format: 'openai-chat', base_url: `http://127.0.0.1:${closedPort}/v1`, models },
+      { id: 'tls', format: 'openai-chat', base_url: `https://127.0.0.1:${(notTls.address() as net.AddressInfo).port}/v1`, models },
       // The same upstream as `oa`, with a fallback.
       { id: 'fb', format: 'openai-chat', base_url: url(server), models },
     ],
@@ -93,7 +98,7 @@ before(async () => {
     },
   });
 });
-after(async () => { await gw.stop(); server.close(); backup.close(); });
+after(async () => { await gw.stop(); server.close(); backup.close(); notTls.close(); });
 beforeEach(() => { queue = []; requests = 0; backupRequests = 0; });
 
 async function call(model: string, route: 'chat' | 'embeddings' = 'chat'): Promise<{ status: number; text: string; id: string }> {
@@ -167,6 +172,15 @@ for (const route of ['chat', 'embeddings'] as const) {
     }
   });
 }
+
+test('a TLS handshake that fails (nothing sent) is retried in place and recorded as connect (a control: so before)', async () => {
+  const r = await call('tls/m');
+  assert.equal(r.status, 503, r.text);
+  const rec = await recordOf(gw, r.id);
+  assert.equal(rec.attempts.length, 3, JSON.stringify(rec.attempts));
+  for (const a of rec.attempts) assert.match(String(a.error), /unreachable \(connect\)/);
+  assert.equal(notTlsConnections, 3);
+});
 
 test('a refused connect (nothing sent) is still retried in place and recorded as connect', async () => {
   const r = await call('gone/m');
