@@ -148,6 +148,19 @@ for (const route of ['chat', 'embeddings'] as const) {
     assert.match(String(rec.attempts[0]!.error), /closed a kept-alive connection while idle/);
   });
 
+  if (route === 'chat') test(`${route}: a stale kept-alive connection is retried on the same target at once, before its fallback`, async () => {
+    queue.push('ok');
+    assert.equal((await call('fb/m')).status, 200);
+    requests = 0;
+    queue.push('stale');
+    const r = await call('fb/m');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(requests, 1);
+    assert.equal(backupRequests, 0, 'the fallback was not needed');
+    const rec = await recordOf(gw, r.id);
+    assert.deepEqual(rec.attempts.map((a) => a.provider), ['fb', 'fb']);
+  });
+
   if (route === 'chat') test(`${route}: on a kept-alive connection, a reset after the first bytes of an answer is "sent, no answer": sent once`, async () => {
     await warm(route);
     queue.push('partial', 'partial', 'partial');

@@ -333,7 +333,7 @@ export class AttemptSink implements ResponseSink {
   }
 
   #asResult(v: Verdict, retryAfter: number | null, status: number | null): AttemptResult {
-    return v.retry ? { kind: 'retry', error: v.error, retryAfterMs: retryAfter, status, inPlace: v.inPlace } : { kind: 'final', error: v.error, status };
+    return v.retry ? { kind: 'retry', error: v.error, retryAfterMs: retryAfter, status, inPlace: v.inPlace, ...(v.again ? { again: true as const } : {}) } : { kind: 'final', error: v.error, status };
   }
 
   /** The upstream answered 200 but sent an error where content should be: as if it had answered that error. */

@@ -41,8 +41,12 @@ function flatHeaders(h: ResponseHeaders): Record<string, string> {
   return out;
 }
 
-/** What the dispatcher does with a failed attempt: try again (elsewhere or in place), or answer it. */
-export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean };
+/**
+ * What the dispatcher does with a failed attempt: try again (elsewhere or in place), or answer it.
+ * `again`: nothing reached the upstream's application (a kept-alive connection it had closed), so the
+ * same target is tried once more at once, before any fallback, and the provider is not blamed.
+ */
+export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean; again?: true };
 
 /**
  * An upstream error answer as the client's error: the provider's message (redacted) and kind, a 5xx
@@ -144,7 +148,7 @@ export function transportVerdict(e: unknown, phase: string, redact: (s: string) 
     return { error, retry: true, inPlace: false };
   }
   if (reach === 'stale') {
-    return { error: new GatewayError('upstream_unavailable', `upstream closed a kept-alive connection while idle, as the request was written (nothing processed; sent again): ${what}`), retry: true, inPlace: true };
+    return { error: new GatewayError('upstream_unavailable', `upstream closed a kept-alive connection while idle, as the request was written (nothing processed; sent again): ${what}`), retry: true, inPlace: true, again: true };
   }
   if (TIMEOUT_CODES.has(code) || name === 'TimeoutError') {
     return { error: new GatewayError('upstream_timeout', `upstream timed out (${phase})`), retry: true, inPlace: true };
