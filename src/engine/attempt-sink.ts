@@ -19,7 +19,8 @@ import { responseEvents } from './collect.ts';
 import { redactorFor, type Redact } from './redact.ts';
 import { answerSigner, collectRelay, passthroughRelay, translateRelay, type Relay } from './relay.ts';
 import type { Flow, ResponseHeaders, ResponseSink } from './transport.ts';
-import { retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Verdict } from './upstream-error.ts';
+import type { Wire } from './wire.ts';
+import { reachOf, retryAfterMs, totalTimeout, transportVerdict, upstreamFailure, verdictForErrorEvent, type Reach, type Verdict } from './upstream-error.ts';
 import { completedUsage, consumedUsage, inputTokensOf } from './usage.ts';
 import { UPSTREAM_LIMITS } from './limits.ts';
 import { restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
@@ -265,10 +266,15 @@ export class AttemptSink implements ResponseSink {
     } catch (e) { this.#broken(e); }
   }
 
-  error(e: Error): void {
+  error(e: Error, wire?: Readonly<Wire>): void {
     if (this.#settled) return;
     try {
-      if (!this.#committed) { this.#settle(this.#beforeCommitFailure(e, this.#status === 0 ? 'connect' : this.#mode === 'stream' ? 'first byte' : 'body')); return; }
+      if (!this.#committed) {
+        // Before a status: "connect" only when nothing reached the upstream (wire.ts tells).
+        const before = this.#status === 0;
+        this.#settle(this.#beforeCommitFailure(e, before ? 'connect' : this.#mode === 'stream' ? 'first byte' : 'body', before && wire ? reachOf(e, wire) : 'nothing'));
+        return;
+      }
       const r = this.#r;
       let out = '';
       try { out = this.#relayPending(); } catch { /* the stream is failing anyway */ }
@@ -317,17 +323,17 @@ export class AttemptSink implements ResponseSink {
       : { kind: 'aborted', status: this.#status || null, observed: null });
   }
 
-  #beforeCommitFailure(e: unknown, phase: string): AttemptResult {
+  #beforeCommitFailure(e: unknown, phase: string, reach: Reach = 'nothing'): AttemptResult {
     const r = this.#r;
     // A client that leaves while the upstream is already streaming (e.g. while a model thinks before
     // its first content) leaves a bill: the upstream consumed the input and what it generated so far.
     if (r.clientGone()) return { kind: 'aborted', status: null, observed: this.#relay && this.#firstByte && !this.#relay.answer ? this.#consumed().observed : null };
     if (r.signal.aborted) return { kind: 'final', error: totalTimeout(), status: this.#status || null };
-    return this.#asResult(transportVerdict(e, phase, this.#redact), null, this.#status || null);
+    return this.#asResult(transportVerdict(e, phase, this.#redact, reach), null, this.#status || null);
   }
 
   #asResult(v: Verdict, retryAfter: number | null, status: number | null): AttemptResult {
-    return v.retry ? { kind: 'retry', error: v.error, retryAfterMs: retryAfter, status, inPlace: v.inPlace } : { kind: 'final', error: v.error, status };
+    return v.retry ? { kind: 'retry', error: v.error, retryAfterMs: retryAfter, status, inPlace: v.inPlace, ...(v.again ? { again: true as const } : {}) } : { kind: 'final', error: v.error, status };
   }
 
   /** The upstream answered 200 but sent an error where content should be: as if it had answered that error. */

@@ -18,10 +18,12 @@ export type AttemptResult =
   | { kind: 'done'; observed: Observed; ttftMs: number | null; adjustments: string[]; status: number; responseText?: string; partial: boolean }
   /**
    * `inPlace`: the same target may be tried again (false when it refused the gateway's credentials).
+   * `again`: a kept-alive connection the upstream had closed failed under the request (nothing was
+   * processed): the same target is tried once more at once (upstream-error.ts, Verdict).
    * `unusable`: the provider answered 2xx with nothing a client can use (no answer, unreadable, cut
    * short before content): a provider-level failure like a 5xx, whatever the status says.
    */
-  | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null; inPlace: boolean; unusable?: true }
+  | { kind: 'retry'; error: GatewayError; retryAfterMs: number | null; status: number | null; inPlace: boolean; unusable?: true; again?: true }
   | { kind: 'final'; error: GatewayError; status: number | null }
   /**
    * The client hung up; `observed` is what a stream it had started consumed (null when nothing reached it),

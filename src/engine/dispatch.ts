@@ -59,6 +59,7 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
   let i = 0;
   let tries = 0;
   let backoff = 50;
+  let staleRetried = false;
   while (i < plan.length && tries < s.maxAttempts) {
     if (last !== null && !health.takeRetry(s.retryBudgetRatio, s.retryBudgetFloor)) {
       last = budgetExhausted(last);
@@ -94,6 +95,9 @@ export async function dispatch(r: InferenceRequest, primary: ModelEntry, health:
       return { status: out.error.status, error: out.error, served: entry, attempts, usage: null, finishReason: null, ttftMs: null, adjustments: [] };
     }
     last = out.error;
+    // A kept-alive connection the upstream had closed (nothing processed): the same target once more,
+    // at once, before any fallback; not the provider's failure.
+    if (out.again && !staleRetried) { staleRetried = true; continue; }
     hooks.onUpstreamError?.(entry.provider.id, out.error.code);
     health.failure(entry.provider.id, s.ejection);
     if (routed && providerLevel(out)) {

@@ -6,18 +6,12 @@
 // 102 and 103 pass undici untouched. This drops each `100` block (status line and headers) at the
 // start of a response on an upstream connection before undici's parser reads the bytes.
 import type { Socket } from 'node:net';
-import { buildConnector } from 'undici';
-
-/** The head of a request undici writes: `POST /v1/chat/completions HTTP/1.1\r\n...`. */
-const REQUEST_HEAD = /^[A-Z]+ \S+ HTTP\/1\.1\r\n/;
+import { isRequestHead as isHead } from './wire.ts';
 /** A status line's first 12 bytes: `HTTP/1.1 100`. */
 const STATUS_BYTES = 12;
 const CONTINUE = /^HTTP\/1\.[01] 100$/;
 /** An interim block longer than this is not skipped: undici reads it, and fails as before. */
 const MAX_INTERIM = 16 * 1024;
-
-const isHead = (chunk: unknown): boolean =>
-  typeof chunk === 'string' ? REQUEST_HEAD.test(chunk) : Buffer.isBuffer(chunk) && REQUEST_HEAD.test(chunk.toString('latin1', 0, Math.min(chunk.length, 2048)));
 
 /**
  * Makes `socket` drop interim `100` responses. A request head written on it marks the start of the
@@ -54,13 +48,4 @@ export function dropInterimContinue(socket: Socket): void {
     awaiting = false;
     return push.call(this, b);
   } as Socket['push'];
-}
-
-/** undici's own connector, each socket it opens made to drop interim 100s. */
-export function continueTolerantConnector(timeoutMs: number): buildConnector.connector {
-  const base = buildConnector({ timeout: timeoutMs });
-  return (opts, callback) => base(opts, (err, socket) => {
-    if (socket) dropInterimContinue(socket as Socket);
-    (callback as (e: Error | null, s: typeof socket) => void)(err, socket);
-  });
 }

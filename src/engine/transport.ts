@@ -2,8 +2,10 @@
 // origin (the fastest client measured in bench/overhead), shared across config reloads. Requests go
 // through `Pool.dispatch` with a handler of callbacks: no Readable stream, promise or async resource
 // per response, which undici's `request()` would add (about a tenth of a request's CPU in profiles).
-import { Pool, type Dispatcher } from 'undici';
-import { continueTolerantConnector } from './interim-continue.ts';
+import type { Socket } from 'node:net';
+import { buildConnector, Pool, type Dispatcher } from 'undici';
+import { dropInterimContinue } from './interim-continue.ts';
+import { expectHead, newWire, recordWire, type Wire } from './wire.ts';
 import type { UpstreamSettings } from '../config/types.ts';
 import { bodyDecoder, contentCodings, type BodyDecoder } from './content-coding.ts';
 import type { Coding } from '../util/content-codings.ts';
@@ -13,6 +15,18 @@ import { BodyText, utf8ContentType } from './charset.ts';
 const pools = new Map<string, { pool: Pool; settings: string }>();
 
 const settingsKey = (s: UpstreamSettings): string => `${s.connectionsPerOrigin}/${s.connectTimeoutMs}`;
+
+/**
+ * undici's own connector, each socket it opens made to drop interim 100s (interim-continue.ts) and to
+ * record what reached the upstream for each request (wire.ts; applied last, so it sees bytes first).
+ */
+function upstreamConnector(timeoutMs: number): buildConnector.connector {
+  const base = buildConnector({ timeout: timeoutMs });
+  return (opts, callback) => base(opts, (err, socket) => {
+    if (socket) { dropInterimContinue(socket as Socket); recordWire(socket as Socket); }
+    (callback as (e: Error | null, s: typeof socket) => void)(err, socket);
+  });
+}
 
 /** Closes a pool once its requests in flight are done (undici's close waits for them). */
 const retire = (p: Pool): void => { p.close().catch(() => {}); };
@@ -26,8 +40,7 @@ function poolFor(origin: string, s: UpstreamSettings): Pool {
   if (have) retire(have.pool);
   const pool = new Pool(origin, {
     connections: s.connectionsPerOrigin,
-    // undici's connector, with interim 100 Continue answers dropped before its parser (interim-continue.ts).
-    connect: continueTolerantConnector(s.connectTimeoutMs),
+    connect: upstreamConnector(s.connectTimeoutMs),
     keepAliveTimeout: 30_000,
     pipelining: 1,
   });
@@ -73,7 +86,8 @@ export type ResponseSink = {
   start(status: number, headers: ResponseHeaders, flow: Flow): void;
   data(chunk: Buffer): void;
   end(): void;
-  error(err: Error): void;
+  /** `wire`: what reached the upstream (src/engine/wire.ts), to tell a failure before any answer by it. */
+  error(err: Error, wire: Readonly<Wire>): void;
 };
 
 /** Why an aborted signal stopped the exchange, always as an Error for the sink. */
@@ -95,6 +109,8 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   /** The body's text as UTF-8 (src/engine/charset.ts), after the decoder; null before the headers. */
   #text: BodyText | null = null;
   readonly #origin: string;
+  /** What reached the upstream: the request written whole, on a reused connection, answer bytes read. */
+  readonly #wire: Wire = newWire();
   #done = false;
   readonly #onAbort = (): void => {
     if (this.#controller) this.#controller.abort(abortReason(this.#signal));
@@ -117,7 +133,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
   #fail(err: Error): void {
     if (this.#done) return;
     this.#finish();
-    try { this.#sink.error(err); } catch (e) { console.error('upstream response sink failed in error():', e); }
+    try { this.#sink.error(err, this.#wire); } catch (e) { console.error('upstream response sink failed in error():', e); }
   }
 
   /** The sink threw: stop the exchange and tell the sink, once. */
@@ -131,7 +147,12 @@ class SinkHandler implements Dispatcher.DispatchHandler {
     // Aborted while queued in the pool: the abort listener already failed the sink.
     if (this.#done) { controller.abort(abortReason(this.#signal)); return; }
     this.#controller = controller;
+    // Its head is written next, in this same step (src/engine/wire.ts).
+    expectHead(this.#wire);
   }
+
+  /** The whole request (head and body) was handed to the socket. */
+  onRequestSent(): void { this.#wire.written = true; }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     if (this.#done || statusCode < 200) return;
@@ -189,7 +210,7 @@ class SinkHandler implements Dispatcher.DispatchHandler {
     }
     this.#finish();
     try { this.#sink.end(); } catch (e) {
-      try { this.#sink.error(e instanceof Error ? e : new Error(String(e))); } catch (e2) { console.error('upstream response sink failed in error():', e2); }
+      try { this.#sink.error(e instanceof Error ? e : new Error(String(e)), this.#wire); } catch (e2) { console.error('upstream response sink failed in error():', e2); }
     }
   }
 

@@ -41,8 +41,12 @@ function flatHeaders(h: ResponseHeaders): Record<string, string> {
   return out;
 }
 
-/** What the dispatcher does with a failed attempt: try again (elsewhere or in place), or answer it. */
-export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean };
+/**
+ * What the dispatcher does with a failed attempt: try again (elsewhere or in place), or answer it.
+ * `again`: nothing reached the upstream's application (a kept-alive connection it had closed), so the
+ * same target is tried once more at once, before any fallback, and the provider is not blamed.
+ */
+export type Verdict = { error: GatewayError; retry: boolean; inPlace: boolean; again?: true };
 
 /**
  * An upstream error answer as the client's error: the provider's message (redacted) and kind, a 5xx
@@ -102,16 +106,52 @@ export const totalTimeout = (): GatewayError => new GatewayError('upstream_timeo
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'FIRST_BYTE_TIMEOUT']);
 
-/** A transport failure (connect, reset, timeout) before the client got a byte. */
-export function transportVerdict(e: unknown, phase: string, redact: (s: string) => string): Verdict {
+/**
+ * What reached the upstream before a failure without any answer: `nothing` (the connect failed, or the
+ * request was not written whole), `stale` (written on a kept-alive connection the server had closed
+ * while idle: reset or closed before any byte came back, so nothing was processed; HTTP clients send
+ * those again), `sent` (written whole and left unanswered: reset, closed, bytes that are no HTTP, no
+ * status in time; the provider may have processed it and will bill it).
+ */
+export type Reach = 'nothing' | 'stale' | 'sent';
+
+/** A connection reset or closed by the other side (undici: `other side closed`; node:http: `socket hang up`). */
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** Reach from what the connection saw: the request written whole, on a reused connection, any answer byte read. */
+export function reachOf(e: unknown, w: { written: boolean; reused: boolean; received: boolean }): Reach {
+  if (!w.written) return 'nothing';
+  const code = (e as { code?: string }).code ?? '';
+  return w.reused && !w.received && CLOSED_CODES.has(code) ? 'stale' : 'sent';
+}
+
+/**
+ * A transport failure (connect, reset, timeout) before the client got a byte. `reach` says what reached
+ * the upstream before an answer's status (`nothing` when one came: the phase names the failure then).
+ * Only a request that cannot have been processed is sent to the same target again: one `sent` and
+ * left unanswered moves to the next target (a fallback) and is never resent to this one, since every
+ * upstream call is a POST (not idempotent: a chat request processed twice is billed twice).
+ */
+export function transportVerdict(e: unknown, phase: string, redact: (s: string) => string, reach: Reach = 'nothing'): Verdict {
   const code = (e as { code?: string }).code ?? '';
   const name = (e as Error).name;
   // A body whose content encoding cannot be undone (src/engine/content-coding.ts): the server answered, unreadably.
   if (code === 'UPSTREAM_CONTENT_CODING') {
     return { error: new GatewayError('upstream_error', redact((e as Error).message)), retry: true, inPlace: false };
   }
+  const what = redact(code || (e as Error).message);
+  if (reach === 'sent') {
+    const timedOut = TIMEOUT_CODES.has(code) || name === 'TimeoutError';
+    const error = timedOut
+      ? new GatewayError('upstream_timeout', 'upstream timed out (sent, no answer: the request was sent and no status came in time; not sent to this target again)')
+      : new GatewayError('upstream_unavailable', `upstream failed after the request was sent (sent, no answer; not sent to this target again): ${what}`);
+    return { error, retry: true, inPlace: false };
+  }
+  if (reach === 'stale') {
+    return { error: new GatewayError('upstream_unavailable', `upstream closed a kept-alive connection while idle, as the request was written (nothing processed; sent again): ${what}`), retry: true, inPlace: true, again: true };
+  }
   if (TIMEOUT_CODES.has(code) || name === 'TimeoutError') {
     return { error: new GatewayError('upstream_timeout', `upstream timed out (${phase})`), retry: true, inPlace: true };
   }
-  return { error: new GatewayError('upstream_unavailable', `upstream unreachable (${phase}): ${redact(code || (e as Error).message)}`), retry: true, inPlace: true };
+  return { error: new GatewayError('upstream_unavailable', `upstream unreachable (${phase}): ${what}`), retry: true, inPlace: true };
 }

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxyServer } from 'http-proxy-3';
 import type { ModelEntry } from '../config/types.ts';
-import { retryAfterMs, totalTimeout, upstreamFailure, transportVerdict } from '../engine/upstream-error.ts';
+import { reachOf, retryAfterMs, totalTimeout, upstreamFailure, transportVerdict, type Reach } from '../engine/upstream-error.ts';
 import { budgetExhausted } from '../engine/dispatch.ts';
 import { planAttempts, resolveModel } from '../engine/plan.ts';
 import { buildRequest, fillPath, relayedQuery, upstreamReady, withRelayedQuery, type BuiltRequest } from '../engine/upstream.ts';
@@ -36,7 +36,11 @@ const proxy = createProxyServer({ xfwd: false, changeOrigin: true, ignorePath: t
 proxy.on('proxyReq', (preq, req) => hooks.get(req)?.onReq(preq));
 proxy.on('proxyRes', (pres, req) => hooks.get(req)?.onRes(pres));
 
-type Sent = { kind: 'response'; res: IncomingMessage } | { kind: 'error'; err: Error };
+/** `reach`: what reached the upstream before a failure without an answer (src/engine/upstream-error.ts). */
+type Sent = { kind: 'response'; res: IncomingMessage } | { kind: 'error'; err: Error; reach: Reach };
+
+/** The first-byte timeout, as undici names it: node:http reports only the socket it destroys (`socket hang up`). */
+const headersTimeout = (): Error => Object.assign(new Error('no answer before the first-byte timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
 
 /**
  * One proxied attempt; resolves at the upstream's response headers or its failure. Only the upstream
@@ -46,6 +50,10 @@ type Sent = { kind: 'response'; res: IncomingMessage } | { kind: 'error'; err: E
 function proxyOnce(req: IncomingMessage, res: ServerResponse, b: BuiltRequest, firstByteMs: number, idleMs: number, signal: AbortSignal): Promise<Sent> {
   return new Promise((resolve) => {
     let preq: ClientRequest | null = null;
+    // What reached the upstream: the whole request flushed to the socket ('finish'), on a socket an
+    // earlier request used (node:http's reusedSocket), any answer byte (a parse error is one); a timeout.
+    let written = false;
+    let timedOut = false;
     const onAbort = (): void => { preq?.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted')); };
     signal.addEventListener('abort', onAbort, { once: true });
     const done = (s: Sent): void => { signal.removeEventListener('abort', onAbort); resolve(s); };
@@ -57,12 +65,18 @@ function proxyOnce(req: IncomingMessage, res: ServerResponse, b: BuiltRequest, f
         for (const [k, v] of Object.entries(b.headers)) p.setHeader(k, v);
         p.setHeader('content-length', Buffer.byteLength(b.body));
         p.setHeader('host', new URL(b.origin).host);
+        p.once('finish', () => { written = true; });
+        p.once('timeout', () => { timedOut = true; });
       },
       onRes: (pres) => { preq?.setTimeout(idleMs); done({ kind: 'response', res: pres }); },
     });
-    if (signal.aborted) { done({ kind: 'error', err: signal.reason instanceof Error ? signal.reason : new Error('aborted') }); return; }
+    if (signal.aborted) { done({ kind: 'error', err: signal.reason instanceof Error ? signal.reason : new Error('aborted'), reach: 'nothing' }); return; }
     proxy.web(req, res, { target: b.origin + b.path, buffer: Readable.from([Buffer.from(b.body)]), proxyTimeout: firstByteMs },
-      (err) => done({ kind: 'error', err: err as Error }));
+      (err) => {
+        const e = timedOut ? headersTimeout() : err as Error;
+        const received = /^HPE_/.test((e as { code?: string }).code ?? '');
+        done({ kind: 'error', err: e, reach: reachOf(e, { written, reused: preq?.reusedSocket === true, received }) });
+      });
   });
 }
 
@@ -170,7 +184,8 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
         rec.latencyMs = Math.round(performance.now() - t0);
         if (clientGone()) { status = 499; error = null; served = entry; break; }
         if (abort.signal.aborted) { error = totalTimeout(); break; }
-        error = transportVerdict(sent.err, 'pass-through', redact).error;
+        const v = transportVerdict(sent.err, 'connect', redact, sent.reach);
+        error = v.error; inPlace = v.inPlace;
         rec.error = error.message;
       } else {
         const up = sent.res;
