@@ -60,7 +60,13 @@ test('an upstream error with a NUL or a lone surrogate in a routed request: the 
     assert.deepEqual(attempts.map((a) => a.provider), ['raw', 'oa']);
     assert.match(attempts[0]!.error!, /bad ?\uFFFD ?thing/);
   }
-  const o = await overview();
+  // The feedback rows land through the record writer's batches: read until both have (under load the
+  // second could still be queued when the overview was read first, which failed this test once).
+  let o = await overview();
+  for (const end = Date.now() + 5_000; o.status === 200 && (good(o.body, 'raw/cheap') as Array<{ count: number }> | undefined)?.[0]?.count !== 2 && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 100));
+    o = await overview();
+  }
   assert.equal(o.status, 200, JSON.stringify(o.body));
   // Feedback counts by the chosen model (the one that failed here).
   assert.deepEqual(good(o.body, 'raw/cheap'), [{ metric: 'good', type: 'boolean', count: 2, mean: 1, rate: 1 }]);
