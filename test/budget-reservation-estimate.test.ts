@@ -30,7 +30,7 @@ const sheet = (p: Partial<Pricing>): Pricing => ({ prompt: '0.000001', completio
 const target = (id: string, contextWindow = 128_000, pricing: Partial<Pricing> = {}): AttemptTarget =>
   ({ entry: { id, model: { context_window: contextWindow, max_completion_tokens: 16, pricing: sheet(pricing) } } }) as unknown as AttemptTarget;
 const chatBody = (content: unknown): Rec => ({ model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content }] });
-const measured = (body: Rec) => reservedPrompt(decodeForReservation('openai-chat', body), Buffer.byteLength(JSON.stringify(body)), 0);
+const measured = (body: Rec) => reservedPrompt(decodeForReservation('openai-chat', body), Buffer.byteLength(JSON.stringify(body)), null);
 const oldReservation = (body: Rec): number => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
 
 const CJK = '我们今天讨论人工智能的发展历史和未来的方向。机器学习是一种让计算机从数据中学习的技术。'.repeat(8);
@@ -59,7 +59,7 @@ describe('the reservation prices the prompt per target family', () => {
   test('a binary document is reserved at its base64 size / 4 with the margin, not a whole context window (which no smaller budget could cover)', () => {
     const data = 'JVBERi0xLjQK'.repeat(4000); // 48,000 base64 characters
     const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'Summarise' }] }] };
-    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), Buffer.byteLength(JSON.stringify(body)), 0);
+    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), Buffer.byteLength(JSON.stringify(body)), null);
     const doc = Math.ceil((data.length / 4) * ESTIMATE_MARGIN);
     const n = reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000));
     assert.ok(n >= doc && n < doc + 100, `${n} vs ${doc}`);
@@ -130,12 +130,21 @@ describe('the reservation prices the prompt per target family', () => {
   });
 
   test('a body the worker pool parsed: its bytes / 4 with the margin, its images at the most the model bills for one, within the context window', () => {
-    const p = reservedPrompt(null, 200_000, 2);
+    const p = reservedPrompt(null, 200_000, { images: 2, inline: null });
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.openai);
     assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1445);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1700);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.anthropic);
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 128_000)), 128_000);
+  });
+
+  test('a body the pool parsed with inline images: each at the size its header gives, its base64 not counted as text', () => {
+    // 200,000 bytes holding two inline images of 60,000 base64 characters each (one a 512x512 PNG, one unreadable) and an image by URL.
+    const p = reservedPrompt(null, 200_000, { images: 3, inline: { sizes: [{ width: 512, height: 512 }, null], chars: 120_000 } });
+    const text = Math.ceil(20_000 * ESTIMATE_MARGIN);
+    // gpt-4o-mini: the PNG one tile (8,500), the unreadable one and the URL at the most (48,169 each).
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), text + 8_500 + 2 * IMAGE_CEILING.openai);
+    assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), text + 255 + 2 * 1445);
   });
 
   test('each target is priced at its own family: a fallback with a dearer image rule sets the reservation', () => {
@@ -156,7 +165,7 @@ describe('an inline image is reserved at the tokens its size gives under the mod
         : { model: 'x/y', max_output_tokens: 16, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Describe.' }, { type: 'input_image', image_url: `data:${media};base64,${data}` }] }] };
     const c = decodeForReservation(format, body);
     assert.ok(c !== null, format);
-    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), 0);
+    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), null);
   };
 
   test('OpenAI chat data URL, Anthropic base64 source, Responses input_image: the image at its size (the rest as before)', () => {
@@ -241,7 +250,7 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     const t = target('vis/gpt-4o-mini', 128_000, PRICING);
     const k = { budgetUsd: '1', tpmLimit: null } as KeyRecord;
     const raw = Buffer.from(JSON.stringify(body));
-    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, 0);
+    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null);
     const byEstimate = Number(reservationUsage([t], body, raw, k, p).costUsd);
     // A copy counted exactly here would put the text in the encoder's cache: the exact cost is worked out from o200k directly.
     const byCount = (countTokens(text) + 7) * 0.00000015 + 16 * 0.0000006;
@@ -282,5 +291,48 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(body.error.code, 'budget_exceeded');
     assert.match(body.error.message, /may cost up to \$0\.00/);
     assert.equal(up.requests.length, 0);
+  });
+});
+
+describe('a body the worker pool parsed is reserved like one parsed on the main thread: inline images at their size, their base64 not as text', () => {
+  let up: RawUpstream; let gw: TestGateway;
+  // An inline 512x512 PNG padded to 200,000 base64 characters (what follows its header is never read), above the 144 KiB threshold.
+  const DATA = png(512, 512).padEnd(200_000, 'A');
+  const body = (model: string) => ({ model, max_tokens: 16, messages: [{ role: 'user', content: [
+    { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${DATA}` } }] }] });
+  before(async () => {
+    up = await startRawUpstream();
+    gw = await startTestGateway({
+      providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
+      gateway: { auth: { enabled: true, admin_key: ADMIN }, workers: { threads: 1 } },
+    });
+  });
+  after(async () => { await gw.stop(); await up.close(); });
+
+  test('the pool answers each inline image\'s size and base64 characters with the parse', async () => {
+    const raw = Buffer.from(JSON.stringify(body('vis/gpt-4o-mini')));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    const prepared = await gw.services.convert!.prepare(raw, 'openai-chat', cfg);
+    assert.equal(prepared.images, 1);
+    assert.deepEqual(prepared.inline, { sizes: [{ width: 512, height: 512 }], chars: DATA.length });
+    // gpt-4o-mini: one tile (8,500) and the rest of the body's bytes / 4 with the margin; was ~68,000 + 48,169.
+    const n = reservedInput(reservedPrompt(null, prepared.bytes.length, prepared), target('vis/gpt-4o-mini', 128_000, PRICING));
+    const text = Math.ceil(((prepared.bytes.length - DATA.length) / 4) * ESTIMATE_MARGIN);
+    assert.equal(n, text + 8_500);
+  });
+
+  test('a $0.002 key sends a 200 KB inline 512x512 PNG through the pool: reserved at one tile ($0.0013), served', async () => {
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-pool', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'A square.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 8_520, completion_tokens: 3, total_tokens: 8_523 } })] });
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-img', budget_usd: '0.002', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body('vis/gpt-4o-mini')) });
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
   });
 });

@@ -12,6 +12,7 @@ import { GatewayError } from '../gateway-error.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
 import { createDrain } from '../workers/drain.ts';
+import { inlineImagesOfBody, type InlineImages } from '../workers/inline-images.ts';
 import { countInputImages } from './usage.ts';
 
 type Rec = Record<string, unknown>;
@@ -27,6 +28,8 @@ export type PreparedRequest = {
   bytes: Buffer;
   /** Input images in the body, counted where it was parsed (billed when the model prices images). */
   images: number;
+  /** Their sizes and base64 characters, for the budget reservation (src/workers/inline-images.ts; null without images). */
+  inline: InlineImages | null;
   /** The primary target's bytes come from the prepare task; any other target is one more worker task. */
   encodeFor(entry: ModelEntry): Promise<EncodedOut>;
 };
@@ -100,7 +103,9 @@ function encodeInline(clientFormat: ClientFormat, body: Rec, canonical: { value:
 function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config): PreparedRequest {
   const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
   const canonical = { value: null as CanonicalRequest | null };
-  return { meta: bodyMeta(body, clientFormat), bytes: buf, images: countInputImages(body), encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+  const images = countInputImages(body);
+  const inline = images > 0 ? inlineImagesOfBody(clientFormat, body, canonical) : null;
+  return { meta: bodyMeta(body, clientFormat), bytes: buf, images, inline, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
 }
 
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */
@@ -144,6 +149,7 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
         meta: r.meta,
         bytes: original,
         images: r.images,
+        inline: r.inline,
         async encodeFor(entry) {
           if (primary && primary.id === entry.id) {
             if ('error' in primary) throw fromWire(primary.error);

@@ -90,7 +90,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       // Router mode may drop its first choice too (the next target it ranked is what the key can afford).
       // The prompt is measured only for a key the estimate limits (a budget or tpm); others count requests alone.
       if (key.budgetUsd !== null || key.tpmLimit !== null) decoded = routed?.canonical ?? (prepared ? null : decodeForReservation(format, body));
-      const prompt = reservedPrompt(decoded, buf.length, prepared?.images ?? 0);
+      const prompt = reservedPrompt(decoded, buf.length, prepared);
       const got = acquireReserved(limiter, key, targets, prompt, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;

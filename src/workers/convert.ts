@@ -8,6 +8,7 @@ import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
 import { countInputImages } from '../engine/usage.ts';
+import { inlineImagesOfBody, type InlineImages } from './inline-images.ts';
 import { nameThread } from './thread-name.ts';
 
 nameThread('gw-convert');
@@ -33,8 +34,11 @@ export type ConvertResult =
   | { kind: 'error'; error: WireError }
   /** This thread has no target table for the config version yet: send it again with `targets`. */
   | { kind: 'need-targets'; original: ArrayBuffer }
-  /** `images`: input images in the body (billed when the model prices them; the main thread never sees the content). */
-  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number }
+  /**
+   * `images`: input images in the body (billed when the model prices them; the main thread never sees the content);
+   * `inline`: their sizes and base64 characters, for the budget reservation (null without images, or when the body cannot be decoded).
+   */
+  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number; inline: InlineImages | null }
   | { kind: 'encoded'; encoded: EncodedBytes }
   | { kind: 'encode-error'; error: WireError };
 
@@ -100,10 +104,14 @@ export default function convertTask(task: ConvertTask): ConvertResult {
   try { body = parseAndValidate(buf, task.clientFormat, task.maxDepth); } catch (e) { return { kind: 'error', error: toWire(e) }; }
   const meta = bodyMeta(body, task.clientFormat);
   const t = typeof body.model === 'string' && Object.hasOwn(targets, body.model) ? targets[body.model] : undefined;
+  // A body with images is decoded here for their sizes (bench/convert-threshold.ts --images); a translated primary target reuses the decode.
+  const canonical = { value: null as CanonicalRequest | null };
+  const images = countInputImages(body);
+  const inline = images > 0 ? inlineImagesOfBody(task.clientFormat, body, canonical) : null;
   let primary: EncodedBytes | { id: string; error: WireError } | null = null;
   if (t) {
-    try { primary = encodeBytes(task.clientFormat, body, { value: null }, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
+    try { primary = encodeBytes(task.clientFormat, body, canonical, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
   }
   const transfer = [task.bytes, ...(primary && 'body' in primary ? [primary.body] : [])];
-  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images: countInputImages(body) }, transfer);
+  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images, inline }, transfer);
 }
