@@ -11,7 +11,8 @@ import { startRawUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { decodeForReservation, reservationUsage, reservedInput, reservedPrompt } from '../src/http/reservation-estimate.ts';
 import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
 import { ESTIMATE_MARGIN, estimateShape, reserveTextTokens, textShape } from '../src/tokens/estimate.ts';
-import { tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
+import { imageRuleFor, tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
+import { candidateSet } from '../src/router/candidates.ts';
 import type { AttemptTarget } from '../src/engine/plan.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 import type { Pricing } from '../src/catalog/types.ts';
@@ -204,7 +205,11 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     up = await startRawUpstream();
     gw = await startTestGateway({
       providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
-        { name: 'gpt-4o', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
+        { name: 'gpt-4o', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        // Two names that differ from their upstream id: a catalog name whose rule is gpt-4o's serving gpt-4o-mini (which bills an image up to
+        // 48,169 tokens), and an Azure-style deployment name no rule knows under a gpt-4o entry.
+        { name: 'gpt-4o-fast', upstream: 'gpt-4o-mini', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        { name: 'gpt-4o-2024-08-06', upstream: 'my-gpt4o-deployment', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
       gateway: { auth: { enabled: true, admin_key: ADMIN } },
     });
   });
@@ -280,6 +285,25 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     up.reset(); answer();
     const big = await send(await key('0.002'), 'vis/gpt-4o-mini', `data:image/png;base64,${png(2048, 768)}`);
     assert.equal(big.status, 402, await big.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  test('a model whose upstream id is another model is reserved by the upstream model\'s rule, as the router ranks it: a $0.01 key is refused an image gpt-4o-mini would bill $0.064 for', async () => {
+    const cfg = gw.services.holder.current;
+    const routed = candidateSet(cfg).all;
+    const pool = reservedPrompt(null, 2_000, { images: 1, inline: null });
+    for (const [id, counted] of [['vis/gpt-4o-fast', 'gpt-4o-mini'], ['vis/gpt-4o-2024-08-06', 'vis/gpt-4o-2024-08-06']] as const) {
+      const entry = cfg.models.get(id)!;
+      const c = routed.find((x) => x.id === id)!;
+      // The router and the reservation read one name: the upstream id, or the catalog id where no rule knows the upstream id.
+      assert.equal(c.imageRule, imageRuleFor(counted), `router ${id}`);
+      assert.deepEqual(c.tokenizer, tokenizerFor(counted), `router ${id}`);
+      assert.equal(reservedInput(pool, { entry }), Math.ceil((2_000 / 4) * ESTIMATE_MARGIN) + imageRuleFor(counted).max, `reservation ${id}`);
+    }
+    // Before, the reservation took gpt-4o-fast at gpt-4o's 1,445 tokens ($0.0036 at its price): served, then billed 25,501 tokens ($0.064).
+    up.reset(); answer();
+    const r = await send(await key('0.01'), 'vis/gpt-4o-fast');
+    assert.equal(r.status, 402, await r.clone().text());
     assert.equal(up.requests.length, 0);
   });
 

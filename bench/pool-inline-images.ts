@@ -1,0 +1,64 @@
+// What reading inline images for the budget reservation adds to the convert worker's prepare task
+// (src/workers/convert.ts, src/workers/inline-images.ts): the task's work run on this thread, without
+// and with the read, alternated, medians of ms per task. The read decodes the body (reused when the
+// primary target is translated) and decodes each image's header prefix.
+// Run: node_modules/.bin/node bench/pool-inline-images.ts [--reps N]
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { benchArgs } from './lib/args.ts';
+import { median } from './lib/stats.ts';
+import { compileConfig } from '../src/config/compile.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { targetOf } from '../src/engine/convert-pool.ts';
+import { countInputImages } from '../src/engine/usage.ts';
+import type { CanonicalRequest } from '../src/formats/canonical.ts';
+import { bodyMeta, encodeForTarget, parseAndValidate } from '../src/workers/convert-core.ts';
+import { inlineImagesOfBody } from '../src/workers/inline-images.ts';
+import { png } from '../test/helpers/image-headers.ts';
+
+const { values: o } = benchArgs({ options: { reps: { type: 'string', default: '60' } } });
+const REPS = Number(o.reps);
+const cfg = compileConfig(loadConfig(fileURLToPath(new URL('../gateway.yaml', import.meta.url))));
+const models = [...cfg.models.values()];
+const relay = models.find((e) => e.provider.format === 'openai-chat')!;
+const translated = models.find((e) => e.provider.format === 'anthropic-messages')!;
+
+/** An agent conversation of `turns` turns with `images` inline PNGs of `imageChars` base64 characters each. */
+function body(turns: number, images: number, imageChars: number): Buffer {
+  const para = 'The travellers compared notes on the weather, the trains and the food in each city they visited. ';
+  const messages: unknown[] = [{ role: 'system', content: 'You are a careful assistant.' }];
+  for (let i = 0; i < turns; i++) messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i}: ${para.repeat(1 + (i % 4))}` });
+  const parts: unknown[] = [{ type: 'text', text: 'What is in these pictures?' }];
+  for (let i = 0; i < images; i++) parts.push({ type: 'image_url', image_url: { url: `data:image/png;base64,${png(512 + i, 512).padEnd(imageChars, 'A')}` } });
+  messages.push({ role: 'user', content: parts });
+  return Buffer.from(JSON.stringify({ model: relay.id, max_tokens: 512, messages }));
+}
+
+function task(buf: Buffer, target: typeof relay, read: boolean): unknown {
+  const b = parseAndValidate(buf, 'openai-chat', cfg.server.jsonMaxDepth);
+  const meta = bodyMeta(b, 'openai-chat');
+  const canonical = { value: null as CanonicalRequest | null };
+  const images = countInputImages(b);
+  const inline = read && images > 0 ? inlineImagesOfBody('openai-chat', b, canonical) : null;
+  const enc = encodeForTarget('openai-chat', b, canonical, targetOf(target), target.provider.mapping);
+  return [meta, inline, JSON.stringify(enc.body).length];
+}
+
+const cases: Array<[string, Buffer]> = [
+  ['300 KB: 40 turns, 2 images of 100 KB', body(40, 2, 100_000)],
+  ['1 MB: 400 turns, 8 images of 100 KB', body(400, 8, 100_000)],
+  ['200 KB: 600 turns, no image', body(600, 0, 0)],
+];
+console.log('| body | target | without ms | with ms | ratio |\n|---|---|---|---|---|');
+for (const [name, buf] of cases) {
+  for (const [tname, t] of [['relayed (openai-chat)', relay], ['translated (anthropic)', translated]] as const) {
+    for (let i = 0; i < 5; i++) { task(buf, t, false); task(buf, t, true); }
+    const a: number[] = []; const b: number[] = [];
+    for (let i = 0; i < REPS; i++) {
+      for (const read of i % 2 === 0 ? [false, true] : [true, false]) {
+        const t0 = performance.now(); task(buf, t, read); (read ? b : a).push(performance.now() - t0);
+      }
+    }
+    console.log(`| ${name} | ${tname} | ${median(a).toFixed(3)} | ${median(b).toFixed(3)} | ${(median(b) / median(a)).toFixed(3)} |`);
+  }
+}
