@@ -1,7 +1,7 @@
 // What reading inline images for the budget reservation adds to the convert worker's prepare task
-// (src/workers/convert.ts, src/workers/inline-images.ts): the task's work run on this thread, without
+// (src/workers/convert.ts, src/workers/prompt-read.ts): the task's work run on this thread, without
 // and with the read, alternated, medians of ms per task. The read decodes the body (reused when the
-// primary target is translated) and decodes each image's header prefix.
+// primary target is translated), each image's header prefix, and a body beyond ASCII has its texts measured.
 // Run: node_modules/.bin/node bench/pool-inline-images.ts [--reps N]
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -13,7 +13,7 @@ import { targetOf } from '../src/engine/convert-pool.ts';
 import { countInputImages } from '../src/engine/usage.ts';
 import type { CanonicalRequest } from '../src/formats/canonical.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate } from '../src/workers/convert-core.ts';
-import { inlineImagesOfBody } from '../src/workers/inline-images.ts';
+import { readPromptOfBody } from '../src/workers/prompt-read.ts';
 import { png } from '../test/helpers/image-headers.ts';
 
 const { values: o } = benchArgs({ options: { reps: { type: 'string', default: '60' } } });
@@ -23,11 +23,14 @@ const models = [...cfg.models.values()];
 const relay = models.find((e) => e.provider.format === 'openai-chat')!;
 const translated = models.find((e) => e.provider.format === 'anthropic-messages')!;
 
+const EN = 'The travellers compared notes on the weather, the trains and the food in each city they visited. ';
+const ZH = '我们今天讨论人工智能的发展历史和未来的方向。机器学习是一种让计算机从数据中学习的技术。';
+
 /** An agent conversation of `turns` turns with `images` inline PNGs of `imageChars` base64 characters each. */
-function body(turns: number, images: number, imageChars: number): Buffer {
-  const para = 'The travellers compared notes on the weather, the trains and the food in each city they visited. ';
+// Each run gets a body of its own (`salt` in every turn): src/tokens/measure.ts remembers long texts it measured.
+function body(turns: number, images: number, imageChars: number, para = EN, salt = 0): Buffer {
   const messages: unknown[] = [{ role: 'system', content: 'You are a careful assistant.' }];
-  for (let i = 0; i < turns; i++) messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i}: ${para.repeat(1 + (i % 4))}` });
+  for (let i = 0; i < turns; i++) messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${salt}.${i}: ${para.repeat(1 + (i % 4))}` });
   const parts: unknown[] = [{ type: 'text', text: 'What is in these pictures?' }];
   for (let i = 0; i < images; i++) parts.push({ type: 'image_url', image_url: { url: `data:image/png;base64,${png(512 + i, 512).padEnd(imageChars, 'A')}` } });
   messages.push({ role: 'user', content: parts });
@@ -39,23 +42,26 @@ function task(buf: Buffer, target: typeof relay, read: boolean): unknown {
   const meta = bodyMeta(b, 'openai-chat');
   const canonical = { value: null as CanonicalRequest | null };
   const images = countInputImages(b);
-  const inline = read && images > 0 ? inlineImagesOfBody('openai-chat', b, canonical) : null;
+  const inline = read ? readPromptOfBody('openai-chat', b, buf, images, canonical) : null;
   const enc = encodeForTarget('openai-chat', b, canonical, targetOf(target), target.provider.mapping);
   return [meta, inline, JSON.stringify(enc.body).length];
 }
 
-const cases: Array<[string, Buffer]> = [
-  ['300 KB: 40 turns, 2 images of 100 KB', body(40, 2, 100_000)],
-  ['1 MB: 400 turns, 8 images of 100 KB', body(400, 8, 100_000)],
-  ['200 KB: 600 turns, no image', body(600, 0, 0)],
+const cases: Array<[string, (salt: number) => Buffer]> = [
+  ['300 KB: 40 turns, 2 images of 100 KB', (k) => body(40, 2, 100_000, EN, k)],
+  ['1 MB: 400 turns, 8 images of 100 KB', (k) => body(400, 8, 100_000, EN, k)],
+  ['200 KB: 600 turns, no image', (k) => body(600, 0, 0, EN, k)],
+  ['200 KB: 300 turns of Chinese, no image', (k) => body(300, 0, 0, ZH, k)],
+  ['1 MB: 1,500 turns of Chinese, no image', (k) => body(1500, 0, 0, ZH, k)],
 ];
 console.log('| body | target | without ms | with ms | ratio |\n|---|---|---|---|---|');
-for (const [name, buf] of cases) {
+for (const [name, make] of cases) {
   for (const [tname, t] of [['relayed (openai-chat)', relay], ['translated (anthropic)', translated]] as const) {
-    for (let i = 0; i < 5; i++) { task(buf, t, false); task(buf, t, true); }
+    for (let i = 0; i < 5; i++) { task(make(-1 - i), t, false); task(make(-100 - i), t, true); }
     const a: number[] = []; const b: number[] = [];
     for (let i = 0; i < REPS; i++) {
       for (const read of i % 2 === 0 ? [false, true] : [true, false]) {
+        const buf = make(2 * i + (read ? 1 : 0));
         const t0 = performance.now(); task(buf, t, read); (read ? b : a).push(performance.now() - t0);
       }
     }

@@ -131,7 +131,7 @@ describe('the reservation prices the prompt per target family', () => {
   });
 
   test('a body the worker pool parsed: its bytes / 4 with the margin, its images at the most the model bills for one, within the context window', () => {
-    const p = reservedPrompt(null, 200_000, { images: 2, inline: null });
+    const p = reservedPrompt(null, 200_000, { images: 2, read: null });
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.openai);
     assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1445);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1700);
@@ -141,7 +141,7 @@ describe('the reservation prices the prompt per target family', () => {
 
   test('a body the pool parsed with inline images: each at the size its header gives, its base64 not counted as text', () => {
     // 200,000 bytes holding two inline images of 60,000 base64 characters each (one a 512x512 PNG, one unreadable) and an image by URL.
-    const p = reservedPrompt(null, 200_000, { images: 3, inline: { sizes: [{ width: 512, height: 512 }, null], chars: 120_000 } });
+    const p = reservedPrompt(null, 200_000, { images: 3, read: { sizes: [{ width: 512, height: 512 }, null], chars: 120_000, text: null } });
     const text = Math.ceil(20_000 * ESTIMATE_MARGIN);
     // gpt-4o-mini: the PNG one tile (8,500), the unreadable one and the URL at the most (48,169 each).
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), text + 8_500 + 2 * IMAGE_CEILING.openai);
@@ -291,7 +291,7 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
   test('a model whose upstream id is another model is reserved by the upstream model\'s rule, as the router ranks it: a $0.01 key is refused an image gpt-4o-mini would bill $0.064 for', async () => {
     const cfg = gw.services.holder.current;
     const routed = candidateSet(cfg).all;
-    const pool = reservedPrompt(null, 2_000, { images: 1, inline: null });
+    const pool = reservedPrompt(null, 2_000, { images: 1, read: null });
     for (const [id, counted] of [['vis/gpt-4o-fast', 'gpt-4o-mini'], ['vis/gpt-4o-2024-08-06', 'vis/gpt-4o-2024-08-06']] as const) {
       const entry = cfg.models.get(id)!;
       const c = routed.find((x) => x.id === id)!;
@@ -327,7 +327,8 @@ describe('a body the worker pool parsed is reserved like one parsed on the main 
   before(async () => {
     up = await startRawUpstream();
     gw = await startTestGateway({
-      providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
+      providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        { name: 'claude-sonnet-4-5', pricing: { prompt: '0.000001', completion: '0.000002' }, context_window: 200_000, max_completion_tokens: 16_384 }] }],
       gateway: { auth: { enabled: true, admin_key: ADMIN }, workers: { threads: 1 } },
     });
   });
@@ -339,11 +340,48 @@ describe('a body the worker pool parsed is reserved like one parsed on the main 
     assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
     const prepared = await gw.services.convert!.prepare(raw, 'openai-chat', cfg);
     assert.equal(prepared.images, 1);
-    assert.deepEqual(prepared.inline, { sizes: [{ width: 512, height: 512 }], chars: DATA.length });
+    assert.deepEqual(prepared.read, { sizes: [{ width: 512, height: 512 }], chars: DATA.length, text: null });
     // gpt-4o-mini: one tile (8,500) and the rest of the body's bytes / 4 with the margin; was ~68,000 + 48,169.
     const n = reservedInput(reservedPrompt(null, prepared.bytes.length, prepared), target('vis/gpt-4o-mini', 128_000, PRICING));
     const text = Math.ceil(((prepared.bytes.length - DATA.length) / 4) * ESTIMATE_MARGIN);
     assert.equal(n, text + 8_500);
+  });
+
+  // 60,000 CJK characters (180 KB): bytes / 4 with the margin took them at 1.02 tokens each; Claude 2's public tokenizer
+  // counts up to ~1.28 (estimate.ts CLASS_RESERVE), and the main thread reserves 1.42 for a tokenizer that is not public.
+  const cjk = () => `${Date.now()} ${CJK.repeat(Math.ceil(60_000 / CJK.length)).slice(0, 60_000)}`;
+  const textBody = (model: string, text: string) => ({ model, max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
+  test('a body beyond ASCII is priced by the pool as on the main thread, for OpenAI and other families (bytes / 4 was below both)', async () => {
+    const body = textBody('vis/claude-sonnet-4-5', cjk());
+    const raw = Buffer.from(JSON.stringify(body));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    const pooled = reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg));
+    // The main thread, texts never counted before: at their estimate (the first try encodes nothing).
+    const main = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null);
+    const old = Math.ceil((raw.length / 4) * ESTIMATE_MARGIN);
+    for (const id of ['vis/claude-sonnet-4-5', 'vis/gpt-4o-mini']) {
+      const t = target(id, 1_000_000);
+      assert.equal(reservedInput(pooled, t), reservedInput(main, t), id);
+    }
+    assert.ok(reservedInput(pooled, target('vis/claude-sonnet-4-5', 1_000_000)) > 1.4 * 60_000 && old < 1.03 * 60_000, `${old}`);
+  });
+
+  test('a key whose budget covers bytes / 4 but not the text\'s reservation is refused a 180 KB CJK prompt to a Claude model (it was served and billed past its budget)', async () => {
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-cjk', object: 'chat.completion', created: 1, model: 'claude-sonnet-4-5',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 76_800, completion_tokens: 1, total_tokens: 76_801 } })] });
+    // bytes / 4 with the margin: ~61,300 tokens ($0.061); billed at Claude 2's count $0.077; reserved now ~85,200 ($0.085).
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-cjk', budget_usd: '0.07', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(textBody('vis/claude-sonnet-4-5', cjk())) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
   });
 
   test('a $0.002 key sends a 200 KB inline 512x512 PNG through the pool: reserved at one tile ($0.0013), served', async () => {

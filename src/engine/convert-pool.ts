@@ -12,7 +12,7 @@ import { GatewayError } from '../gateway-error.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
 import { createDrain } from '../workers/drain.ts';
-import { inlineImagesOfBody, type InlineImages } from '../workers/inline-images.ts';
+import { readPromptOfBody, type PromptRead } from '../workers/prompt-read.ts';
 import { countInputImages } from './usage.ts';
 
 type Rec = Record<string, unknown>;
@@ -28,8 +28,8 @@ export type PreparedRequest = {
   bytes: Buffer;
   /** Input images in the body, counted where it was parsed (billed when the model prices images). */
   images: number;
-  /** Their sizes and base64 characters, for the budget reservation (src/workers/inline-images.ts; null without images). */
-  inline: InlineImages | null;
+  /** What the budget reservation needs of the content, read where it was parsed (src/workers/prompt-read.ts). */
+  read: PromptRead | null;
   /** The primary target's bytes come from the prepare task; any other target is one more worker task. */
   encodeFor(entry: ModelEntry): Promise<EncodedOut>;
 };
@@ -104,8 +104,8 @@ function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config): Pr
   const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
   const canonical = { value: null as CanonicalRequest | null };
   const images = countInputImages(body);
-  const inline = images > 0 ? inlineImagesOfBody(clientFormat, body, canonical) : null;
-  return { meta: bodyMeta(body, clientFormat), bytes: buf, images, inline, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+  const read = readPromptOfBody(clientFormat, body, buf, images, canonical);
+  return { meta: bodyMeta(body, clientFormat), bytes: buf, images, read, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
 }
 
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */
@@ -149,7 +149,7 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
         meta: r.meta,
         bytes: original,
         images: r.images,
-        inline: r.inline,
+        read: r.read,
         async encodeFor(entry) {
           if (primary && primary.id === entry.id) {
             if ('error' in primary) throw fromWire(primary.error);

@@ -14,7 +14,7 @@ import type { KeyRecord } from '../store/types.ts';
 import { ESTIMATE_MARGIN } from '../tokens/estimate.ts';
 import { imageRuleFor, imageTokens, type ImageRule } from '../tokens/images.ts';
 import { countingName, PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
-import type { InlineImages } from '../workers/inline-images.ts';
+import type { PromptRead } from '../workers/prompt-read.ts';
 
 /**
  * New characters a reservation the budget refused encodes exactly before it tries again (encoding runs
@@ -27,12 +27,12 @@ export const RESERVE_EXACT_CHARS = 4096;
 
 /**
  * The prompt as a reservation reads it: measured from the decoded request, or (a body the pool parsed)
- * its bytes, its images and what the pool read of them (src/workers/inline-images.ts).
+ * its bytes, its images and what the pool read of its content (src/workers/prompt-read.ts).
  */
-export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number; inline: InlineImages | null };
+export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number; read: PromptRead | null };
 
 /** What the pool read of a body it parsed (src/engine/convert-pool.ts PreparedRequest). */
-export type PooledPrompt = { images: number; inline: InlineImages | null };
+export type PooledPrompt = { images: number; read: PromptRead | null };
 
 /**
  * The decoded request of a body parsed on this thread (null for one the pool parsed, or one the codec
@@ -44,7 +44,7 @@ export function decodeForReservation(format: ClientFormat, body: Record<string, 
 }
 
 export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooled: PooledPrompt | null): ReservedPrompt {
-  if (canonical === null) return { bytes, images: pooled?.images ?? 0, inline: pooled?.inline ?? null };
+  if (canonical === null) return { bytes, images: pooled?.images ?? 0, read: pooled?.read ?? null };
   const parts = promptParts(canonical);
   return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images, bytes };
 }
@@ -53,24 +53,27 @@ export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number
 const countedName = (t: AttemptTarget): string => countingName(t.entry.upstream, t.entry.id);
 
 /**
- * Input tokens reserved for `target`. A body the pool parsed: its bytes / 4 with the estimate's margin,
- * less the base64 of its inline images, which are taken at the size their headers give (as on this
- * thread); an image by URL, with a header that cannot be read, or of a body the pool could not decode at
- * the most the model bills for one. Never above the target's context window (a longer prompt is refused, not billed).
+ * Input tokens reserved for `target`. A body the pool parsed, from what the pool read of it (src/workers/prompt-read.ts):
+ * its text as on this thread when it is not all ASCII, else its bytes / 4 with the estimate's margin less
+ * the base64 of its inline images; the images at the size their headers give (as on this thread), an
+ * image by URL, with a header that cannot be read, or of a body the pool could not decode at the most
+ * the model bills for one. Never above the target's context window (a longer prompt is refused, not billed).
  */
 export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number {
   const name = countedName(target);
   const images = imageRuleFor(name);
-  const n = 'tokens' in p ? p.tokens.reserve(tokenizerFor(name), images) : pooledInput(p, images);
+  const tokenizer = tokenizerFor(name);
+  const n = 'tokens' in p ? p.tokens.reserve(tokenizer, images) : pooledInput(p, tokenizer.kind === 'exact', images);
   const window = target.entry.model.context_window;
   const capped = window > 0 ? Math.min(n, window) : n;
   // A binary document to a model without a known window: nothing bounds it, the body's bytes stand in.
   return Number.isFinite(capped) ? capped : Math.ceil(p.bytes * ESTIMATE_MARGIN);
 }
 
-function pooledInput(p: { bytes: number; images: number; inline: InlineImages | null }, rule: ImageRule): number {
-  const sizes = p.inline?.sizes ?? [];
-  let n = Math.ceil((Math.max(0, p.bytes - (p.inline?.chars ?? 0)) / 4) * ESTIMATE_MARGIN);
+function pooledInput(p: { bytes: number; images: number; read: PromptRead | null }, openai: boolean, rule: ImageRule): number {
+  const r = p.read;
+  const sizes = r?.sizes ?? [];
+  let n = r?.text ? (openai ? r.text.openai : r.text.other) : Math.ceil((Math.max(0, p.bytes - (r?.chars ?? 0)) / 4) * ESTIMATE_MARGIN);
   for (const s of sizes) n += imageTokens(rule, s);
   return n + Math.max(0, p.images - sizes.length) * rule.max;
 }

@@ -8,7 +8,7 @@ import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
 import { countInputImages } from '../engine/usage.ts';
-import { inlineImagesOfBody, type InlineImages } from './inline-images.ts';
+import { readPromptOfBody, type PromptRead } from './prompt-read.ts';
 import { nameThread } from './thread-name.ts';
 
 nameThread('gw-convert');
@@ -36,9 +36,10 @@ export type ConvertResult =
   | { kind: 'need-targets'; original: ArrayBuffer }
   /**
    * `images`: input images in the body (billed when the model prices them; the main thread never sees the content);
-   * `inline`: their sizes and base64 characters, for the budget reservation (null without images, or when the body cannot be decoded).
+   * `read`: what the budget reservation needs of the content (src/workers/prompt-read.ts: the images' sizes, their base64
+   * characters, the text of a body beyond ASCII; null for an all-ASCII body without images, or one that cannot be decoded).
    */
-  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number; inline: InlineImages | null }
+  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number; read: PromptRead | null }
   | { kind: 'encoded'; encoded: EncodedBytes }
   | { kind: 'encode-error'; error: WireError };
 
@@ -104,14 +105,14 @@ export default function convertTask(task: ConvertTask): ConvertResult {
   try { body = parseAndValidate(buf, task.clientFormat, task.maxDepth); } catch (e) { return { kind: 'error', error: toWire(e) }; }
   const meta = bodyMeta(body, task.clientFormat);
   const t = typeof body.model === 'string' && Object.hasOwn(targets, body.model) ? targets[body.model] : undefined;
-  // A body with images is decoded here for their sizes (bench/convert-threshold.ts --images); a translated primary target reuses the decode.
+  // A body with images or text beyond ASCII is decoded here for the reservation (bench/pool-inline-images.ts); a translated primary target reuses the decode.
   const canonical = { value: null as CanonicalRequest | null };
   const images = countInputImages(body);
-  const inline = images > 0 ? inlineImagesOfBody(task.clientFormat, body, canonical) : null;
+  const read = readPromptOfBody(task.clientFormat, body, buf, images, canonical);
   let primary: EncodedBytes | { id: string; error: WireError } | null = null;
   if (t) {
     try { primary = encodeBytes(task.clientFormat, body, canonical, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
   }
   const transfer = [task.bytes, ...(primary && 'body' in primary ? [primary.body] : [])];
-  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images, inline }, transfer);
+  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images, read }, transfer);
 }
