@@ -1,7 +1,8 @@
-// What reading inline images for the budget reservation adds to the convert worker's prepare task
-// (src/workers/convert.ts, src/workers/prompt-read.ts): the task's work run on this thread, without
-// and with the read, alternated, medians of ms per task. The read decodes the body (reused when the
-// primary target is translated), each image's header prefix, and a body beyond ASCII has its texts measured.
+// What reading a body for a budget's reservation adds to the convert worker's prepare task
+// (src/workers/convert.ts, src/workers/prompt-read.ts; asked for keys with a budget only): the task's
+// work run on this thread, without and with the read, alternated, medians of ms per task. The read
+// decodes the body (reused when the primary target is translated), each inline image's header prefix,
+// and measures every text (src/tokens/measure.ts: about 3.6 ns a character for textShape alone).
 // Run: node_modules/.bin/node bench/pool-inline-images.ts [--reps N]
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -42,15 +43,16 @@ function task(buf: Buffer, target: typeof relay, read: boolean): unknown {
   const meta = bodyMeta(b, 'openai-chat');
   const canonical = { value: null as CanonicalRequest | null };
   const images = countInputImages(b);
-  const inline = read ? readPromptOfBody('openai-chat', b, buf, images, canonical) : null;
+  const inline = read ? readPromptOfBody('openai-chat', b, canonical) : null;
   const enc = encodeForTarget('openai-chat', b, canonical, targetOf(target), target.provider.mapping);
-  return [meta, inline, JSON.stringify(enc.body).length];
+  return [meta, images, inline, JSON.stringify(enc.body).length];
 }
 
 const cases: Array<[string, (salt: number) => Buffer]> = [
   ['300 KB: 40 turns, 2 images of 100 KB', (k) => body(40, 2, 100_000, EN, k)],
   ['1 MB: 400 turns, 8 images of 100 KB', (k) => body(400, 8, 100_000, EN, k)],
   ['200 KB: 600 turns, no image', (k) => body(600, 0, 0, EN, k)],
+  ['1 MB: 3,000 turns, no image', (k) => body(3000, 0, 0, EN, k)],
   ['200 KB: 300 turns of Chinese, no image', (k) => body(300, 0, 0, ZH, k)],
   ['1 MB: 1,500 turns of Chinese, no image', (k) => body(1500, 0, 0, ZH, k)],
 ];

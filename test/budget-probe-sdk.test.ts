@@ -86,7 +86,7 @@ for (const backend of ['memory', 'redis'] as const) describe(`a small budget hol
     const cfg = gw.services.holder.current;
     const entry = cfg.models.get(kind.model)!;
     const prompt = raw.length >= cfg.workers.convertThresholdBytes
-      ? reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, kind.format, cfg))
+      ? reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, kind.format, cfg, true))
       : reservedPrompt(decodeForReservation(kind.format, body), raw.length, null);
     const input = reservedInput(prompt, { entry } as AttemptTarget);
     up.bills.set(marker, Math.floor(input * 0.99));

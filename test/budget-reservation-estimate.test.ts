@@ -139,13 +139,14 @@ describe('the reservation prices the prompt per target family', () => {
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 128_000)), 128_000);
   });
 
-  test('a body the pool parsed with inline images: each at the size its header gives, its base64 not counted as text', () => {
-    // 200,000 bytes holding two inline images of 60,000 base64 characters each (one a 512x512 PNG, one unreadable) and an image by URL.
-    const p = reservedPrompt(null, 200_000, { images: 3, read: { sizes: [{ width: 512, height: 512 }, null], chars: 120_000, text: null } });
-    const text = Math.ceil(20_000 * ESTIMATE_MARGIN);
+  test('a body the pool read: its text as the pool priced it for the target\'s kind, each inline image at the size its header gave', () => {
+    // Two inline images (a 512x512 PNG, one unreadable) and an image by URL; the text priced by the pool.
+    const p = reservedPrompt(null, 200_000, { images: 3, read: { sizes: [{ width: 512, height: 512 }, null], text: { openai: 1_000, other: 2_000 } } });
     // gpt-4o-mini: the PNG one tile (8,500), the unreadable one and the URL at the most (48,169 each).
-    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), text + 8_500 + 2 * IMAGE_CEILING.openai);
-    assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), text + 255 + 2 * 1445);
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), 1_000 + 8_500 + 2 * IMAGE_CEILING.openai);
+    assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), 1_000 + 255 + 2 * 1445);
+    // claude-sonnet-4-5: 512x512 is 19 x 19 patches of 28 px (361).
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), 2_000 + 361 + 2 * 1700);
   });
 
   test('each target is priced at its own family: a fallback with a dearer image rule sets the reservation', () => {
@@ -334,17 +335,19 @@ describe('a body the worker pool parsed is reserved like one parsed on the main 
   });
   after(async () => { await gw.stop(); await up.close(); });
 
-  test('the pool answers each inline image\'s size and base64 characters with the parse', async () => {
+  test('the pool answers each inline image\'s size and the text\'s price with the parse, when asked', async () => {
     const raw = Buffer.from(JSON.stringify(body('vis/gpt-4o-mini')));
     const cfg = gw.services.holder.current;
     assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
-    const prepared = await gw.services.convert!.prepare(raw, 'openai-chat', cfg);
+    // Not asked (a key without a budget): nothing read.
+    assert.equal((await gw.services.convert!.prepare(Buffer.from(raw), 'openai-chat', cfg)).read, null);
+    const prepared = await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true);
     assert.equal(prepared.images, 1);
-    assert.deepEqual(prepared.read, { sizes: [{ width: 512, height: 512 }], chars: DATA.length, text: null });
-    // gpt-4o-mini: one tile (8,500) and the rest of the body's bytes / 4 with the margin; was ~68,000 + 48,169.
+    assert.deepEqual(prepared.read?.sizes, [{ width: 512, height: 512 }]);
+    // gpt-4o-mini: one tile (8,500) and a short text; was ~68,000 (the base64 as text) + 48,169.
     const n = reservedInput(reservedPrompt(null, prepared.bytes.length, prepared), target('vis/gpt-4o-mini', 128_000, PRICING));
-    const text = Math.ceil(((prepared.bytes.length - DATA.length) / 4) * ESTIMATE_MARGIN);
-    assert.equal(n, text + 8_500);
+    assert.equal(n, prepared.read!.text.openai + 8_500);
+    assert.ok(n < 8_600, `${n}`);
   });
 
   // 60,000 CJK characters (180 KB): bytes / 4 with the margin took them at 1.02 tokens each; Claude 2's public tokenizer
@@ -352,12 +355,12 @@ describe('a body the worker pool parsed is reserved like one parsed on the main 
   const cjk = () => `${Date.now()} ${CJK.repeat(Math.ceil(60_000 / CJK.length)).slice(0, 60_000)}`;
   const textBody = (model: string, text: string) => ({ model, max_tokens: 16, messages: [{ role: 'user', content: text }] });
 
-  test('a body beyond ASCII is priced by the pool as on the main thread, for OpenAI and other families (bytes / 4 was below both)', async () => {
+  test('Chinese text is priced by the pool as on the main thread, for OpenAI and other families (bytes / 4 was below both)', async () => {
     const body = textBody('vis/claude-sonnet-4-5', cjk());
     const raw = Buffer.from(JSON.stringify(body));
     const cfg = gw.services.holder.current;
     assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
-    const pooled = reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg));
+    const pooled = reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true));
     // The main thread, texts never counted before: at their estimate (the first try encodes nothing).
     const main = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null);
     const old = Math.ceil((raw.length / 4) * ESTIMATE_MARGIN);
@@ -380,6 +383,42 @@ describe('a body the worker pool parsed is reserved like one parsed on the main 
     const key = (await k.json() as { key: string }).key;
     const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify(textBody('vis/claude-sonnet-4-5', cjk())) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  // 200 KB of numbers (a tool's CSV output): o200k makes about 0.6 tokens a byte of it, bytes / 4 with the margin took 0.34.
+  const csv = () => {
+    const rows = [`${Date.now()}`];
+    for (let i = 0; rows.length < 12_000; i++) rows.push([i, (i * 7919) % 100_000, ((i * 104_729) % 1000) / 10, (i * 31) % 97].join(','));
+    return rows.join('\n');
+  };
+
+  test('a pooled body of numbers is reserved at least at its o200k count (bytes / 4 with the margin was 0.57 of it)', async () => {
+    const text = csv();
+    const raw = Buffer.from(JSON.stringify(textBody('vis/gpt-4o-mini', text)));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    const n = reservedInput(reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true)), target('vis/gpt-4o-mini', 1_000_000));
+    const real = countTokens(text);
+    assert.ok(n >= real, `${n} < ${real}`);
+    assert.ok(Math.ceil((raw.length / 4) * ESTIMATE_MARGIN) < 0.6 * real);
+  });
+
+  test('a key whose budget covers bytes / 4 but not the o200k count is refused a 200 KB CSV to gpt-4o-mini (it was served and billed past its budget)', async () => {
+    const text = csv();
+    const real = countTokens(text) + 7;
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-csv', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: real, completion_tokens: 1, total_tokens: real + 1 } })] });
+    // bytes / 4 with the margin: ~71,700 tokens ($0.0108); billed ~126,700 ($0.019).
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-csv', budget_usd: '0.015', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(textBody('vis/gpt-4o-mini', text)) });
     assert.equal(r.status, 402, await r.clone().text());
     assert.equal(up.requests.length, 0);
   });

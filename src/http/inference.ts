@@ -63,7 +63,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     // A routed body is parsed here whatever the pool does (routing reads the prompt): it skips the pool.
     if (svc.convert && (!ext || ext.pooled) && buf.length >= cfg.workers.convertThresholdBytes && !namesRouter(buf)) {
       // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
-      prepared = await svc.convert.prepare(buf, format, cfg);
+      // A key with a budget has the worker read what its reservation needs of the content (src/workers/prompt-read.ts).
+      prepared = await svc.convert.prepare(buf, format, cfg, client.key?.budgetUsd != null);
       buf = prepared.bytes;
       body = prepared.meta;
     } else body = parseAndValidate(buf, format, cfg.server.jsonMaxDepth);

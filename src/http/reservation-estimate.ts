@@ -53,11 +53,11 @@ export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number
 const countedName = (t: AttemptTarget): string => countingName(t.entry.upstream, t.entry.id);
 
 /**
- * Input tokens reserved for `target`. A body the pool parsed, from what the pool read of it (src/workers/prompt-read.ts):
- * its text as on this thread when it is not all ASCII, else its bytes / 4 with the estimate's margin less
- * the base64 of its inline images; the images at the size their headers give (as on this thread), an
- * image by URL, with a header that cannot be read, or of a body the pool could not decode at the most
- * the model bills for one. Never above the target's context window (a longer prompt is refused, not billed).
+ * Input tokens reserved for `target`. A body the pool parsed, from what the pool read of it
+ * (src/workers/prompt-read.ts): its text as on this thread, its inline images at the size their headers
+ * give; an image by URL or with a header that cannot be read at the most the model bills for one. A
+ * pooled body the pool did not read (no budget) or could not decode: its bytes / 4 with the estimate's
+ * margin and every image at the most. Never above the target's context window (a longer prompt is refused, not billed).
  */
 export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number {
   const name = countedName(target);
@@ -73,7 +73,7 @@ export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number 
 function pooledInput(p: { bytes: number; images: number; read: PromptRead | null }, openai: boolean, rule: ImageRule): number {
   const r = p.read;
   const sizes = r?.sizes ?? [];
-  let n = r?.text ? (openai ? r.text.openai : r.text.other) : Math.ceil((Math.max(0, p.bytes - (r?.chars ?? 0)) / 4) * ESTIMATE_MARGIN);
+  let n = r ? (openai ? r.text.openai : r.text.other) : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN);
   for (const s of sizes) n += imageTokens(rule, s);
   return n + Math.max(0, p.images - sizes.length) * rule.max;
 }

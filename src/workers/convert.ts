@@ -27,7 +27,8 @@ export type EncodedBytes = { id: string; path: string; headers?: Record<string, 
  * encode: parse an already validated body again and encode it for one (fallback) target.
  */
 export type ConvertTask =
-  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; version: string; targets?: Record<string, TargetSpec> }
+  /** `read`: for a key with a budget, read what its reservation needs of the content (src/workers/prompt-read.ts). */
+  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; version: string; read: boolean; targets?: Record<string, TargetSpec> }
   | { kind: 'encode'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; target: TargetSpec };
 
 export type ConvertResult =
@@ -37,7 +38,7 @@ export type ConvertResult =
   /**
    * `images`: input images in the body (billed when the model prices them; the main thread never sees the content);
    * `read`: what the budget reservation needs of the content (src/workers/prompt-read.ts: the images' sizes, their base64
-   * characters, the text of a body beyond ASCII; null for an all-ASCII body without images, or one that cannot be decoded).
+   * characters, its text priced; null unless the task asked, or when the body cannot be decoded).
    */
   | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number; read: PromptRead | null }
   | { kind: 'encoded'; encoded: EncodedBytes }
@@ -105,10 +106,10 @@ export default function convertTask(task: ConvertTask): ConvertResult {
   try { body = parseAndValidate(buf, task.clientFormat, task.maxDepth); } catch (e) { return { kind: 'error', error: toWire(e) }; }
   const meta = bodyMeta(body, task.clientFormat);
   const t = typeof body.model === 'string' && Object.hasOwn(targets, body.model) ? targets[body.model] : undefined;
-  // A body with images or text beyond ASCII is decoded here for the reservation (bench/pool-inline-images.ts); a translated primary target reuses the decode.
+  // Decoded and measured here for a budget's reservation (bench/pool-inline-images.ts); a translated primary target reuses the decode.
   const canonical = { value: null as CanonicalRequest | null };
   const images = countInputImages(body);
-  const read = readPromptOfBody(task.clientFormat, body, buf, images, canonical);
+  const read = task.read ? readPromptOfBody(task.clientFormat, body, canonical) : null;
   let primary: EncodedBytes | { id: string; error: WireError } | null = null;
   if (t) {
     try { primary = encodeBytes(task.clientFormat, body, canonical, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
