@@ -308,6 +308,17 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(up.requests.length, 0);
   });
 
+  test('a body the codec cannot decode (an image by URL and a file part, relayed as it is) still reserves its image: a $0.002 key is refused', async () => {
+    const body = { model: 'vis/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'Compare.' },
+      { type: 'image_url', image_url: { url: IMAGE_URL } }, { type: 'file', file: { file_id: 'file-abc123' } }] }] };
+    assert.equal(decodeForReservation('openai-chat', body), null);
+    // Before, its bytes / 4 alone (~75 tokens): served, then billed 25,501 tokens ($0.0038).
+    up.reset(); answer();
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await key('0.002')}` }, body: JSON.stringify(body) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
   test('a $0.002 budget cannot cover the image: 402 before the call, nothing billed', async () => {
     up.reset(); answer();
     const r = await send(await key('0.002'));

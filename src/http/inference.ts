@@ -11,7 +11,7 @@ import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import { reportTrimmed } from './budget-trim.ts';
-import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt } from './reservation-estimate.ts';
+import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt, undecodedPrompt } from './reservation-estimate.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { asGatewayError, sendError, type Envelope } from './envelope.ts';
@@ -91,7 +91,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       // Router mode may drop its first choice too (the next target it ranked is what the key can afford).
       // The prompt is measured only for a key the estimate limits (a budget or tpm); others count requests alone.
       if (key.budgetUsd !== null || key.tpmLimit !== null) decoded = routed?.canonical ?? (prepared ? null : decodeForReservation(format, body));
-      const prompt = reservedPrompt(decoded, buf.length, prepared);
+      const prompt = reservedPrompt(decoded, buf.length, prepared ?? (decoded ? null : undecodedPrompt(body)));
       const got = acquireReserved(limiter, key, targets, prompt, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;

@@ -8,6 +8,7 @@ import type { AttemptTarget } from '../engine/plan.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
 import { clientCodecFor } from '../formats/registry.ts';
+import { countInputImages } from '../engine/usage.ts';
 import { acquireAffordable, type Affordable } from '../limits/affordable.ts';
 import { LimitError, worstUsage, type Limiter, type Usage } from '../limits/limiter.ts';
 import type { KeyRecord } from '../store/types.ts';
@@ -42,6 +43,14 @@ export type PooledPrompt = { images: number; read: PromptRead | null };
 export function decodeForReservation(format: ClientFormat, body: Record<string, unknown>): CanonicalRequest | null {
   try { return clientCodecFor(format).decodeRequest(body); } catch { return null; }
 }
+
+/**
+ * What a body parsed on this thread that the codec cannot decode is reserved from (one the relay serves
+ * as it is, holding a part only its own format knows: an Anthropic `search_result` or `file` source, an
+ * OpenAI `file` or `input_audio` part): its bytes / 4 and its images counted in the body, each at the
+ * most its model bills for one. Before 2026-11-30 such a body's images were left out of the reservation.
+ */
+export const undecodedPrompt = (body: Record<string, unknown>): PooledPrompt => ({ images: countInputImages(body), read: null });
 
 export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooled: PooledPrompt | null): ReservedPrompt {
   if (canonical === null) return { bytes, images: pooled?.images ?? 0, read: pooled?.read ?? null };
