@@ -236,6 +236,16 @@ benchTest('convert-threshold.ts', 'inline against pool conversion, and the cross
   lines(out, /^crossover: (inline conversion stalls the loop 1 ms at ~\d+ KiB .* -> convert_threshold_bytes ≈ \d+|none in the measured sizes)/);
 });
 
+benchTest('reservation-estimate.ts', 'us per budget reservation for each kind of prompt', async () => {
+  const out = await ok('reservation-estimate.ts', [], 90_000);
+  for (const m of lines(out, /^.+ median ([\d.]+) us {2}min [\d.]+ {2}cost \$[\d.]+$/, 4)) positive(m, 'us', out);
+});
+
+benchTest('pool-inline-images.ts', "the prepare task without and with the budget reservation's read", async () => {
+  const out = await ok('pool-inline-images.ts', ['--reps', '2'], 60_000);
+  for (const ratio of lines(out, /^\| [^|\n]+ \| [^|\n]+ \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|$/, 12)) positive(ratio, 'ratio', out);
+});
+
 benchTest('feedback-flatten.ts', 'inline against pool flattening, and the crossover', async () => {
   const out = await ok('feedback-flatten.ts', ['--sizes', '10,1000,3000', '--reps', '5'], 60_000);
   lines(out, /^\s+\d+\s+\d+K\s+\|\s+[\d.]+\s+[\d.]+\s+\|\s+[\d.]+\s+[\d.]+\s+\|\s+[\d.]+\s+[\d.]+$/, 3);
