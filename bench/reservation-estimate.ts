@@ -22,7 +22,7 @@ const cases: Array<[string, Record<string, unknown>]> = [
 ];
 for (const [name, body] of cases) {
   const raw = Buffer.from(JSON.stringify(body));
-  const one = () => reservationUsage(targets, body, raw, key, reservedPrompt(decodeForReservation('openai-chat', body), raw.length, 0));
+  const one = () => reservationUsage(targets, body, raw, key, reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null));
   for (let i = 0; i < 2000; i++) one();
   const runs: number[] = [];
   for (let r = 0; r < 15; r++) {

@@ -236,6 +236,16 @@ benchTest('convert-threshold.ts', 'inline against pool conversion, and the cross
   lines(out, /^crossover: (inline conversion stalls the loop 1 ms at ~\d+ KiB .* -> convert_threshold_bytes ≈ \d+|none in the measured sizes)/);
 });
 
+benchTest('reservation-estimate.ts', 'us per budget reservation for each kind of prompt', async () => {
+  const out = await ok('reservation-estimate.ts', [], 90_000);
+  for (const m of lines(out, /^.+ median ([\d.]+) us {2}min [\d.]+ {2}cost \$[\d.]+$/, 4)) positive(m, 'us', out);
+});
+
+benchTest('pool-inline-images.ts', "the prepare task without and with the budget reservation's read", async () => {
+  const out = await ok('pool-inline-images.ts', ['--reps', '2'], 60_000);
+  for (const ratio of lines(out, /^\| [^|\n]+ \| [^|\n]+ \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|$/, 12)) positive(ratio, 'ratio', out);
+});
+
 benchTest('feedback-flatten.ts', 'inline against pool flattening, and the crossover', async () => {
   const out = await ok('feedback-flatten.ts', ['--sizes', '10,1000,3000', '--reps', '5'], 60_000);
   lines(out, /^\s+\d+\s+\d+K\s+\|\s+[\d.]+\s+[\d.]+\s+\|\s+[\d.]+\s+[\d.]+\s+\|\s+[\d.]+\s+[\d.]+$/, 3);
@@ -273,11 +283,6 @@ benchTest('retention-stall.ts', "the records' retention pass on the main connect
 benchTest('models-listing.ts', 'GET /v1/models built and cached, against GET /health', async () => {
   const out = await ok('models-listing.ts', ['--rounds', '1', '--requests', '5'], 60_000);
   positive(lines(out, /^ratio listing \/ health: ([\d.]+)x; gzip \/ health: [\d.]+x; filtered \/ health: [\d.]+x$/)[0]!, 'ratio', out);
-});
-
-benchTest('reservation-estimate.ts', "a budget reservation's in-process cost per request shape", async () => {
-  const out = await ok('reservation-estimate.ts', [], 60_000);
-  for (const m of lines(out, /^(?:short chat|image by URL|inline PNG 100 KB|CJK 4 KB)\s+median ([\d.]+) us\s+min [\d.]+\s+cost \$[\d.]+$/, 4)) positive(m, 'us', out);
 });
 
 benchTest('reservation-margin.ts', "the reservation's text figure against o200k_base per kind of text, before and after the class margins", async () => {

@@ -11,7 +11,8 @@ import { startRawUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { decodeForReservation, reservationUsage, reservedInput, reservedPrompt } from '../src/http/reservation-estimate.ts';
 import { IMAGE_CEILING } from '../src/tokens/ceiling.ts';
 import { ESTIMATE_MARGIN, estimateShape, reserveTextTokens, textShape } from '../src/tokens/estimate.ts';
-import { tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
+import { imageRuleFor, tokenizerFor, warmTokenizers } from '../src/tokens/index.ts';
+import { candidateSet } from '../src/router/candidates.ts';
 import type { AttemptTarget } from '../src/engine/plan.ts';
 import type { KeyRecord } from '../src/store/types.ts';
 import type { Pricing } from '../src/catalog/types.ts';
@@ -30,7 +31,7 @@ const sheet = (p: Partial<Pricing>): Pricing => ({ prompt: '0.000001', completio
 const target = (id: string, contextWindow = 128_000, pricing: Partial<Pricing> = {}): AttemptTarget =>
   ({ entry: { id, model: { context_window: contextWindow, max_completion_tokens: 16, pricing: sheet(pricing) } } }) as unknown as AttemptTarget;
 const chatBody = (content: unknown): Rec => ({ model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content }] });
-const measured = (body: Rec) => reservedPrompt(decodeForReservation('openai-chat', body), Buffer.byteLength(JSON.stringify(body)), 0);
+const measured = (body: Rec) => reservedPrompt(decodeForReservation('openai-chat', body), Buffer.byteLength(JSON.stringify(body)), null);
 const oldReservation = (body: Rec): number => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
 
 const CJK = '我们今天讨论人工智能的发展历史和未来的方向。机器学习是一种让计算机从数据中学习的技术。'.repeat(8);
@@ -59,7 +60,7 @@ describe('the reservation prices the prompt per target family', () => {
   test('a binary document is reserved at its base64 size / 4 with the margin, not a whole context window (which no smaller budget could cover)', () => {
     const data = 'JVBERi0xLjQK'.repeat(4000); // 48,000 base64 characters
     const body = { model: 'x/y', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'Summarise' }] }] };
-    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), Buffer.byteLength(JSON.stringify(body)), 0);
+    const p = reservedPrompt(decodeForReservation('anthropic-messages', body), Buffer.byteLength(JSON.stringify(body)), null);
     const doc = Math.ceil((data.length / 4) * ESTIMATE_MARGIN);
     const n = reservedInput(p, target('anthropic/claude-sonnet-4-5', 200_000));
     assert.ok(n >= doc && n < doc + 100, `${n} vs ${doc}`);
@@ -130,12 +131,22 @@ describe('the reservation prices the prompt per target family', () => {
   });
 
   test('a body the worker pool parsed: its bytes / 4 with the margin, its images at the most the model bills for one, within the context window', () => {
-    const p = reservedPrompt(null, 200_000, 2);
+    const p = reservedPrompt(null, 200_000, { images: 2, read: null });
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.openai);
     assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1445);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * 1700);
     assert.equal(reservedInput(p, target('anthropic/claude-sonnet-5', 1_000_000)), Math.ceil(50_000 * ESTIMATE_MARGIN) + 2 * IMAGE_CEILING.anthropic);
     assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 128_000)), 128_000);
+  });
+
+  test('a body the pool read: its text as the pool priced it for the target\'s kind, each inline image at the size its header gave', () => {
+    // Two inline images (a 512x512 PNG, one unreadable) and an image by URL; the text priced by the pool.
+    const p = reservedPrompt(null, 200_000, { images: 3, read: { sizes: [{ width: 512, height: 512 }, null], text: { openai: 1_000, other: 2_000 } } });
+    // gpt-4o-mini: the PNG one tile (8,500), the unreadable one and the URL at the most (48,169 each).
+    assert.equal(reservedInput(p, target('openai/gpt-4o-mini', 1_000_000)), 1_000 + 8_500 + 2 * IMAGE_CEILING.openai);
+    assert.equal(reservedInput(p, target('openai/gpt-4o', 1_000_000)), 1_000 + 255 + 2 * 1445);
+    // claude-sonnet-4-5: 512x512 is 19 x 19 patches of 28 px (361).
+    assert.equal(reservedInput(p, target('anthropic/claude-sonnet-4-5', 1_000_000)), 2_000 + 361 + 2 * 1700);
   });
 
   test('each target is priced at its own family: a fallback with a dearer image rule sets the reservation', () => {
@@ -156,7 +167,7 @@ describe('an inline image is reserved at the tokens its size gives under the mod
         : { model: 'x/y', max_output_tokens: 16, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Describe.' }, { type: 'input_image', image_url: `data:${media};base64,${data}` }] }] };
     const c = decodeForReservation(format, body);
     assert.ok(c !== null, format);
-    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), 0);
+    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), null);
   };
 
   test('OpenAI chat data URL, Anthropic base64 source, Responses input_image: the image at its size (the rest as before)', () => {
@@ -196,7 +207,7 @@ describe('an image the client asked for at detail "low" is reserved at a tile mo
       : { model: 'x/y', max_output_tokens: 16, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Describe.' }, { type: 'input_image', image_url: url, ...(detail ? { detail } : {}) }] }] };
     const c = decodeForReservation(format, body);
     assert.ok(c !== null, format);
-    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), 0);
+    return reservedPrompt(c, Buffer.byteLength(JSON.stringify(body)), null);
   };
 
   test('by URL to gpt-4o-mini: 2,833 at "low", 48,169 (the most) at high, auto, original or none', () => {
@@ -231,7 +242,11 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     up = await startRawUpstream();
     gw = await startTestGateway({
       providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
-        { name: 'gpt-4o', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
+        { name: 'gpt-4o', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        // Two names that differ from their upstream id: a catalog name whose rule is gpt-4o's serving gpt-4o-mini (which bills an image up to
+        // 48,169 tokens), and an Azure-style deployment name no rule knows under a gpt-4o entry.
+        { name: 'gpt-4o-fast', upstream: 'gpt-4o-mini', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        { name: 'gpt-4o-2024-08-06', upstream: 'my-gpt4o-deployment', pricing: { prompt: '0.0000025', completion: '0.00001' }, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } }] }],
       gateway: { auth: { enabled: true, admin_key: ADMIN } },
     });
   });
@@ -277,7 +292,7 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     const t = target('vis/gpt-4o-mini', 128_000, PRICING);
     const k = { budgetUsd: '1', tpmLimit: null } as KeyRecord;
     const raw = Buffer.from(JSON.stringify(body));
-    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, 0);
+    const p = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null);
     const byEstimate = Number(reservationUsage([t], body, raw, k, p).costUsd);
     // A copy counted exactly here would put the text in the encoder's cache: the exact cost is worked out from o200k directly.
     const byCount = (countTokens(text) + 7) * 0.00000015 + 16 * 0.0000006;
@@ -321,6 +336,36 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(up.requests.length, 0);
   });
 
+  test('a model whose upstream id is another model is reserved by the upstream model\'s rule, as the router ranks it: a $0.01 key is refused an image gpt-4o-mini would bill $0.064 for', async () => {
+    const cfg = gw.services.holder.current;
+    const routed = candidateSet(cfg).all;
+    const pool = reservedPrompt(null, 2_000, { images: 1, read: null });
+    for (const [id, counted] of [['vis/gpt-4o-fast', 'gpt-4o-mini'], ['vis/gpt-4o-2024-08-06', 'vis/gpt-4o-2024-08-06']] as const) {
+      const entry = cfg.models.get(id)!;
+      const c = routed.find((x) => x.id === id)!;
+      // The router and the reservation read one name: the upstream id, or the catalog id where no rule knows the upstream id.
+      assert.equal(c.imageRule, imageRuleFor(counted), `router ${id}`);
+      assert.deepEqual(c.tokenizer, tokenizerFor(counted), `router ${id}`);
+      assert.equal(reservedInput(pool, { entry }), Math.ceil((2_000 / 4) * ESTIMATE_MARGIN) + imageRuleFor(counted).max, `reservation ${id}`);
+    }
+    // Before, the reservation took gpt-4o-fast at gpt-4o's 1,445 tokens ($0.0036 at its price): served, then billed 25,501 tokens ($0.064).
+    up.reset(); answer();
+    const r = await send(await key('0.01'), 'vis/gpt-4o-fast');
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  test('a body the codec cannot decode (an image by URL and a file part, relayed as it is) still reserves its image: a $0.002 key is refused', async () => {
+    const body = { model: 'vis/gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'text', text: 'Compare.' },
+      { type: 'image_url', image_url: { url: IMAGE_URL } }, { type: 'file', file: { file_id: 'file-abc123' } }] }] };
+    assert.equal(decodeForReservation('openai-chat', body), null);
+    // Before, its bytes / 4 alone (~75 tokens): served, then billed 25,501 tokens ($0.0038).
+    up.reset(); answer();
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await key('0.002')}` }, body: JSON.stringify(body) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
   test('a $0.002 budget cannot cover the image: 402 before the call, nothing billed', async () => {
     up.reset(); answer();
     const r = await send(await key('0.002'));
@@ -329,5 +374,124 @@ describe('a budgeted key cannot be billed past its budget for an image it sent b
     assert.equal(body.error.code, 'budget_exceeded');
     assert.match(body.error.message, /may cost up to \$0\.00/);
     assert.equal(up.requests.length, 0);
+  });
+});
+
+describe('a body the worker pool parsed is reserved like one parsed on the main thread: inline images at their size, their base64 not as text', () => {
+  let up: RawUpstream; let gw: TestGateway;
+  // An inline 512x512 PNG padded to 200,000 base64 characters (what follows its header is never read), above the 144 KiB threshold.
+  const DATA = png(512, 512).padEnd(200_000, 'A');
+  const body = (model: string) => ({ model, max_tokens: 16, messages: [{ role: 'user', content: [
+    { type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${DATA}` } }] }] });
+  before(async () => {
+    up = await startRawUpstream();
+    gw = await startTestGateway({
+      providers: [{ id: 'vis', format: 'openai-chat', base_url: up.url, models: [{ name: 'gpt-4o-mini', pricing: PRICING, context_window: 128_000, max_completion_tokens: 16_384, capabilities: { vision: true } },
+        { name: 'claude-sonnet-4-5', pricing: { prompt: '0.000001', completion: '0.000002' }, context_window: 200_000, max_completion_tokens: 16_384 }] }],
+      gateway: { auth: { enabled: true, admin_key: ADMIN }, workers: { threads: 1 } },
+    });
+  });
+  after(async () => { await gw.stop(); await up.close(); });
+
+  test('the pool answers each inline image\'s size and the text\'s price with the parse, when asked', async () => {
+    const raw = Buffer.from(JSON.stringify(body('vis/gpt-4o-mini')));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    // Not asked (a key without a budget): nothing read.
+    assert.equal((await gw.services.convert!.prepare(Buffer.from(raw), 'openai-chat', cfg)).read, null);
+    const prepared = await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true);
+    assert.equal(prepared.images, 1);
+    assert.deepEqual(prepared.read?.sizes, [{ width: 512, height: 512 }]);
+    // gpt-4o-mini: one tile (8,500) and a short text; was ~68,000 (the base64 as text) + 48,169.
+    const n = reservedInput(reservedPrompt(null, prepared.bytes.length, prepared), target('vis/gpt-4o-mini', 128_000, PRICING));
+    assert.equal(n, prepared.read!.text.openai + 8_500);
+    assert.ok(n < 8_600, `${n}`);
+  });
+
+  // 60,000 CJK characters (180 KB): bytes / 4 with the margin took them at 1.02 tokens each; Claude 2's public tokenizer
+  // counts up to ~1.28 (estimate.ts CLASS_RESERVE), and the main thread reserves 1.42 for a tokenizer that is not public.
+  const cjk = () => `${Date.now()} ${CJK.repeat(Math.ceil(60_000 / CJK.length)).slice(0, 60_000)}`;
+  const textBody = (model: string, text: string) => ({ model, max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
+  test('Chinese text is priced by the pool as on the main thread, for OpenAI and other families (bytes / 4 was below both)', async () => {
+    const body = textBody('vis/claude-sonnet-4-5', cjk());
+    const raw = Buffer.from(JSON.stringify(body));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    const pooled = reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true));
+    // The main thread, texts never counted before: at their estimate (the first try encodes nothing).
+    const main = reservedPrompt(decodeForReservation('openai-chat', body), raw.length, null);
+    const old = Math.ceil((raw.length / 4) * ESTIMATE_MARGIN);
+    for (const id of ['vis/claude-sonnet-4-5', 'vis/gpt-4o-mini']) {
+      const t = target(id, 1_000_000);
+      assert.equal(reservedInput(pooled, t), reservedInput(main, t), id);
+    }
+    assert.ok(reservedInput(pooled, target('vis/claude-sonnet-4-5', 1_000_000)) > 1.4 * 60_000 && old < 1.03 * 60_000, `${old}`);
+  });
+
+  test('a key whose budget covers bytes / 4 but not the text\'s reservation is refused a 180 KB CJK prompt to a Claude model (it was served and billed past its budget)', async () => {
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-cjk', object: 'chat.completion', created: 1, model: 'claude-sonnet-4-5',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 76_800, completion_tokens: 1, total_tokens: 76_801 } })] });
+    // bytes / 4 with the margin: ~61,300 tokens ($0.061); billed at Claude 2's count $0.077; reserved now ~85,200 ($0.085).
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-cjk', budget_usd: '0.07', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(textBody('vis/claude-sonnet-4-5', cjk())) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  // 200 KB of numbers (a tool's CSV output): o200k makes about 0.6 tokens a byte of it, bytes / 4 with the margin took 0.34.
+  const csv = () => {
+    const rows = [`${Date.now()}`];
+    for (let i = 0; rows.length < 12_000; i++) rows.push([i, (i * 7919) % 100_000, ((i * 104_729) % 1000) / 10, (i * 31) % 97].join(','));
+    return rows.join('\n');
+  };
+
+  test('a pooled body of numbers is reserved at least at its o200k count (bytes / 4 with the margin was 0.57 of it)', async () => {
+    const text = csv();
+    const raw = Buffer.from(JSON.stringify(textBody('vis/gpt-4o-mini', text)));
+    const cfg = gw.services.holder.current;
+    assert.ok(raw.length >= cfg.workers.convertThresholdBytes);
+    const n = reservedInput(reservedPrompt(null, raw.length, await gw.services.convert!.prepare(raw, 'openai-chat', cfg, true)), target('vis/gpt-4o-mini', 1_000_000));
+    const real = countTokens(text);
+    assert.ok(n >= real, `${n} < ${real}`);
+    assert.ok(Math.ceil((raw.length / 4) * ESTIMATE_MARGIN) < 0.6 * real);
+  });
+
+  test('a key whose budget covers bytes / 4 but not the o200k count is refused a 200 KB CSV to gpt-4o-mini (it was served and billed past its budget)', async () => {
+    const text = csv();
+    const real = countTokens(text) + 7;
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-csv', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: real, completion_tokens: 1, total_tokens: real + 1 } })] });
+    // bytes / 4 with the margin: ~71,700 tokens ($0.0108); billed ~126,700 ($0.019).
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-csv', budget_usd: '0.015', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(textBody('vis/gpt-4o-mini', text)) });
+    assert.equal(r.status, 402, await r.clone().text());
+    assert.equal(up.requests.length, 0);
+  });
+
+  test('a $0.002 key sends a 200 KB inline 512x512 PNG through the pool: reserved at one tile ($0.0013), served', async () => {
+    up.reset(); up.push({ status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({
+      id: 'chatcmpl-pool', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'A square.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 8_520, completion_tokens: 3, total_tokens: 8_523 } })] });
+    const k = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'pooled-img', budget_usd: '0.002', budget_period: 'day' }) });
+    assert.equal(k.status, 201);
+    const key = (await k.json() as { key: string }).key;
+    const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body('vis/gpt-4o-mini')) });
+    assert.equal(r.status, 200, await r.clone().text());
+    assert.equal(up.requests.length, 1);
   });
 });

@@ -12,6 +12,7 @@ import { GatewayError } from '../gateway-error.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from '../workers/convert-core.ts';
 import type { ConvertResult, ConvertTask, EncodedBytes, WireError } from '../workers/convert.ts';
 import { createDrain } from '../workers/drain.ts';
+import { readPromptOfBody, type PromptRead } from '../workers/prompt-read.ts';
 import { countInputImages } from './usage.ts';
 
 type Rec = Record<string, unknown>;
@@ -27,6 +28,8 @@ export type PreparedRequest = {
   bytes: Buffer;
   /** Input images in the body, counted where it was parsed (billed when the model prices images). */
   images: number;
+  /** What the budget reservation needs of the content, read where it was parsed when asked (src/workers/prompt-read.ts). */
+  read: PromptRead | null;
   /** The primary target's bytes come from the prepare task; any other target is one more worker task. */
   encodeFor(entry: ModelEntry): Promise<EncodedOut>;
 };
@@ -36,9 +39,10 @@ export type ConvertPool = {
   readonly threads: number;
   /**
    * Parses and validates in a worker; throws the same GatewayError (400) the inline path would. `buf` is transferred when it owns its memory.
-   * After close() it parses and encodes inline instead (same results).
+   * After close() it parses and encodes inline instead (same results). `read`: also read what a budget's
+   * reservation needs of the content (PreparedRequest.read; null without it).
    */
-  prepare(buf: Buffer, clientFormat: ClientFormat, cfg: Config): Promise<PreparedRequest>;
+  prepare(buf: Buffer, clientFormat: ClientFormat, cfg: Config, read?: boolean): Promise<PreparedRequest>;
   /**
    * Takes no more work: every prepare (with its follow-up task) and fallback encode already submitted
    * finishes in the pool, then the threads exit and the promise resolves. A request still holding a
@@ -97,10 +101,12 @@ function encodeInline(clientFormat: ClientFormat, body: Rec, canonical: { value:
 }
 
 /** A PreparedRequest worked out on this thread: what a closed pool gives a caller that still reached it. */
-function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config): PreparedRequest {
+function prepareInline(buf: Buffer, clientFormat: ClientFormat, cfg: Config, wanted: boolean): PreparedRequest {
   const body = parseAndValidate(buf, clientFormat, cfg.server.jsonMaxDepth);
   const canonical = { value: null as CanonicalRequest | null };
-  return { meta: bodyMeta(body, clientFormat), bytes: buf, images: countInputImages(body), encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
+  const images = countInputImages(body);
+  const read = wanted ? readPromptOfBody(clientFormat, body, canonical) : null;
+  return { meta: bodyMeta(body, clientFormat), bytes: buf, images, read, encodeFor: async (entry) => encodeInline(clientFormat, body, canonical, entry) };
 }
 
 /** An ArrayBuffer holding exactly `bytes`, transferable (pooled slab slices and untransferable buffers are copied). */
@@ -125,12 +131,12 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
 
   return {
     threads,
-    async prepare(buf, clientFormat, cfg) {
+    async prepare(buf, clientFormat, cfg, read = false) {
       // A caller that read this pool just before a reload swapped it out still gets its answer.
-      if (drain.closed) return prepareInline(buf, clientFormat, cfg);
+      if (drain.closed) return prepareInline(buf, clientFormat, cfg, read);
       const r = await drain.track(async () => {
         const bytes = ownedBuffer(buf);
-        const task = { kind: 'prepare', bytes, clientFormat, maxDepth: cfg.server.jsonMaxDepth, version: cfg.version } as const;
+        const task = { kind: 'prepare', bytes, clientFormat, maxDepth: cfg.server.jsonMaxDepth, version: cfg.version, read } as const;
         const first = await run(task, [bytes]);
         // Once per thread and config version: the worker asks for the target table, then keeps it.
         return first.kind === 'need-targets' ? run({ ...task, bytes: first.original, targets: targetTable(cfg) }, [first.original]) : first;
@@ -144,6 +150,7 @@ export function createConvertPool(opts: { threads: number; idleTimeout?: number 
         meta: r.meta,
         bytes: original,
         images: r.images,
+        read: r.read,
         async encodeFor(entry) {
           if (primary && primary.id === entry.id) {
             if ('error' in primary) throw fromWire(primary.error);

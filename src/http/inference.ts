@@ -11,7 +11,7 @@ import { parseAndValidate } from '../workers/convert-core.ts';
 import { uuidv7 } from '../util/uuid.ts';
 import type { Reservation } from '../limits/limiter.ts';
 import { reportTrimmed } from './budget-trim.ts';
-import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt } from './reservation-estimate.ts';
+import { acquireReserved, decodeForReservation, reservationUsage, reservedPrompt, undecodedPrompt } from './reservation-estimate.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import { readBody, requireJsonContentType } from './body.ts';
 import { asGatewayError, sendError, type Envelope } from './envelope.ts';
@@ -63,7 +63,8 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
     // A routed body is parsed here whatever the pool does (routing reads the prompt): it skips the pool.
     if (svc.convert && (!ext || ext.pooled) && buf.length >= cfg.workers.convertThresholdBytes && !namesRouter(buf)) {
       // Large body: parsed, validated and converted in the pool; the main thread sees its parameters only.
-      prepared = await svc.convert.prepare(buf, format, cfg);
+      // A key with a budget has the worker read what its reservation needs of the content (src/workers/prompt-read.ts).
+      prepared = await svc.convert.prepare(buf, format, cfg, client.key?.budgetUsd != null);
       buf = prepared.bytes;
       body = prepared.meta;
     } else body = parseAndValidate(buf, format, cfg.server.jsonMaxDepth);
@@ -90,7 +91,7 @@ export async function handleInference(svc: Services, req: IncomingMessage, res: 
       // Router mode may drop its first choice too (the next target it ranked is what the key can afford).
       // The prompt is measured only for a key the estimate limits (a budget or tpm); others count requests alone.
       if (key.budgetUsd !== null || key.tpmLimit !== null) decoded = routed?.canonical ?? (prepared ? null : decodeForReservation(format, body));
-      const prompt = reservedPrompt(decoded, buf.length, prepared?.images ?? 0);
+      const prompt = reservedPrompt(decoded, buf.length, prepared ?? (decoded ? null : undecodedPrompt(body)));
       const got = acquireReserved(limiter, key, targets, prompt, (ts) => reservationUsage(ts, body, buf, key, prompt), routed === null);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;

@@ -3,16 +3,19 @@
 // has a public tokenizer, else the fitted estimate with its measured margin; images by the target
 // model's rule, src/tokens/images.ts: an inline image at the size its header gives, else the most the
 // model bills for one), capped at the target's context window, and output up to max_tokens or its cap.
+// A target is counted by its upstream model's name (src/tokens/families.ts countingName), as the router counts it.
 import type { AttemptTarget } from '../engine/plan.ts';
 import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
 import { clientCodecFor } from '../formats/registry.ts';
+import { countInputImages } from '../engine/usage.ts';
 import { acquireAffordable, type Affordable } from '../limits/affordable.ts';
 import { LimitError, worstUsage, type Limiter, type Usage } from '../limits/limiter.ts';
 import type { KeyRecord } from '../store/types.ts';
 import { ESTIMATE_MARGIN } from '../tokens/estimate.ts';
-import { imageRuleFor } from '../tokens/images.ts';
-import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
+import { imageRuleFor, imageTokens, type ImageRule } from '../tokens/images.ts';
+import { countingName, PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
+import type { PromptRead } from '../workers/prompt-read.ts';
 
 /**
  * New characters a reservation the budget refused encodes exactly before it tries again (encoding runs
@@ -23,8 +26,14 @@ import { PromptTokens, promptParts, tokenizerFor } from '../tokens/index.ts';
  */
 export const RESERVE_EXACT_CHARS = 4096;
 
-/** The prompt as a reservation reads it: measured from the decoded request, or (a body the pool parsed) its bytes and images only. */
-export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number };
+/**
+ * The prompt as a reservation reads it: measured from the decoded request, or (a body the pool parsed)
+ * its bytes, its images and what the pool read of its content (src/workers/prompt-read.ts).
+ */
+export type ReservedPrompt = { tokens: PromptTokens; images: number; bytes: number } | { bytes: number; images: number; read: PromptRead | null };
+
+/** What the pool read of a body it parsed (src/engine/convert-pool.ts PreparedRequest). */
+export type PooledPrompt = { images: number; read: PromptRead | null };
 
 /**
  * The decoded request of a body parsed on this thread (null for one the pool parsed, or one the codec
@@ -35,26 +44,47 @@ export function decodeForReservation(format: ClientFormat, body: Record<string, 
   try { return clientCodecFor(format).decodeRequest(body); } catch { return null; }
 }
 
-export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooledImages: number): ReservedPrompt {
-  if (canonical === null) return { bytes, images: pooledImages };
+/**
+ * What a body parsed on this thread that the codec cannot decode is reserved from (one the relay serves
+ * as it is, holding a part only its own format knows: an Anthropic `search_result` or `file` source, an
+ * OpenAI `file` or `input_audio` part): its bytes / 4 and its images counted in the body, each at the
+ * most its model bills for one. Before 2026-11-30 such a body's images were left out of the reservation.
+ */
+export const undecodedPrompt = (body: Record<string, unknown>): PooledPrompt => ({ images: countInputImages(body), read: null });
+
+export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooled: PooledPrompt | null): ReservedPrompt {
+  if (canonical === null) return { bytes, images: pooled?.images ?? 0, read: pooled?.read ?? null };
   const parts = promptParts(canonical);
   return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images, bytes };
 }
 
+/** The name `target` is counted by: its upstream model's (src/tokens/families.ts countingName). */
+const countedName = (t: AttemptTarget): string => countingName(t.entry.upstream, t.entry.id);
+
 /**
- * Input tokens reserved for `target`. A body the pool parsed: its bytes / 4 with the estimate's margin
- * (base64 images included, which over-counts them) plus its images at the most the model bills for one.
- * Never above the target's context window (a longer prompt is refused, not billed).
+ * Input tokens reserved for `target`. A body the pool parsed, from what the pool read of it
+ * (src/workers/prompt-read.ts): its text as on this thread, its inline images at the size their headers
+ * give; an image by URL or with a header that cannot be read at the most the model bills for one. A
+ * pooled body the pool did not read (no budget) or could not decode: its bytes / 4 with the estimate's
+ * margin and every image at the most. Never above the target's context window (a longer prompt is refused, not billed).
  */
 export function reservedInput(p: ReservedPrompt, target: AttemptTarget): number {
-  const images = imageRuleFor(target.entry.id);
-  const n = 'tokens' in p
-    ? p.tokens.reserve(tokenizerFor(target.entry.id), images)
-    : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN) + p.images * images.max;
+  const name = countedName(target);
+  const images = imageRuleFor(name);
+  const tokenizer = tokenizerFor(name);
+  const n = 'tokens' in p ? p.tokens.reserve(tokenizer, images) : pooledInput(p, tokenizer.kind === 'exact', images);
   const window = target.entry.model.context_window;
   const capped = window > 0 ? Math.min(n, window) : n;
   // A binary document to a model without a known window: nothing bounds it, the body's bytes stand in.
   return Number.isFinite(capped) ? capped : Math.ceil(p.bytes * ESTIMATE_MARGIN);
+}
+
+function pooledInput(p: { bytes: number; images: number; read: PromptRead | null }, openai: boolean, rule: ImageRule): number {
+  const r = p.read;
+  const sizes = r?.sizes ?? [];
+  let n = r ? (openai ? r.text.openai : r.text.other) : Math.ceil((p.bytes / 4) * ESTIMATE_MARGIN);
+  for (const s of sizes) n += imageTokens(rule, s);
+  return n + Math.max(0, p.images - sizes.length) * rule.max;
 }
 
 /**
@@ -96,6 +126,6 @@ export function acquireReserved<T extends AttemptTarget>(limiter: Limiter, key: 
 function countMore(p: ReservedPrompt, plan: readonly AttemptTarget[]): boolean {
   if (!('tokens' in p)) return false;
   let more = false;
-  for (const t of plan) if (p.tokens.countMore(tokenizerFor(t.entry.id))) more = true;
+  for (const t of plan) if (p.tokens.countMore(tokenizerFor(countedName(t)))) more = true;
   return more;
 }

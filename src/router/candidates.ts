@@ -9,7 +9,7 @@ import { takesManyTools } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
 import { relayCodecFor } from '../formats/registry.ts';
 import { GatewayError } from '../gateway-error.ts';
-import { imageRuleFor, tokenizerFor, tokenizerKey, type ImageRule, type TokenizerId } from '../tokens/index.ts';
+import { countingName, imageRuleFor, tokenizerFor, tokenizerKey, type ImageRule, type TokenizerId } from '../tokens/index.ts';
 import type { CompiledPriors, ModelRef } from './quality/index.ts';
 
 /** Per-token USD prices as numbers, for ranking (the bill and the hard max_cost cap use exact decimals). */
@@ -150,11 +150,12 @@ function build(cfg: Config): CandidateSet {
       .map((t) => ({ above: t.above_input_tokens, prices: prices(t as Partial<Pricing>, p) }))
       .sort((a, b) => a.above - b.above);
     const canonical = e.canonical;
-    const tk = tokenizerFor(e.upstream || e.model.name);
+    const counted = countingName(e.upstream, e.id);
+    const tk = tokenizerFor(counted);
     const caps = e.model.capabilities;
     const addedMs = Date.parse(e.model.added_at);
     const c: Candidate = {
-      index: all.length, entry: e, id: e.id, provider: e.provider.id, canonical, tokenizer: tk, tokenizerKey: tokenizerKey(tk), imageRule: imageRuleFor(e.upstream || e.model.name), tokIndex: 0, provIndex: 0, prices: p, tiers,
+      index: all.length, entry: e, id: e.id, provider: e.provider.id, canonical, tokenizer: tk, tokenizerKey: tokenizerKey(tk), imageRule: imageRuleFor(counted), tokIndex: 0, provIndex: 0, prices: p, tiers,
       contextWindow: e.model.context_window, maxOutput: e.model.max_completion_tokens, caps,
       cacheMinTokens: e.model.cache_min_tokens ?? 1024,
       ref: modelRef(canonical, e, p), refIndex: 0,

@@ -43,5 +43,15 @@ export function tokenizerFor(model: string): TokenizerId {
   return t;
 }
 
+/**
+ * The name a catalog entry's prompt is counted by (its tokenizer and image rule): the upstream id, the
+ * model that bills (a `rename` override keeps the provider's id there: `opus` serves `claude-opus-4-8`),
+ * else the catalog id when no rule knows the upstream id (an Azure deployment name such as
+ * `my-gpt4o-deployment` under the entry `gpt-4o`). The router and the budget reservation both count by it.
+ */
+export function countingName(upstream: string | undefined, id: string): string {
+  return upstream && tokenizerFor(upstream) !== GENERIC ? upstream : id;
+}
+
 /** A stable string key of a tokenizer (to count once per tokenizer across many candidates). */
 export const tokenizerKey = (t: TokenizerId): string => (t.kind === 'exact' ? t.encoding : `estimate:${t.family}`);

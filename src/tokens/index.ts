@@ -24,7 +24,7 @@ import { imageRuleFor } from './images.ts';
 import { measureLater, PromptTokens, unmeasured, type TokenCount } from './measure.ts';
 import { promptParts, type PromptParts } from './prompt.ts';
 
-export { tokenizerFor, tokenizerKey, type TokenizerId } from './families.ts';
+export { countingName, tokenizerFor, tokenizerKey, type TokenizerId } from './families.ts';
 export { warmTokenizers } from './encoders.ts';
 export { estimateTextTokens } from './estimate.ts';
 export { PromptTokens, type MeasureOptions, type TokenCount } from './measure.ts';

@@ -197,11 +197,13 @@ export class PromptTokens {
    * image by the target model's rule (images.ts: at the size read from an inline image's header, else
    * the most the model bills for one; the family's ceiling without a rule), a binary document at its
    * base64 size / 4 with the margin (not a bound: nothing bounds one but the context window).
+   * `estimateOnly`: no exact count even where one is cached, and no encoding loaded (the worker pool's
+   * threads, src/workers/prompt-read.ts, load none: 0.4-0.6 s and tens of MB each).
    */
-  reserve(t: TokenizerId, images: ImageRule = familyImageRule(t.kind === 'exact' ? 'openai' : t.family)): number {
+  reserve(t: TokenizerId, images: ImageRule = familyImageRule(t.kind === 'exact' ? 'openai' : t.family), estimateOnly = false): number {
     const p = this.parts;
     const family: Family = t.kind === 'exact' ? 'openai' : t.family;
-    const e = t.kind === 'exact' ? this.#exactOf(t.encoding) : null;
+    const e = t.kind === 'exact' && !estimateOnly ? this.#exactOf(t.encoding) : null;
     const nMsg = p.messages.length;
     let n = family === 'openai' ? FRAMING.openai.base + FRAMING.openai.perMessage * nMsg : FRAMING_CEILING.base + FRAMING_CEILING.perMessage * nMsg;
     for (let i = 0; i < this.#texts.length; i++) {

@@ -8,6 +8,7 @@ import { GatewayError, type ErrorCode } from '../gateway-error.ts';
 import { compileMapping, type CompiledMapping, type MappingRow } from '../mapping/compile.ts';
 import { bodyMeta, encodeForTarget, parseAndValidate, type TargetSpec } from './convert-core.ts';
 import { countInputImages } from '../engine/usage.ts';
+import { readPromptOfBody, type PromptRead } from './prompt-read.ts';
 import { nameThread } from './thread-name.ts';
 
 nameThread('gw-convert');
@@ -26,15 +27,20 @@ export type EncodedBytes = { id: string; path: string; headers?: Record<string, 
  * encode: parse an already validated body again and encode it for one (fallback) target.
  */
 export type ConvertTask =
-  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; version: string; targets?: Record<string, TargetSpec> }
+  /** `read`: for a key with a budget, read what its reservation needs of the content (src/workers/prompt-read.ts). */
+  | { kind: 'prepare'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; version: string; read: boolean; targets?: Record<string, TargetSpec> }
   | { kind: 'encode'; bytes: ArrayBuffer; clientFormat: ClientFormat; maxDepth: number; target: TargetSpec };
 
 export type ConvertResult =
   | { kind: 'error'; error: WireError }
   /** This thread has no target table for the config version yet: send it again with `targets`. */
   | { kind: 'need-targets'; original: ArrayBuffer }
-  /** `images`: input images in the body (billed when the model prices them; the main thread never sees the content). */
-  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number }
+  /**
+   * `images`: input images in the body (billed when the model prices them; the main thread never sees the content);
+   * `read`: what the budget reservation needs of the content (src/workers/prompt-read.ts: the images' sizes, their base64
+   * characters, its text priced; null unless the task asked, or when the body cannot be decoded).
+   */
+  | { kind: 'prepared'; meta: Rec; original: ArrayBuffer; primary: EncodedBytes | { id: string; error: WireError } | null; images: number; read: PromptRead | null }
   | { kind: 'encoded'; encoded: EncodedBytes }
   | { kind: 'encode-error'; error: WireError };
 
@@ -100,10 +106,14 @@ export default function convertTask(task: ConvertTask): ConvertResult {
   try { body = parseAndValidate(buf, task.clientFormat, task.maxDepth); } catch (e) { return { kind: 'error', error: toWire(e) }; }
   const meta = bodyMeta(body, task.clientFormat);
   const t = typeof body.model === 'string' && Object.hasOwn(targets, body.model) ? targets[body.model] : undefined;
+  // Decoded and measured here for a budget's reservation (bench/pool-inline-images.ts); a translated primary target reuses the decode.
+  const canonical = { value: null as CanonicalRequest | null };
+  const images = countInputImages(body);
+  const read = task.read ? readPromptOfBody(task.clientFormat, body, canonical) : null;
   let primary: EncodedBytes | { id: string; error: WireError } | null = null;
   if (t) {
-    try { primary = encodeBytes(task.clientFormat, body, { value: null }, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
+    try { primary = encodeBytes(task.clientFormat, body, canonical, t); } catch (e) { primary = { id: t.id, error: toWire(e) }; }
   }
   const transfer = [task.bytes, ...(primary && 'body' in primary ? [primary.body] : [])];
-  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images: countInputImages(body) }, transfer);
+  return moved({ kind: 'prepared', meta, original: task.bytes, primary, images, read }, transfer);
 }
