@@ -29,6 +29,7 @@ import { relayAnswer } from './passthrough-relay.ts';
 import { bodyDecoder, contentCodings, type ContentCodingError } from '../engine/content-coding.ts';
 import { bodyText } from '../engine/charset.ts';
 import { refuseCostBound } from './router-mode.ts';
+import { passThroughInput, passThroughText, type PassThroughText } from './passthrough-reserve.ts';
 
 type Hooks = { onReq(p: ClientRequest): void; onRes(p: IncomingMessage): void };
 const hooks = new WeakMap<IncomingMessage, Hooks>();
@@ -115,7 +116,9 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
     if (client.key && svc.limiter) {
       // A budget that cannot cover the costliest fallback serves the plan without the targets it cannot afford.
       const key = client.key;
-      const a = await acquireAffordable(svc.limiter, key, plan, (ps) => reserve(key, ps, inputEstimate, (e) => outputReserve(sub, body, e)));
+      // A budget prices each target's input from the body's text (passthrough-reserve.ts); a tpm limit keeps bytes / 4.
+      const text = key.budgetUsd != null ? passThroughText(body) : null;
+      const a = await acquireAffordable(svc.limiter, key, plan, (ps) => reserve(key, ps, inputEstimate, text, (e) => outputReserve(sub, body, e)));
       reservation = a.reservation;
       if (a.dropped.length > 0) {
         plan = [...a.kept];
@@ -246,9 +249,18 @@ export async function handlePassthrough(svc: Services, req: IncomingMessage, res
   });
 }
 
-/** The limiter's reservation: input from the body's size, output at the route's maximum per target (worstUsage). */
-const reserve = (key: KeyRecord, plan: readonly ModelEntry[], input: number, outputOf: (e: ModelEntry) => number): LimitUsage =>
-  worstUsage(key, plan.map((e) => ({ pricing: e.model.pricing, maxOutputTokens: outputOf(e) })), input);
+/**
+ * The limiter's reservation, output at the route's maximum per target (worstUsage): a budget's cost from
+ * each target's input as its tokenizer counts the body's text (passthrough-reserve.ts); the tokens a
+ * tpm limit takes from the body's bytes / 4 (flow control, settled with the real count).
+ */
+function reserve(key: KeyRecord, plan: readonly ModelEntry[], input: number, text: PassThroughText | null, outputOf: (e: ModelEntry) => number): LimitUsage {
+  const out = plan.map((e) => outputOf(e));
+  const cost = worstUsage(key, plan.map((e, i) => ({ pricing: e.model.pricing, maxOutputTokens: out[i]!, ...(text ? { inputTokens: passThroughInput(text, e) } : {}) })), input);
+  let tokens = 0;
+  for (const o of out) tokens = Math.max(tokens, input + o);
+  return { tokens, costUsd: cost.costUsd };
+}
 
 /** The error a Content-Encoding header the gateway cannot undo stands for, or null. */
 function codingProblem(header: string | string[] | undefined): ContentCodingError | null {

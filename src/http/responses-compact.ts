@@ -20,7 +20,8 @@ import { GATEWAY_ONLY_FIELDS } from '../formats/passthrough/openai-chat.ts';
 import { responsesUsage } from '../formats/passthrough/usage.ts';
 import { nativeInput } from '../formats/openai-responses/passthrough.ts';
 import { GatewayError, invalidParam } from '../gateway-error.ts';
-import { worstUsage, type Reservation } from '../limits/limiter.ts';
+import type { Reservation } from '../limits/limiter.ts';
+import { decodeForReservation, reservationUsage, reservedPrompt, undecodedPrompt } from './reservation-estimate.ts';
 import { acquireAffordable } from '../limits/affordable.ts';
 import { reportTrimmed } from './budget-trim.ts';
 import { parseJsonObject, readBody, requireJsonContentType } from './body.ts';
@@ -66,10 +67,14 @@ export async function handleCompact(svc: Services, req: IncomingMessage, res: Se
     if (client.key && svc.limiter) {
       // Reserved for the plan's costliest attempt (the summary may fall back to a pricier configured
       // model), or for the targets the budget can afford (src/limits/affordable.ts), as on the other routes.
+      // The prompt is the whole conversation, the stored history prepended above included (the request's
+      // own bytes / 4 left a long history out: a key was served a compaction it could not afford),
+      // priced per target as the other routes price theirs (reservation-estimate.ts).
       const key = client.key;
-      const input = Math.ceil(bytes / 4);
-      const estimateOf = (ts: readonly AttemptTarget[]) =>
-        worstUsage(key, ts.map((t) => ({ pricing: t.entry.model.pricing, maxOutputTokens: t.entry.model.max_completion_tokens })), input, { cacheWrite: 'none' });
+      const whole = Buffer.from(JSON.stringify(body));
+      const canonical = decodeForReservation('openai-responses', body);
+      const prompt = reservedPrompt(canonical, whole.length, canonical ? null : undecodedPrompt(body));
+      const estimateOf = (ts: readonly AttemptTarget[]) => reservationUsage(ts, body, whole, key, prompt);
       const got = acquireAffordable(svc.limiter, key, planAttempts(cfg, entry, svc.health).map((e) => ({ entry: e })), estimateOf);
       const a = got instanceof Promise ? await got : got;
       reservation = a.reservation;
