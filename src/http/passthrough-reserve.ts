@@ -18,9 +18,10 @@
 import type { ModelEntry } from '../config/types.ts';
 import { exactCounter } from '../tokens/encoders.ts';
 import { reserveTextTokens, textShape } from '../tokens/estimate.ts';
+import { exactWeight } from '../tokens/exact-cost.ts';
 import { countingName, tokenizerFor, type Encoding } from '../tokens/families.ts';
 
-/** Weighted characters counted exactly per body: digits and whitespace 1, ASCII punctuation 2, ASCII letters 4, beyond ASCII 32. */
+/** Weighted characters counted exactly per body (src/tokens/exact-cost.ts exactWeight: digits and whitespace 1, ASCII punctuation 2, ASCII letters 4, beyond ASCII 32). */
 export const EXACT_UNITS = 65_536;
 /** The longest run of non-whitespace characters a string counted exactly may hold (one BPE piece at most this long). */
 export const MAX_RUN = 128;
@@ -43,18 +44,6 @@ export function passThroughText(body: Record<string, unknown>): PassThroughText 
   return out;
 }
 
-/** What counting `s` exactly weighs (EXACT_UNITS), or Infinity when a run of non-whitespace is longer than MAX_RUN. */
-export function exactWeight(s: string): number {
-  let units = 0, run = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13)) { run = 0; units++; continue; }
-    if (++run > MAX_RUN) return Infinity;
-    units += c >= 48 && c <= 57 ? 1 : c >= 128 ? 32 : (c | 32) >= 97 && (c | 32) <= 122 ? 4 : 2;
-  }
-  return units;
-}
-
 /** Input tokens reserved for `e`: exact for a public tokenizer within the budget, else a bound or the reservation's estimate. */
 export function passThroughInput(t: PassThroughText, e: ModelEntry): number {
   const tk = tokenizerFor(countingName(e.upstream, e.id));
@@ -74,7 +63,7 @@ export function passThroughInput(t: PassThroughText, e: ModelEntry): number {
     let left = EXACT_UNITS;
     const t0 = performance.now();
     for (const s of t.strings) {
-      const w = left > 0 && s.length <= left ? exactWeight(s) : Infinity;
+      const w = left > 0 && s.length <= left ? exactWeight(s, MAX_RUN) : Infinity;
       if (w <= left && performance.now() - t0 < EXACT_MS) { left -= w; n += exact.count(s); } else n += Buffer.byteLength(s) + 1;
     }
     memo[tk.encoding] = n;
