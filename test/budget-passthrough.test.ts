@@ -27,7 +27,8 @@ before(async () => {
       received++;
       const b = JSON.parse(raw) as { model: string; input: string | string[] };
       const inputs = Array.isArray(b.input) ? b.input : [b.input];
-      const tokens = inputs.reduce((n, s) => n + countTokens(s), 0);
+      // Beyond 60,000 characters (the event-loop test's text, whose exact count takes seconds) its UTF-8 bytes, the ceiling.
+      const tokens = inputs.reduce((n, s) => n + (s.length > 60_000 ? Buffer.byteLength(s) : countTokens(s)), 0);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', model: b.model, data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2] })), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
     });
@@ -81,4 +82,45 @@ test('a key whose budget the CSV would pass is refused before the call (402); on
   for (let i = 0; i < 100 && Number(await gw.services.store!.keySpend(k2.id, since)) === 0; i++) await new Promise((res) => setTimeout(res, 20));
   const spent = Number(await gw.services.store!.keySpend(k2.id, since));
   assert.ok(spent > 0 && spent <= real * 1.05, `spent $${spent} of $${(real * 1.05).toFixed(6)}`);
+});
+
+/** `n` random CJK characters (a deterministic sequence), a space after every `run` of them (0: none). */
+function randomCjk(n: number, run: number): string {
+  let seed = 12345, s = '';
+  for (let i = 0; i < n; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    s += String.fromCharCode(0x4e00 + (seed % 20000));
+    if (run > 0 && i % run === run - 1) s += ' ';
+  }
+  return s;
+}
+
+test('text whose exact count is slow is taken at its bound, without holding the event loop (a run of 65,536 CJK characters held it 6.4 s)', async () => {
+  await warmTokenizers();
+  const entry = gw.services.holder.current.models.get('oa/text-embedding-3-small') as ModelEntry;
+  // One 16,384-character run without whitespace (BPE on one piece is quadratic: 0.4-0.7 s to count)
+  // and 16,384 characters in runs of 8 (characters the encoding meets rarely: ~3-15 us each).
+  for (const [name, s] of [['one run', randomCjk(16_384, 0)], ['runs of 8', randomCjk(16_384, 8)]] as const) {
+    const t0 = performance.now();
+    const n = passThroughInput(passThroughText({ model: 'x', input: s }), entry);
+    const ms = performance.now() - t0;
+    assert.ok(ms < 50, `${name}: ${ms.toFixed(1)} ms`);
+    assert.ok(n >= countTokens(s), `${name}: ${n} reserved, never below the count`);
+  }
+  // Through the gateway: a budgeted key's embedding of 65,536 CJK characters in one run. A timer
+  // ticking every 5 ms sees how long the event loop was held (the gateway runs in this process).
+  const s = randomCjk(65_536, 0);
+  const k = await key('100');
+  let last = performance.now(), worst = 0;
+  const tick = setInterval(() => { const now = performance.now(); worst = Math.max(worst, now - last); last = now; }, 5);
+  received = 0;
+  try {
+    let reachedAt = 0, worstBefore = 0;
+    up.once('request', () => { reachedAt = performance.now(); worstBefore = worst; });
+    const r = embed(k.key, s);
+    for (let i = 0; i < 400 && reachedAt === 0; i++) await new Promise((res) => setTimeout(res, 25));
+    assert.ok(reachedAt > 0, 'the request reached the upstream');
+    assert.ok(worstBefore < 500, `the event loop was held ${worstBefore.toFixed(0)} ms before the request reached the upstream`);
+    assert.equal((await r).status, 200);
+  } finally { clearInterval(tick); }
 });

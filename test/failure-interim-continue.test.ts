@@ -114,3 +114,24 @@ test('pass-through: an embeddings answer after a 100 Continue is relayed and bil
   assert.equal(((await r.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens, 9);
   assert.equal(requests, 1);
 });
+
+test('a 100 Continue after a 102 or a 103 is dropped too, sent once (before: undici destroyed the socket at the 100, a 503 "sent, no answer")', async () => {
+  const cases: Array<[string, Script]> = [
+    ['103 then 100', { pieces: ['HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n', CONTINUE + ok(chatBody('hints'))], gapMs: 20 }],
+    ['102, 100, 103, 100 in one write', { pieces: ['HTTP/1.1 102 Processing\r\n\r\n' + CONTINUE + 'HTTP/1.1 103 Early Hints\r\nlink: </b>\r\n\r\n' + CONTINUE + ok(chatBody('mix'))] }],
+    ['102 split, then 100 split', { pieces: ['HTTP/1.1 10', '2 Processing\r\n', '\r\nHTTP/1.1 1', '00 Continue\r\n\r', '\n' + ok(chatBody('split'))], gapMs: 15 }],
+  ];
+  for (const [name, script] of cases) {
+    queue.push(script);
+    requests = 0;
+    const r = await chat();
+    assert.equal(r.status, 200, `${name}: ${r.text}`);
+    assert.match(r.text, /"content":"(hints|mix|split)"/, name);
+    assert.equal(requests, 1, `${name}: sent once`);
+  }
+  // A stream after the mix, then a plain answer on the same connection.
+  queue.push({ pieces: ['HTTP/1.1 103 Early Hints\r\n\r\n' + CONTINUE + ok(chatBody('after'))] });
+  assert.equal((await chat()).status, 200);
+  queue.push({ pieces: [ok(chatBody('plain'))] });
+  assert.equal((await chat()).status, 200);
+});

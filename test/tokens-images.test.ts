@@ -19,6 +19,28 @@ test('width and height from the header of PNG, GIF, JPEG (baseline, progressive,
   assert.deepEqual(imageSizeOf(webpExtended(5000, 3000)), { width: 5000, height: 3000 });
 });
 
+/** A GIF whose logical screen is `sw` x `sh`, holding one frame of `fw` x `fh` at (`left`, `top`), after a color table and `comment` bytes of comment extension. */
+function gifFrame(sw: number, sh: number, frame: { left: number; top: number; fw: number; fh: number }, comment = 0): string {
+  const u16 = (n: number): number[] => [n & 0xff, n >> 8];
+  const bytes = [...Buffer.from('GIF89a'), ...u16(sw), ...u16(sh), 0x80, 0, 0, 0, 0, 0, 255, 255, 255];
+  bytes.push(0x21, 0xf9, 4, 0, 0, 0, 0, 0); // graphic control extension
+  bytes.push(0x21, 0xff, 11, ...Buffer.from('NETSCAPE2.0'), 3, 1, 0, 0, 0); // application extension
+  for (let left = comment; left > 0; left -= 255) { const n = Math.min(255, left); if (left === comment) bytes.push(0x21, 0xfe); bytes.push(n, ...new Array<number>(n).fill(0x41)); if (left - n <= 0) bytes.push(0); }
+  bytes.push(0x2c, ...u16(frame.left), ...u16(frame.top), ...u16(frame.fw), ...u16(frame.fh), 0, 2, 2, 0x4c, 0x01, 0, 0x3b);
+  return Buffer.from(bytes).toString('base64');
+}
+
+test('a GIF frame larger than its logical screen sizes the image (a 1x1 screen holding a 2048x2048 frame was priced as 1x1)', () => {
+  assert.deepEqual(imageSizeOf(gifFrame(1, 1, { left: 0, top: 0, fw: 2048, fh: 2048 })), { width: 2048, height: 2048 });
+  assert.deepEqual(imageSizeOf(gifFrame(120, 80, { left: 100, top: 10, fw: 50, fh: 20 })), { width: 150, height: 80 });
+  assert.deepEqual(imageSizeOf(gifFrame(640, 480, { left: 0, top: 0, fw: 10, fh: 10 })), { width: 640, height: 480 });
+  // The frame after 100 KB of comment blocks is still found; cut before it, no size (the most is reserved).
+  assert.deepEqual(imageSizeOf(gifFrame(1, 1, { left: 0, top: 0, fw: 1500, fh: 900 }, 100_000)), { width: 1500, height: 900 });
+  assert.equal(imageSizeOf(gifFrame(1, 1, { left: 0, top: 0, fw: 1500, fh: 900 }, 100_000).slice(0, 4000)), null);
+  const mini = imageRuleFor('gpt-4o-mini');
+  assert.equal(imageTokens(mini, imageSizeOf(gifFrame(1, 1, { left: 0, top: 0, fw: 2048, fh: 2048 }))), imageTokens(mini, { width: 2048, height: 2048 }));
+});
+
 test('a header that cannot be read is no size (the caller reserves the most): not an image, cut short, zero sides, a JPEG without a frame header', () => {
   for (const s of ['', 'aGVsbG8gd29ybGQ=', png(100, 100).slice(0, 20), png(0, 100), Buffer.from([0xff, 0xd8, 0xff, 0xda, 0, 2]).toString('base64'), '!!!not base64!!!']) {
     assert.equal(imageSizeOf(s), null, s);

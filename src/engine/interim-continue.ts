@@ -3,20 +3,24 @@
 // answer to a POST). undici (8.x, client-h1.js) takes any 100 for a "bad response" and destroys the
 // socket, which the gateway saw as the upstream unreachable: the request was sent again up to
 // upstream.max_attempts times (each one processed, and billed, by the provider) and ended in a 503.
-// 102 and 103 pass undici untouched. This drops each `100` block (status line and headers) at the
-// start of a response on an upstream connection before undici's parser reads the bytes.
+// 102 and 103 pass undici untouched, but a 100 after one of them (103 Early Hints, then 100) was the
+// same bad response. This drops each `100` block (status line and headers) among the interim blocks
+// at the start of a response on an upstream connection before undici's parser reads the bytes; the
+// other interim blocks (102, 103, ...) are passed on as they are.
 import type { Socket } from 'node:net';
 import { isRequestHead as isHead } from './wire.ts';
 /** A status line's first 12 bytes: `HTTP/1.1 100`. */
 const STATUS_BYTES = 12;
-const CONTINUE = /^HTTP\/1\.[01] 100$/;
+/** An interim status line's first 12 bytes but 101 (an upgrade, which ends the HTTP exchange): its last two digits. */
+const INTERIM = /^HTTP\/1\.[01] 1(0[02-9]|[1-9]\d)$/;
 /** An interim block longer than this is not skipped: undici reads it, and fails as before. */
 const MAX_INTERIM = 16 * 1024;
 
 /**
  * Makes `socket` drop interim `100` responses. A request head written on it marks the start of the
  * next response; until that response's status line is in, bytes are held (at most a status line's 12,
- * or one 100 block) and a 100 block is cut from them. Once another status shows, everything passes as
+ * or one interim block) and a 100 block is cut from them, any other interim block passed on whole.
+ * Once a final status (or 101) shows, everything passes as
  * it comes until the next request head: a response body is never looked at. Undici writes one request
  * at a time on a connection (pipelining 1), so a response always follows its own request's head.
  */
@@ -34,18 +38,22 @@ export function dropInterimContinue(socket: Socket): void {
     if (!awaiting || !Buffer.isBuffer(chunk)) return push.call(this, chunk, encoding);
     let b: Buffer = held === null ? chunk : Buffer.concat([held, chunk]);
     held = null;
+    // Another interim block (102, 103) is passed on whole, and the answer is still awaited after it.
+    let kept: Buffer | null = null;
     for (;;) {
-      if (b.length < STATUS_BYTES) { if (b.length > 0) held = b; return true; }
-      if (!CONTINUE.test(b.toString('latin1', 0, STATUS_BYTES))) break;
+      if (b.length < STATUS_BYTES) { if (b.length > 0) held = b; return kept === null || push.call(this, kept); }
+      const status = INTERIM.exec(b.toString('latin1', 0, STATUS_BYTES))?.[1];
+      if (status === undefined) break;
       const end = b.indexOf('\r\n\r\n');
       if (end === -1) {
         if (b.length > MAX_INTERIM) break;
         held = b;
-        return true;
+        return kept === null || push.call(this, kept);
       }
+      if (status !== '00') kept = kept === null ? b.subarray(0, end + 4) : Buffer.concat([kept, b.subarray(0, end + 4)]);
       b = b.subarray(end + 4);
     }
     awaiting = false;
-    return push.call(this, b);
+    return push.call(this, kept === null ? b : Buffer.concat([kept, b]));
   } as Socket['push'];
 }

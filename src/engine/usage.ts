@@ -127,7 +127,7 @@ export function inputTokensOf(r: InferenceRequest, entry: ModelEntry): number {
   }
 }
 
-/** Input images in a request body (chat `image_url` parts, Messages `image` blocks, Responses `input_image`). */
+/** Input images in a request body (chat `image_url` parts, Messages `image` blocks, Responses `input_image`), tool results' and Responses tool outputs' included. */
 export function countInputImages(body: Record<string, unknown>): number {
   let n = 0;
   const parts = (content: unknown): void => {
@@ -141,7 +141,13 @@ export function countInputImages(body: Record<string, unknown>): number {
   };
   for (const list of [body.messages, body.input]) {
     if (!Array.isArray(list)) continue;
-    for (const m of list) if (m !== null && typeof m === 'object') parts((m as { content?: unknown }).content);
+    for (const m of list) {
+      if (m === null || typeof m !== 'object') continue;
+      parts((m as { content?: unknown }).content);
+      // A Responses tool output may be a list of parts, images among them (function_call_output.output).
+      const t = (m as { type?: unknown }).type;
+      if (t === 'function_call_output' || t === 'custom_tool_call_output') parts((m as { output?: unknown }).output);
+    }
   }
   return n;
 }

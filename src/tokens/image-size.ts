@@ -1,7 +1,7 @@
 // Width and height of an inline (base64) image read from its header, without decoding the image: only
 // a prefix of the base64 is decoded (a JPEG whose size marker comes after a long EXIF block takes a
 // longer prefix, up to MAX_PREFIX_CHARS). PNG (IHDR), JPEG (SOF0-SOF15 but DHT/JPG/DAC), GIF (logical
-// screen), WebP (VP8, VP8L, VP8X). Null when the header cannot be read: the caller reserves the most.
+// screen grown to hold the first frame), WebP (VP8, VP8L, VP8X). Null when the header cannot be read: the caller reserves the most.
 
 export type ImageSize = { width: number; height: number };
 
@@ -23,16 +23,43 @@ export function imageSizeOf(b64: string): ImageSize | null {
   }
 }
 
-/** 'more': a JPEG whose size marker lies past the bytes given. */
+/** 'more': a JPEG whose size marker, or a GIF whose first frame, lies past the bytes given. */
 function headerSize(b: Buffer): ImageSize | null | 'more' {
   if (b.length >= 24 && b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR') return sized(b.readUInt32BE(16), b.readUInt32BE(20));
-  if (b.length >= 10 && b.toString('latin1', 0, 4) === 'GIF8') return sized(b.readUInt16LE(6), b.readUInt16LE(8));
+  if (b.length >= 13 && b.toString('latin1', 0, 4) === 'GIF8') return gif(b);
   if (b.length >= 25 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return webp(b);
   if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) return jpeg(b);
   return null;
 }
 
 const sized = (width: number, height: number): ImageSize | null => (width > 0 && height > 0 ? { width, height } : null);
+
+/**
+ * A GIF's logical screen, grown to hold its first frame: a frame may extend past the screen it names
+ * (a 1x1 screen holding a 2048x2048 frame), and decoders such as Pillow size the image to hold it, so the
+ * screen alone could be far below what is billed. 'more': the first frame's descriptor lies past the bytes given.
+ */
+function gif(b: Buffer): ImageSize | null | 'more' {
+  const w = b.readUInt16LE(6), h = b.readUInt16LE(8);
+  const flags = b[10]!;
+  let i = 13 + (flags & 0x80 ? 3 * (1 << ((flags & 7) + 1)) : 0); // the global color table
+  for (;;) {
+    if (i >= b.length) return 'more';
+    const c = b[i]!;
+    if (c === 0x2c) { // image descriptor: left, top, width, height
+      if (i + 9 > b.length) return 'more';
+      return sized(Math.max(w, b.readUInt16LE(i + 1) + b.readUInt16LE(i + 5)), Math.max(h, b.readUInt16LE(i + 3) + b.readUInt16LE(i + 7)));
+    }
+    if (c !== 0x21) return sized(w, h); // the trailer (no frame) or bytes that are no GIF block
+    i += 2; // extension introducer and label, then sub-blocks up to an empty one
+    for (;;) {
+      if (i >= b.length) return 'more';
+      const n = b[i]!;
+      i += 1 + n;
+      if (n === 0) break;
+    }
+  }
+}
 
 function webp(b: Buffer): ImageSize | null {
   const chunk = b.toString('latin1', 12, 16);

@@ -2,6 +2,7 @@
 // bytes (shared by every estimate family), exact counts per encoding on demand within a character
 // budget (texts seen before are free: counts are cached), and a strict ceiling per family.
 import { exactCounter } from './encoders.ts';
+import { hasRunOver } from './exact-cost.ts';
 import { ESTIMATE_MARGIN, estimateShape, reserveTextTokens, textShape, textShapeSliced, type TextShape } from './estimate.ts';
 import type { Encoding, EstimateFamily, TokenizerId } from './families.ts';
 import { DOCUMENT_CEILING, FRAMING_CEILING, IMAGE_CEILING, TOOL_DEFINITION_EXTRA, TOOL_TURN_EXTRA, textCeiling, type Family } from './ceiling.ts';
@@ -42,6 +43,12 @@ const TOOL_OVERHEAD = 10;
 
 /** A text's estimate, UTF-8 bytes and what a budget reservation takes it at (estimate.ts reserveTextTokens). */
 type Measured = { readonly est: number; readonly bytes: number; readonly res: number };
+
+/**
+ * The longest run of non-whitespace a text counted exactly may hold (exact-cost.ts): a run of 1,024
+ * random CJK characters encodes in a few ms, 16,384 in 0.4-0.7 s. URLs, hashes and base64 below it stay exact.
+ */
+const MAX_EXACT_RUN = 1024;
 
 /** Measures of long texts, remembered (a conversation resends its earlier turns). */
 const EST_CACHE_MIN = 256;
@@ -210,7 +217,8 @@ export class PromptTokens {
       const x = e ? e.per[i]! : -1;
       // OpenAI's encodings are public: the margin measured against them holds for every class; the
       // others' tokenizers are not, and count more beyond English (estimate.ts CLASS_RESERVE).
-      n += x >= 0 ? x : t.kind === 'exact' ? Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!)) : this.#res[i]!;
+      // A text with a run longer than MAX_EXACT_RUN (never counted: exact-cost.ts) is no text the margin was measured on: its ceiling.
+      n += x >= 0 ? x : t.kind === 'exact' ? (hasRunOver(this.#texts[i]!, MAX_EXACT_RUN) ? textCeiling(this.#bytes[i]!) : Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!))) : this.#res[i]!;
       if (i >= this.#toolsFrom) n += TOOL_DEFINITION_EXTRA;
     }
     // A binary document has no bound but the context window (DOCUMENT_CEILING), which would reserve a
@@ -297,7 +305,8 @@ export class PromptTokens {
       if (e.per[i]! >= 0) continue;
       const s = this.#texts[i]!;
       let n = f.cached(s);
-      if (n < 0 && s.length <= budget) {
+      // A run of non-whitespace longer than MAX_EXACT_RUN is one BPE piece, quadratic to encode: estimated.
+      if (n < 0 && s.length <= budget && !hasRunOver(s, MAX_EXACT_RUN)) {
         budget -= s.length;
         if (dry) { dry.push(s); continue; }
         n = f.count(s);
