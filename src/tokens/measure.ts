@@ -42,7 +42,7 @@ const documentTokens = (b64chars: number): number => Math.max(1000, Math.ceil((b
 const TOOL_OVERHEAD = 10;
 
 /** A text's estimate, UTF-8 bytes and what a budget reservation takes it at (estimate.ts reserveTextTokens). */
-type Measured = { readonly est: number; readonly bytes: number; readonly res: number };
+type Measured = { readonly est: number; readonly bytes: number; readonly res: number; readonly resOpenai: number };
 
 /**
  * The longest run of non-whitespace a text counted exactly may hold (exact-cost.ts): a run of 1,024
@@ -63,9 +63,24 @@ function measureText(s: string): Measured {
   return rememberMeasure(s, textShape(s));
 }
 
+/**
+ * What a reservation takes a text at for an OpenAI encoding when it was not counted exactly: the
+ * estimate x ESTIMATE_MARGIN, measured against those encodings on common text of every class; its
+ * UTF-8 bytes (the strict ceiling) when it holds wide characters (CJK, emoji, other scripts outside
+ * Latin, Greek and Cyrillic), whose counts the margin does not cover once they are rare (CJK extension
+ * blocks, random Hangul syllables: reserved/real 0.33-0.51 at the margin), or a run of
+ * non-whitespace longer than MAX_EXACT_RUN (never counted: exact-cost.ts).
+ */
+function openaiReserve(s: string, shape: TextShape, est: number, bytes: number): number {
+  const ceiling = textCeiling(bytes);
+  if (shape.wide > 0 || hasRunOver(s, MAX_EXACT_RUN)) return ceiling;
+  return Math.min(Math.ceil(est * ESTIMATE_MARGIN), ceiling);
+}
+
 function rememberMeasure(s: string, shape: TextShape): Measured {
   const bytes = Buffer.byteLength(s, 'utf8');
-  const m: Measured = { est: s.length === 0 ? 0 : Math.max(1, Math.round(estimateShape(shape))), bytes, res: reserveTextTokens(shape, bytes) };
+  const est = s.length === 0 ? 0 : Math.max(1, Math.round(estimateShape(shape)));
+  const m: Measured = { est, bytes, res: reserveTextTokens(shape, bytes), resOpenai: openaiReserve(s, shape, est, bytes) };
   if (s.length >= EST_CACHE_MIN) estCache.set(s, m);
   return m;
 }
@@ -117,6 +132,8 @@ export class PromptTokens {
   readonly #bytes: number[];
   /** Per text, what a reservation takes it at without an exact count. */
   readonly #res: number[];
+  /** Per text, what a reservation for an OpenAI encoding takes it at without an exact count (openaiReserve). */
+  readonly #resOpenai: number[];
   readonly #toolsFrom: number;
   /** Characters of the prompt's text (tool definitions included). */
   readonly chars: number;
@@ -143,6 +160,7 @@ export class PromptTokens {
     this.#est = new Array<number>(n);
     this.#bytes = new Array<number>(n);
     this.#res = new Array<number>(n);
+    this.#resOpenai = new Array<number>(n);
     let chars = 0, at = 0;
     for (const m of parts.messages) for (const s of m.texts) { this.#measure(at++, s); chars += s.length; }
     this.#toolsFrom = at;
@@ -163,7 +181,7 @@ export class PromptTokens {
 
   #measure(at: number, s: string): void {
     const m = measureText(s);
-    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes; this.#res[at] = m.res;
+    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes; this.#res[at] = m.res; this.#resOpenai[at] = m.resOpenai;
   }
 
   /** Counts `t`'s prompt tokens (exact texts within the budget); memoised per tokenizer. */
@@ -215,10 +233,9 @@ export class PromptTokens {
     let n = family === 'openai' ? FRAMING.openai.base + FRAMING.openai.perMessage * nMsg : FRAMING_CEILING.base + FRAMING_CEILING.perMessage * nMsg;
     for (let i = 0; i < this.#texts.length; i++) {
       const x = e ? e.per[i]! : -1;
-      // OpenAI's encodings are public: the margin measured against them holds for every class; the
-      // others' tokenizers are not, and count more beyond English (estimate.ts CLASS_RESERVE).
-      // A text with a run longer than MAX_EXACT_RUN (never counted: exact-cost.ts) is no text the margin was measured on: its ceiling.
-      n += x >= 0 ? x : t.kind === 'exact' ? (hasRunOver(this.#texts[i]!, MAX_EXACT_RUN) ? textCeiling(this.#bytes[i]!) : Math.min(Math.ceil(this.#est[i]! * ESTIMATE_MARGIN), textCeiling(this.#bytes[i]!))) : this.#res[i]!;
+      // An OpenAI encoding's uncounted text: openaiReserve; the others' tokenizers are not public and
+      // count more beyond English (estimate.ts CLASS_RESERVE).
+      n += x >= 0 ? x : t.kind === 'exact' ? this.#resOpenai[i]! : this.#res[i]!;
       if (i >= this.#toolsFrom) n += TOOL_DEFINITION_EXTRA;
     }
     // A binary document has no bound but the context window (DOCUMENT_CEILING), which would reserve a
