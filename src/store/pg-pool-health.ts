@@ -12,6 +12,7 @@
 //   ends every connection to the old server), and the read's one retry, or the record writer's next
 //   batch, must take a fresh connection rather than the next dead one.
 import type pg from 'pg';
+import { cancelOnServer, type Cancellable } from './pg-cancel.ts';
 import { connectionLost } from './pg-read-retry.ts';
 
 /** Quiet time before the kernel's first keepalive probe. */
@@ -65,8 +66,9 @@ export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
 
 /**
  * A statement run as pool.query runs it (a client taken, the statement, the client given back), except
- * that after `abandonMs` with no answer its connection is destroyed: the statement fails as its
- * connection lost (ETIMEDOUT) and the pool drops the client, its slot free for a fresh connection.
+ * that after `abandonMs` with no answer its connection is destroyed, and the server asked to cancel the
+ * statement: it fails as its connection lost (ETIMEDOUT) and the pool drops the client, its slot free
+ * for a fresh connection.
  * A query error gives the client back to the pool (it is still usable); a lost connection drops it.
  */
 export function abandoningQuery(pool: pg.Pool, abandonMs: number): (sql: string, params: unknown[]) => Promise<pg.QueryResult> {
@@ -82,6 +84,9 @@ export function abandoningQuery(pool: pg.Pool, abandonMs: number): (sql: string,
       const timer = setTimeout(() => {
         abandoned = Object.assign(new Error(`the database did not answer within ${abandonMs / 1000} s: the connection is given up`), { code: 'ETIMEDOUT' });
         broken = abandoned;
+        // The server is asked to stop the statement too: a backend busy or waiting on a lock would
+        // otherwise run on, its connection slot held, after the socket is gone (pg-cancel.ts).
+        cancelOnServer(c as Cancellable);
         (c as WithStream).connection?.stream?.destroy();
       }, abandonMs);
       c.query(sql, params, (err: Error | null, res: pg.QueryResult) => {
