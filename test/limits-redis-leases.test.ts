@@ -460,3 +460,23 @@ test('a replica killed right after its first reservation on a counter, before an
     assert.equal(await redis.client().hlen(`${sk}:r`), 1);
   } finally { await dead.kill(); await live.close(); }
 });
+
+test('a lease index key of the wrong type is replaced by the next sweep: a dead replica\'s reservations still go back', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  // Left by anything but the gateway (a hand-run SET, another program sharing the prefix).
+  await redis.client().set(idx, 'not a sorted set');
+  const errors: unknown[] = [];
+  const live = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 50, leaseMs: 1000, onError: (e) => errors.push(e) });
+  const dead = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 100, leaseMs: 500 });
+  try {
+    await acquireIn(dead, k, '0.03');
+    await sleep(300); // a renewal or two: its holder's push to the index
+    await dead.kill();
+    assert.equal(await counter(sk), toNanos('0.03'));
+    // Before: every sweep failed (WRONGTYPE, reported each presence interval) and the $0.03 stayed held.
+    const took = await until(async () => await counter(sk) === 0n, 8000, 'released');
+    console.log(`# released ${took} ms after the kill with the index key first of the wrong type`);
+    assert.ok(['zset', 'none'].includes(await redis.client().type(idx)), 'the index replaced (emptied once nothing is open)');
+    assert.equal(await redis.client().hlen(`${sk}:r`), 1, 'released once');
+  } finally { await dead.kill(); await live.close(); }
+});

@@ -426,8 +426,12 @@ return 0`;
 // it, on Redis's clock): a replica holding reservations on counters ARGV 4... pushes them to ARGV[1] ms
 // from now (only later, GT: another holder may hold longer), then, ARGV[3] > 0, claims up to ARGV[3]
 // counters due, pushing each ARGV[2] ms on so that replicas sweeping at the same time take different
-// ones. Returns {the claims' score, counters claimed...}.
+// ones. Returns {the claims' score, counters claimed...}. A key of another type in its place (nothing the
+// gateway writes) is replaced: else every push, claim and acquire's ZADD failed (WRONGTYPE) and no dead
+// replica's reservation was swept again; the live holders push their counters back at once.
 const INDEX = `${NOW_MS}
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'zset' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
 local now = nowMs()
 local hold = string.format('%.0f', now + tonumber(ARGV[1]))
 for i = 4, #ARGV do redis.call('ZADD', KEYS[1], 'GT', hold, ARGV[i]) end
