@@ -480,3 +480,27 @@ test('a lease index key of the wrong type is replaced by the next sweep: a dead 
     assert.equal(await redis.client().hlen(`${sk}:r`), 1, 'released once');
   } finally { await dead.kill(); await live.close(); }
 });
+
+test('an acquire before the replica has learnt Redis\'s time, on a clock an hour ahead: its counter still comes due for the sweep', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  const live = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 50, leaseMs: 1000, onError: () => {} });
+  // The replica's clock an hour ahead of Redis's while it starts and takes its first reservation, in the
+  // same tick (before its first sweep answers: its offset to Redis's clock is not known yet).
+  const realNow = Date.now;
+  let skewed!: RedisLimiter;
+  let first!: Promise<Reservation>;
+  Date.now = () => realNow() + 3_600_000;
+  try {
+    skewed = new RedisLimiter({ redis: redis.url, prefix, now: realNow, probeMs: 100, presenceMs: 100, leaseMs: 500, onError: () => {} });
+    first = skewed.acquire(k, { tokens: 1, costUsd: '0.03' });
+  } finally { Date.now = realNow; }
+  try {
+    await first;
+    const due = Number(await redis.client().zscore(idx, sk)) - await redisNow();
+    // Before: due in an hour (a ZADD GT on this process's clock plus an offset of 0), which no push lowers.
+    assert.ok(due < 60_000, `the counter comes due in ${Math.round(due / 1000)} s`);
+    await skewed.close(); // it stops renewing, as a dead replica does; its reservation stays open
+    const took = await until(async () => await counter(sk) === 0n, 8000, 'released');
+    console.log(`# released ${took} ms after the replica stopped (lease 500 ms)`);
+  } finally { await skewed.close(); await live.close(); }
+});

@@ -161,8 +161,11 @@ export class RedisLimiter implements Limiter {
   readonly #releasedKeepMs: number;
   /** When (performance.now()) this replica last put each counter in the lease index: an acquire puts it again only when that is a lease old. */
   readonly #indexed = new Map<string, number>();
-  /** Redis's clock minus this process's (ms), as of the last sweep's answer: an acquire's index write is a plain ZADD on Redis's time. */
-  #clockOffset = 0;
+  /**
+   * Redis's clock minus this process's (ms), as of the last sweep's answer: an acquire's index write is a
+   * plain ZADD on Redis's time. Undefined until an answer told it (#index then runs the INDEX script).
+   */
+  #clockOffset: number | undefined;
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -269,9 +272,17 @@ export class RedisLimiter implements Limiter {
     const at = performance.now(), last = this.#indexed.get(sk);
     if (last !== undefined && at - last < this.#leaseMs) return;
     this.#indexed.set(sk, at);
+    const failed = (err: unknown): void => { this.#indexed.delete(sk); if (isWrongType(err)) this.#onError(err); };
+    if (this.#clockOffset === undefined) {
+      // Redis's time not learnt yet (an acquire before the first sweep's answer, or every sweep failing
+      // since start): this process's clock could be far from Redis's, and a GT score an hour ahead would
+      // keep the counter from its sweep for that hour. The script takes Redis's own time (and teaches it).
+      this.#script('index', [`${this.#prefix}leases`], [this.#leaseMs + this.#presenceMs, this.#presenceMs, 0, sk])
+        .then((out) => { this.#clockOffset ??= Number((out as string[])[0]) - this.#presenceMs - Date.now(); }, failed);
+      return;
+    }
     const until = Math.round(Date.now() + this.#clockOffset + this.#leaseMs + this.#presenceMs);
-    this.#redis.zadd(`${this.#prefix}leases`, 'GT', until, sk)
-      .catch((err: unknown) => { this.#indexed.delete(sk); if (isWrongType(err)) this.#onError(err); });
+    this.#redis.zadd(`${this.#prefix}leases`, 'GT', until, sk).catch(failed);
   }
 
   #lease(sk: string, by: 1 | -1): void {
