@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres.ts';
+import { withinReadDeadline } from '../src/store/read-deadline.ts';
 import { RecordWriter } from '../src/records/writer.ts';
 import type { InferenceRecord } from '../src/store/types.ts';
 import { uuidv7 } from '../src/util/uuid.ts';
@@ -77,5 +78,34 @@ describe('statements given up at a deadline are cancelled on the server', { skip
     const stored = (await mon.query(`SELECT id FROM "${db!.schema}".inferences WHERE id = ANY($1::text[])`, [ids])).rows.map((r) => String(r.id)).sort();
     assert.deepEqual(stored, recs.map((r) => r.id).sort(), 'every row of the writer once, none of the batches given up');
     assert.deepEqual(await backendsLeft(mon, 1000), []);
+  });
+
+  test('reads refused at their reader\'s deadline behind a lock free their pooled connections: other tables are still read', async () => {
+    // Before: each kept its connection until answered or the 120 s abandon bound; with a pool of 3, three
+    // reads of the locked table left a read of api_keys refused after 5 s ('timeout exceeded when trying to connect').
+    const store = new PostgresStore({ url: `${PG_URL}?application_name=${APP}`, schema: db!.schema, max: 3 });
+    stores.push(store);
+    await store.migrate();
+    await Promise.all([0, 1, 2].map(() => store.sql.all('SELECT pg_sleep(0.05)'))); // three idle connections
+    const mon = await client();
+    const locker = await client();
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE "${db!.schema}".inferences IN ACCESS EXCLUSIVE MODE`);
+    try {
+      const t0 = Date.now();
+      const reads = await Promise.allSettled([0, 1, 2].map(() => withinReadDeadline(() => store.sql.all('SELECT COUNT(*) AS n FROM inferences'), 800)));
+      assert.deepEqual(reads.map((r) => r.status === 'rejected' && (r.reason as Error).message), Array(3).fill('the database did not answer within 0.8 s'));
+      assert.ok(Date.now() - t0 < 2000, `refused after ${Date.now() - t0} ms`);
+      const t1 = Date.now();
+      assert.equal(await withinReadDeadline(() => store.getKey('none'), 3000), null);
+      assert.ok(Date.now() - t1 < 1500, `another table read in ${Date.now() - t1} ms`);
+      assert.deepEqual(await backendsLeft(mon, 3000), [], 'the given-up reads cancelled on the server');
+      assert.equal(store.discardedConnections, 0, 'a slow read is no lost connection: the idle ones stay');
+      assert.equal(store.readRetries, 0, 'a read its reader left is not run again');
+      // A read passed as a promise is only waited for less: it runs on (the caller did not hand it over).
+      await assert.rejects(withinReadDeadline(store.sql.all('SELECT COUNT(*) AS n FROM inferences'), 300), /within 0.3 s/);
+    } finally { await locker.query('ROLLBACK'); }
+    // With the lock gone, the same read answers under a deadline.
+    assert.equal(Number((await withinReadDeadline(() => store.sql.all('SELECT COUNT(*) AS n FROM inferences'), 3000))[0]!.n) >= 0, true);
   });
 });
