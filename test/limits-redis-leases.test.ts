@@ -504,3 +504,22 @@ test('an acquire before the replica has learnt Redis\'s time, on a clock an hour
     console.log(`# released ${took} ms after the replica stopped (lease 500 ms)`);
   } finally { await skewed.close(); await live.close(); }
 });
+
+test('replicas are counted alike whatever their presence interval or clock: each mark lasts its own three intervals, on Redis\'s time', async () => {
+  // Before: each replica dropped the marks older than three of ITS intervals by ITS clock, so a replica
+  // ticking every 100 ms dropped one ticking every 1 s most of the time (counted 1 of 2: in fail open it
+  // took all that was left instead of half), and a replica whose clock ran 10 s behind was dropped at once.
+  const prefix = newPrefix();
+  const fast = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, onError: () => {} });
+  const slow = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 1000, onError: () => {} });
+  const behind = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, now: () => Date.now() - 10_000, onError: () => {} });
+  try {
+    const seen: number[] = [];
+    for (let i = 0; i < 25; i++) { await sleep(100); seen.push(fast.replicas); }
+    const late = seen.slice(5);
+    assert.ok(late.every((n) => n === 3), `the fast replica counted ${late.join(',')} (3 running)`);
+    assert.equal(slow.replicas, 3);
+    assert.equal(behind.replicas, 3);
+    await behind.close();
+  } finally { await fast.close(); await slow.close(); await behind.close(); }
+});

@@ -200,25 +200,26 @@ export class RedisLimiter implements Limiter {
   }
 
   /**
-   * Marks this replica present (a sorted set of instance -> last mark) and counts the replicas marked
-   * within three intervals; renews its leases on the counters where it holds reservations (RENEW).
+   * Marks this replica present (a sorted set of instance -> when its mark lapses: three of its own
+   * intervals on, on Redis's clock) and counts the replicas whose marks have not lapsed; renews its leases on the counters where it holds reservations (RENEW).
    * Not on any request's path; a failure leaves the last count (1 until the first count: one
    * replica's fail open as before) and the leases to the next interval.
    */
   async #presence(): Promise<void> {
     if (this.#closed || this.#breaker.isOpen) return;
-    const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
+    const k = `${this.#prefix}replicas`, ttl = 3 * this.#presenceMs;
     try {
       // Awaited together: a renewal failing while the count is under way is never left unhandled.
       const holders = [...this.#leaseHolders()];
       const [res] = await Promise.all([
-        this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec(),
+        // Each mark lapses after its own replica's three intervals, on Redis's clock (PRESENCE).
+        this.#script('presence', [k], [this.#instance, ttl]),
         ...holders.map((sk) => this.#script('renew', [sk, `${sk}:l`, `${sk}:m`, ...this.#openKeys(sk)], [
           this.#instance, this.#leaseMs, this.#releasedKeepMs, `${this.#instance}.g${++this.#seq}`,
         ])),
         this.#sweep(holders),
       ]);
-      const n = Number(res?.[2]?.[1]);
+      const n = Number(res);
       if (Number.isInteger(n) && n >= 1) this.#replicas = n;
     } catch (err) {
       // Redis unreachable: the requests' own calls report it and open the breaker; the last count stays.
