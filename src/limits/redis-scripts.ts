@@ -454,14 +454,16 @@ return 0`;
 
 // A replica's presence mark (KEYS[1], a sorted set instance -> when its mark lapses, on Redis's clock):
 // ARGV[1] the instance, ARGV[2] how long its mark lasts (ms: three of its presence intervals). Drops the
-// lapsed marks and returns the count left. Each mark lapses by its own replica's interval and Redis's
+// lapsed marks (a further ARGV[2] on) and returns the count left. Each mark lapses by its own replica's interval and Redis's
 // clock: before, each replica dropped marks older than three of its own intervals by its own clock, so a
 // replica ticking every 100 ms dropped one ticking every second, and a clock running behind dropped its
 // replica from every count (in fail open each took a share of what was left too large).
 const PRESENCE = `${NOW_MS}
 local now = nowMs()
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now))
+-- Dropped a further ARGV[2] after they lapse: an older version's mark is the time it was made, which
+-- this keeps as long as the older replica itself did (a dead replica counted a little longer: the safe side).
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now - tonumber(ARGV[2])))
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return redis.call('ZCARD', KEYS[1])`;
 
