@@ -523,3 +523,16 @@ test('replicas are counted alike whatever their presence interval or clock: each
     await behind.close();
   } finally { await fast.close(); await slow.close(); await behind.close(); }
 });
+
+test('the lease index deleted alone: a live holder puts its counter back at its next tick', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: 1000, onError: () => {} });
+  try {
+    const r = await l.acquire(k, { tokens: 1, costUsd: '0.02' });
+    await until(async () => (await redis.client().zscore(idx, sk)) !== null, 2000, 'indexed');
+    await redis.client().del(idx); // a hand-run DEL, or an eviction under an allkeys-* maxmemory policy
+    const took = await until(async () => (await redis.client().zscore(idx, sk)) !== null, 2000, 'indexed again');
+    console.log(`# back in the index ${took} ms after its deletion (presence 100 ms)`);
+    await r.settle({ tokens: 1, costUsd: '0.01' });
+  } finally { await l.close(); }
+});
