@@ -142,12 +142,12 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
     metrics,
     feedback: {
       // Each read bounded (src/store/read-deadline.ts): a database that stops answering is a 503 per event, not a request left waiting.
-      lookup: (id) => withinReadDeadline(writer.lookup(id)),
+      lookup: (id) => withinReadDeadline(() => writer.lookup(id)),
       // Another replica's record lands within its flush period (the same setting, as for the limiter's re-seed), plus its
       // write; at most 3 s, so a long flush period (a batch-minded operator's 60 s) does not hold every unknown id that long.
       lateWithinMs: () => Math.min(2 * holder.current.storage.writer.flushMs + 500, 3000),
       metrics: {
-        load: (scope, names) => withinReadDeadline(loadMetricDefs(store.sql, scope, names)),
+        load: (scope, names) => withinReadDeadline(() => loadMetricDefs(store.sql, scope, names)),
         claim: (scope, wanted) => withinReadDeadline(writes.alive ? writes.claimMetrics(scope, wanted) : claimMetricDefs(store.sql, scope, wanted)),
       },
       enqueue: (rows) => writer.enqueueFeedback(rows),

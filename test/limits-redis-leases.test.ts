@@ -460,3 +460,79 @@ test('a replica killed right after its first reservation on a counter, before an
     assert.equal(await redis.client().hlen(`${sk}:r`), 1);
   } finally { await dead.kill(); await live.close(); }
 });
+
+test('a lease index key of the wrong type is replaced by the next sweep: a dead replica\'s reservations still go back', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  // Left by anything but the gateway (a hand-run SET, another program sharing the prefix).
+  await redis.client().set(idx, 'not a sorted set');
+  const errors: unknown[] = [];
+  const live = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 50, leaseMs: 1000, onError: (e) => errors.push(e) });
+  const dead = await spawnReplica({ redisUrl: redis.url, prefix, presenceMs: 100, leaseMs: 500 });
+  try {
+    await acquireIn(dead, k, '0.03');
+    await sleep(300); // a renewal or two: its holder's push to the index
+    await dead.kill();
+    assert.equal(await counter(sk), toNanos('0.03'));
+    // Before: every sweep failed (WRONGTYPE, reported each presence interval) and the $0.03 stayed held.
+    const took = await until(async () => await counter(sk) === 0n, 8000, 'released');
+    console.log(`# released ${took} ms after the kill with the index key first of the wrong type`);
+    assert.ok(['zset', 'none'].includes(await redis.client().type(idx)), 'the index replaced (emptied once nothing is open)');
+    assert.equal(await redis.client().hlen(`${sk}:r`), 1, 'released once');
+  } finally { await dead.kill(); await live.close(); }
+});
+
+test('an acquire before the replica has learnt Redis\'s time, on a clock an hour ahead: its counter still comes due for the sweep', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  const live = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 50, leaseMs: 1000, onError: () => {} });
+  // The replica's clock an hour ahead of Redis's while it starts and takes its first reservation, in the
+  // same tick (before its first sweep answers: its offset to Redis's clock is not known yet).
+  const realNow = Date.now;
+  let skewed!: RedisLimiter;
+  let first!: Promise<Reservation>;
+  Date.now = () => realNow() + 3_600_000;
+  try {
+    skewed = new RedisLimiter({ redis: redis.url, prefix, now: realNow, probeMs: 100, presenceMs: 100, leaseMs: 500, onError: () => {} });
+    first = skewed.acquire(k, { tokens: 1, costUsd: '0.03' });
+  } finally { Date.now = realNow; }
+  try {
+    await first;
+    const due = Number(await redis.client().zscore(idx, sk)) - await redisNow();
+    // Before: due in an hour (a ZADD GT on this process's clock plus an offset of 0), which no push lowers.
+    assert.ok(due < 60_000, `the counter comes due in ${Math.round(due / 1000)} s`);
+    await skewed.close(); // it stops renewing, as a dead replica does; its reservation stays open
+    const took = await until(async () => await counter(sk) === 0n, 8000, 'released');
+    console.log(`# released ${took} ms after the replica stopped (lease 500 ms)`);
+  } finally { await skewed.close(); await live.close(); }
+});
+
+test('replicas are counted alike whatever their presence interval or clock: each mark lasts its own three intervals, on Redis\'s time', async () => {
+  // Before: each replica dropped the marks older than three of ITS intervals by ITS clock, so a replica
+  // ticking every 100 ms dropped one ticking every 1 s most of the time (counted 1 of 2: in fail open it
+  // took all that was left instead of half), and a replica whose clock ran 10 s behind was dropped at once.
+  const prefix = newPrefix();
+  const fast = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, onError: () => {} });
+  const slow = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 1000, onError: () => {} });
+  const behind = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, now: () => Date.now() - 10_000, onError: () => {} });
+  try {
+    const seen: number[] = [];
+    for (let i = 0; i < 25; i++) { await sleep(100); seen.push(fast.replicas); }
+    const late = seen.slice(5);
+    assert.ok(late.every((n) => n === 3), `the fast replica counted ${late.join(',')} (3 running)`);
+    assert.equal(slow.replicas, 3);
+    assert.equal(behind.replicas, 3);
+    await behind.close();
+  } finally { await fast.close(); await slow.close(); await behind.close(); }
+});
+
+test('the lease index deleted alone: a live holder puts its counter back at its next tick', async () => {
+  const prefix = newPrefix(); const k = key(); const sk = counterOf(prefix, k); const idx = `${prefix}leases`;
+  const l = new RedisLimiter({ redis: redis.url, prefix, probeMs: 100, presenceMs: 100, leaseMs: 1000, onError: () => {} });
+  try {
+    const r = await l.acquire(k, { tokens: 1, costUsd: '0.02' });
+    await until(async () => (await redis.client().zscore(idx, sk)) !== null, 2000, 'indexed');
+    await redis.client().del(idx); // a hand-run DEL, or an eviction under an allkeys-* maxmemory policy
+    const took = await until(async () => (await redis.client().zscore(idx, sk)) !== null, 2000, 'indexed again');
+    console.log(`# back in the index ${took} ms after its deletion (presence 100 ms)`);
+    await r.settle({ tokens: 1, costUsd: '0.01' });
+  } finally { await l.close(); }
+});

@@ -426,8 +426,12 @@ return 0`;
 // it, on Redis's clock): a replica holding reservations on counters ARGV 4... pushes them to ARGV[1] ms
 // from now (only later, GT: another holder may hold longer), then, ARGV[3] > 0, claims up to ARGV[3]
 // counters due, pushing each ARGV[2] ms on so that replicas sweeping at the same time take different
-// ones. Returns {the claims' score, counters claimed...}.
+// ones. Returns {the claims' score, counters claimed...}. A key of another type in its place (nothing the
+// gateway writes) is replaced: else every push, claim and acquire's ZADD failed (WRONGTYPE) and no dead
+// replica's reservation was swept again; the live holders push their counters back at once.
 const INDEX = `${NOW_MS}
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'zset' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
 local now = nowMs()
 local hold = string.format('%.0f', now + tonumber(ARGV[1]))
 for i = 4, #ARGV do redis.call('ZADD', KEYS[1], 'GT', hold, ARGV[i]) end
@@ -448,9 +452,24 @@ for i = 2, #ARGV do
 end
 return 0`;
 
+// A replica's presence mark (KEYS[1], a sorted set instance -> when its mark lapses, on Redis's clock):
+// ARGV[1] the instance, ARGV[2] how long its mark lasts (ms: three of its presence intervals). Drops the
+// lapsed marks (a further ARGV[2] on) and returns the count left. Each mark lapses by its own replica's interval and Redis's
+// clock: before, each replica dropped marks older than three of its own intervals by its own clock, so a
+// replica ticking every 100 ms dropped one ticking every second, and a clock running behind dropped its
+// replica from every count (in fail open each took a share of what was left too large).
+const PRESENCE = `${NOW_MS}
+local now = nowMs()
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+-- Dropped a further ARGV[2] after they lapse: an older version's mark is the time it was made, which
+-- this keeps as long as the older replica itself did (a dead replica counted a little longer: the safe side).
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now - tonumber(ARGV[2])))
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('ZCARD', KEYS[1])`;
+
 export const SCRIPTS = {
   acquire: ACQUIRE, adjust: ADJUST, reconcile: RECONCILE, uncertain: UNCERTAIN, seed: SEED, correct: CORRECT,
-  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW, renew: RENEW, sweep: SWEEP, index: INDEX, unindex: UNINDEX,
+  correctWindow: CORRECT_WINDOW, reconcileWindow: RECONCILE_WINDOW, renew: RENEW, sweep: SWEEP, index: INDEX, unindex: UNINDEX, presence: PRESENCE,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -161,8 +161,11 @@ export class RedisLimiter implements Limiter {
   readonly #releasedKeepMs: number;
   /** When (performance.now()) this replica last put each counter in the lease index: an acquire puts it again only when that is a lease old. */
   readonly #indexed = new Map<string, number>();
-  /** Redis's clock minus this process's (ms), as of the last sweep's answer: an acquire's index write is a plain ZADD on Redis's time. */
-  #clockOffset = 0;
+  /**
+   * Redis's clock minus this process's (ms), as of the last sweep's answer: an acquire's index write is a
+   * plain ZADD on Redis's time. Undefined until an answer told it (#index then runs the INDEX script).
+   */
+  #clockOffset: number | undefined;
 
   constructor(opts: RedisLimiterOptions) {
     this.#owned = typeof opts.redis === 'string';
@@ -197,25 +200,26 @@ export class RedisLimiter implements Limiter {
   }
 
   /**
-   * Marks this replica present (a sorted set of instance -> last mark) and counts the replicas marked
-   * within three intervals; renews its leases on the counters where it holds reservations (RENEW).
+   * Marks this replica present (a sorted set of instance -> when its mark lapses: three of its own
+   * intervals on, on Redis's clock) and counts the replicas whose marks have not lapsed; renews its leases on the counters where it holds reservations (RENEW).
    * Not on any request's path; a failure leaves the last count (1 until the first count: one
    * replica's fail open as before) and the leases to the next interval.
    */
   async #presence(): Promise<void> {
     if (this.#closed || this.#breaker.isOpen) return;
-    const k = `${this.#prefix}replicas`, now = this.#now(), ttl = 3 * this.#presenceMs;
+    const k = `${this.#prefix}replicas`, ttl = 3 * this.#presenceMs;
     try {
       // Awaited together: a renewal failing while the count is under way is never left unhandled.
       const holders = [...this.#leaseHolders()];
       const [res] = await Promise.all([
-        this.#redis.multi().zadd(k, now, this.#instance).zremrangebyscore(k, '-inf', now - ttl).zcard(k).pexpire(k, ttl).exec(),
+        // Each mark lapses after its own replica's three intervals, on Redis's clock (PRESENCE).
+        this.#script('presence', [k], [this.#instance, ttl]),
         ...holders.map((sk) => this.#script('renew', [sk, `${sk}:l`, `${sk}:m`, ...this.#openKeys(sk)], [
           this.#instance, this.#leaseMs, this.#releasedKeepMs, `${this.#instance}.g${++this.#seq}`,
         ])),
         this.#sweep(holders),
       ]);
-      const n = Number(res?.[2]?.[1]);
+      const n = Number(res);
       if (Number.isInteger(n) && n >= 1) this.#replicas = n;
     } catch (err) {
       // Redis unreachable: the requests' own calls report it and open the breaker; the last count stays.
@@ -269,9 +273,17 @@ export class RedisLimiter implements Limiter {
     const at = performance.now(), last = this.#indexed.get(sk);
     if (last !== undefined && at - last < this.#leaseMs) return;
     this.#indexed.set(sk, at);
+    const failed = (err: unknown): void => { this.#indexed.delete(sk); if (isWrongType(err)) this.#onError(err); };
+    if (this.#clockOffset === undefined) {
+      // Redis's time not learnt yet (an acquire before the first sweep's answer, or every sweep failing
+      // since start): this process's clock could be far from Redis's, and a GT score an hour ahead would
+      // keep the counter from its sweep for that hour. The script takes Redis's own time (and teaches it).
+      this.#script('index', [`${this.#prefix}leases`], [this.#leaseMs + this.#presenceMs, this.#presenceMs, 0, sk])
+        .then((out) => { this.#clockOffset ??= Number((out as string[])[0]) - this.#presenceMs - Date.now(); }, failed);
+      return;
+    }
     const until = Math.round(Date.now() + this.#clockOffset + this.#leaseMs + this.#presenceMs);
-    this.#redis.zadd(`${this.#prefix}leases`, 'GT', until, sk)
-      .catch((err: unknown) => { this.#indexed.delete(sk); if (isWrongType(err)) this.#onError(err); });
+    this.#redis.zadd(`${this.#prefix}leases`, 'GT', until, sk).catch(failed);
   }
 
   #lease(sk: string, by: 1 | -1): void {

@@ -74,9 +74,10 @@ const storable = (id: string): boolean => !id.includes('\u0000');
 
 /**
  * A read the database could not answer, or not within the read deadline (src/store/read-deadline.ts):
- * a 503 the client may retry, never a 500, a false 'not found' or a request waiting with no end.
+ * a 503 the client may retry, never a 500, a false 'not found' or a request waiting with no end. A
+ * read passed as a function is also given up on the database at the deadline (its pooled connection freed).
  */
-async function reading<T>(q: Promise<T>): Promise<T> {
+async function reading<T>(q: Promise<T> | (() => Promise<T>)): Promise<T> {
   try { return await withinReadDeadline(q); } catch (e) {
     throw new GatewayError('storage_unavailable', `the gateway's database is unavailable, so stored responses cannot be read now (${(e as Error).message}); retry later`, { headers: { 'retry-after': '1' } });
   }
@@ -199,7 +200,7 @@ export class ResponseStore {
     // (or, when the write failed, the row kept here with its items).
     if (p?.inputItems === null) { await reading(p.written); p = this.#pending.get(id); }
     if (p?.inputItems) return publicView(p);
-    const rows = await foundOrLate(id, () => reading(this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now])), (r) => r.length === 0);
+    const rows = await foundOrLate(id, () => reading(() => this.#sql.all('SELECT id, key_id, created_at, expires_at, previous_id, input_items, response FROM stored_responses WHERE id = ? AND key_id = ? AND expires_at > ?', [id, keyId, now])), (r) => r.length === 0);
     const row = rows[0];
     if (!row) return null;
     return {
@@ -245,7 +246,7 @@ export class ResponseStore {
     const links: Array<{ previousId: string | null; inputItems: Rec[]; response: Rec }> = [];
     if (cursor !== null) {
       const head = cursor;
-      const rows = await foundOrLate(head, () => reading(this.#sql.all(CHAIN_SQL, [head, keyId, now, keyId, now])), (r) => r.length === 0);
+      const rows = await foundOrLate(head, () => reading(() => this.#sql.all(CHAIN_SQL, [head, keyId, now, keyId, now])), (r) => r.length === 0);
       if (rows.length === 0) throw notFound(cursor === id ? id : cursor);
       // The query stops one link past the limit: a row still pointing back there is a chain too long, not a broken one.
       if (rows.length + mem.length > MAX_CHAIN) throw tooLong();

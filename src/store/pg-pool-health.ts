@@ -12,7 +12,9 @@
 //   ends every connection to the old server), and the read's one retry, or the record writer's next
 //   batch, must take a fresh connection rather than the next dead one.
 import type pg from 'pg';
+import { cancelOnServer, type Cancellable } from './pg-cancel.ts';
 import { connectionLost } from './pg-read-retry.ts';
+import { readerDeadline } from './read-deadline.ts';
 
 /** Quiet time before the kernel's first keepalive probe. */
 export const KEEPALIVE_IDLE_MS = 10_000;
@@ -65,27 +67,42 @@ export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
 
 /**
  * A statement run as pool.query runs it (a client taken, the statement, the client given back), except
- * that after `abandonMs` with no answer its connection is destroyed: the statement fails as its
- * connection lost (ETIMEDOUT) and the pool drops the client, its slot free for a fresh connection.
+ * that after `abandonMs` with no answer its connection is destroyed, and the server asked to cancel the
+ * statement: it fails as its connection lost (ETIMEDOUT) and the pool drops the client, its slot free
+ * for a fresh connection.
  * A query error gives the client back to the pool (it is still usable); a lost connection drops it.
  */
 export function abandoningQuery(pool: pg.Pool, abandonMs: number): (sql: string, params: unknown[]) => Promise<pg.QueryResult> {
   // Callbacks, not pg's promises: one promise per read instead of three (measured about 10 us a read).
   return (sql, params) => new Promise((resolve, reject) => {
+    // The reader's deadline (read-deadline.ts), when it runs under one: past it nobody waits for the answer.
+    const gone = readerDeadline();
+    if (gone?.reason) { reject(gone.reason); return; }
     pool.connect((connectErr, c, done) => {
       if (connectErr || !c) { reject(connectErr); return; }
+      if (gone?.reason) { done(); reject(gone.reason); return; }
       let broken: Error | undefined;
       let abandoned: Error | undefined;
       // An error event of the client while it is out of the pool (its connection ended) must have a listener.
       const onError = (e: Error): void => { broken ??= e; };
       c.on('error', onError);
-      const timer = setTimeout(() => {
-        abandoned = Object.assign(new Error(`the database did not answer within ${abandonMs / 1000} s: the connection is given up`), { code: 'ETIMEDOUT' });
-        broken = abandoned;
+      // `lost`: the connection is taken for lost (the bound passed), which discards older idle ones too
+      // (watchPoolHealth); a read its reader left is only dropped with its connection.
+      const giveUp = (e: Error, lost: boolean): void => {
+        if (abandoned) return;
+        abandoned = e;
+        broken = lost ? e : new Error('a read given up at its reader\'s deadline: its connection is dropped');
+        // The server is asked to stop the statement too: a backend busy or waiting on a lock would
+        // otherwise run on, its connection slot held, after the socket is gone (pg-cancel.ts).
+        cancelOnServer(c as Cancellable);
         (c as WithStream).connection?.stream?.destroy();
-      }, abandonMs);
+      };
+      const timer = setTimeout(() => giveUp(Object.assign(new Error(`the database did not answer within ${abandonMs / 1000} s: the connection is given up`), { code: 'ETIMEDOUT' }), true), abandonMs);
+      // Its reader gone, the read is given up at once rather than at the bound (its pooled connection freed).
+      const off = gone?.onGone(() => giveUp(gone.reason!, false));
       c.query(sql, params, (err: Error | null, res: pg.QueryResult) => {
         clearTimeout(timer);
+        off?.();
         c.removeListener('error', onError);
         if (err && !abandoned && connectionLost(err)) broken ??= err;
         done(broken);

@@ -5,7 +5,7 @@
 // retry never makes a request wait longer than a read without one. Only plain reads are retried: a
 // write whose connection was lost has an unknown outcome, and running it again could apply it twice.
 // Query errors (syntax, constraint, statement timeout 57014, serialization failure) are never retried.
-import { STORE_READ_DEADLINE_MS, withinReadDeadline } from './read-deadline.ts';
+import { readerDeadline, STORE_READ_DEADLINE_MS, withinReadDeadline } from './read-deadline.ts';
 
 /** SQLSTATEs of a connection the server ended: admin_shutdown, crash_shutdown, cannot_connect_now; class 08 is added below. */
 const LOST_STATES = new Set(['57P01', '57P02', '57P03']);
@@ -49,8 +49,9 @@ export async function retryingRead<T>(sql: string, run: () => Promise<T>, retrie
     return await run();
   } catch (e) {
     const left = deadlineMs - (Date.now() - t0);
-    if (left <= 0 || !connectionLost(e) || !plainRead(sql)) throw e;
+    // A read given up because its reader left (read-deadline.ts) is not run again: nobody waits for it.
+    if (left <= 0 || !connectionLost(e) || !plainRead(sql) || readerDeadline()?.reason) throw e;
     retries.count++;
-    return withinReadDeadline(run(), left);
+    return withinReadDeadline(run, left);
   }
 }

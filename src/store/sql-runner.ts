@@ -5,6 +5,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
+import { cancelOnServer, type Cancellable } from './pg-cancel.ts';
 import { abandoningQuery, READ_ABANDON_MS } from './pg-pool-health.ts';
 import type { Row } from './rows.ts';
 import type { TxGate } from './sqlite-lock.ts';
@@ -102,7 +103,8 @@ function pgQueries(c: PgQueryable): Pick<SqlRunner, 'all' | 'run'> {
  * Runs `fn` in one transaction on a client borrowed from the pool (rolled back when it throws). A client
  * whose ROLLBACK fails too is broken: it is destroyed rather than handed out again. The store's own
  * writes (COPY, prepared statements) and SqlRunner.tx both go through here. With `deadlineMs`, a
- * transaction not done by then fails as its connection lost (ETIMEDOUT) and the connection is destroyed:
+ * transaction not done by then fails as its connection lost (ETIMEDOUT), the connection is destroyed and
+ * the server asked to cancel its statement (a backend waiting on a lock would otherwise wait on):
  * a connection a network dropped without a FIN or RST answers never, and the kernel gives up on data it
  * sent only after about 15 minutes of retransmissions. Only for writes that may run again (idempotent).
  */
@@ -118,6 +120,7 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
     const e = Object.assign(new Error(`the database did not finish a write within ${deadlineMs / 1000} s: its connection is discarded`), { code: 'ETIMEDOUT' });
     onError(e);
+    cancelOnServer(c as Cancellable); // else its backend runs on (a lock wait, a long statement): pg-cancel.ts
     (c as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
   }, deadlineMs);
   try {
