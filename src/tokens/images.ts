@@ -116,7 +116,11 @@ const isLow = (detail: ImageDetail | null | undefined): boolean => detail === 'l
 /** Tokens one image of `size` (null: not known) at `detail` (absent: none given) is billed at most under `r`. */
 export function imageTokens(r: ImageRule, size: ImageSize | null, detail?: ImageDetail | null): number {
   if (isLow(detail)) return lowFigure(r, size) ?? imageTokens(r, size);
-  if (size === null) return r.max;
+  return size === null ? r.max : largestAt(r, size);
+}
+
+/** The largest figure `r`'s schemes give an image of `size` (the larger scheme is billed). */
+function largestAt(r: Pick<ImageRule, 'schemes'>, size: ImageSize): number {
   let n = 0;
   for (const s of r.schemes) { const x = schemeTokens(s, size.width, size.height); if (x > n) n = x; }
   return n;
@@ -155,9 +159,7 @@ export function expectedImageTokens(r: ImageRule, size: ImageSize | null, detail
 /** imageTokens where every scheme gives a figure of its own at this size; null where one falls back to a ceiling ('fixed', 'small' past its edge). */
 function knownFigure(r: Pick<ImageRule, 'schemes'>, size: ImageSize): number | null {
   for (const x of r.schemes) if (x.kind === 'fixed' || (x.kind === 'small' && (size.width > x.edge || size.height > x.edge))) return null;
-  let n = 0;
-  for (const x of r.schemes) { const t = schemeTokens(x, size.width, size.height); if (t > n) n = t; }
-  return n;
+  return largestAt(r, size);
 }
 
 function schemeTokens(s: ImageScheme, w: number, h: number): number {
