@@ -41,8 +41,11 @@ const documentTokens = (b64chars: number): number => Math.max(1000, Math.ceil((b
 /** Framing of one tool definition or tool call beyond its JSON text (OpenAI's cookbook puts it near 10). */
 const TOOL_OVERHEAD = 10;
 
-/** A text's estimate, UTF-8 bytes and what a budget reservation takes it at (estimate.ts reserveTextTokens). */
-type Measured = { readonly est: number; readonly bytes: number; readonly res: number; readonly resOpenai: number };
+/**
+ * A text's estimate, UTF-8 bytes, what a budget reservation takes it at (estimate.ts reserveTextTokens;
+ * openaiReserve), and whether it holds a run of non-whitespace longer than MAX_EXACT_RUN (never counted exactly).
+ */
+type Measured = { readonly est: number; readonly bytes: number; readonly res: number; readonly resOpenai: number; readonly longRun: boolean };
 
 /**
  * The longest run of non-whitespace a text counted exactly may hold (exact-cost.ts): a run of 1,024
@@ -71,16 +74,17 @@ function measureText(s: string): Measured {
  * blocks, random Hangul syllables: reserved/real 0.33-0.51 at the margin), or a run of
  * non-whitespace longer than MAX_EXACT_RUN (never counted: exact-cost.ts).
  */
-function openaiReserve(s: string, shape: TextShape, est: number, bytes: number): number {
+function openaiReserve(shape: TextShape, est: number, bytes: number, longRun: boolean): number {
   const ceiling = textCeiling(bytes);
-  if (shape.wide > 0 || hasRunOver(s, MAX_EXACT_RUN)) return ceiling;
+  if (shape.wide > 0 || longRun) return ceiling;
   return Math.min(Math.ceil(est * ESTIMATE_MARGIN), ceiling);
 }
 
 function rememberMeasure(s: string, shape: TextShape): Measured {
   const bytes = Buffer.byteLength(s, 'utf8');
   const est = s.length === 0 ? 0 : Math.max(1, Math.round(estimateShape(shape)));
-  const m: Measured = { est, bytes, res: reserveTextTokens(shape, bytes), resOpenai: openaiReserve(s, shape, est, bytes) };
+  const longRun = hasRunOver(s, MAX_EXACT_RUN);
+  const m: Measured = { est, bytes, res: reserveTextTokens(shape, bytes), resOpenai: openaiReserve(shape, est, bytes, longRun), longRun };
   if (s.length >= EST_CACHE_MIN) estCache.set(s, m);
   return m;
 }
@@ -134,6 +138,8 @@ export class PromptTokens {
   readonly #res: number[];
   /** Per text, what a reservation for an OpenAI encoding takes it at without an exact count (openaiReserve). */
   readonly #resOpenai: number[];
+  /** Per text, whether it holds a run of non-whitespace longer than MAX_EXACT_RUN (Measured.longRun). */
+  readonly #longRun: boolean[];
   readonly #toolsFrom: number;
   /** Characters of the prompt's text (tool definitions included). */
   readonly chars: number;
@@ -161,6 +167,7 @@ export class PromptTokens {
     this.#bytes = new Array<number>(n);
     this.#res = new Array<number>(n);
     this.#resOpenai = new Array<number>(n);
+    this.#longRun = new Array<boolean>(n);
     let chars = 0, at = 0;
     for (const m of parts.messages) for (const s of m.texts) { this.#measure(at++, s); chars += s.length; }
     this.#toolsFrom = at;
@@ -181,7 +188,7 @@ export class PromptTokens {
 
   #measure(at: number, s: string): void {
     const m = measureText(s);
-    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes; this.#res[at] = m.res; this.#resOpenai[at] = m.resOpenai;
+    this.#texts[at] = s; this.#est[at] = m.est; this.#bytes[at] = m.bytes; this.#res[at] = m.res; this.#resOpenai[at] = m.resOpenai; this.#longRun[at] = m.longRun;
   }
 
   /** Counts `t`'s prompt tokens (exact texts within the budget); memoised per tokenizer. */
@@ -323,7 +330,7 @@ export class PromptTokens {
       const s = this.#texts[i]!;
       let n = f.cached(s);
       // A run of non-whitespace longer than MAX_EXACT_RUN is one BPE piece, quadratic to encode: estimated.
-      if (n < 0 && s.length <= budget && !hasRunOver(s, MAX_EXACT_RUN)) {
+      if (n < 0 && s.length <= budget && !this.#longRun[i]) {
         budget -= s.length;
         if (dry) { dry.push(s); continue; }
         n = f.count(s);
