@@ -7,10 +7,10 @@
 // reserved at on the main thread (1.02 tokens a CJK character against 1.42) and below the real o200k
 // count of digits, hex and base64-like text (a 200 KB CSV of numbers: 71,713 against 126,741).
 // Read only for a key with a budget: about 5 ns a character not measured before (bench/pool-inline-images.ts).
-import type { Block, CanonicalRequest, ToolReferenceBlock } from '../formats/canonical.ts';
+import type { CanonicalRequest } from '../formats/canonical.ts';
 import type { ClientFormat } from '../formats/codec.ts';
 import { clientCodecFor } from '../formats/registry.ts';
-import { imageSizeOf, type ImageSize } from '../tokens/image-size.ts';
+import type { ImageSize } from '../tokens/image-size.ts';
 import type { ImageRule } from '../tokens/images.ts';
 import { PromptTokens } from '../tokens/measure.ts';
 import { promptParts } from '../tokens/prompt.ts';
@@ -27,14 +27,10 @@ const O200K = { kind: 'exact', encoding: 'o200k_base' } as const;
 const OTHER = { kind: 'estimate', family: 'generic' } as const;
 
 export function readPrompt(req: CanonicalRequest): PromptRead {
-  const sizes: Array<ImageSize | null> = [];
-  const visit = (b: Block | ToolReferenceBlock): void => {
-    if (b.type === 'image') sizes.push(b.source.type === 'base64' ? imageSizeOf(b.source.data) : null);
-    else if (b.type === 'tool_result') for (const c of b.content) visit(c);
-  };
-  for (const m of req.messages) for (const b of m.content) visit(b);
-  const p = new PromptTokens(promptParts(req), { exactChars: 0, boundChars: 0 });
-  return { sizes, text: { openai: p.reserve(O200K, NO_IMAGES, true), other: p.reserve(OTHER, NO_IMAGES, true) } };
+  // promptParts reads each inline image's size from its header, in order (src/tokens/prompt.ts).
+  const parts = promptParts(req);
+  const p = new PromptTokens(parts, { exactChars: 0, boundChars: 0 });
+  return { sizes: parts.imageSizes, text: { openai: p.reserve(O200K, NO_IMAGES, true), other: p.reserve(OTHER, NO_IMAGES, true) } };
 }
 
 /**
