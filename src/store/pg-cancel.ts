@@ -34,3 +34,20 @@ export function cancelOnServer(c: Cancellable): void {
   s.resume(); // the server answers nothing and closes: read to the end so 'close' comes
   s.unref();
 }
+
+/** A pooled client's socket (pg keeps it as `connection.stream`). */
+type WithStream = { connection?: { stream?: { destroy(e?: Error): void } } };
+
+/** Closes a pooled client's socket: it errors, and the pool drops it rather than hand it out again. */
+export function dropSocket(c: unknown): void {
+  (c as WithStream).connection?.stream?.destroy();
+}
+
+/**
+ * Gives up a busy client: its statement cancelled on the server (cancelOnServer: a backend waiting on a
+ * lock or busy would otherwise run on after the socket is gone) and its socket closed (dropSocket).
+ */
+export function abandonClient(c: unknown): void {
+  cancelOnServer(c as Cancellable);
+  dropSocket(c);
+}

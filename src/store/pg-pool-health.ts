@@ -12,7 +12,7 @@
 //   ends every connection to the old server), and the read's one retry, or the record writer's next
 //   batch, must take a fresh connection rather than the next dead one.
 import type pg from 'pg';
-import { cancelOnServer, type Cancellable } from './pg-cancel.ts';
+import { abandonClient, dropSocket } from './pg-cancel.ts';
 import { connectionLost } from './pg-read-retry.ts';
 import { readerDeadline } from './read-deadline.ts';
 
@@ -29,8 +29,6 @@ export const KEEPALIVE_OPTIONS = { keepAlive: true, keepAliveInitialDelayMillis:
  */
 export const READ_ABANDON_MS = 120_000;
 
-/** A pooled client's socket (pg keeps it as `connection.stream`). */
-type WithStream = { connection?: { stream?: { destroy(e?: Error): void } } };
 
 /**
  * Watches `pool`: which clients are idle and since when; on a client released with a lost-connection
@@ -58,7 +56,7 @@ export function watchPoolHealth(pool: pg.Pool): { discarded(): number } {
       discarded++;
       // Its socket closed, and the pool told now, not on a later tick: the pool drops an idle client
       // that errors at once (pg-pool's idle listener), so the retry that follows cannot be handed it.
-      (idle as WithStream).connection?.stream?.destroy();
+      dropSocket(idle);
       if (idle.listenerCount('error') > 0) idle.emit('error', new Error('discarded: another connection of the pool was lost'));
     }
   });
@@ -94,8 +92,7 @@ export function abandoningQuery(pool: pg.Pool, abandonMs: number): (sql: string,
         broken = lost ? e : new Error('a read given up at its reader\'s deadline: its connection is dropped');
         // The server is asked to stop the statement too: a backend busy or waiting on a lock would
         // otherwise run on, its connection slot held, after the socket is gone (pg-cancel.ts).
-        cancelOnServer(c as Cancellable);
-        (c as WithStream).connection?.stream?.destroy();
+        abandonClient(c);
       };
       const timer = setTimeout(() => giveUp(Object.assign(new Error(`the database did not answer within ${abandonMs / 1000} s: the connection is given up`), { code: 'ETIMEDOUT' }), true), abandonMs);
       // Its reader gone, the read is given up at once rather than at the bound (its pooled connection freed).

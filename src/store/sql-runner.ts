@@ -5,7 +5,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type pg from 'pg';
 import type { Dialect } from './migrations.ts';
 import { retryingRead, type ReadRetries } from './pg-read-retry.ts';
-import { cancelOnServer, type Cancellable } from './pg-cancel.ts';
+import { abandonClient } from './pg-cancel.ts';
 import { abandoningQuery, READ_ABANDON_MS } from './pg-pool-health.ts';
 import type { Row } from './rows.ts';
 import type { TxGate } from './sqlite-lock.ts';
@@ -120,8 +120,7 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
     const e = Object.assign(new Error(`the database did not finish a write within ${deadlineMs / 1000} s: its connection is discarded`), { code: 'ETIMEDOUT' });
     onError(e);
-    cancelOnServer(c as Cancellable); // else its backend runs on (a lock wait, a long statement): pg-cancel.ts
-    (c as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    abandonClient(c); // its statement cancelled on the server (else a lock wait runs on) and its socket closed
   }, deadlineMs);
   try {
     const out = await Promise.race([(async () => { await c.query('BEGIN'); const r = await fn(c); await c.query('COMMIT'); return r; })(), died]);
