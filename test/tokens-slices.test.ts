@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countInSlices, sliceEnds } from '../src/tokens/slices.ts';
-import { estimateTextTokens, estimateTextTokensSliced } from '../src/tokens/estimate.ts';
+import { estimateTextTokens, estimateShape, textShape, textShapeSliced } from '../src/tokens/estimate.ts';
 
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 const encodings = { o200k_base: (s: string) => o200k(s, NO_SPECIAL), cl100k_base: (s: string) => cl100k(s, NO_SPECIAL) };
@@ -66,7 +66,9 @@ test('the estimate a slice at a time is the estimate of the whole (textShape add
     fc.array(fc.constantFrom(...PIECES, 'extraordinarily', 'a', 'b c', '   '), { minLength: 1, maxLength: 400 }), fc.integer({ min: 1, max: 40 }),
     async (parts, size) => {
       const s = parts.join('');
-      assert.equal(await estimateTextTokensSliced(s, size, now), estimateTextTokens(s), JSON.stringify(s));
+      const shape = await textShapeSliced(s, size, now);
+      assert.deepEqual(shape, textShape(s), JSON.stringify(s));
+      assert.equal(Math.max(1, Math.round(estimateShape(shape))), estimateTextTokens(s), JSON.stringify(s));
     },
   ), { numRuns: 400 });
 });

@@ -110,15 +110,10 @@ export function estimateTextTokens(s: string): number {
 }
 
 /**
- * estimateTextTokens a slice at a time, awaiting `pause` between slices. The same figure: the slices
- * are cut before a space between two letters (src/tokens/slices.ts), where textShape's state (a
- * letter run ends, no space before) is what a fresh scan starts with, so the counts add up.
+ * textShape a slice at a time, awaiting `pause` between slices. The same counts: the slices are cut
+ * before a space between two letters (src/tokens/slices.ts), where textShape's state (a letter run
+ * ends, no space before) is what a fresh scan starts with, so the counts add up.
  */
-export async function estimateTextTokensSliced(s: string, size: number, pause: () => Promise<void>): Promise<number> {
-  return s.length === 0 ? 0 : Math.max(1, Math.round(estimateShape(await textShapeSliced(s, size, pause))));
-}
-
-/** textShape a slice at a time (see estimateTextTokensSliced): the same counts. */
 export async function textShapeSliced(s: string, size: number, pause: () => Promise<void>): Promise<TextShape> {
   if (s.length <= size) return textShape(s);
   const sum: TextShape = { words: 0, longTail: 0, digits: 0, punct: 0, newlines: 0, extraSpaces: 0, nonAsciiAlpha: 0, wide: 0 };
