@@ -55,7 +55,7 @@ export const undecodedPrompt = (body: Record<string, unknown>): PooledPrompt => 
 export function reservedPrompt(canonical: CanonicalRequest | null, bytes: number, pooled: PooledPrompt | null): ReservedPrompt {
   if (canonical === null) return { bytes, images: pooled?.images ?? 0, read: pooled?.read ?? null };
   const parts = promptParts(canonical);
-  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.images, bytes };
+  return { tokens: new PromptTokens(parts, { exactChars: 0, boundChars: RESERVE_EXACT_CHARS }), images: parts.imageSizes.length, bytes };
 }
 
 /** The name `target` is counted by: its upstream model's (src/tokens/families.ts countingName). */

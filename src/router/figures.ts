@@ -71,7 +71,7 @@ export const constraintName = (run: Run, code: number): string =>
  * ceiling); the candidate's own image rule (src/tokens/images.ts) sets both.
  */
 export function expectedTokens(run: Run, i: number, tc: TokenCount): number {
-  return run.tokens.parts.images === 0 ? tc.tokens : tc.tokens + run.tokens.expectedImageDelta(run.set.tokenizers[run.set.table.tok[i]!]!, run.set.all[i]!.imageRule);
+  return run.tokens.parts.imageSizes.length === 0 ? tc.tokens : tc.tokens + run.tokens.expectedImageDelta(run.set.tokenizers[run.set.table.tok[i]!]!, run.set.all[i]!.imageRule);
 }
 
 /** Expected output, cost, minimum cost, blended price and cached tokens of candidate j. */
@@ -81,7 +81,7 @@ export function figures(run: Run, j: number): void {
   const i = run.idx[j]!;
   const ti = T.tok[i]!;
   const tc = run.counts[ti] ?? countOf(run, ti);
-  const images = run.tokens.parts.images !== 0;
+  const images = run.tokens.parts.imageSizes.length !== 0;
   const tokens = images ? expectedTokens(run, i, tc) : tc.tokens;
   let out = run.outRef[T.ref[i]!]!;
   const cap = T.maxOutput[i]! < run.outCap ? T.maxOutput[i]! : run.outCap;

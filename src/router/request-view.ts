@@ -65,7 +65,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     manyTools: toolsInContext(req, offered).length > MANY_TOOLS,
     mcpToolChanges: req.mcp_tool_change !== undefined,
     // A binary document (a PDF) is read as pages of images and text: every provider that takes one takes images.
-    vision: parts.images > 0 || parts.documents.length > 0,
+    vision: parts.imageSizes.length > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
     reasoning: ask !== null && ask.kind !== 'off',
     responsesApi: nativeOnly.length > 0,
@@ -74,7 +74,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     system: req.system.map((b) => b.text).join('\n'),
     turns: req.messages.map((m) => textOf(m.content)),
     tools,
-    images: parts.images,
+    images: parts.imageSizes.length,
     jsonOutput: req.response_format !== undefined && req.response_format.type !== 'text',
   });
   return new View(parts, features, needs, nativeOnly, cacheControl, req, params, key, route, metadata);
@@ -112,7 +112,7 @@ class View implements RequestView {
     const keyTags = (key as { tags?: Record<string, string> } | null)?.tags ?? {};
     return this.#policyData = {
       request: {
-        input_tokens: features.stats.tokens, tools: features.stats.tools, images: parts.images,
+        input_tokens: features.stats.tokens, tools: features.stats.tools, images: parts.imageSizes.length,
         json_output: req.response_format !== undefined && req.response_format.type !== 'text', json_schema: needs.jsonSchema,
         stream: req.stream, kind: features.kind, messages: req.messages.length, reasoning: needs.reasoning,
         max_output_tokens: req.max_tokens ?? null, max_cost: params.maxCost, max_cost_per_million_tokens: params.maxCostPerMillion,

@@ -50,7 +50,7 @@ export function countPromptTokens(req: CanonicalRequest, model: string, opts: Co
 /** count(t) with the images of the ceiling at the model's own image rule (images.ts), not its family's ceiling. */
 function withImageRule(p: PromptTokens, t: TokenizerId, model: string): TokenCount {
   const c = p.count(t);
-  return p.parts.images === 0 ? c : { ...c, ceiling: Math.max(c.tokens, c.ceiling + p.imageCeilingDelta(t, imageRuleFor(model))) };
+  return p.parts.imageSizes.length === 0 ? c : { ...c, ceiling: Math.max(c.tokens, c.ceiling + p.imageCeilingDelta(t, imageRuleFor(model))) };
 }
 
 /** Characters of one slice when long text is counted between turns of the event loop (~0.1-0.25 ms). */

@@ -174,7 +174,7 @@ export class PromptTokens {
     for (const s of parts.tools) { this.#measure(at++, s); chars += s.length; }
     this.chars = chars;
     // An exact count never exceeds the bytes, an estimate is its own figure: the larger of the two bounds both.
-    let upper = MAX_FRAMING.perMessage * parts.messages.length + MAX_FRAMING.base + parts.toolTurns * TOOL_OVERHEAD + parts.images * MAX_IMAGE_TOKENS;
+    let upper = MAX_FRAMING.perMessage * parts.messages.length + MAX_FRAMING.base + parts.toolTurns * TOOL_OVERHEAD + parts.imageSizes.length * MAX_IMAGE_TOKENS;
     for (let i = 0; i < this.#texts.length; i++) upper += Math.max(this.#est[i]!, this.#bytes[i]!) + (i < this.#toolsFrom ? 0 : TOOL_OVERHEAD);
     for (const d of parts.documents) upper += documentTokens(d);
     this.upper = upper;
@@ -255,7 +255,7 @@ export class PromptTokens {
 
   /** The most the prompt's images are billed under a model's image rule (images.ts): each at its size where its header gave one, else the rule's maximum; at its `detail` ("low" bills a tile model its base). */
   imageTokens(rule: ImageRule): number {
-    if (this.parts.images === 0) return 0;
+    if (this.parts.imageSizes.length === 0) return 0;
     let n = (this.#imageMemo ??= new Map()).get(rule);
     if (n === undefined) {
       n = 0;
@@ -275,7 +275,7 @@ export class PromptTokens {
    */
   expectedImageDelta(t: TokenizerId, rule: ImageRule): number {
     const p = this.parts;
-    if (p.images === 0 || rule.typical === null) return 0;
+    if (p.imageSizes.length === 0 || rule.typical === null) return 0;
     let d = (this.#expectedMemo ??= new Map()).get(rule);
     if (d === undefined) {
       const family = IMAGE_TOKENS[t.kind === 'exact' ? 'openai' : t.family];
@@ -293,7 +293,7 @@ export class PromptTokens {
    */
   imageCeilingDelta(t: TokenizerId, rule: ImageRule): number {
     const p = this.parts;
-    return p.images === 0 ? 0 : this.imageTokens(rule) - p.images * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
+    return p.imageSizes.length === 0 ? 0 : this.imageTokens(rule) - p.imageSizes.length * IMAGE_CEILING[t.kind === 'exact' ? 'openai' : t.family];
   }
 
   /**
@@ -357,9 +357,9 @@ export class PromptTokens {
       if (i < this.#toolsFrom) { text += tok; ceil += x >= 0 ? x : textCeiling(this.#bytes[i]!); }
       else { tools += tok + TOOL_OVERHEAD; ceil += (x >= 0 ? x : this.#bytes[i]!) + TOOL_DEFINITION_EXTRA; }
     }
-    let other = tools + p.toolTurns * TOOL_OVERHEAD + p.images * IMAGE_TOKENS[family];
+    let other = tools + p.toolTurns * TOOL_OVERHEAD + p.imageSizes.length * IMAGE_TOKENS[family];
     for (const d of p.documents) other += documentTokens(d);
-    ceil += p.toolTurns * TOOL_TURN_EXTRA + p.images * IMAGE_CEILING[family] + (p.documents.length > 0 ? DOCUMENT_CEILING : 0);
+    ceil += p.toolTurns * TOOL_TURN_EXTRA + p.imageSizes.length * IMAGE_CEILING[family] + (p.documents.length > 0 ? DOCUMENT_CEILING : 0);
     const tokens = text + other;
     const allText = e !== null && e.counted === n;
     const estimatedParts = other > 0;

@@ -10,8 +10,7 @@ export type PromptParts = {
   messages: Array<{ role: string; texts: string[] }>;
   /** Tool definitions, each as the JSON the provider renders (name, description, schema). */
   tools: string[];
-  images: number;
-  /** Per image in order, its width and height read from an inline image's header; null for a URL or an unreadable header. */
+  /** Per image in order (their count is the request's images), its width and height read from an inline image's header; null for a URL or an unreadable header. */
   imageSizes: Array<ImageSize | null>;
   /** Per image in order, the `detail` the client asked for (OpenAI formats), or null (none given). */
   imageDetails: Array<ImageDetail | null>;
@@ -27,7 +26,6 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
     case 'thinking': texts.push(b.thinking); return;
     case 'redacted_thinking': return;
     case 'image':
-      out.images++;
       out.imageSizes.push(b.source.type === 'base64' ? imageSizeOf(b.source.data) : null);
       out.imageDetails.push(b.detail ?? null);
       return;
@@ -47,7 +45,7 @@ function blockTexts(b: Block, out: PromptParts, texts: string[]): void {
 }
 
 export function promptParts(req: CanonicalRequest): PromptParts {
-  const out: PromptParts = { messages: [], tools: [], images: 0, imageSizes: [], imageDetails: [], documents: [], toolTurns: 0 };
+  const out: PromptParts = { messages: [], tools: [], imageSizes: [], imageDetails: [], documents: [], toolTurns: 0 };
   if (req.system.length > 0) out.messages.push({ role: 'system', texts: req.system.map((b) => b.text) });
   for (const m of req.messages) {
     const texts: string[] = [];
