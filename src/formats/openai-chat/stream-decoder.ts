@@ -30,6 +30,8 @@ export function createChatStreamDecoder(): StreamDecoder {
   let refused = false;
   let stop: StopReason | null = null;
   let usage: Usage | null = null;
+  /** Whether the closing message_delta carried `usage`: until then the relay bills it from heldUsage. */
+  let reported = false;
 
   const closeRun = (out: StreamEvent[]): void => {
     if (!run) return;
@@ -84,6 +86,7 @@ export function createChatStreamDecoder(): StreamDecoder {
   const finish = (out: StreamEvent[]): void => {
     if (done) return;
     done = true;
+    reported = true;
     closeAll(out);
     out.push({ type: 'message_delta', stop_reason: stop, stop_sequence: null, usage: usage ?? {} });
     out.push({ type: 'message_stop' });
@@ -138,7 +141,9 @@ export function createChatStreamDecoder(): StreamDecoder {
 
   return {
     push: (chunk) => onFrames(sse.push(chunk), []),
-    heldUsage: () => (done ? null : usage),
+    // A stream that failed after the usage chunk (an error chunk or a bad frame before [DONE]) is done
+    // too, and still holds it.
+    heldUsage: () => (reported ? null : usage),
     end() {
       const out = onFrames(sse.end(), []);
       if (done) return out;
