@@ -130,7 +130,13 @@ export function createChatStreamDecoder(): StreamDecoder {
   const onFrames = (frames: { data: string }[], out: StreamEvent[]): StreamEvent[] => {
     for (const f of frames) {
       if (done) break;
-      if (f.data === '[DONE]') { finish(out); break; }
+      // [DONE] after content is a whole answer, a finish reason or not (some compatible servers send none);
+      // with neither it is a stream that said nothing, failed as the same-format relay fails it.
+      if (f.data === '[DONE]') {
+        if (finishSeen || nextIndex > 0) finish(out);
+        else fail(out, { type: 'api_error', message: 'upstream stream ended before completion' });
+        break;
+      }
       const chunk = readEvent(f.data);
       if (chunk === null) continue;
       if (chunk instanceof UnreadableFrame) { fail(out, chunk.error); break; }
