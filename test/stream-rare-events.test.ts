@@ -235,7 +235,7 @@ for (const client of CLIENTS) {
 
 const AZURE_PROMPT_FILTER = sse({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }] });
 const AZURE_FILTER = sse({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt', choices: [{ index: 0, delta: {}, finish_reason: null, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }] });
-const OPENAI: Array<{ name: string; chunks: string[]; text: string; tools?: Array<[string, unknown]>; usage: [number, number]; stop: Record<Client, string>; sameFormat?: false }> = [
+const OPENAI: Array<{ name: string; chunks: string[]; text: string; tools?: Array<[string, unknown]>; usage: [number, number]; stop: Record<Client, string> }> = [
   { name: 'Azure prompt and content filter chunks (one without choices)', chunks: [AZURE_PROMPT_FILTER, oa({ role: 'assistant', content: '' }), oa({ content: 'Hello' }), AZURE_FILTER, oa({ content: ' world' }), oa({}, 'stop'), AZURE_FILTER, oaUsage(9, 2), DONE],
     text: 'Hello world', usage: [9, 2], stop: { chat: 'stop', responses: 'completed', messages: 'end_turn' } },
   { name: 'refusal deltas', chunks: [oa({ role: 'assistant', content: null, refusal: '' }), oa({ refusal: "I can't" }), oa({ refusal: ' help.' }), oa({}, 'stop'), oaUsage(9, 3), DONE],
@@ -250,19 +250,16 @@ const OPENAI: Array<{ name: string; chunks: string[]; text: string; tools?: Arra
     oa({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }), oa({ tool_calls: [{ index: 1, function: { arguments: '}' } }] }),
     oa({}, 'tool_calls'), oaUsage(9, 12), DONE], text: '', tools: [['get_weather', { city: 'Paris' }], ['get_time', { tz: 'UTC' }]], usage: [9, 12],
     stop: { chat: 'tool_calls', responses: 'completed', messages: 'tool_use' } },
-  // No role chunk: the same-format route relays the chunks as they are (the SDK's helper wants a role, as
-  // it would from this upstream directly); translated, the client's stream is whole.
   { name: 'no role chunk, id and name in the first tool delta only, finish_reason in a chunk with arguments', chunks: [oa({ content: 'Let me check.' }),
     oa({ tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'get_weather', arguments: '{"ci' } }] }),
     oa({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Oslo"}' } }] }, 'tool_calls'), oaUsage(9, 8), DONE],
-    text: 'Let me check.', tools: [['get_weather', { city: 'Oslo' }]], usage: [9, 8], stop: { chat: 'tool_calls', responses: 'completed', messages: 'tool_use' }, sameFormat: false },
+    text: 'Let me check.', tools: [['get_weather', { city: 'Oslo' }]], usage: [9, 8], stop: { chat: 'tool_calls', responses: 'completed', messages: 'tool_use' } },
   { name: 'finish_reason in a chunk with content', chunks: [oa({ role: 'assistant', content: 'All' }), oa({ content: ' done' }, 'stop'), oaUsage(9, 2), DONE],
     text: 'All done', usage: [9, 2], stop: { chat: 'stop', responses: 'completed', messages: 'end_turn' } },
 ];
 
 for (const client of CLIENTS) {
   for (const c of OPENAI) {
-    if (client === 'chat' && c.sameFormat === false) continue;
     test(`OpenAI -> ${client}: ${c.name}`, async () => {
       up.push({ chunks: c.chunks });
       const a = await ask(client, 'oa/test-model');
