@@ -64,10 +64,14 @@ function reference(chunks: Rec[], includeUsage: boolean): { frames: Rec[]; finis
   const frames: Rec[] = [];
   let finish: string | null = null;
   let usage: unknown = null;
+  let delta = false;
   for (const c of chunks) {
     const x = structuredClone(c);
     x.id = ID;
     x.model = MODEL;
+    // The first delta names the role, given it when the server did not (OpenAI's SDK requires it).
+    const first = (x.choices as Rec[])[0];
+    if (!delta && first?.delta) { delta = true; (first.delta as Rec).role ??= 'assistant'; }
     const f = (x.choices as Rec[])[0]?.finish_reason;
     if (typeof f === 'string') finish = f;
     if (x.usage) usage = x.usage;

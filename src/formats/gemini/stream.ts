@@ -21,6 +21,8 @@ export function newGeminiStreamDecoder(): StreamDecoder {
   let open: { index: number; kind: OpenKind } | null = null;
   let calls = 0;
   let usage: GeminiUsage | undefined;
+  /** Whether the finish's message_delta carried `usage`: until then the relay bills it from heldUsage. */
+  let reported = false;
 
   const close = (out: StreamEvent[]): void => {
     if (open) out.push({ type: 'block_stop', index: open.index });
@@ -101,6 +103,7 @@ export function newGeminiStreamDecoder(): StreamDecoder {
       out.push({ type: 'message_delta', stop_reason: stop, stop_sequence: null, usage: geminiUsage(usage) });
       out.push({ type: 'message_stop' });
       finished = true;
+      reported = true;
     }
   };
 
@@ -118,8 +121,9 @@ export function newGeminiStreamDecoder(): StreamDecoder {
 
   return {
     push: (bytes) => (finished ? [] : frames(sse.push(bytes))),
-    // Every chunk may carry the usage so far; only the last one's reaches an event.
-    heldUsage: () => (finished || usage === undefined ? null : geminiUsage(usage)),
+    // Every chunk may carry the usage so far; only the finish's reaches an event. A stream that failed
+    // (an error chunk, or closed without a finish reason) is finished too, and still holds it.
+    heldUsage: () => (reported || usage === undefined ? null : geminiUsage(usage)),
     end() {
       if (finished) return [];
       const out = frames(sse.end());

@@ -30,6 +30,8 @@ export function createChatStreamDecoder(): StreamDecoder {
   let refused = false;
   let stop: StopReason | null = null;
   let usage: Usage | null = null;
+  /** Whether the closing message_delta carried `usage`: until then the relay bills it from heldUsage. */
+  let reported = false;
 
   const closeRun = (out: StreamEvent[]): void => {
     if (!run) return;
@@ -84,6 +86,7 @@ export function createChatStreamDecoder(): StreamDecoder {
   const finish = (out: StreamEvent[]): void => {
     if (done) return;
     done = true;
+    reported = true;
     closeAll(out);
     out.push({ type: 'message_delta', stop_reason: stop, stop_sequence: null, usage: usage ?? {} });
     out.push({ type: 'message_stop' });
@@ -127,7 +130,13 @@ export function createChatStreamDecoder(): StreamDecoder {
   const onFrames = (frames: { data: string }[], out: StreamEvent[]): StreamEvent[] => {
     for (const f of frames) {
       if (done) break;
-      if (f.data === '[DONE]') { finish(out); break; }
+      // [DONE] after content is a whole answer, a finish reason or not (some compatible servers send none);
+      // with neither it is a stream that said nothing, failed as the same-format relay fails it.
+      if (f.data === '[DONE]') {
+        if (finishSeen || nextIndex > 0) finish(out);
+        else fail(out, { type: 'api_error', message: 'upstream stream ended before completion' });
+        break;
+      }
       const chunk = readEvent(f.data);
       if (chunk === null) continue;
       if (chunk instanceof UnreadableFrame) { fail(out, chunk.error); break; }
@@ -138,7 +147,9 @@ export function createChatStreamDecoder(): StreamDecoder {
 
   return {
     push: (chunk) => onFrames(sse.push(chunk), []),
-    heldUsage: () => (done ? null : usage),
+    // A stream that failed after the usage chunk (an error chunk or a bad frame before [DONE]) is done
+    // too, and still holds it.
+    heldUsage: () => (reported ? null : usage),
     end() {
       const out = onFrames(sse.end(), []);
       if (done) return out;

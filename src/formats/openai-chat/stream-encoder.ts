@@ -81,9 +81,12 @@ export function createChatStreamEncoder(opts: { includeUsage: boolean; created?:
           return '';
         }
         case 'message_delta':
-          stop = ev.stop_reason;
           // Later usage figures are cumulative totals, so they replace earlier ones field by field.
           usage = { ...usage, ...ev.usage };
+          // Anthropic may send more than one message_delta, an early one with usage only: the finish
+          // chunk waits for the stop reason (or message_stop), or it would go out as 'stop'.
+          if (ev.stop_reason === null) return '';
+          stop = ev.stop_reason;
           return finish();
         case 'message_stop': {
           const out = finish();

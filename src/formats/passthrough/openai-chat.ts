@@ -61,6 +61,20 @@ function find(s: string, [head, tail]: Marker): number {
   return -1;
 }
 
+// A key's raw form cannot occur inside a JSON string (its quotes would be escaped there).
+const DELTA = '"delta":{';
+const ROLE = '"role":';
+
+/**
+ * The chunk with `"role":"assistant"` first in its first delta. Some compatible servers start a stream
+ * without the role chunk, and the OpenAI format has the role in a choice's first delta: the openai SDK's
+ * stream helper fails the whole answer without it ("missing role for choice 0").
+ */
+function withRole(s: string): string {
+  const i = s.indexOf(DELTA) + DELTA.length;
+  return `${s.slice(0, i)}"role":"assistant"${s.charCodeAt(i) === 0x7d ? '' : ','}${s.slice(i)}`;
+}
+
 /** Fields the gateway consumes itself and never forwards. */
 export const GATEWAY_ONLY_FIELDS = ['extra', 'models', 'max_cost', 'max_cost_per_million_tokens', 'willingness_to_pay'] as const;
 
@@ -94,6 +108,8 @@ export const openaiChatPassthrough: PassthroughCodec = {
     const ourId = `"id":${JSON.stringify(ctx.id)}`;
     const ourModel = `"model":${JSON.stringify(ctx.model)}`;
     let done = false;
+    /** Whether a delta went out yet: the first one must name the role (see withRole). */
+    let delta = false;
     const finished = (reason: string): void => { seen.finishReason = reason; progress.content = true; progress.complete = progress.error === null; };
     const fail = (error: StreamError): string => createChatStreamEncoder({ includeUsage: false }).encode({ type: 'error', error });
     return {
@@ -136,6 +152,7 @@ export const openaiChatPassthrough: PassthroughCodec = {
               const u = find(out, USAGE_NULL);
               if (u >= 0) out = out.slice(0, u) + out.slice(u + USAGE_NULL_LEN);
             }
+            if (!delta && d.includes(DELTA)) { delta = true; if (!d.includes(ROLE)) out = withRole(out); }
             return sseFrame(out);
           }
         }
@@ -151,6 +168,10 @@ export const openaiChatPassthrough: PassthroughCodec = {
         chunk.model = ctx.model;
         const choices = Array.isArray(chunk.choices) ? chunk.choices : undefined;
         const choice = choices?.[0];
+        if (!delta && isRecord(choice) && isRecord(choice.delta)) {
+          delta = true;
+          choice.delta.role ??= 'assistant';
+        }
         if (isRecord(choice)) {
           if (isRecord(choice.delta)) countDelta(choice.delta, progress, count);
           if (typeof choice.finish_reason === 'string') finished(choice.finish_reason);
