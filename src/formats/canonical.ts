@@ -153,6 +153,11 @@ export type CanonicalRequest = {
    * name Anthropic's server-side MCP connector, which targets of other formats refuse, naming this field.
    */
   mcp_tool_change?: string;
+  /**
+   * What the client asked for that only a server of its own format answers (log probabilities, an
+   * audio answer...): relayed to such a server, refused naming `param` when the request is translated.
+   */
+  native_only?: { param: string; message: string };
   /** What decoding the client's request left out or changed (e.g. hosted tools no target runs), for x-gateway-adjustments. */
   decode_adjustments?: string[];
 };
