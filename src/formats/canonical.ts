@@ -143,6 +143,13 @@ export type CanonicalRequest = {
   /** Free-form request metadata (OpenAI `metadata`). */
   metadata?: Record<string, string>;
   service_tier?: string;
+  /**
+   * OpenAI's prompt cache routing (`prompt_cache_key`, chat and Responses alike) and how long a cached
+   * prefix is kept (`prompt_cache_retention`): what the cache hits, so what the input is billed. Carried
+   * to OpenAI-format targets; the others cache by their own markers and drop them (reported).
+   */
+  prompt_cache_key?: string;
+  prompt_cache_retention?: 'in_memory' | '24h';
   /** Anthropic-only: a code-execution container; codecs for other targets drop it (reported). */
   container?: unknown;
   /** Anthropic's `context_management` as sent (relayed to Anthropic targets) and its edits, parsed. */

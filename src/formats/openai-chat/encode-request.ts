@@ -126,7 +126,7 @@ export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): En
   });
   const body: Rec = { model: target.upstreamModel, messages };
   if (req.max_tokens !== undefined) body.max_completion_tokens = req.max_tokens;
-  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'logit_bias', 'verbosity', 'metadata', 'service_tier'] as const) {
+  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'logit_bias', 'verbosity', 'metadata', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention'] as const) {
     if (req[k] !== undefined) body[k] = req[k];
   }
   if (req.stop && req.stop.length > 0) body.stop = req.stop;

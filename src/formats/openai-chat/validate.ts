@@ -155,6 +155,8 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   str(b.safety_identifier, 'safety_identifier');
   str(b.user, 'user');
   str(b.service_tier, 'service_tier');
+  str(b.prompt_cache_key, 'prompt_cache_key');
+  oneOf(b.prompt_cache_retention, 'prompt_cache_retention', ['in_memory', '24h']);
   if (b.metadata !== undefined && b.metadata !== null) {
     if (!isRecord(b.metadata)) throw bad('metadata', "'metadata' must be an object");
     for (const [k, v] of Object.entries(b.metadata)) if (typeof v !== 'string') throw bad(`metadata.${k}`, `'metadata.${k}' must be a string`);

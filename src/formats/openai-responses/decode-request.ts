@@ -52,5 +52,7 @@ export function decodeResponsesRequest(body: Rec): CanonicalRequest {
   if (typeof user === 'string') req.user = user;
   if (isRecord(body.metadata)) req.metadata = body.metadata as Record<string, string>;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
+  if (typeof body.prompt_cache_key === 'string') req.prompt_cache_key = body.prompt_cache_key;
+  if (body.prompt_cache_retention === 'in_memory' || body.prompt_cache_retention === '24h') req.prompt_cache_retention = body.prompt_cache_retention;
   return req;
 }

@@ -161,6 +161,8 @@ export function validateResponsesRequest(body: unknown): Rec {
   str(b.user, 'user');
   str(b.safety_identifier, 'safety_identifier');
   str(b.service_tier, 'service_tier');
+  str(b.prompt_cache_key, 'prompt_cache_key');
+  oneOf(b.prompt_cache_retention, 'prompt_cache_retention', ['in_memory', '24h']);
   if (b.include !== undefined && b.include !== null && !(Array.isArray(b.include) && b.include.every((s) => typeof s === 'string'))) {
     throw bad('include', "'include' must be an array of strings");
   }
