@@ -1,9 +1,9 @@
 // Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
-import type { Block, CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
+import type { Block, CacheControl, CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { parseContextEdits } from '../context-edits.ts';
 import { qualifyHistory } from '../signatures.ts';
-import { decodeBlocks, decodeSystemBlock, decodeTool, textBlock } from './blocks.ts';
+import { cacheControlOf, decodeBlocks, decodeSystemBlock, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -82,6 +82,20 @@ function decodeMessages(raw: Rec[], req: CanonicalRequest): Message[] {
   return out;
 }
 
+/**
+ * Top-level `cache_control` (automatic caching): the marker the API puts on the last cacheable block
+ * of the request, put there by the gateway so that targets which cache by markers (Bedrock's
+ * cachePoint) cache the same prefix. Thinking blocks take no marker; a block with one keeps its own.
+ */
+function markLastCacheable(req: CanonicalRequest, cc: CacheControl): void {
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const last = req.messages[i]!.content.findLast((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
+    if (last === undefined) continue;
+    last.cache_control ??= cc;
+    return;
+  }
+}
+
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
 export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   const req: CanonicalRequest = { model: String(body.model), system: decodeSystem(body.system), messages: [], stream: body.stream === true };
@@ -102,6 +116,8 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') req.user = body.metadata.user_id;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
+  const cc = cacheControlOf(body.cache_control);
+  if (cc) markLastCacheable(req, cc);
   if (body.context_management !== undefined && body.context_management !== null) {
     req.context_management = body.context_management;
     req.context_edits = parseContextEdits(body.context_management);

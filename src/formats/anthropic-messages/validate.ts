@@ -229,6 +229,7 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
     if (!Array.isArray(b.stop_sequences) || !b.stop_sequences.every((s) => typeof s === 'string')) throw bad('stop_sequences', "'stop_sequences' must be an array of strings");
   }
   if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw bad('stream', "'stream' must be a boolean");
+  cacheControl(b.cache_control, 'cache_control');
   obj(b.metadata, 'metadata');
   if (isRecord(b.metadata)) str(b.metadata.user_id, 'metadata.user_id');
   tools(b.tools);
