@@ -116,6 +116,9 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') req.user = body.metadata.user_id;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
+  // Anthropic's own serving choices (fast output, where inference runs), which no other format takes.
+  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : [])];
+  if (serving.length > 0) req.decode_adjustments = serving;
   const cc = cacheControlOf(body.cache_control);
   if (cc) markLastCacheable(req, cc);
   if (body.context_management !== undefined && body.context_management !== null) {

@@ -238,6 +238,8 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
   outputConfig(b.output_config);
   obj(b.output_format, 'output_format');
   oneOf(b.service_tier, 'service_tier', ['auto', 'standard_only']);
+  oneOf(b.speed, 'speed', ['standard', 'fast']);
+  str(b.inference_geo, 'inference_geo');
   if (b.container !== undefined && b.container !== null && typeof b.container !== 'string') obj(b.container, 'container');
   contextManagement(b.context_management);
   return b;
