@@ -124,6 +124,9 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
   return parts;
 }
 
+/** Stop sequences generationConfig takes ("up to 5"). */
+const MAX_STOP = 5;
+
 function generationConfig(req: CanonicalRequest): GeminiGenerationConfig {
   const gc: GeminiGenerationConfig = {};
   if (req.temperature !== undefined) gc.temperature = req.temperature;
@@ -190,6 +193,10 @@ function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
 
 /** Builds the generateContent (or streamGenerateContent?alt=sse) request for a Gemini target. */
 export function encodeGeminiRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
+  if (req.stop !== undefined && req.stop.length > MAX_STOP) {
+    // Only a Messages client (stop_sequences, no limit) sends more; leaving some out would let the answer run past them.
+    throw new GatewayError('unsupported_parameter', `'stop_sequences': ${req.stop.length} were given; ${target.provider} (Gemini) takes at most ${MAX_STOP}`, { param: 'stop_sequences' });
+  }
   const edited = applyContextEdits(req);
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);

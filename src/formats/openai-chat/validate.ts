@@ -116,6 +116,9 @@ function responseFormat(rf: unknown): void {
   bool(js.strict, 'response_format.json_schema.strict');
 }
 
+/** Stop sequences OpenAI takes ("Up to 4 sequences"; the API refuses a longer array). */
+export const MAX_STOP = 4;
+
 /** Throws GatewayError (400) with `param` set; returns the body typed as a record when valid. */
 export function validateChatRequest(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new GatewayError('invalid_body', 'the request body must be a JSON object');
@@ -137,6 +140,7 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   if (b.seed !== undefined && b.seed !== null && !Number.isInteger(b.seed)) throw bad('seed', "'seed' must be an integer");
   if (b.stop !== undefined && b.stop !== null && typeof b.stop !== 'string') {
     if (!Array.isArray(b.stop) || !b.stop.every((s) => typeof s === 'string')) throw bad('stop', "'stop' must be a string or an array of strings");
+    if (b.stop.length > MAX_STOP) throw bad('stop', `'stop' takes at most ${MAX_STOP} sequences, got ${b.stop.length}`);
   }
   if (b.logit_bias !== undefined && b.logit_bias !== null) {
     if (!isRecord(b.logit_bias)) throw bad('logit_bias', "'logit_bias' must be an object of token ids to numbers");
