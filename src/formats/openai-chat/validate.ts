@@ -28,6 +28,11 @@ export function oneOf(v: unknown, param: string, allowed: readonly string[]): vo
 export function obj(v: unknown, param: string): void {
   if (v !== undefined && v !== null && !isRecord(v)) throw bad(param, `'${param}' must be an object`);
 }
+/** `top_logprobs`: an integer from 0 to 20 (chat and Responses alike). */
+export function topLogprobs(v: unknown): void {
+  if (v === undefined || v === null) return;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 20) throw bad('top_logprobs', "'top_logprobs' must be an integer between 0 and 20");
+}
 function bool(v: unknown, param: string): void {
   if (v !== undefined && v !== null && typeof v !== 'boolean') throw bad(param, `'${param}' must be a boolean`);
 }
@@ -151,6 +156,8 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   responseFormat(b.response_format);
   bool(b.stream, 'stream');
   bool(b.parallel_tool_calls, 'parallel_tool_calls');
+  bool(b.logprobs, 'logprobs');
+  topLogprobs(b.top_logprobs);
   obj(b.stream_options, 'stream_options');
   if (isRecord(b.stream_options)) bool(b.stream_options.include_usage, 'stream_options.include_usage');
   // The SDK's ReasoningEffort (openai 6.x): none (GPT-5.1 and later), xhigh and max as well.

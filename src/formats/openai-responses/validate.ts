@@ -4,7 +4,7 @@
 import { GatewayError } from '../../gateway-error.ts';
 import { IMAGE_DETAILS, isImageDetail } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
-import { num, obj, oneOf, posInt, str } from '../openai-chat/validate.ts';
+import { num, obj, oneOf, posInt, str, topLogprobs } from '../openai-chat/validate.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -148,6 +148,7 @@ export function validateResponsesRequest(body: unknown): Rec {
   num(b.temperature, 'temperature', 0, 2);
   num(b.top_p, 'top_p', 0, 1);
   posInt(b.max_output_tokens, 'max_output_tokens');
+  topLogprobs(b.top_logprobs);
   tools(b.tools);
   toolChoice(b.tool_choice);
   textFormat(b.text);
