@@ -64,6 +64,15 @@ function decodeSystemTurn(m: Rec, i: number, cleared: boolean, mcp: { at?: strin
   return { role: 'system', content, ...effort };
 }
 
+/**
+ * Documents with `citations.enabled`: Anthropic answers citing them, which no other format does; the
+ * answer comes without citations, said so where each was asked for.
+ */
+function citationsAsked(raw: Rec[]): string[] {
+  return raw.flatMap((m, i) => (Array.isArray(m.content) ? m.content : []).flatMap((b: unknown, j) =>
+    (isRecord(b) && b.type === 'document' && isRecord(b.citations) && b.citations.enabled === true ? [`messages[${i}].content[${j}].citations=dropped`] : [])));
+}
+
 /** Turns in canonical form (system turns as decodeSystemTurn reads them). */
 function decodeMessages(raw: Rec[], req: CanonicalRequest): Message[] {
   let lastUser = -1;
@@ -118,7 +127,8 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (body.container !== undefined && body.container !== null) req.container = body.container;
   // Anthropic's own serving choices (fast output, where inference runs), which no other format takes.
   const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : [])];
-  if (serving.length > 0) req.decode_adjustments = serving;
+  const dropped = [...citationsAsked(body.messages as Rec[]), ...serving];
+  if (dropped.length > 0) req.decode_adjustments = dropped;
   const cc = cacheControlOf(body.cache_control);
   if (cc) markLastCacheable(req, cc);
   if (body.context_management !== undefined && body.context_management !== null) {

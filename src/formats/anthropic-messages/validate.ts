@@ -36,7 +36,12 @@ function block(b: unknown, at: string): void {
   switch (b.type) {
     case 'text': return needString(b.text, `${at}.text`);
     case 'image': return source(b.source, `${at}.source`, ['base64', 'url']);
-    case 'document': return source(b.source, `${at}.source`, ['base64', 'url', 'text']);
+    case 'document':
+      if (b.citations !== undefined && b.citations !== null) {
+        if (!isRecord(b.citations)) throw bad(`${at}.citations`, `'${at}.citations' must be an object`);
+        if (b.citations.enabled !== undefined && typeof b.citations.enabled !== 'boolean') throw bad(`${at}.citations.enabled`, `'${at}.citations.enabled' must be a boolean`);
+      }
+      return source(b.source, `${at}.source`, ['base64', 'url', 'text']);
     case 'tool_use':
       needString(b.id, `${at}.id`);
       needString(b.name, `${at}.name`);
