@@ -117,8 +117,10 @@ export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo)
       return encodeTool({ ...t, strict: undefined });
     });
   }
+  // Anthropic refuses tool_choice without tools; one that forced a tool cannot be honoured, and says so.
   const choice = encodeToolChoice(req.tool_choice, req.parallel_tool_calls);
-  if (choice) body.tool_choice = choice;
+  if (choice && body.tools !== undefined) body.tool_choice = choice;
+  else if (choice?.type === 'any' || choice?.type === 'tool') adjustments.push(`tool_choice=${String(choice.type)}->dropped(no tools)`);
   if (plan.thinking) body.thinking = plan.thinking;
   if (format || plan.effort) body.output_config = { ...(plan.effort ? { effort: plan.effort } : {}), ...(format ? { format } : {}) };
   if (req.user !== undefined) body.metadata = { user_id: req.user };
