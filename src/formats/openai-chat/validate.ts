@@ -121,6 +121,18 @@ function responseFormat(rf: unknown): void {
   bool(js.strict, 'response_format.json_schema.strict');
 }
 
+/** OpenAI's Metadata (chat and Responses alike): at most 16 string values, keys up to 64 characters, values up to 512. */
+export function metadata(v: unknown): void {
+  if (v === undefined || v === null) return;
+  if (!isRecord(v)) throw bad('metadata', "'metadata' must be an object");
+  const entries = Object.entries(v);
+  if (entries.length > 16) throw bad('metadata', "'metadata' may hold at most 16 keys");
+  for (const [k, s] of entries) {
+    if (k.length > 64) throw bad(`metadata.${k.slice(0, 64)}`, 'metadata keys are at most 64 characters');
+    if (typeof s !== 'string' || s.length > 512) throw bad(`metadata.${k}`, `'metadata.${k}' must be a string of at most 512 characters`);
+  }
+}
+
 /** Stop sequences OpenAI takes ("Up to 4 sequences"; the API refuses a longer array). */
 export const MAX_STOP = 4;
 
@@ -168,9 +180,6 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   str(b.service_tier, 'service_tier');
   str(b.prompt_cache_key, 'prompt_cache_key');
   oneOf(b.prompt_cache_retention, 'prompt_cache_retention', ['in_memory', '24h']);
-  if (b.metadata !== undefined && b.metadata !== null) {
-    if (!isRecord(b.metadata)) throw bad('metadata', "'metadata' must be an object");
-    for (const [k, v] of Object.entries(b.metadata)) if (typeof v !== 'string') throw bad(`metadata.${k}`, `'metadata.${k}' must be a string`);
-  }
+  metadata(b.metadata);
   return b;
 }
