@@ -143,6 +143,13 @@ export type CanonicalRequest = {
   /** Free-form request metadata (OpenAI `metadata`). */
   metadata?: Record<string, string>;
   service_tier?: string;
+  /**
+   * OpenAI's prompt cache routing (`prompt_cache_key`, chat and Responses alike) and how long a cached
+   * prefix is kept (`prompt_cache_retention`): what the cache hits, so what the input is billed. Carried
+   * to OpenAI-format targets; the others cache by their own markers and drop them (reported).
+   */
+  prompt_cache_key?: string;
+  prompt_cache_retention?: 'in_memory' | '24h';
   /** Anthropic-only: a code-execution container; codecs for other targets drop it (reported). */
   container?: unknown;
   /** Anthropic's `context_management` as sent (relayed to Anthropic targets) and its edits, parsed. */
@@ -153,6 +160,11 @@ export type CanonicalRequest = {
    * name Anthropic's server-side MCP connector, which targets of other formats refuse, naming this field.
    */
   mcp_tool_change?: string;
+  /**
+   * What the client asked for that only a server of its own format answers (log probabilities, an
+   * audio answer...): relayed to such a server, refused naming `param` when the request is translated.
+   */
+  native_only?: { param: string; message: string };
   /** What decoding the client's request left out or changed (e.g. hosted tools no target runs), for x-gateway-adjustments. */
   decode_adjustments?: string[];
 };

@@ -8,6 +8,7 @@ import { validateChatRequest } from '../formats/openai-chat/validate.ts';
 import { validateMessagesRequest } from '../formats/anthropic-messages/validate.ts';
 import { validateResponsesRequest } from '../formats/openai-responses/validate.ts';
 import { parseJsonObject } from '../util/parse-json.ts';
+import { GatewayError } from '../gateway-error.ts';
 import type { CompiledMapping, MappingRow } from '../mapping/compile.ts';
 import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../formats/tool-ids.ts';
 import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, type ToolNameMap } from '../formats/tool-names.ts';
@@ -69,6 +70,8 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     path = t.native[clientFormat] ?? t.chatPath ?? '/messages';
   } else {
     canonical.value ??= clientCodecFor(clientFormat).decodeRequest(body);
+    const native = canonical.value.native_only;
+    if (native !== undefined) throw new GatewayError('unsupported_parameter', native.message, { param: native.param });
     // The decoded request is shared by every attempt: ids are fitted on a copy for this target.
     const ids = fitCanonicalToolIds(maxOutputTokens === undefined ? canonical.value : capCanonical(canonical.value, maxOutputTokens), t.toolIds);
     // Tools added mid-conversation are declared before names are fitted, so added names are fitted too.

@@ -199,6 +199,7 @@ export function anthropicRequestProblem(b: Json, headers: Record<string, string 
   if (img) return img;
   const m = messageProblems(b, messages, spec, model, beta);
   if (m) return m;
+  if (b.tool_choice !== undefined && !(Array.isArray(b.tools) && b.tools.length > 0)) return 'tool_choice may only be specified while providing tools.';
   const t = thinkingProblems(b, messages, model, spec);
   if (t) return t;
   const oc = obj(b.output_config);

@@ -26,6 +26,7 @@ export function openaiRequestProblem(b: Json): string | null {
     const v = b[k];
     if (typeof v === 'string' && v.length > 128) return `Invalid '${k}': string too long. Expected a string with maximum length 128, but got a string with length ${v.length} instead.`;
   }
+  if (Array.isArray(b.stop) && b.stop.length > 4) return `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${b.stop.length} instead.`;
   if (Array.isArray(b.tools) && b.tools.length > 128) return `Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length ${b.tools.length} instead.`;
   // Function names: `^[a-zA-Z0-9_-]+$`, at most 64 (the API's wording for each).
   for (const [i, t] of (Array.isArray(b.tools) ? b.tools : []).entries()) {

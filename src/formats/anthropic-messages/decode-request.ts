@@ -1,9 +1,9 @@
 // Client side of the Messages codec: a validated /v1/messages body -> CanonicalRequest.
-import type { Block, CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
+import type { Block, CacheControl, CanonicalRequest, Message, ReasoningEffort, TextBlock, Thinking, ThinkingDisplay, ToolChoice } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { parseContextEdits } from '../context-edits.ts';
 import { qualifyHistory } from '../signatures.ts';
-import { decodeBlocks, decodeSystemBlock, decodeTool, textBlock } from './blocks.ts';
+import { cacheControlOf, decodeBlocks, decodeSystemBlock, decodeTool, textBlock } from './blocks.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -64,6 +64,15 @@ function decodeSystemTurn(m: Rec, i: number, cleared: boolean, mcp: { at?: strin
   return { role: 'system', content, ...effort };
 }
 
+/**
+ * Documents with `citations.enabled`: Anthropic answers citing them, which no other format does; the
+ * answer comes without citations, said so where each was asked for.
+ */
+function citationsAsked(raw: Rec[]): string[] {
+  return raw.flatMap((m, i) => (Array.isArray(m.content) ? m.content : []).flatMap((b: unknown, j) =>
+    (isRecord(b) && b.type === 'document' && isRecord(b.citations) && b.citations.enabled === true ? [`messages[${i}].content[${j}].citations=dropped`] : [])));
+}
+
 /** Turns in canonical form (system turns as decodeSystemTurn reads them). */
 function decodeMessages(raw: Rec[], req: CanonicalRequest): Message[] {
   let lastUser = -1;
@@ -80,6 +89,20 @@ function decodeMessages(raw: Rec[], req: CanonicalRequest): Message[] {
   });
   if (mcp.at !== undefined) req.mcp_tool_change = mcp.at;
   return out;
+}
+
+/**
+ * Top-level `cache_control` (automatic caching): the marker the API puts on the last cacheable block
+ * of the request, put there by the gateway so that targets which cache by markers (Bedrock's
+ * cachePoint) cache the same prefix. Thinking blocks take no marker; a block with one keeps its own.
+ */
+function markLastCacheable(req: CanonicalRequest, cc: CacheControl): void {
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const last = req.messages[i]!.content.findLast((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
+    if (last === undefined) continue;
+    last.cache_control ??= cc;
+    return;
+  }
 }
 
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
@@ -102,6 +125,12 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') req.user = body.metadata.user_id;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
+  // Anthropic's own serving choices (fast output, where inference runs), which no other format takes.
+  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : [])];
+  const dropped = [...citationsAsked(body.messages as Rec[]), ...serving];
+  if (dropped.length > 0) req.decode_adjustments = dropped;
+  const cc = cacheControlOf(body.cache_control);
+  if (cc) markLastCacheable(req, cc);
   if (body.context_management !== undefined && body.context_management !== null) {
     req.context_management = body.context_management;
     req.context_edits = parseContextEdits(body.context_management);

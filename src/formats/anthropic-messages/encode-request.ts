@@ -70,16 +70,30 @@ function structuredOutput(req: CanonicalRequest, target: TargetInfo, system: Tex
 }
 
 /**
- * Dropped because Anthropic has no equivalent and they only tune sampling or presentation:
- * frequency/presence penalties, logit_bias, seed, verbosity, free-form metadata (Anthropic's
- * metadata takes only user_id) and OpenAI service tiers other than auto. A temperature above 1
- * is refused rather than clamped. Reasoning asks follow planClaudeThinking (src/formats/reasoning.ts).
+ * Parameters Anthropic has no equivalent for, which only tune sampling, presentation or OpenAI's own
+ * caching and tiers: frequency/presence penalties, logit_bias, seed, verbosity, OpenAI's prompt cache
+ * key and retention, free-form metadata (Anthropic's metadata takes only user_id) and OpenAI service
+ * tiers. Left out, each reported.
+ */
+function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
+  if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) adjustments.push('logit_bias=dropped');
+  for (const k of ['frequency_penalty', 'presence_penalty', 'seed', 'verbosity', 'prompt_cache_key', 'prompt_cache_retention'] as const) {
+    if (req[k] !== undefined) adjustments.push(`${k}=dropped`);
+  }
+  if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) adjustments.push('metadata=dropped(Anthropic takes only user_id)');
+  if (req.service_tier !== undefined && !ANTHROPIC_SERVICE_TIERS.has(req.service_tier)) adjustments.push(`service_tier=dropped(${req.service_tier})`);
+}
+
+/**
+ * What has no equivalent is dropped and reported (dropUnsupported). A temperature above 1 is
+ * refused rather than clamped. Reasoning asks follow planClaudeThinking (src/formats/reasoning.ts).
  */
 export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
   if (req.temperature !== undefined && req.temperature > 1) {
     throw new GatewayError('invalid_parameter', `temperature ${req.temperature} is above 1, the maximum of ${target.provider}`, { param: 'temperature' });
   }
   const adjustments: string[] = [];
+  dropUnsupported(req, adjustments);
   const system: TextBlock[] = [...req.system];
   // Claude's own signatures unwrapped, thinking another model signed left out: what is sent, and what
   // the thinking rule below reads.
@@ -103,8 +117,10 @@ export function encodeMessagesRequest(req: CanonicalRequest, target: TargetInfo)
       return encodeTool({ ...t, strict: undefined });
     });
   }
+  // Anthropic refuses tool_choice without tools; one that forced a tool cannot be honoured, and says so.
   const choice = encodeToolChoice(req.tool_choice, req.parallel_tool_calls);
-  if (choice) body.tool_choice = choice;
+  if (choice && body.tools !== undefined) body.tool_choice = choice;
+  else if (choice?.type === 'any' || choice?.type === 'tool') adjustments.push(`tool_choice=${String(choice.type)}->dropped(no tools)`);
   if (plan.thinking) body.thinking = plan.thinking;
   if (format || plan.effort) body.output_config = { ...(plan.effort ? { effort: plan.effort } : {}), ...(format ? { format } : {}) };
   if (req.user !== undefined) body.metadata = { user_id: req.user };

@@ -36,7 +36,12 @@ function block(b: unknown, at: string): void {
   switch (b.type) {
     case 'text': return needString(b.text, `${at}.text`);
     case 'image': return source(b.source, `${at}.source`, ['base64', 'url']);
-    case 'document': return source(b.source, `${at}.source`, ['base64', 'url', 'text']);
+    case 'document':
+      if (b.citations !== undefined && b.citations !== null) {
+        if (!isRecord(b.citations)) throw bad(`${at}.citations`, `'${at}.citations' must be an object`);
+        if (b.citations.enabled !== undefined && typeof b.citations.enabled !== 'boolean') throw bad(`${at}.citations.enabled`, `'${at}.citations.enabled' must be a boolean`);
+      }
+      return source(b.source, `${at}.source`, ['base64', 'url', 'text']);
     case 'tool_use':
       needString(b.id, `${at}.id`);
       needString(b.name, `${at}.name`);
@@ -229,6 +234,7 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
     if (!Array.isArray(b.stop_sequences) || !b.stop_sequences.every((s) => typeof s === 'string')) throw bad('stop_sequences', "'stop_sequences' must be an array of strings");
   }
   if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw bad('stream', "'stream' must be a boolean");
+  cacheControl(b.cache_control, 'cache_control');
   obj(b.metadata, 'metadata');
   if (isRecord(b.metadata)) str(b.metadata.user_id, 'metadata.user_id');
   tools(b.tools);
@@ -237,6 +243,8 @@ export function validateMessagesRequest(body: unknown): Record<string, unknown> 
   outputConfig(b.output_config);
   obj(b.output_format, 'output_format');
   oneOf(b.service_tier, 'service_tier', ['auto', 'standard_only']);
+  oneOf(b.speed, 'speed', ['standard', 'fast']);
+  str(b.inference_geo, 'inference_geo');
   if (b.container !== undefined && b.container !== null && typeof b.container !== 'string') obj(b.container, 'container');
   contextManagement(b.context_management);
   return b;

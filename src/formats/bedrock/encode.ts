@@ -17,7 +17,8 @@
 //   are applied by the gateway. Only Claude's signatures go back (src/formats/signatures.ts):
 //   reasoning another model signed is left out, reported.
 // - Images and documents by URL cannot be sent: 400. Frequency/presence penalties, seed,
-//   logit_bias, verbosity and a container have no Converse equivalent: dropped, each reported.
+//   logit_bias, verbosity, an end-user id, a service tier, OpenAI's prompt cache key and retention
+//   and a container have no Converse equivalent: dropped, each reported.
 import type { Block, CanonicalRequest, DocumentBlock, ImageBlock, Message } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../gateway-error.ts';
@@ -112,7 +113,7 @@ function messages(list: Message[]): Json[] {
 function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
   if (req.container !== undefined) adjustments.push('container=dropped(Anthropic code execution)');
   if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) adjustments.push('logit_bias=dropped');
-  for (const k of ['frequency_penalty', 'presence_penalty', 'seed', 'verbosity'] as const) {
+  for (const k of ['frequency_penalty', 'presence_penalty', 'seed', 'verbosity', 'user', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention'] as const) {
     if (req[k] !== undefined) adjustments.push(`${k}=dropped`);
   }
 }

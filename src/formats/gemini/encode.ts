@@ -10,7 +10,8 @@
 // - redacted_thinking (Anthropic's opaque blob) means nothing to Gemini and is not sent.
 // - parallel_tool_calls / disable_parallel_tool_use: Gemini has no switch; the field is ignored.
 // - Mid-conversation system turns join systemInstruction; context edits are applied by the gateway.
-// - container, logit_bias and verbosity have no Gemini equivalent: dropped, each reported.
+// - container, logit_bias, verbosity, an end-user id, free-form metadata, a service tier and OpenAI's
+//   prompt cache key and retention have no Gemini equivalent: dropped, each reported.
 // - Reasoning asks follow geminiThinking below (model capabilities from the catalog).
 import type { Block, CanonicalRequest, DocumentBlock, ImageSource } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
@@ -123,6 +124,9 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
   return parts;
 }
 
+/** Stop sequences generationConfig takes ("up to 5"). */
+const MAX_STOP = 5;
+
 function generationConfig(req: CanonicalRequest): GeminiGenerationConfig {
   const gc: GeminiGenerationConfig = {};
   if (req.temperature !== undefined) gc.temperature = req.temperature;
@@ -181,10 +185,18 @@ function dropUnsupported(req: CanonicalRequest, adjustments: string[]): void {
   if (req.container !== undefined) adjustments.push('container=dropped(Anthropic code execution)');
   if (req.logit_bias !== undefined && Object.keys(req.logit_bias).length > 0) adjustments.push('logit_bias=dropped');
   if (req.verbosity !== undefined) adjustments.push('verbosity=dropped');
+  for (const k of ['user', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention'] as const) {
+    if (req[k] !== undefined) adjustments.push(`${k}=dropped`);
+  }
+  if (req.metadata !== undefined && Object.keys(req.metadata).length > 0) adjustments.push('metadata=dropped');
 }
 
 /** Builds the generateContent (or streamGenerateContent?alt=sse) request for a Gemini target. */
 export function encodeGeminiRequest(req: CanonicalRequest, target: TargetInfo): EncodedRequest {
+  if (req.stop !== undefined && req.stop.length > MAX_STOP) {
+    // Only a Messages client (stop_sequences, no limit) sends more; leaving some out would let the answer run past them.
+    throw new GatewayError('unsupported_parameter', `'stop_sequences': ${req.stop.length} were given; ${target.provider} (Gemini) takes at most ${MAX_STOP}`, { param: 'stop_sequences' });
+  }
   const edited = applyContextEdits(req);
   const adjustments = edited.adjustments;
   dropUnsupported(req, adjustments);

@@ -137,10 +137,34 @@ function decodeResponseFormat(rf: Rec): ResponseFormat {
   return { type: rf.type === 'json_object' ? 'json_object' : 'text' };
 }
 
+/**
+ * Asks only an OpenAI chat-completions server answers, none with a stand-in elsewhere: log
+ * probabilities, a spoken (audio) answer, a web search before answering, and legacy function calling
+ * (`functions`, read back as `message.function_call`, which no translated answer carries). Each
+ * changes the answer, so a request translated for another format is refused naming the field
+ * (CanonicalRequest.native_only), never answered without it; a relay sends it as it came. Asked off
+ * (logprobs false, text-only modalities, no functions) they are nothing.
+ */
+function openAIOnly(body: Rec): CanonicalRequest['native_only'] {
+  const only = (param: string, what: string): NonNullable<CanonicalRequest['native_only']> =>
+    ({ param, message: `'${param}' (${what}) is answered only by an OpenAI chat-completions server, and this model is reached by translation; send the request without '${param}'` });
+  if (body.logprobs === true) return only('logprobs', 'log probabilities of the output tokens');
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) return only('top_logprobs', 'log probabilities of the output tokens');
+  if (Array.isArray(body.modalities) && body.modalities.includes('audio')) return only('modalities', 'an audio answer');
+  if (isRecord(body.audio)) return only('audio', 'an audio answer');
+  if (body.web_search_options !== undefined && body.web_search_options !== null) return only('web_search_options', 'a web search');
+  if (Array.isArray(body.functions) && body.functions.length > 0) return only('functions', "legacy function calling; declare them in 'tools'");
+  if (isRecord(body.function_call)) return only('function_call', "legacy function calling; use 'tool_choice'");
+  const i = (body.messages as Rec[]).findIndex((m) => isRecord(m.function_call));
+  return i < 0 ? undefined : only(`messages[${i}].function_call`, "a legacy function call; send it in 'tool_calls'");
+}
+
 /** Body must have passed validateChatRequest; throws GatewayError for what cannot be represented. */
 export function decodeChatRequest(body: Rec): CanonicalRequest {
   const { system, messages } = decodeMessages(body.messages as Rec[]);
   const req: CanonicalRequest = { model: String(body.model), system, messages, stream: body.stream === true };
+  const native = openAIOnly(body);
+  if (native) req.native_only = native;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   if (typeof maxTokens === 'number') req.max_tokens = maxTokens;
   if (body.stream === true && isRecord(body.stream_options) && body.stream_options.include_usage === true) req.stream_include_usage = true;
@@ -161,5 +185,7 @@ export function decodeChatRequest(body: Rec): CanonicalRequest {
   if (typeof user === 'string') req.user = user;
   if (isRecord(body.metadata)) req.metadata = body.metadata as Record<string, string>;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
+  if (typeof body.prompt_cache_key === 'string') req.prompt_cache_key = body.prompt_cache_key;
+  if (body.prompt_cache_retention === 'in_memory' || body.prompt_cache_retention === '24h') req.prompt_cache_retention = body.prompt_cache_retention;
   return req;
 }

@@ -7,6 +7,7 @@ import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
 import { effortForBudget, reasoningAskFor } from '../reasoning.ts';
 import { argumentsText } from '../tool-arguments.ts';
+import { MAX_STOP } from './validate.ts';
 
 type Rec = Record<string, unknown>;
 export { effortForBudget };
@@ -126,8 +127,12 @@ export function encodeChatRequest(req: CanonicalRequest, target: TargetInfo): En
   });
   const body: Rec = { model: target.upstreamModel, messages };
   if (req.max_tokens !== undefined) body.max_completion_tokens = req.max_tokens;
-  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'logit_bias', 'verbosity', 'metadata', 'service_tier'] as const) {
+  for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'logit_bias', 'verbosity', 'metadata', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention'] as const) {
     if (req[k] !== undefined) body[k] = req[k];
+  }
+  if (req.stop && req.stop.length > MAX_STOP) {
+    // Only a Messages client (stop_sequences, no limit) sends more; leaving some out would let the answer run past them.
+    throw unsupported('stop_sequences', `'stop_sequences': ${req.stop.length} were given; ${target.provider} (OpenAI chat completions) takes at most ${MAX_STOP}`);
   }
   if (req.stop && req.stop.length > 0) body.stop = req.stop;
   if (req.user !== undefined) body.safety_identifier = safetyIdentifier(req.user, adjustments);

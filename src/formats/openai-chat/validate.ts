@@ -28,6 +28,11 @@ export function oneOf(v: unknown, param: string, allowed: readonly string[]): vo
 export function obj(v: unknown, param: string): void {
   if (v !== undefined && v !== null && !isRecord(v)) throw bad(param, `'${param}' must be an object`);
 }
+/** `top_logprobs`: an integer from 0 to 20 (chat and Responses alike). */
+export function topLogprobs(v: unknown): void {
+  if (v === undefined || v === null) return;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 20) throw bad('top_logprobs', "'top_logprobs' must be an integer between 0 and 20");
+}
 function bool(v: unknown, param: string): void {
   if (v !== undefined && v !== null && typeof v !== 'boolean') throw bad(param, `'${param}' must be a boolean`);
 }
@@ -116,6 +121,21 @@ function responseFormat(rf: unknown): void {
   bool(js.strict, 'response_format.json_schema.strict');
 }
 
+/** OpenAI's Metadata (chat and Responses alike): at most 16 string values, keys up to 64 characters, values up to 512. */
+export function metadata(v: unknown): void {
+  if (v === undefined || v === null) return;
+  if (!isRecord(v)) throw bad('metadata', "'metadata' must be an object");
+  const entries = Object.entries(v);
+  if (entries.length > 16) throw bad('metadata', "'metadata' may hold at most 16 keys");
+  for (const [k, s] of entries) {
+    if (k.length > 64) throw bad(`metadata.${k.slice(0, 64)}`, 'metadata keys are at most 64 characters');
+    if (typeof s !== 'string' || s.length > 512) throw bad(`metadata.${k}`, `'metadata.${k}' must be a string of at most 512 characters`);
+  }
+}
+
+/** Stop sequences OpenAI takes ("Up to 4 sequences"; the API refuses a longer array). */
+export const MAX_STOP = 4;
+
 /** Throws GatewayError (400) with `param` set; returns the body typed as a record when valid. */
 export function validateChatRequest(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new GatewayError('invalid_body', 'the request body must be a JSON object');
@@ -137,6 +157,7 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   if (b.seed !== undefined && b.seed !== null && !Number.isInteger(b.seed)) throw bad('seed', "'seed' must be an integer");
   if (b.stop !== undefined && b.stop !== null && typeof b.stop !== 'string') {
     if (!Array.isArray(b.stop) || !b.stop.every((s) => typeof s === 'string')) throw bad('stop', "'stop' must be a string or an array of strings");
+    if (b.stop.length > MAX_STOP) throw bad('stop', `'stop' takes at most ${MAX_STOP} sequences, got ${b.stop.length}`);
   }
   if (b.logit_bias !== undefined && b.logit_bias !== null) {
     if (!isRecord(b.logit_bias)) throw bad('logit_bias', "'logit_bias' must be an object of token ids to numbers");
@@ -147,6 +168,8 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   responseFormat(b.response_format);
   bool(b.stream, 'stream');
   bool(b.parallel_tool_calls, 'parallel_tool_calls');
+  bool(b.logprobs, 'logprobs');
+  topLogprobs(b.top_logprobs);
   obj(b.stream_options, 'stream_options');
   if (isRecord(b.stream_options)) bool(b.stream_options.include_usage, 'stream_options.include_usage');
   // The SDK's ReasoningEffort (openai 6.x): none (GPT-5.1 and later), xhigh and max as well.
@@ -155,9 +178,8 @@ export function validateChatRequest(body: unknown): Record<string, unknown> {
   str(b.safety_identifier, 'safety_identifier');
   str(b.user, 'user');
   str(b.service_tier, 'service_tier');
-  if (b.metadata !== undefined && b.metadata !== null) {
-    if (!isRecord(b.metadata)) throw bad('metadata', "'metadata' must be an object");
-    for (const [k, v] of Object.entries(b.metadata)) if (typeof v !== 'string') throw bad(`metadata.${k}`, `'metadata.${k}' must be a string`);
-  }
+  str(b.prompt_cache_key, 'prompt_cache_key');
+  oneOf(b.prompt_cache_retention, 'prompt_cache_retention', ['in_memory', '24h']);
+  metadata(b.metadata);
   return b;
 }

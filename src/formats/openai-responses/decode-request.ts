@@ -19,6 +19,18 @@ function responseFormat(f: Rec): ResponseFormat {
   return { type: f.type === 'json_object' ? 'json_object' : 'text' };
 }
 
+/**
+ * Log probabilities (`include: ["message.output_text.logprobs"]`, `top_logprobs`): only a Responses
+ * server returns them (output_text.logprobs), so a translated request asking for them is refused
+ * naming the field (CanonicalRequest.native_only) rather than answered without them.
+ */
+function logprobsAsk(body: Rec): CanonicalRequest['native_only'] {
+  const only = (param: string): NonNullable<CanonicalRequest['native_only']> =>
+    ({ param, message: `'${param}' asks for log probabilities of the output tokens, which only an OpenAI Responses server returns, and this model is reached by translation; send the request without it` });
+  if (Array.isArray(body.include) && body.include.includes('message.output_text.logprobs')) return only('include');
+  return typeof body.top_logprobs === 'number' && body.top_logprobs > 0 ? only('top_logprobs') : undefined;
+}
+
 /** Body must have passed validateResponsesRequest; throws GatewayError for what cannot be represented. */
 export function decodeResponsesRequest(body: Rec): CanonicalRequest {
   const { system, messages } = decodeInput(body.input);
@@ -27,6 +39,8 @@ export function decodeResponsesRequest(body: Rec): CanonicalRequest {
   const req: CanonicalRequest = { model: String(body.model), system, messages, stream: body.stream === true };
   // A stream always reports usage (in response.completed), so the engine meters it like any other.
   if (req.stream) req.stream_include_usage = true;
+  const logprobs = logprobsAsk(body);
+  if (logprobs) req.native_only = logprobs;
   if (typeof body.max_output_tokens === 'number') req.max_tokens = body.max_output_tokens;
   if (typeof body.temperature === 'number') req.temperature = body.temperature;
   if (typeof body.top_p === 'number') req.top_p = body.top_p;
@@ -52,5 +66,7 @@ export function decodeResponsesRequest(body: Rec): CanonicalRequest {
   if (typeof user === 'string') req.user = user;
   if (isRecord(body.metadata)) req.metadata = body.metadata as Record<string, string>;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
+  if (typeof body.prompt_cache_key === 'string') req.prompt_cache_key = body.prompt_cache_key;
+  if (body.prompt_cache_retention === 'in_memory' || body.prompt_cache_retention === '24h') req.prompt_cache_retention = body.prompt_cache_retention;
   return req;
 }

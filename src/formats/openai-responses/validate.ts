@@ -4,7 +4,7 @@
 import { GatewayError } from '../../gateway-error.ts';
 import { IMAGE_DETAILS, isImageDetail } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
-import { num, obj, oneOf, posInt, str } from '../openai-chat/validate.ts';
+import { metadata, num, obj, oneOf, posInt, str, topLogprobs } from '../openai-chat/validate.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -148,6 +148,7 @@ export function validateResponsesRequest(body: unknown): Rec {
   num(b.temperature, 'temperature', 0, 2);
   num(b.top_p, 'top_p', 0, 1);
   posInt(b.max_output_tokens, 'max_output_tokens');
+  topLogprobs(b.top_logprobs);
   tools(b.tools);
   toolChoice(b.tool_choice);
   textFormat(b.text);
@@ -161,18 +162,12 @@ export function validateResponsesRequest(body: unknown): Rec {
   str(b.user, 'user');
   str(b.safety_identifier, 'safety_identifier');
   str(b.service_tier, 'service_tier');
+  str(b.prompt_cache_key, 'prompt_cache_key');
+  oneOf(b.prompt_cache_retention, 'prompt_cache_retention', ['in_memory', '24h']);
   if (b.include !== undefined && b.include !== null && !(Array.isArray(b.include) && b.include.every((s) => typeof s === 'string'))) {
     throw bad('include', "'include' must be an array of strings");
   }
-  if (b.metadata !== undefined && b.metadata !== null) {
-    if (!isRecord(b.metadata)) throw bad('metadata', "'metadata' must be an object");
-    const entries = Object.entries(b.metadata);
-    if (entries.length > 16) throw bad('metadata', "'metadata' may hold at most 16 keys");
-    for (const [k, v] of entries) {
-      if (k.length > 64) throw bad(`metadata.${k.slice(0, 64)}`, 'metadata keys are at most 64 characters');
-      if (typeof v !== 'string' || v.length > 512) throw bad(`metadata.${k}`, `'metadata.${k}' must be a string of at most 512 characters`);
-    }
-  }
+  metadata(b.metadata);
   if (b.background === true) throw new GatewayError('unsupported_parameter', 'background responses are not supported by this gateway; send the request without background', { param: 'background' });
   if (b.conversation !== undefined && b.conversation !== null) {
     throw new GatewayError('unsupported_parameter', 'conversations are not supported by this gateway; chain turns with previous_response_id', { param: 'conversation' });
