@@ -56,7 +56,7 @@ export type Candidate = {
  * serves the Responses API itself (relayed as is, src/formats/registry.ts relayCodecFor), the only kind
  * of target for a Responses request holding hosted-tool items (src/formats/openai-responses/native-only.ts).
  */
-export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64, responsesApi: 128 } as const;
+export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64, responsesApi: 128, chatApi: 256 } as const;
 
 /** Per-candidate numbers, indexed like CandidateSet.all. Prices per token as floats: ranking only. */
 export type CandidateTable = {
@@ -64,7 +64,7 @@ export type CandidateTable = {
   tiered: Uint8Array; contextWindow: Float64Array; maxOutput: Float64Array; cacheMin: Float64Array;
   /** The dearest price an output token can bill at (output or reasoning, any tier): max_cost's float pre-checks. */
   outWorst: Float64Array;
-  caps: Uint8Array; tok: Int32Array; ref: Int32Array; prov: Int32Array;
+  caps: Uint16Array; tok: Int32Array; ref: Int32Array; prov: Int32Array;
 };
 
 export type CandidateSet = {
@@ -194,7 +194,7 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
   const f = () => new Float64Array(n);
   const t: CandidateTable = {
     input: f(), output: f(), cacheRead: f(), cacheWrite: f(), request: f(), tiered: new Uint8Array(n), contextWindow: f(), maxOutput: f(), cacheMin: f(), outWorst: f(),
-    caps: new Uint8Array(n), tok: new Int32Array(n), ref: new Int32Array(n), prov: new Int32Array(n),
+    caps: new Uint16Array(n), tok: new Int32Array(n), ref: new Int32Array(n), prov: new Int32Array(n),
   };
   all.forEach((c, i) => {
     t.input[i] = c.prices.input; t.output[i] = c.prices.output; t.cacheRead[i] = c.prices.cacheRead; t.cacheWrite[i] = c.prices.cacheWrite; t.request[i] = c.prices.request;
@@ -204,7 +204,8 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
     t.caps[i] = (c.caps.tools ? CAP.tools : 0) | (c.caps.vision ? CAP.vision : 0) | (c.caps.structured_output ? CAP.jsonSchema : 0)
       | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0) | (takesManyTools(c.entry.provider.format) ? CAP.manyTools : 0)
       | (readsToolChanges(c.entry.provider.format) ? CAP.mcpToolChanges : 0)
-      | (relayCodecFor(c.entry.provider, 'openai-responses') !== undefined ? CAP.responsesApi : 0);
+      | (relayCodecFor(c.entry.provider, 'openai-responses') !== undefined ? CAP.responsesApi : 0)
+      | (relayCodecFor(c.entry.provider, 'openai-chat') !== undefined ? CAP.chatApi : 0);
     t.tok[i] = c.tokIndex; t.ref[i] = c.refIndex; t.prov[i] = c.provIndex;
   });
   return t;

@@ -14,9 +14,11 @@ import type { RouterParams } from './params.ts';
  * `manyTools`: more than MANY_TOOLS tools in the model's context (src/formats/tool-count.ts);
  * `mcpToolChanges`: a tool change names an Anthropic MCP tool, which only Anthropic's Messages reads;
  * `responsesApi`: the request holds what only a server of the Responses API reads (hosted-tool items:
- * src/formats/openai-responses/native-only.ts), so only a candidate relaying that API natively takes it.
+ * src/formats/openai-responses/native-only.ts), so only a candidate relaying that API natively takes it;
+ * `chatApi`: a chat request asks for what only an OpenAI chat-completions server answers (log
+ * probabilities, an audio answer, web search, legacy functions: CanonicalRequest.native_only).
  */
-export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean; responsesApi: boolean };
+export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean; responsesApi: boolean; chatApi: boolean };
 
 export type RequestView = {
   parts: PromptParts;
@@ -43,8 +45,13 @@ function textOf(blocks: CanonicalRequest['messages'][number]['content']): string
 
 const NONE: readonly string[] = Object.freeze([]);
 
-/** `nativeOnly`: what of the request only a server of the client's format reads (ClientCodec.readForRanking). */
-export function viewRequest(req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null, nativeOnly: readonly string[] = NONE): RequestView {
+/**
+ * `nativeOnly`: what of the request only a server of the client's format reads (ClientCodec.readForRanking,
+ * and an ask only that format answers: CanonicalRequest.native_only), `format` the client's: a Responses
+ * request holding any goes to candidates that serve the Responses API natively, a chat request to those
+ * that serve chat completions natively.
+ */
+export function viewRequest(req: CanonicalRequest, params: RouterParams, key: KeyRecord | null, route: string, metadata: Record<string, unknown> | null, nativeOnly: readonly string[] = NONE, format = 'openai-responses'): RequestView {
   const parts = promptParts(req);
   let cacheControl = req.system.some((b) => b.cache_control !== undefined) || (req.tools ?? []).some((t) => t.cache_control !== undefined);
   let toolTurns = false;
@@ -68,7 +75,8 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     vision: parts.imageSizes.length > 0 || parts.documents.length > 0,
     jsonSchema: req.response_format?.type === 'json_schema',
     reasoning: ask !== null && ask.kind !== 'off',
-    responsesApi: nativeOnly.length > 0,
+    responsesApi: nativeOnly.length > 0 && format === 'openai-responses',
+    chatApi: nativeOnly.length > 0 && format === 'openai-chat',
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),

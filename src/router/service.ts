@@ -74,7 +74,11 @@ function decodeClient(format: string, body: Record<string, unknown>): { req: Can
     throw new GatewayError('invalid_parameter', 'model "router" is served on /v1/chat/completions, /v1/messages and /v1/responses', { param: 'model' });
   }
   const codec = clientCodecFor(format);
-  return codec.readForRanking ? codec.readForRanking(body) : { req: codec.decodeRequest(body), nativeOnly: NONE, uncounted: NONE };
+  const read = codec.readForRanking ? codec.readForRanking(body) : { req: codec.decodeRequest(body), nativeOnly: NONE, uncounted: NONE };
+  // An ask only the client's own format answers (log probabilities, an audio answer, ...): a translated
+  // target would refuse it (src/workers/convert-core.ts), so it keeps the request to native candidates too.
+  const ask = read.req.native_only;
+  return ask === undefined ? read : { ...read, nativeOnly: [...read.nativeOnly, `'${ask.param}'`] };
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -139,7 +143,7 @@ export class RouterService {
     if (params.maxCost !== null && uncounted.length > 0) {
       throw new GatewayError('invalid_parameter', `'max_cost' cannot be enforced: the tokens of ${uncounted.slice(0, 3).join(', ')}${uncounted.length > 3 ? ` and ${uncounted.length - 3} more` : ''} cannot be counted before the call (sealed or binary content); leave max_cost out, or the item`, { param: 'max_cost' });
     }
-    return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null, nativeOnly) };
+    return { params, req, view: viewRequest(req, params, key, route, (body.metadata ?? null) as Record<string, unknown> | null, nativeOnly, format) };
   }
 
   #decide(cfg: Config, { params, req, view }: Read, key: KeyRecord | null, fullRanking: boolean, deferChars?: number): Decided {
