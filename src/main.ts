@@ -22,10 +22,27 @@ const USAGE = `usage: gateway <command> [--config FILE]
   router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]
                         offline evaluation of the router's quality model (docs/router.md)`;
 
+/** An operator's mistake on the command line: the message and the usage, exit code 2. */
+class UsageError extends Error {}
+
+/**
+ * Takes `--config FILE` or `--config=FILE` out of argv. A bare `--config` (or `--config=`) is refused:
+ * ignored, `check` validated gateway.yaml instead and said OK, and `serve` served it.
+ */
 function configPath(argv: string[]): string {
-  const i = argv.indexOf('--config');
-  if (i >= 0 && argv[i + 1]) { const p = argv[i + 1]!; argv.splice(i, 2); return resolve(p); }
-  return resolve(process.env.GATEWAY_CONFIG || 'gateway.yaml');
+  const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  if (i < 0) return resolve(process.env.GATEWAY_CONFIG || 'gateway.yaml');
+  const a = argv[i]!;
+  const value = a === '--config' ? argv[i + 1] : a.slice('--config='.length);
+  if (value === undefined || value === '' || (a === '--config' && value.startsWith('--'))) throw new UsageError('--config needs a file name');
+  argv.splice(i, a === '--config' ? 2 : 1);
+  if (argv.some((x) => x === '--config' || x.startsWith('--config='))) throw new UsageError('--config given twice');
+  return resolve(value);
+}
+
+/** `check` and `serve` take no arguments but --config: anything else is a typo, not something to ignore. */
+function noArguments(cmd: string, rest: string[]): void {
+  if (rest.length > 0) throw new UsageError(`${cmd} takes no arguments besides --config FILE, got "${rest[0]}"`);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -33,11 +50,13 @@ async function main(argv: string[]): Promise<number> {
   const [cmd = 'serve', ...rest] = argv;
   switch (cmd) {
     case 'serve': {
+      noArguments(cmd, rest);
       const { serve } = await import('./serve.ts');
       await serve(file);
       return -1; // keeps running
     }
     case 'check': {
+      noArguments(cmd, rest);
       try {
         const cfg = compileConfig(loadConfig(file));
         // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
@@ -107,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exit(code); }, (e: unknown) => {
+  if (e instanceof UsageError) { console.error(`error: ${e.message}\n${USAGE}`); process.exit(2); }
   console.error(e instanceof ConfigError ? `config invalid:\n${e.message}` : e);
   process.exit(1);
 });
