@@ -10,6 +10,7 @@ import { UpstreamHealth } from './engine/health.ts';
 import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
+import { StoreOpenError, describeStore } from './store/open-error.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
 import { withinReadDeadline } from './store/read-deadline.ts';
 import { insertStoredResponse } from './responses/rows.ts';
@@ -46,10 +47,15 @@ export function storeOptionsFor(cfg: Config, env: NodeJS.ProcessEnv = process.en
   };
 }
 
+/** The configured store, migrated; a store that cannot be opened (a directory, a server down) is a StoreOpenError naming it. */
 export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   const opts = storeOptionsFor(cfg, env);
-  if (!opts.databaseUrl) mkdirSync(dirname(opts.sqlitePath), { recursive: true });
-  return openStore(opts);
+  try {
+    if (!opts.databaseUrl) mkdirSync(dirname(opts.sqlitePath), { recursive: true });
+    return await openStore(opts);
+  } catch (e) {
+    throw new StoreOpenError(describeStore(opts), e);
+  }
 }
 
 /** What a stop could not save: rows lost since start (queue bound, refused, or left unwritten at shutdown). */
