@@ -7,6 +7,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './env.ts';
 import { validatorFor } from './schemas.ts';
+import { numberRangeProblems } from './number-range.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
@@ -81,6 +82,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
+    const outOfRange = numberRangeProblems(value, shown);
+    if (outOfRange.length > 0) { problems.push(...outOfRange); return null; }
     const validate = validatorFor(schema);
     if (!validate(value)) {
       for (const e of validate.errors ?? []) {
