@@ -54,6 +54,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const files: string[] = [];
   /** Every file named, read or not (ConfigError.files). */
   const named: string[] = [];
+  /** gateway.yaml as parsed, valid or not: its providers_dir still says where the providers are. */
+  let gatewayDraft: Record<string, unknown> | undefined;
   const read = (f: string, schema: 'gateway' | 'provider' | 'catalog' | 'priors'): Record<string, unknown> | null => {
     const shown = relative(process.cwd(), f) || f;
     named.push(f);
@@ -82,6 +84,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
+    if (schema === 'gateway' && value !== null && typeof value === 'object') gatewayDraft = value as Record<string, unknown>;
     const outOfRange = numberRangeProblems(value, shown);
     if (outOfRange.length > 0) { problems.push(...outOfRange); return null; }
     const validate = validatorFor(schema);
@@ -98,11 +101,16 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const path = resolve(file);
   const dir = dirname(path);
   const gateway = read(path, 'gateway');
-  const providersDir = resolve(dir, (gateway?.providers_dir as string | undefined) ?? './providers');
+  // A gateway.yaml refused for another field still names its providers_dir; one that could not be read
+  // or parsed names none, and a missing default directory then is no problem of its own.
+  const namedDir = gatewayDraft?.providers_dir;
+  const providersDir = resolve(dir, typeof namedDir === 'string' ? namedDir : './providers');
   const providers: RawConfig['providers'] = [];
   let names: string[] = [];
   try { names = readdirSync(providersDir).filter((n) => n.endsWith('.yaml') || n.endsWith('.yml')).sort(); } catch (e) {
-    problems.push({ file: relative(process.cwd(), providersDir), path: '', message: `cannot read providers directory: ${(e as Error).message}` });
+    if (gatewayDraft !== undefined || (e as NodeJS.ErrnoException).code !== 'ENOENT') {
+      problems.push({ file: relative(process.cwd(), providersDir), path: '', message: `cannot read providers directory: ${(e as Error).message}` });
+    }
   }
   const seen = new Set<string>();
   for (const n of names) {
