@@ -1,7 +1,7 @@
 // `gateway router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]`: the
 // offline evaluation of the router (docs/router.md, "Offline evaluation"). Prints the sweep table,
 // the baselines and the figures; the last line is `AIQ router=<x> knn=<y> best_single_hull=<z>`.
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BenchDataError, modelsOf, readBench } from './data.ts';
 import { evaluate, trainMs, type Evaluation } from './evaluate.ts';
@@ -45,6 +45,12 @@ export function runRouterBench(argv: string[], log: (s: string) => void = consol
   try { train = readBench(a.train); test = readBench(a.test); } catch (e) {
     if (e instanceof BenchDataError || (e as NodeJS.ErrnoException).code) { err(`router-bench: ${(e as Error).message}`); return 1; }
     throw e;
+  }
+  // The outputs are opened before the evaluation (minutes on real data), not after it: a --plot
+  // naming a directory or a missing folder ended the run with a stack trace and the report unprinted.
+  for (const [flag, file] of [['--plot', a.plot], ['--choices', a.choices]] as const) {
+    if (file === undefined) continue;
+    try { closeSync(openSync(file, 'a')); } catch (e) { err(`router-bench: cannot write ${flag} ${file}: ${(e as Error).message}`); return 1; }
   }
   const choices: string[] = [];
   const e = evaluate(train, test, a.choices ? { onChoice: (r, wtp, model) => choices.push(JSON.stringify({ id: r.id, wtp, model })) } : {});

@@ -1,0 +1,47 @@
+// router-bench as an operator misuses it, through the real command (node src/main.ts router-bench):
+// outputs it cannot write and inputs it cannot read are named with their flag and file, exit 1, no
+// stack trace, and before the evaluation runs (minutes on real data) rather than after it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from './helpers/router-bench-data.ts';
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+
+function files(t: { after(fn: () => void): void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-bench-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const train = join(dir, 'train.jsonl'), test = join(dir, 'test.jsonl');
+  writeFileSync(train, generate(30, 1, 'train'));
+  writeFileSync(test, generate(10, 2, 'test'));
+  return { dir, train, test };
+}
+
+const bench = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [MAIN, 'router-bench', ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+test('a --plot or --choices that cannot be written is refused before the evaluation, naming flag and file', (t) => {
+  const f = files(t);
+  const missing = join(f.dir, 'no-such-folder', 'choices.jsonl');
+  for (const [args, message] of [
+    [['--plot', f.dir], `router-bench: cannot write --plot ${f.dir}: EISDIR`],
+    [['--choices', missing], `router-bench: cannot write --choices ${missing}: ENOENT`],
+  ] as Array<[string[], string]>) {
+    const r = bench('--train', f.train, '--test', f.test, ...args);
+    assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.ok(r.stderr.startsWith(message), `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1, `one line, no stack trace: ${r.stderr}`);
+    assert.equal(r.stdout, '', 'no evaluation ran');
+  }
+  assert.equal(existsSync(missing), false);
+  // Writable outputs still get the plot and the choices.
+  const plot = join(f.dir, 'curve.svg'), choices = join(f.dir, 'choices.jsonl');
+  const r = bench('--train', f.train, '--test', f.test, '--plot', plot, '--choices', choices);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(existsSync(plot) && existsSync(choices));
+});
