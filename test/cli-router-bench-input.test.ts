@@ -45,3 +45,15 @@ test('a --plot or --choices that cannot be written is refused before the evaluat
   assert.equal(r.status, 0, r.stderr);
   assert.ok(existsSync(plot) && existsSync(choices));
 });
+
+test('a --train or --test that cannot be read is named, whatever the reason', (t) => {
+  const f = files(t);
+  for (const [args, message] of [
+    [['--train', f.dir, '--test', f.test], `router-bench: ${f.dir}: cannot read it (EISDIR: illegal operation on a directory, read)\n`],
+    [['--train', f.train, '--test', join(f.dir, 'gone.jsonl')], `router-bench: ${join(f.dir, 'gone.jsonl')}: cannot read it (ENOENT: no such file or directory, open '${join(f.dir, 'gone.jsonl')}')\n`],
+  ] as Array<[string[], string]>) {
+    const r = bench(...args);
+    assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.equal(r.stderr, message);
+  }
+});
