@@ -199,6 +199,15 @@ function checkProvider(doc: RawProvider, file: string): ConfigProblem[] {
       out.push({ file, path: `/mappings/${i}`, message: 'min/max need out_of_range: clamp or reject (never silent)' });
     }
   });
+  // A second entry with the same name replaced the first without a word (src/catalog/compile-catalog.ts
+  // keys models by name): two prices for one model, one silently dropped.
+  const firstAt = new Map<string, number>();
+  (doc.models ?? []).forEach((m, i) => {
+    const name = m.name as string;
+    const first = firstAt.get(name);
+    if (first === undefined) firstAt.set(name, i);
+    else out.push({ file, path: `/models/${i}/name`, message: `duplicate model "${name}" (also at /models/${first}); keep one entry` });
+  });
   const auth = doc.auth as { type: string; transform?: string };
   if (auth.type === 'transform' && !TRANSFORM_NAMES.includes(auth.transform!)) {
     out.push({ file, path: '/auth/transform', message: `unknown transform "${auth.transform}" (known: ${TRANSFORM_NAMES.join(', ')})` });
