@@ -41,3 +41,19 @@ test('an empty --models (an unset variable, a stray comma) is refused: it would 
   assert.equal(all.status, 0, all.stdout + all.stderr);
   assert.deepEqual((JSON.parse(all.stdout) as { allowed_models: string[] }).allowed_models, []);
 });
+
+test('keys rotate --grace-hours takes decimal hours only: 0x10, 1e2, -0 and Infinity are refused (exit 1)', (t) => {
+  const keys = gateway(t);
+  const made = keys('create', '--name', 'ci', '--json');
+  assert.equal(made.status, 0, made.stdout + made.stderr);
+  const id = (JSON.parse(made.stdout) as { id: string }).id;
+  for (const hours of ['0x10', '1e2', '-0', 'Infinity']) {
+    const r = keys('rotate', id, '--grace-hours', hours);
+    assert.equal(r.status, 1, `${hours}: ${r.stdout}${r.stderr}`);
+    assert.equal(r.stdout, 'error: grace_hours must be a number from 0 to 720\n', hours);
+  }
+  const r = keys('rotate', id, '--grace-hours', '1.5', '--json');
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const until = Date.parse((JSON.parse(r.stdout) as { previous_secret_valid_until: string }).previous_secret_valid_until);
+  assert.ok(Math.abs(until - Date.now() - 1.5 * 3_600_000) < 60_000, `grace until ${new Date(until).toISOString()}`);
+});

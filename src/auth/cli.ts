@@ -177,7 +177,8 @@ export async function runKeysCommand(argv: string[], store: Store, out: (s: stri
       const { flags, words } = parseArgs(rest, ['grace-hours'], ['json']);
       const id = oneId(words, 'rotate');
       const hours = str(flags, 'grace-hours');
-      const graceMs = hours === undefined ? opts.rotationGraceMs ?? DEFAULT_GRACE_MS : rotationGraceMs(hours.trim() === '' ? Number.NaN : Number(hours));
+      // Hours in decimal only: Number() also reads '0x10' (16 hours) and '1e2' (100 hours).
+      const graceMs = hours === undefined ? opts.rotationGraceMs ?? DEFAULT_GRACE_MS : rotationGraceMs(/^\s*\d+(\.\d+)?\s*$/.test(hours) ? Number(hours) : Number.NaN);
       const r = await data.rotate(id, graceMs, ADMIN);
       if (flags.has('json')) { out(JSON.stringify({ key: r.key, id, previous_secret_valid_until: r.oldValidUntil })); return 0; }
       out(`rotated key ${id} "${r.record.name}"`);
