@@ -57,3 +57,17 @@ test('a --train or --test that cannot be read is named, whatever the reason', (t
     assert.equal(r.stderr, message);
   }
 });
+
+test('--test naming the --train file (however spelled) is refused; test ids also in the train file are warned of', (t) => {
+  const f = files(t);
+  const r = bench('--train', f.train, '--test', join(f.dir, '.', 'train.jsonl'));
+  assert.equal(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /^--train and --test name the same file \(.*train\.jsonl\): the test file must hold prompts the router did not learn from\nusage:/);
+  assert.equal(r.stdout, '');
+  // A test file that repeats three train prompts runs, with a warning saying how many.
+  const mixed = join(f.dir, 'mixed.jsonl');
+  writeFileSync(mixed, generate(30, 1, 'train').split('\n').slice(0, 3).join('\n') + '\n' + generate(10, 2, 'test'));
+  const m = bench('--train', f.train, '--test', mixed);
+  assert.equal(m.status, 0, m.stderr);
+  assert.match(m.stderr, /^router-bench: warning: 3 of the 13 test ids are also in the train file/);
+});
