@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
 import { RESTART_ONLY } from './config/live-settings.ts';
-import { StoreOpenError } from './store/open-error.ts';
+import { OperatorError } from './util/operator-error.ts';
 
 const USAGE = `usage: gateway <command> [--config FILE]
   serve                 start the gateway (default)
@@ -128,8 +128,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exit(code); }, (e: unknown) => {
   if (e instanceof UsageError) { console.error(`error: ${e.message}\n${USAGE}`); process.exit(2); }
-  // The database named in the config cannot be opened: the operator's to fix, so the message alone.
-  if (e instanceof StoreOpenError) { console.error(`error: ${e.message}`); process.exit(1); }
+  // The database cannot be opened, the port is taken: the operator's to fix, so the message alone.
+  if (e instanceof OperatorError) { console.error(`error: ${e.message}`); process.exit(1); }
   console.error(e instanceof ConfigError ? `config invalid:\n${e.message}` : e);
   process.exit(1);
 });

@@ -11,6 +11,7 @@ import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
 import { StoreOpenError, describeStore } from './store/open-error.ts';
+import { OperatorError } from './util/operator-error.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
 import { withinReadDeadline } from './store/read-deadline.ts';
 import { insertStoredResponse } from './responses/rows.ts';
@@ -268,7 +269,11 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   services.catalog = catalog;
 
   const server = createGatewayServer(services);
-  await new Promise<void>((ok, fail) => { server.once('error', fail); server.listen(cfg.server.port, cfg.server.host, () => ok()); });
+  await new Promise<void>((ok, fail) => {
+    // EADDRINUSE and EACCES are the operator's to fix: said in one line naming the settings, not a stack trace.
+    server.once('error', (e) => fail(new OperatorError(`cannot listen on ${cfg.server.host}:${cfg.server.port} (server.host and server.port, or HOST and PORT): ${e.message}`, e)));
+    server.listen(cfg.server.port, cfg.server.host, () => ok());
+  });
   const addr = server.address();
   const url = typeof addr === 'object' && addr ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : '';
 

@@ -1,10 +1,12 @@
 // A store that cannot be opened at start (a `keys`, `users` or `router` command, or serve): the
 // operator is told which database and why, without a stack trace, and never sees the password.
 
+import { OperatorError } from '../util/operator-error.ts';
+
 /** Thrown by openStoreFor; main.ts prints the message alone. `cause` keeps the driver's error. */
-export class StoreOpenError extends Error {
+export class StoreOpenError extends OperatorError {
   constructor(where: string, cause: unknown) {
-    super(`cannot open the database ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`cannot open the database ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
     this.name = 'StoreOpenError';
   }
 }

@@ -1,0 +1,34 @@
+// `serve` (node src/main.ts serve) when its port is taken: one line naming the address and the
+// settings that choose it, exit 1, no stack trace.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+const PROVIDERS = new URL('../providers', import.meta.url).pathname;
+
+test('serve on a port already in use exits 1 naming the address and the settings', async (t) => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => taken.close(() => r())));
+  const port = (taken.address() as { port: number }).port;
+  const dir = mkdtempSync(join(tmpdir(), 'cli-serve-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'gateway.yaml');
+  writeFileSync(config, `version: 1\nproviders_dir: ${PROVIDERS}\nserver: { host: 127.0.0.1, port: ${port} }\nstorage: { sqlite_path: ${join(dir, 'gw.db')} }\nreload: { watch: false }\n`);
+  const env = { ...process.env, GATEWAY_CONFIG: '', DATABASE_URL: '', GATEWAY_DB: '', HOST: '', PORT: '' };
+  // Asynchronous: the port is held by this process, whose event loop must stay free to hold it.
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', config], { env });
+  let stderr = '', stdout = '';
+  child.stderr.on('data', (d) => { stderr += String(d); });
+  child.stdout.on('data', (d) => { stdout += String(d); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const status = await new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  clearTimeout(timer);
+  assert.equal(status, 1, stdout + stderr);
+  assert.equal(stderr, `error: cannot listen on 127.0.0.1:${port} (server.host and server.port, or HOST and PORT): listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
+});
