@@ -59,7 +59,9 @@ async function main(argv: string[]): Promise<number> {
     case 'check': {
       noArguments(cmd, rest);
       try {
-        const cfg = compileConfig(loadConfig(file));
+        const raw = loadConfig(file);
+        for (const w of raw.warnings) console.error(`warning: ${w.file} at ${w.path}: ${w.message}`);
+        const cfg = compileConfig(raw);
         // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
         const { checkCatalog, formatProblems } = await import('./catalog/check.ts');
         const problems = checkCatalog(cfg);

@@ -45,11 +45,15 @@ export type RawConfig = {
   files: string[]; hash: string;
   /** router.priors_file's table, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
   priors: PriorTable | null;
+  /** Likely mistakes that do not stop the config: each ${VAR} without default that was not set. */
+  warnings: ConfigProblem[];
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
 export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
+  /** Not errors, but likely mistakes `check` reports: a ${VAR} without default that is not set. */
+  const warnings: ConfigProblem[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
   /** Every file named, read or not (ConfigError.files). */
@@ -80,7 +84,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     }
     let value: unknown;
     // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
-    try { value = substituteDeep(doc.toJS(), env); } catch (e) {
+    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
+    try { value = substituteDeep(doc.toJS(), env, unset); } catch (e) {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
@@ -158,7 +163,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;
   if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
   if (problems.length > 0) throw new ConfigError(problems, named);
-  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors };
+  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors, warnings };
 }
 
 /** The 1-based line of the first byte sequence that is not UTF-8, or 0 when the text is UTF-8. */
