@@ -2,7 +2,7 @@
 // settings that choose it, exit 1, no stack trace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -31,4 +31,20 @@ test('serve on a port already in use exits 1 naming the address and the settings
   clearTimeout(timer);
   assert.equal(status, 1, stdout + stderr);
   assert.equal(stderr, `error: cannot listen on 127.0.0.1:${port} (server.host and server.port, or HOST and PORT): listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`);
+});
+
+test('a PORT that is not a port is a config problem for check and serve alike, naming the variable', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-serve-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'gateway.yaml');
+  writeFileSync(config, `version: 1\nproviders_dir: ${PROVIDERS}\nstorage: { sqlite_path: ${join(dir, 'gw.db')} }\nreload: { watch: false }\n`);
+  for (const port of ['abc', '99999', '-1', '80.5']) {
+    for (const cmd of ['check', 'serve']) {
+      const env = { ...process.env, GATEWAY_CONFIG: '', DATABASE_URL: '', GATEWAY_DB: '', PORT: port };
+      const r = spawnSync(process.execPath, [MAIN, cmd, '--config', config], { encoding: 'utf8', timeout: 60_000, env });
+      assert.equal(r.status, 1, `${cmd} PORT=${port}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`environment at PORT: PORT must be a whole number from 0 to 65535 \\(it overrides server\\.port\\), got "${port.replace('.', '\\.')}"`), `${cmd} PORT=${port}`);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+  }
 });

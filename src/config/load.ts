@@ -148,6 +148,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
+  problems.push(...checkPortEnv(env));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
@@ -229,6 +230,16 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
     file: inFile ? file : 'environment', path: inFile ? '/auth/admin_key' : 'GATEWAY_ADMIN_KEY',
     message: `the admin key is ${key.length} characters; it must be at least ${ADMIN_KEY_MIN_LENGTH} (generate one with: openssl rand -hex 32), or empty to disable the admin API`,
   }];
+}
+
+/**
+ * PORT overrides server.port (src/config/compile.ts) and skips the schema: 'abc' or 99999 passed check,
+ * then serve died in listen() with ERR_SOCKET_BAD_PORT and a stack trace.
+ */
+function checkPortEnv(env: Env): ConfigProblem[] {
+  const port = env.PORT;
+  if (port === undefined || port === '' || (/^\d{1,5}$/.test(port) && Number(port) <= 65535)) return [];
+  return [{ file: 'environment', path: 'PORT', message: `PORT must be a whole number from 0 to 65535 (it overrides server.port), got "${port}"` }];
 }
 
 /**
