@@ -48,3 +48,24 @@ test('a PORT that is not a port is a config problem for check and serve alike, n
     }
   }
 });
+
+test('a storage.redis_url the Redis client cannot parse is a config problem for check and serve alike', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-serve-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'gateway.yaml');
+  const env = { ...process.env, GATEWAY_CONFIG: '', DATABASE_URL: '', GATEWAY_DB: '', REDIS_URL: '', PORT: '0' };
+  const write = (url: string) => writeFileSync(config, `version: 1\nproviders_dir: ${PROVIDERS}\nserver: { port: 0 }\nstorage: { sqlite_path: ${join(dir, 'gw.db')}, redis_url: "${url}" }\nreload: { watch: false }\n`);
+  write('not a url');
+  for (const cmd of ['check', 'serve']) {
+    const r = spawnSync(process.execPath, [MAIN, cmd, '--config', config], { encoding: 'utf8', timeout: 60_000, env });
+    assert.equal(r.status, 1, `${cmd}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /gateway\.yaml at \/storage\/redis_url: not a Redis URL: "not a url" \(like redis:\/\/host:6379\/0/, cmd);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+  // What the client takes passes: a URL, host:port and a socket path.
+  for (const url of ['redis://127.0.0.1:6379/0', 'rediss://cache.internal:6380', '127.0.0.1:6379', '/run/redis.sock']) {
+    write(url);
+    const r = spawnSync(process.execPath, [MAIN, 'check', '--config', config], { encoding: 'utf8', timeout: 60_000, env });
+    assert.equal(r.status, 0, `${url}: ${r.stdout}${r.stderr}`);
+  }
+});

@@ -149,6 +149,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
   problems.push(...checkPortEnv(env));
+  if (gateway) problems.push(...checkRedisUrl(gateway, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
@@ -230,6 +231,19 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
     file: inFile ? file : 'environment', path: inFile ? '/auth/admin_key' : 'GATEWAY_ADMIN_KEY',
     message: `the admin key is ${key.length} characters; it must be at least ${ADMIN_KEY_MIN_LENGTH} (generate one with: openssl rand -hex 32), or empty to disable the admin API`,
   }];
+}
+
+/**
+ * storage.redis_url as ioredis reads it (a socket path, redis:// or rediss://, or host:port): a value
+ * it cannot parse passed check and then ended serve with 'TypeError: Invalid URL' and a stack trace.
+ */
+function checkRedisUrl(gateway: Record<string, unknown>, file: string): ConfigProblem[] {
+  const url = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+  if (!url || (url.startsWith('/') && !url.startsWith('//'))) return [];
+  const full = /^rediss?:\/\//i.test(url) ? url : url.startsWith('//') ? `redis:${url}` : `redis://${url}`;
+  try { new URL(full); return []; } catch {
+    return [{ file, path: '/storage/redis_url', message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)` }];
+  }
 }
 
 /**
