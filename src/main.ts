@@ -1,8 +1,10 @@
 // The command line: serve (default) | check | keys ... | catalog sync. `npm start` runs serve and
 // `npm run gateway -- <command>` runs the rest. GATEWAY_CONFIG (or --config) names the config file.
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
+import type { Config } from './config/types.ts';
 import { RESTART_ONLY } from './config/live-settings.ts';
 import { OperatorError } from './util/operator-error.ts';
 
@@ -44,6 +46,19 @@ function configPath(argv: string[]): string {
 /** `check` and `serve` take no arguments but --config: anything else is a typo, not something to ignore. */
 function noArguments(cmd: string, rest: string[]): void {
   if (rest.length > 0) throw new UsageError(`${cmd} takes no arguments besides --config FILE, got "${rest[0]}"`);
+}
+
+/**
+ * A command that would create the SQLite file says so: storage.sqlite_path is relative to the current
+ * directory, and `keys create` run from another one wrote the key to a new, empty database there
+ * (the gateway never saw it) without a word.
+ */
+function noteNewDatabase(cfg: Config): Config {
+  const path = resolve(cfg.storage.sqlitePath);
+  if (!cfg.storage.databaseUrl && !existsSync(path)) {
+    console.error(`note: no database at ${path} yet: creating it (storage.sqlite_path${isAbsolute(cfg.storage.sqlitePath) ? '' : ` "${cfg.storage.sqlitePath}" is relative to the current directory`})`);
+  }
+  return cfg;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -91,13 +106,13 @@ async function main(argv: string[]): Promise<number> {
       const { openStoreFor } = await import('./serve.ts');
       const { runKeysCommand } = await import('./auth/cli.ts');
       const cfg = compileConfig(loadConfig(file));
-      const store = await openStoreFor(cfg);
+      const store = await openStoreFor(noteNewDatabase(cfg));
       try { return await runKeysCommand(rest, store, (s) => console.log(s), { rotationGraceMs: cfg.dashboard.rotationGraceMs }); } finally { await store.close(); }
     }
     case 'users': {
       const { openStoreFor } = await import('./serve.ts');
       const { runUsersCommand } = await import('./dashboard/users-cli.ts');
-      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
       try { return await runUsersCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
     }
     case 'catalog': {
@@ -107,7 +122,7 @@ async function main(argv: string[]): Promise<number> {
     case 'router': {
       const { openStoreFor } = await import('./serve.ts');
       const { runRouterCommand } = await import('./router/state-cli.ts');
-      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
       try { return await runRouterCommand(rest, store.sql, (s) => console.log(s), (s) => console.error(s)); } finally { await store.close(); }
     }
     case 'store': {
