@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from './helpers/router-bench-data.ts';
@@ -70,4 +70,21 @@ test('--test naming the --train file (however spelled) is refused; test ids also
   const m = bench('--train', f.train, '--test', mixed);
   assert.equal(m.status, 0, m.stderr);
   assert.match(m.stderr, /^router-bench: warning: 3 of the 13 test ids are also in the train file/);
+});
+
+test('an output naming an input (or the other output) is refused and the data file is left as it was', (t) => {
+  const f = files(t);
+  const before = readFileSync(f.train, 'utf8');
+  for (const [args, message] of [
+    [['--choices', f.train], `router-bench: --choices names the --train file (${f.train}); writing it would replace the data\n`],
+    [['--plot', join(f.dir, '.', 'test.jsonl')], `router-bench: --plot names the --test file (${join(f.dir, 'test.jsonl')}); writing it would replace the data\n`],
+    [['--plot', join(f.dir, 'out'), '--choices', join(f.dir, 'out')], `router-bench: --plot and --choices name the same file (${join(f.dir, 'out')})\n`],
+  ] as Array<[string[], string]>) {
+    const r = bench('--train', f.train, '--test', f.test, ...args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.equal(r.stderr, message);
+    assert.equal(r.stdout, '');
+  }
+  assert.equal(readFileSync(f.train, 'utf8'), before);
+  assert.equal(existsSync(join(f.dir, 'out')), false, 'no output was created');
 });

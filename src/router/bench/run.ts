@@ -57,8 +57,16 @@ export function runRouterBench(argv: string[], log: (s: string) => void = consol
   }
   // The outputs are opened before the evaluation (minutes on real data), not after it: a --plot
   // naming a directory or a missing folder ended the run with a stack trace and the report unprinted.
-  for (const [flag, file] of [['--plot', a.plot], ['--choices', a.choices]] as const) {
-    if (file === undefined) continue;
+  const outputs: Array<[flag: string, file: string]> = [];
+  if (a.plot !== undefined) outputs.push(['--plot', a.plot]);
+  if (a.choices !== undefined) outputs.push(['--choices', a.choices]);
+  for (const [flag, file] of outputs) {
+    // Written at the end, an output naming an input replaced the operator's data file with the results.
+    const input = [['--train', a.train], ['--test', a.test]].find(([, f]) => sameFile(file, f!));
+    if (input) { err(`router-bench: ${flag} names the ${input[0]} file (${file}); writing it would replace the data`); return 2; }
+  }
+  if (a.plot !== undefined && a.choices !== undefined && sameFile(a.plot, a.choices)) { err(`router-bench: --plot and --choices name the same file (${a.choices})`); return 2; }
+  for (const [flag, file] of outputs) {
     try { closeSync(openSync(file, 'a')); } catch (e) { err(`router-bench: cannot write ${flag} ${file}: ${(e as Error).message}`); return 1; }
   }
   const choices: string[] = [];
