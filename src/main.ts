@@ -1,9 +1,12 @@
 // The command line: serve (default) | check | keys ... | catalog sync. `npm start` runs serve and
 // `npm run gateway -- <command>` runs the rest. GATEWAY_CONFIG (or --config) names the config file.
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
+import type { Config } from './config/types.ts';
 import { RESTART_ONLY } from './config/live-settings.ts';
+import { OperatorError } from './util/operator-error.ts';
 
 const USAGE = `usage: gateway <command> [--config FILE]
   serve                 start the gateway (default)
@@ -22,10 +25,40 @@ const USAGE = `usage: gateway <command> [--config FILE]
   router-bench --train FILE --test FILE [--plot FILE.svg] [--choices FILE.jsonl]
                         offline evaluation of the router's quality model (docs/router.md)`;
 
+/** An operator's mistake on the command line: the message and the usage, exit code 2. */
+class UsageError extends Error {}
+
+/**
+ * Takes `--config FILE` or `--config=FILE` out of argv. A bare `--config` (or `--config=`) is refused:
+ * ignored, `check` validated gateway.yaml instead and said OK, and `serve` served it.
+ */
 function configPath(argv: string[]): string {
-  const i = argv.indexOf('--config');
-  if (i >= 0 && argv[i + 1]) { const p = argv[i + 1]!; argv.splice(i, 2); return resolve(p); }
-  return resolve(process.env.GATEWAY_CONFIG || 'gateway.yaml');
+  const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  if (i < 0) return resolve(process.env.GATEWAY_CONFIG || 'gateway.yaml');
+  const a = argv[i]!;
+  const value = a === '--config' ? argv[i + 1] : a.slice('--config='.length);
+  if (value === undefined || value === '' || (a === '--config' && value.startsWith('--'))) throw new UsageError('--config needs a file name');
+  argv.splice(i, a === '--config' ? 2 : 1);
+  if (argv.some((x) => x === '--config' || x.startsWith('--config='))) throw new UsageError('--config given twice');
+  return resolve(value);
+}
+
+/** `check` and `serve` take no arguments but --config: anything else is a typo, not something to ignore. */
+function noArguments(cmd: string, rest: string[]): void {
+  if (rest.length > 0) throw new UsageError(`${cmd} takes no arguments besides --config FILE, got "${rest[0]}"`);
+}
+
+/**
+ * A command that would create the SQLite file says so: storage.sqlite_path is relative to the current
+ * directory, and `keys create` run from another one wrote the key to a new, empty database there
+ * (the gateway never saw it) without a word.
+ */
+function noteNewDatabase(cfg: Config): Config {
+  const path = resolve(cfg.storage.sqlitePath);
+  if (!cfg.storage.databaseUrl && !existsSync(path)) {
+    console.error(`note: no database at ${path} yet: creating it (storage.sqlite_path${isAbsolute(cfg.storage.sqlitePath) ? '' : ` "${cfg.storage.sqlitePath}" is relative to the current directory`})`);
+  }
+  return cfg;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -33,13 +66,17 @@ async function main(argv: string[]): Promise<number> {
   const [cmd = 'serve', ...rest] = argv;
   switch (cmd) {
     case 'serve': {
+      noArguments(cmd, rest);
       const { serve } = await import('./serve.ts');
       await serve(file);
       return -1; // keeps running
     }
     case 'check': {
+      noArguments(cmd, rest);
       try {
-        const cfg = compileConfig(loadConfig(file));
+        const raw = loadConfig(file);
+        for (const w of raw.warnings) console.error(`warning: ${w.file} at ${w.path}: ${w.message}`);
+        const cfg = compileConfig(raw);
         // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
         const { checkCatalog, formatProblems } = await import('./catalog/check.ts');
         const problems = checkCatalog(cfg);
@@ -69,13 +106,13 @@ async function main(argv: string[]): Promise<number> {
       const { openStoreFor } = await import('./serve.ts');
       const { runKeysCommand } = await import('./auth/cli.ts');
       const cfg = compileConfig(loadConfig(file));
-      const store = await openStoreFor(cfg);
+      const store = await openStoreFor(noteNewDatabase(cfg));
       try { return await runKeysCommand(rest, store, (s) => console.log(s), { rotationGraceMs: cfg.dashboard.rotationGraceMs }); } finally { await store.close(); }
     }
     case 'users': {
       const { openStoreFor } = await import('./serve.ts');
       const { runUsersCommand } = await import('./dashboard/users-cli.ts');
-      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
       try { return await runUsersCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
     }
     case 'catalog': {
@@ -85,7 +122,7 @@ async function main(argv: string[]): Promise<number> {
     case 'router': {
       const { openStoreFor } = await import('./serve.ts');
       const { runRouterCommand } = await import('./router/state-cli.ts');
-      const store = await openStoreFor(compileConfig(loadConfig(file)));
+      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
       try { return await runRouterCommand(rest, store.sql, (s) => console.log(s), (s) => console.error(s)); } finally { await store.close(); }
     }
     case 'store': {
@@ -107,6 +144,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exit(code); }, (e: unknown) => {
+  if (e instanceof UsageError) { console.error(`error: ${e.message}\n${USAGE}`); process.exit(2); }
+  // The database cannot be opened, the port is taken: the operator's to fix, so the message alone.
+  if (e instanceof OperatorError) { console.error(`error: ${e.message}`); process.exit(1); }
   console.error(e instanceof ConfigError ? `config invalid:\n${e.message}` : e);
   process.exit(1);
 });

@@ -10,6 +10,8 @@ import { UpstreamHealth } from './engine/health.ts';
 import { closeTransports, retainTransports } from './engine/transport.ts';
 import { warmUpstreams } from './engine/upstream.ts';
 import { openStore, type OpenStoreOptions } from './store/open.ts';
+import { StoreOpenError, describeStore } from './store/open-error.ts';
+import { OperatorError } from './util/operator-error.ts';
 import { WriteThread, withWriteThread } from './store/write-thread.ts';
 import { withinReadDeadline } from './store/read-deadline.ts';
 import { insertStoredResponse } from './responses/rows.ts';
@@ -46,10 +48,15 @@ export function storeOptionsFor(cfg: Config, env: NodeJS.ProcessEnv = process.en
   };
 }
 
+/** The configured store, migrated; a store that cannot be opened (a directory, a server down) is a StoreOpenError naming it. */
 export async function openStoreFor(cfg: Config, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   const opts = storeOptionsFor(cfg, env);
-  if (!opts.databaseUrl) mkdirSync(dirname(opts.sqlitePath), { recursive: true });
-  return openStore(opts);
+  try {
+    if (!opts.databaseUrl) mkdirSync(dirname(opts.sqlitePath), { recursive: true });
+    return await openStore(opts);
+  } catch (e) {
+    throw new StoreOpenError(describeStore(opts), e);
+  }
 }
 
 /** What a stop could not save: rows lost since start (queue bound, refused, or left unwritten at shutdown). */
@@ -262,7 +269,11 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   services.catalog = catalog;
 
   const server = createGatewayServer(services);
-  await new Promise<void>((ok, fail) => { server.once('error', fail); server.listen(cfg.server.port, cfg.server.host, () => ok()); });
+  await new Promise<void>((ok, fail) => {
+    // EADDRINUSE and EACCES are the operator's to fix: said in one line naming the settings, not a stack trace.
+    server.once('error', (e) => fail(new OperatorError(`cannot listen on ${cfg.server.host}:${cfg.server.port} (server.host and server.port, or HOST and PORT): ${e.message}`, e)));
+    server.listen(cfg.server.port, cfg.server.host, () => ok());
+  });
   const addr = server.address();
   const url = typeof addr === 'object' && addr ? `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}` : '';
 

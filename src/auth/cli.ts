@@ -64,7 +64,15 @@ function period(v: string): BudgetPeriod {
   return v as BudgetPeriod;
 }
 
-const modelList = (v: string): string[] => v.split(',').map((m) => m.trim()).filter((m) => m !== '');
+/**
+ * `--models a,b` as a list. An empty list means every model to the store, so `--models ""` (an unset
+ * shell variable) or `--models ,` is refused rather than lifting the restriction the operator meant to set.
+ */
+function modelList(v: string, sub: 'create' | 'edit'): string[] {
+  const list = v.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  if (list.length === 0) throw new UsageError(`--models needs at least one model id or glob, got "${v}"${sub === 'edit' ? ' (--models all lifts the restriction)' : ' (leave it out for every model)'}`);
+  return list;
+}
 
 function createInput(flags: Flags): CreateKeyInput {
   const name = str(flags, 'name');
@@ -72,7 +80,7 @@ function createInput(flags: Flags): CreateKeyInput {
   const input: CreateKeyInput = { name };
   const v = (f: string): string | undefined => str(flags, f);
   if (v('expires') !== undefined) input.expires_at = v('expires')!;
-  if (v('models') !== undefined) input.allowed_models = modelList(v('models')!);
+  if (v('models') !== undefined) input.allowed_models = modelList(v('models')!, 'create');
   if (v('budget') !== undefined) input.budget_usd = v('budget')!;
   if (v('period') !== undefined) input.budget_period = period(v('period')!);
   if (v('rpm') !== undefined) input.rpm_limit = int('rpm', v('rpm')!);
@@ -87,7 +95,7 @@ function editPatch(flags: Flags): KeyPatch {
   const cleared = (f: string, word: string): boolean => v(f)?.trim().toLowerCase() === word;
   if (v('name') !== undefined) patch.name = v('name')!;
   if (v('expires') !== undefined) patch.expires_at = cleared('expires', 'never') ? null : v('expires')!;
-  if (v('models') !== undefined) patch.allowed_models = cleared('models', 'all') ? [] : modelList(v('models')!);
+  if (v('models') !== undefined) patch.allowed_models = cleared('models', 'all') ? [] : modelList(v('models')!, 'edit');
   if (v('budget') !== undefined) patch.budget_usd = cleared('budget', 'none') ? null : v('budget')!;
   if (v('period') !== undefined) patch.budget_period = period(v('period')!);
   if (v('rpm') !== undefined) patch.rpm_limit = cleared('rpm', 'none') ? null : int('rpm', v('rpm')!);
@@ -169,7 +177,8 @@ export async function runKeysCommand(argv: string[], store: Store, out: (s: stri
       const { flags, words } = parseArgs(rest, ['grace-hours'], ['json']);
       const id = oneId(words, 'rotate');
       const hours = str(flags, 'grace-hours');
-      const graceMs = hours === undefined ? opts.rotationGraceMs ?? DEFAULT_GRACE_MS : rotationGraceMs(hours.trim() === '' ? Number.NaN : Number(hours));
+      // Hours in decimal only: Number() also reads '0x10' (16 hours) and '1e2' (100 hours).
+      const graceMs = hours === undefined ? opts.rotationGraceMs ?? DEFAULT_GRACE_MS : rotationGraceMs(/^\s*\d+(\.\d+)?\s*$/.test(hours) ? Number(hours) : Number.NaN);
       const r = await data.rotate(id, graceMs, ADMIN);
       if (flags.has('json')) { out(JSON.stringify({ key: r.key, id, previous_secret_valid_until: r.oldValidUntil })); return 0; }
       out(`rotated key ${id} "${r.record.name}"`);

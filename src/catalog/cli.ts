@@ -57,6 +57,13 @@ async function plan(raw: RawConfig, cfg: Config, previous: StoredOverlay | null,
 
 export async function runCatalogCommand(args: string[], file: string, out: Out = console.log, err: Out = console.error): Promise<number> {
   const sub = args[0];
+  const known = sub === 'sync' || sub === 'refresh' || sub === 'diff' || sub === 'check';
+  // No subcommand takes options: `catalog sync --dry-run` wrote every catalog file, the flag ignored.
+  if (!known || args.length > 1) {
+    const why = sub === undefined ? 'name a subcommand' : !known ? `unknown subcommand "${sub}"` : `catalog ${sub} takes no arguments, got "${args[1]}"`;
+    err(`${why}\nusage:\n${CATALOG_USAGE}`);
+    return 2;
+  }
   if (sub === 'sync') {
     const { syncCatalog } = await import('./sync.ts');
     const cfg = compileConfig(loadConfig(file));
@@ -64,7 +71,6 @@ export async function runCatalogCommand(args: string[], file: string, out: Out =
     out(`catalog sync: ${r.written.length} files written, ${r.changed.length} changed${r.changed.length ? `: ${r.changed.join(', ')}` : ''}`);
     return 0;
   }
-  if (sub !== 'refresh' && sub !== 'diff' && sub !== 'check') { err(`usage:\n${CATALOG_USAGE}`); return 2; }
   const raw = loadConfig(file);
   const files = compileConfig(raw);
   return withStore(files, async (store) => {

@@ -3,8 +3,8 @@
 
 export type Env = Record<string, string | undefined>;
 
-/** Substitutes variables in one string; an unset ${VAR} without default becomes ''. */
-export function substitute(s: string, env: Env): string {
+/** Substitutes variables in one string; an unset ${VAR} without default becomes '' (and is passed to `unset`). */
+export function substitute(s: string, env: Env, unset?: (name: string) => void): string {
   if (!s.includes('${')) return s;
   let out = '';
   let i = 0;
@@ -14,7 +14,7 @@ export function substitute(s: string, env: Env): string {
     out += s.slice(i, start);
     const end = matchingBrace(s, start + 2);
     if (end < 0) { out += s.slice(start); break; }
-    out += expand(s.slice(start + 2, end), env);
+    out += expand(s.slice(start + 2, end), env, unset);
     i = end + 1;
   }
   return out;
@@ -29,21 +29,25 @@ function matchingBrace(s: string, from: number): number {
   return -1;
 }
 
-function expand(expr: string, env: Env): string {
+function expand(expr: string, env: Env, unset?: (name: string) => void): string {
   const sep = expr.indexOf(':-');
   const name = sep < 0 ? expr : expr.slice(0, sep);
   const value = env[name.trim()];
   if (value !== undefined && value !== '') return value;
-  return sep < 0 ? '' : substitute(expr.slice(sep + 2), env);
+  if (sep < 0) { unset?.(name.trim()); return ''; }
+  return substitute(expr.slice(sep + 2), env, unset);
 }
 
-/** Walks parsed YAML and substitutes every string value (keys are left alone). */
-export function substituteDeep(v: unknown, env: Env): unknown {
-  if (typeof v === 'string') return substitute(v, env);
-  if (Array.isArray(v)) return v.map((x) => substituteDeep(x, env));
+/**
+ * Walks parsed YAML and substitutes every string value (keys are left alone). `unset` hears each
+ * ${VAR} without a default that was unset or empty, with the JSON pointer of the value naming it.
+ */
+export function substituteDeep(v: unknown, env: Env, unset?: (name: string, path: string) => void, path = ''): unknown {
+  if (typeof v === 'string') return substitute(v, env, unset && ((name) => unset(name, path || '/')));
+  if (Array.isArray(v)) return v.map((x, i) => substituteDeep(x, env, unset, `${path}/${i}`));
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = substituteDeep(x, env);
+    for (const [k, x] of Object.entries(v)) out[k] = substituteDeep(x, env, unset, `${path}/${k}`);
     return out;
   }
   return v;

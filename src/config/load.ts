@@ -7,6 +7,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './env.ts';
 import { validatorFor } from './schemas.ts';
+import { numberRangeProblems } from './number-range.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
@@ -44,15 +45,21 @@ export type RawConfig = {
   files: string[]; hash: string;
   /** router.priors_file's table, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
   priors: PriorTable | null;
+  /** Likely mistakes that do not stop the config: each ${VAR} without default that was not set. */
+  warnings: ConfigProblem[];
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
 export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
+  /** Not errors, but likely mistakes `check` reports: a ${VAR} without default that is not set. */
+  const warnings: ConfigProblem[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
   /** Every file named, read or not (ConfigError.files). */
   const named: string[] = [];
+  /** gateway.yaml as parsed, valid or not: its providers_dir still says where the providers are. */
+  let gatewayDraft: Record<string, unknown> | undefined;
   const read = (f: string, schema: 'gateway' | 'provider' | 'catalog' | 'priors'): Record<string, unknown> | null => {
     const shown = relative(process.cwd(), f) || f;
     named.push(f);
@@ -77,10 +84,14 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     }
     let value: unknown;
     // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
-    try { value = substituteDeep(doc.toJS(), env); } catch (e) {
+    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
+    try { value = substituteDeep(doc.toJS(), env, unset); } catch (e) {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
+    if (schema === 'gateway' && value !== null && typeof value === 'object') gatewayDraft = value as Record<string, unknown>;
+    const outOfRange = numberRangeProblems(value, shown);
+    if (outOfRange.length > 0) { problems.push(...outOfRange); return null; }
     const validate = validatorFor(schema);
     if (!validate(value)) {
       for (const e of validate.errors ?? []) {
@@ -95,11 +106,16 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const path = resolve(file);
   const dir = dirname(path);
   const gateway = read(path, 'gateway');
-  const providersDir = resolve(dir, (gateway?.providers_dir as string | undefined) ?? './providers');
+  // A gateway.yaml refused for another field still names its providers_dir; one that could not be read
+  // or parsed names none, and a missing default directory then is no problem of its own.
+  const namedDir = gatewayDraft?.providers_dir;
+  const providersDir = resolve(dir, typeof namedDir === 'string' ? namedDir : './providers');
   const providers: RawConfig['providers'] = [];
   let names: string[] = [];
   try { names = readdirSync(providersDir).filter((n) => n.endsWith('.yaml') || n.endsWith('.yml')).sort(); } catch (e) {
-    problems.push({ file: relative(process.cwd(), providersDir), path: '', message: `cannot read providers directory: ${(e as Error).message}` });
+    if (gatewayDraft !== undefined || (e as NodeJS.ErrnoException).code !== 'ENOENT') {
+      problems.push({ file: relative(process.cwd(), providersDir), path: '', message: `cannot read providers directory: ${(e as Error).message}` });
+    }
   }
   const seen = new Set<string>();
   for (const n of names) {
@@ -132,6 +148,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkFallbacks(gateway, providers, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
+  problems.push(...checkPortEnv(env));
+  if (gateway) problems.push(...checkRedisUrl(gateway, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
@@ -147,7 +165,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const rollups = gateway ? rollupRetentionProblem(rollupRetentionOf(retentionOf(gateway))) : null;
   if (rollups) problems.push({ file: relative(process.cwd(), path), path: '/dashboard/retention', message: rollups });
   if (problems.length > 0) throw new ConfigError(problems, named);
-  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors };
+  return { file: path, dir, providersDir, gateway: gateway!, providers, files, hash: hash.digest('hex').slice(0, 16), priors, warnings };
 }
 
 /** The 1-based line of the first byte sequence that is not UTF-8, or 0 when the text is UTF-8. */
@@ -188,6 +206,15 @@ function checkProvider(doc: RawProvider, file: string): ConfigProblem[] {
       out.push({ file, path: `/mappings/${i}`, message: 'min/max need out_of_range: clamp or reject (never silent)' });
     }
   });
+  // A second entry with the same name replaced the first without a word (src/catalog/compile-catalog.ts
+  // keys models by name): two prices for one model, one silently dropped.
+  const firstAt = new Map<string, number>();
+  (doc.models ?? []).forEach((m, i) => {
+    const name = m.name as string;
+    const first = firstAt.get(name);
+    if (first === undefined) firstAt.set(name, i);
+    else out.push({ file, path: `/models/${i}/name`, message: `duplicate model "${name}" (also at /models/${first}); keep one entry` });
+  });
   const auth = doc.auth as { type: string; transform?: string };
   if (auth.type === 'transform' && !TRANSFORM_NAMES.includes(auth.transform!)) {
     out.push({ file, path: '/auth/transform', message: `unknown transform "${auth.transform}" (known: ${TRANSFORM_NAMES.join(', ')})` });
@@ -204,6 +231,29 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
     file: inFile ? file : 'environment', path: inFile ? '/auth/admin_key' : 'GATEWAY_ADMIN_KEY',
     message: `the admin key is ${key.length} characters; it must be at least ${ADMIN_KEY_MIN_LENGTH} (generate one with: openssl rand -hex 32), or empty to disable the admin API`,
   }];
+}
+
+/**
+ * storage.redis_url as ioredis reads it (a socket path, redis:// or rediss://, or host:port): a value
+ * it cannot parse passed check and then ended serve with 'TypeError: Invalid URL' and a stack trace.
+ */
+function checkRedisUrl(gateway: Record<string, unknown>, file: string): ConfigProblem[] {
+  const url = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+  if (!url || (url.startsWith('/') && !url.startsWith('//'))) return [];
+  const full = /^rediss?:\/\//i.test(url) ? url : url.startsWith('//') ? `redis:${url}` : `redis://${url}`;
+  try { new URL(full); return []; } catch {
+    return [{ file, path: '/storage/redis_url', message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)` }];
+  }
+}
+
+/**
+ * PORT overrides server.port (src/config/compile.ts) and skips the schema: 'abc' or 99999 passed check,
+ * then serve died in listen() with ERR_SOCKET_BAD_PORT and a stack trace.
+ */
+function checkPortEnv(env: Env): ConfigProblem[] {
+  const port = env.PORT;
+  if (port === undefined || port === '' || (/^\d{1,5}$/.test(port) && Number(port) <= 65535)) return [];
+  return [{ file: 'environment', path: 'PORT', message: `PORT must be a whole number from 0 to 65535 (it overrides server.port), got "${port}"` }];
 }
 
 /**

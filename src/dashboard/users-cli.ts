@@ -2,7 +2,7 @@
 // A password comes from --password-stdin (one line on standard input) or is generated and printed once.
 // Exit codes: 0 done, 1 the operation failed (bad value, unknown user), 2 usage error.
 import { GatewayError } from '../gateway-error.ts';
-import { flagReader, UsageError } from '../util/cli-args.ts';
+import { flagReader, onlyFlags, UsageError } from '../util/cli-args.ts';
 import type { Store } from '../store/types.ts';
 import { generatePassword } from './passwords.ts';
 import { Users } from './users.ts';
@@ -38,6 +38,8 @@ export async function runUsersCommand(argv: string[], store: Store, out: (s: str
   try {
     const sub = args[0];
     if (sub === 'create') {
+      // A mistyped flag (--admn, --role admin) was ignored: the account was made, as a member.
+      onlyFlags(args.slice(1), ['--email', '--name'], ['--admin', '--password-stdin']);
       const email = flag('email');
       if (!email) throw new UsageError('users create needs --email');
       const pw = await password();
@@ -47,6 +49,7 @@ export async function runUsersCommand(argv: string[], store: Store, out: (s: str
       return 0;
     }
     if (sub === 'list') {
+      onlyFlags(args.slice(1), [], ['--json']);
       const list = await users.list();
       if (args.includes('--json')) { for (const u of list) out(JSON.stringify(u)); return 0; }
       if (list.length === 0) { out('no users; create the first admin with: users create --email EMAIL --admin'); return 0; }
@@ -54,6 +57,7 @@ export async function runUsersCommand(argv: string[], store: Store, out: (s: str
       return 0;
     }
     if (sub === 'password') {
+      onlyFlags(args.slice(2), [], ['--password-stdin']);
       const u = await byEmail(args[1]);
       const pw = await password();
       await users.setPassword(u.id, pw.value);
@@ -63,6 +67,7 @@ export async function runUsersCommand(argv: string[], store: Store, out: (s: str
       return 0;
     }
     if (sub === 'disable' || sub === 'enable') {
+      onlyFlags(args.slice(2), []);
       const u = await byEmail(args[1]);
       await users.update(u.id, { disabled: sub === 'disable' });
       if (sub === 'disable') await store.sql.run('DELETE FROM dashboard_sessions WHERE user_id = ?', [u.id]);

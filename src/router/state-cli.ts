@@ -18,7 +18,8 @@ export async function runRouterCommand(argv: string[], sql: SqlRunner, out: (s: 
   const count = (name: string, min: number): number | undefined => {
     const v = flag(name);
     if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got "${v}"`);
+    // Past 2^53 the digits are no longer the number: the database refused it ("datatype mismatch", a stack trace).
+    if (!/^\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v))) throw new UsageError(`--${name} must be a whole number of at least ${min}, got "${v}"`);
     return Number(v);
   };
   try {

@@ -54,7 +54,10 @@ export function parseBench(text: string, file: string): BenchRow[] {
 }
 
 export function readBench(file: string): BenchRow[] {
-  return parseBench(readFileSync(file, 'utf8'), file);
+  let text: string;
+  // Node's EISDIR ("illegal operation on a directory, read") does not say which file it was.
+  try { text = readFileSync(file, 'utf8'); } catch (e) { throw new BenchDataError(`${file}: cannot read it (${(e as Error).message})`); }
+  return parseBench(text, file);
 }
 
 /** The outcomes of rows as the feedback path would record them: one per (prompt, model). */
