@@ -1,0 +1,54 @@
+// The dashboard in chromium with the data an operator has after a month (test/helpers/operator-data.ts:
+// 4,000 requests over 30 days, 40 models, 15 keys, costs from $0.0000004 to $1,234.56, errors of every
+// status, routed requests with feedback, budgets exactly spent and overspent), the browser in Asia/Kolkata,
+// at a desktop width and a phone's (390 px). What each page shows is read from the DOM and its layout boxes.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { chromiumPresent, launchBrowser, signInAs } from './helpers/browser.ts';
+import { MODELS, seedOperatorData } from './helpers/operator-data.ts';
+
+const PW = 'correct horse battery staple';
+let gw: TestGateway; let browser: Awaited<ReturnType<typeof launchBrowser>>; let page: Page;
+const errors: string[] = [];
+
+before(async () => {
+  if (!chromiumPresent) return;
+  const providers = ['mockai', 'otherai', 'thirdai'].map((id) => ({
+    id, format: 'openai-chat' as const, base_url: 'http://127.0.0.1:9',
+    models: MODELS.filter((m) => m.startsWith(`${id}/`)).map((m) => ({ name: m.slice(id.length + 1), pricing: { prompt: '0.000001', completion: '0.000002' } })),
+  }));
+  gw = await startTestGateway({ providers, gateway: { router: { quality_signals: [{ metric: 'helpful' }] } } });
+  await gw.services.dashboard!.users.create({ email: 'admin@example.com', name: 'Ada Admin', role: 'admin', password: PW });
+  await seedOperatorData(gw.services.store!);
+  browser = await launchBrowser({ timezoneId: 'Asia/Kolkata' });
+  page = browser.context.pages()[0] ?? await browser.context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('dialog', (d) => void d.dismiss());
+  await signInAs(page, gw.url, 'admin@example.com', PW);
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const skip = !chromiumPresent && 'no /usr/bin/chromium';
+
+async function open(path: string): Promise<void> {
+  await page.goto(`${gw.url}/dashboard/${path}`);
+  await page.waitForSelector('main[data-ready="true"]', { timeout: 15_000 });
+}
+
+test('a cost below a millionth of a dollar is written out in decimals, never as an exponent', { skip }, async () => {
+  await open('requests?range=30d&max_cost=0.000001');
+  const costs = await page.$$eval('table.requests tbody tr[data-id] td:last-child', (tds) => tds.map((td) => td.textContent ?? ''));
+  assert.ok(costs.length > 0, 'the cheapest requests are listed');
+  assert.deepEqual([...new Set(costs)].sort(), ['$0', '$0.0000004', '$0.000001'], 'costs of $0.0000004 and $0.000001 as written');
+  for (const path of ['usage?range=30d', 'models?range=30d', 'router?range=30d', 'keys']) {
+    await open(path);
+    assert.doesNotMatch(await page.textContent('main') ?? '', /\de[-+]\d/, `${path}: no number as an exponent`);
+  }
+  assert.deepEqual(errors, []);
+});
