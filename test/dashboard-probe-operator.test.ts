@@ -52,3 +52,18 @@ test('a cost below a millionth of a dollar is written out in decimals, never as 
   }
   assert.deepEqual(errors, []);
 });
+
+test('on a phone (390 px) the request detail fits the screen: no panel runs past its right edge', { skip }, async () => {
+  const [rec] = await gw.services.store!.listInferences({ limit: 1 });
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await open(`requests/${rec!.id}`);
+    const rights = await page.$$eval('main section.panel', (els) => els.map((e) => Math.round(e.getBoundingClientRect().right)));
+    assert.ok(rights.length >= 4, 'the detail has its panels');
+    assert.deepEqual(rights.filter((r) => r > 390), [], 'every panel ends within the 390 px screen');
+    assert.equal(await page.evaluate('document.documentElement.scrollWidth - innerWidth'), 0, 'the page does not scroll sideways');
+  } finally {
+    await page.setViewportSize({ width: 1360, height: 900 });
+  }
+  assert.deepEqual(errors, []);
+});
