@@ -76,3 +76,25 @@ test('a key whose budget is exactly spent, and one overspent, say so instead of 
   assert.match(await spend('key00'), /^\$[\d.,]+ of \$500\.00 this month runs out in \d+ d at the last 7 days' rate$/, 'a budget with room left keeps its forecast');
   assert.deepEqual(errors, []);
 });
+
+type Box = { x: number; y: number; width: number; height: number; cls: string; text: string };
+const meets = (a: Box, b: Box): boolean => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+test('the models\' cost-against-quality chart: its text within the chart, no label over another', { skip }, async () => {
+  await open('models?range=30d&metric=helpful');
+  const chart = await page.waitForSelector('svg.chart.scatter');
+  const [w, h] = (await chart.getAttribute('viewBox'))!.split(' ').slice(2).map(Number) as [number, number];
+  const boxes = await chart.$$eval('text', (els) => els.map((e) => {
+    const b = (e as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
+    return { x: b.x, y: b.y, width: b.width, height: b.height, cls: e.getAttribute('class') ?? '', text: e.textContent ?? '' };
+  }));
+  const outside = boxes.filter((b) => b.x < 0 || b.y < 0 || b.x + b.width > w + 0.5 || b.y + b.height > h + 0.5).map((b) => b.text);
+  assert.deepEqual(outside, [], 'no text runs past the chart\'s edges');
+  const labels = boxes.filter((b) => b.cls === 'pointlabel');
+  assert.ok(labels.length >= 3, `the points are labelled (${labels.length})`);
+  const crossing = labels.flatMap((a, i) => labels.slice(i + 1).filter((b) => meets(a, b)).map((b) => `${a.text} × ${b.text}`));
+  assert.deepEqual(crossing, [], 'no point label covers another');
+  const yTitle = boxes.find((b) => b.text === 'helpful' && b.cls === 'axis-title')!;
+  assert.deepEqual(boxes.filter((b) => b !== yTitle && meets(b, yTitle)).map((b) => b.text), [], 'the y axis title is clear of the tick labels');
+  assert.deepEqual(errors, []);
+});

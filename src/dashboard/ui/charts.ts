@@ -102,26 +102,47 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
 
 export type Point = { label: string; x: number; y: number; yLow?: number | null; yHigh?: number | null };
 
-/** Cost (x) against quality (y) per model, with the quality's 95% interval as a vertical bar. */
+/** A label's box in chart units, estimated as the line chart's are (11-unit text, ~6.2 units a character). */
+type Box = { x1: number; x2: number; y1: number; y2: number };
+const overlaps = (a: Box, b: Box): boolean => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+
+/**
+ * Cost (x) against quality (y) per model, with the quality's 95% interval as a vertical bar. The y axis's
+ * title has a row of its own above the plot (beside the top tick's label it overlapped it); the last x
+ * tick's label ends at its tick instead of past the chart's right edge; a point's label goes left of the
+ * point where it would run past the right edge, and is left out where it would cover a label already
+ * placed (forty models crowd near zero cost): every point keeps its title, and the table names them all.
+ */
 export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
   const W = o.width ?? 640, H = o.height ?? 320;
+  const top = M.top + 16;
   const xs = o.points.map((p) => p.x);
   const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);
   const xt = niceTicks(0, Math.max(0, ...xs), 4);
   const yt = niceTicks(Math.min(0, ...ys), Math.max(0, ...ys), 4);
   const sx = (val: number): number => M.left + ((val - xt[0]!) / (xt[xt.length - 1]! - xt[0]! || 1)) * (W - M.left - M.right);
-  const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - M.top - M.bottom - 14);
+  const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - top - M.bottom - 14);
   const xf = o.xFormat ?? String, yf = o.yFormat ?? String;
+  const width = (s: string): number => s.length * 6.2;
+  const placed: Box[] = [];
+  const pointLabel = (p: Point): VNode | null => {
+    const px = sx(p.x), py = sy(p.y) - 6;
+    const right = px + 8 + width(p.label) <= W;
+    const box: Box = right ? { x1: px + 8, x2: px + 8 + width(p.label), y1: py - 10, y2: py + 2 } : { x1: px - 8 - width(p.label), x2: px - 8, y1: py - 10, y2: py + 2 };
+    if (placed.some((b) => overlaps(b, box))) return null;
+    placed.push(box);
+    return v('text', { x: right ? px + 8 : px - 8, y: py, 'text-anchor': right ? 'start' : 'end', class: 'pointlabel' }, p.label);
+  };
   return v('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart scatter', role: 'img', 'aria-label': o.title },
     v('title', {}, o.title),
     v('g', { class: 'axis' },
       ...yt.map((t) => v('g', {}, v('line', { x1: M.left, x2: W - M.right, y1: sy(t), y2: sy(t), class: 'grid' }), v('text', { x: M.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, yf(t)))),
-      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': 'middle' }, xf(t))),
+      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': sx(t) + width(xf(t)) / 2 > W ? 'end' : 'middle' }, xf(t))),
       v('text', { x: (W + M.left) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-title' }, o.xTitle),
-      v('text', { x: 12, y: M.top + 4, class: 'axis-title' }, o.yTitle)),
+      v('text', { x: 4, y: M.top, class: 'axis-title' }, o.yTitle)),
     ...o.points.map((p, i) => v('g', { class: `series-${i % PALETTE_SIZE}` },
       p.yLow !== undefined && p.yLow !== null && p.yHigh !== undefined && p.yHigh !== null
         ? v('line', { x1: sx(p.x), x2: sx(p.x), y1: sy(p.yLow), y2: sy(p.yHigh), class: 'errbar' }) : null,
       v('circle', { cx: sx(p.x).toFixed(1), cy: sy(p.y).toFixed(1), r: 5, class: 'dot' }, v('title', {}, `${p.label}: ${xf(p.x)}, ${yf(p.y)}`)),
-      v('text', { x: sx(p.x) + 8, y: sy(p.y) - 6, class: 'pointlabel' }, p.label))));
+      pointLabel(p))));
 }
