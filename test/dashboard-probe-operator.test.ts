@@ -98,3 +98,19 @@ test('the models\' cost-against-quality chart: its text within the chart, no lab
   assert.deepEqual(boxes.filter((b) => b !== yTitle && meets(b, yTitle)).map((b) => b.text), [], 'the y axis title is clear of the tick labels');
   assert.deepEqual(errors, []);
 });
+
+/** The page's getComputedStyle, as called in the page (this file is type-checked without the DOM's types). */
+type Styled = { getComputedStyle(e: unknown): { backgroundColor: string; fill: string } };
+
+test('usage by model: the series past the top eight ("32 more") has a colour of its own, in the legend and the charts', { skip }, async () => {
+  await open('usage?range=30d&group=model');
+  const legend = await page.$$eval('ul.legend[aria-label=Series] li', (lis) => lis.map((li) => [li.textContent ?? '', (globalThis as unknown as Styled).getComputedStyle(li.querySelector('.swatch')).backgroundColor]));
+  assert.equal(legend.length, 9, 'the top eight models and the rest');
+  assert.match(legend[8]![0]!, /^\d+ more$/);
+  assert.equal(new Set(legend.map(([, c]) => c)).size, 9, `nine colours: ${JSON.stringify(legend)}`);
+  const areas = await page.$$eval('section[aria-label="Cost (USD)"] svg.chart polygon.area', (ps) => ps.map((p) => (globalThis as unknown as Styled).getComputedStyle(p).fill));
+  assert.equal(areas.length, 9);
+  assert.equal(new Set(areas).size, 9, 'nine area colours in the cost chart');
+  assert.deepEqual(areas, legend.map(([, c]) => c), 'each area has its legend entry\'s colour');
+  assert.deepEqual(errors, []);
+});

@@ -5,6 +5,12 @@ import { v, type VNode } from './vnode.ts';
 
 export const PALETTE_SIZE = 8;
 
+/**
+ * A series' colour class: the palette's eight in turn, and a grey of its own for the rest lumped together
+ * ('32 more'), which as the ninth series took the first one's colour and read as the top model.
+ */
+export const seriesClass = (i: number, other = false): string => (other ? 'series-other' : `series-${i % PALETTE_SIZE}`);
+
 /** About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart). */
 export function niceTicks(min: number, max: number, count = 5): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [0];
@@ -19,7 +25,8 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
   return out;
 }
 
-export type Series = { name: string; values: Array<number | null> };
+/** `other`: the groups past the top ones, together (drawn in grey). */
+export type Series = { name: string; values: Array<number | null>; other?: boolean };
 export type LineChartOptions = {
   title: string; labels: string[]; series: Series[]; width?: number; height?: number;
   format?: (n: number) => string; stacked?: boolean;
@@ -54,7 +61,7 @@ export function lineChart(o: LineChartOptions): VNode {
     return v('text', { x: x(i), y: H - 8, 'text-anchor': 'end', class: 'xlabel' }, l);
   });
   const shapes = o.series.map((s, si) => {
-    const cls = `series-${si % PALETTE_SIZE}`;
+    const cls = seriesClass(si, s.other);
     if (o.stacked) {
       const top = stack[si]!;
       const base = si === 0 ? new Array<number>(n).fill(0) : stack[si - 1]!;
@@ -72,7 +79,7 @@ export function lineChart(o: LineChartOptions): VNode {
     v('title', {}, o.title), v('g', { class: 'axis' }, ...grid, ...xLabels), ...shapes);
 }
 
-export type Bar = { label: string; value: number; text?: string };
+export type Bar = { label: string; value: number; text?: string; other?: boolean };
 
 /** Horizontal bars (top-N tables, latency waterfalls use `offsets`). */
 /**
@@ -93,7 +100,7 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
     ...o.bars.map((b, i) => {
       const off = scale(o.offsets?.[i] ?? 0);
       const w = Math.max(1, scale(b.value));
-      return v('g', { class: `series-${i % PALETTE_SIZE}` },
+      return v('g', { class: seriesClass(i, b.other) },
         v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label)),
         v('rect', { x: labelW + off, y: i * row + 5, width: w.toFixed(1), height: row - 10, rx: 3, class: 'bar' }, v('title', {}, `${b.label}: ${b.text ?? fmt(b.value)}`)),
         v('text', { x: labelW + off + w + 6, y: i * row + 17, class: 'barvalue' }, b.text ?? fmt(b.value)));
