@@ -137,3 +137,34 @@ test('table cells keep ordinary words whole: a role, a route and a model id are 
   assert.deepEqual(models.filter((m, i) => /^[a-z]+\/model-\d\d$/.test(m) && modelLines[i]! > 1), [], 'a requested model id on one line');
   assert.deepEqual(errors, []);
 });
+
+test('on a phone (390 px) the charts\' text is readable: drawn near its size, within the chart, x labels apart', { skip }, async () => {
+  const [rec] = await gw.services.store!.listInferences({ limit: 1 });
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    for (const path of ['usage?range=30d', 'router?range=30d', 'models?range=30d&metric=helpful', `requests/${rec!.id}`]) {
+      await open(path);
+      await page.waitForSelector('svg.chart');
+      const charts = await page.$$eval('svg.chart', (svgs) => svgs.map((svg) => {
+        const [, , w, h] = (svg.getAttribute('viewBox') ?? '').split(' ').map(Number) as [number, number, number, number];
+        const boxes = [...svg.querySelectorAll('text')].map((t) => {
+          const b = (t as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
+          return { x: b.x, y: b.y, width: b.width, height: b.height, cls: t.getAttribute('class') ?? '', text: t.textContent ?? '' };
+        });
+        return { title: svg.getAttribute('aria-label') ?? '', scale: svg.getBoundingClientRect().width / w, w, h, boxes };
+      }));
+      assert.ok(charts.length > 0, path);
+      for (const c of charts) {
+        assert.ok(c.scale * 11 >= 9.5, `${path}, ${c.title}: 11-unit text drawn at ${(c.scale * 11).toFixed(1)}px`);
+        const outside = c.boxes.filter((b) => b.x < -0.5 || b.x + b.width > c.w + 0.5).map((b) => b.text);
+        assert.deepEqual(outside, [], `${path}, ${c.title}: text past the chart's sides`);
+        const xl = c.boxes.filter((b) => b.cls === 'xlabel');
+        const crossing = xl.flatMap((a, i) => xl.slice(i + 1).filter((b) => meets(a, b)).map((b) => `${a.text} × ${b.text}`));
+        assert.deepEqual(crossing, [], `${path}, ${c.title}: x labels over one another`);
+      }
+    }
+  } finally {
+    await page.setViewportSize({ width: 1360, height: 900 });
+  }
+  assert.deepEqual(errors, []);
+});

@@ -26,6 +26,16 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
 }
 
 /** `other`: the groups past the top ones, together (drawn in grey). */
+/**
+ * The width a chart has on the page, in px (set by the shell for each page shown; none: unbounded). A
+ * chart's units are its width's: drawn in a 720-unit box on a 390px phone (about 300px for the chart),
+ * its 11-unit text was 4.6px, unreadable. A chart is now as wide as its room, between 320 units and its
+ * own width, so its text stays near its size; the x labels and bar labels it has room for are shown.
+ */
+let room = Infinity;
+export const setChartRoom = (px: number): void => { room = px > 0 ? px : Infinity; };
+const widthFor = (own: number): number => Math.round(Math.min(own, Math.max(320, room)));
+
 export type Series = { name: string; values: Array<number | null>; other?: boolean };
 export type LineChartOptions = {
   title: string; labels: string[]; series: Series[]; width?: number; height?: number;
@@ -36,7 +46,7 @@ const M = { top: 12, right: 16, bottom: 28, left: 84 };
 
 /** Lines (or stacked areas) over shared x labels; null values break a line. */
 export function lineChart(o: LineChartOptions): VNode {
-  const W = o.width ?? 720, H = o.height ?? 220;
+  const W = widthFor(o.width ?? 720), H = o.height ?? 220;
   const fmt = o.format ?? ((n: number) => String(n));
   const n = o.labels.length;
   const stack = o.series.map((s) => s.values.map((x) => x ?? 0));
@@ -46,7 +56,9 @@ export function lineChart(o: LineChartOptions): VNode {
   const yMax = ticks[ticks.length - 1]!;
   const x = (i: number): number => M.left + (n <= 1 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (n - 1));
   const y = (val: number): number => H - M.bottom - (yMax === 0 ? 0 : (val / yMax) * (H - M.top - M.bottom));
-  const every = Math.max(1, Math.ceil(n / 8));
+  // At most 8 x labels, fewer where the widest would not fit between two shown (with 12 units to spare).
+  const widest = Math.max(1, ...o.labels.map((l) => l.length * 6));
+  const every = Math.max(1, Math.ceil(n / 8), n <= 1 ? 1 : Math.ceil(((widest + 12) * (n - 1)) / (W - M.left - M.right)));
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
     v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
@@ -87,10 +99,12 @@ export type Bar = { label: string; value: number; text?: string; other?: boolean
  * longer one keeps its end, where a `provider/model` id has the model's name (30 characters ran past
  * the chart's left edge).
  */
-export const barLabel = (s: string): string => (s.length <= 26 ? s : `…${s.slice(-25)}`);
+export const barLabel = (s: string, max = 26): string => (s.length <= max ? s : `…${s.slice(-(max - 1))}`);
 
 export function barChart(o: { title: string; bars: Bar[]; width?: number; format?: (n: number) => string; offsets?: number[] }): VNode {
-  const W = o.width ?? 640, row = 26, labelW = 200;
+  // The label column is 200 units, or 40% of a narrower chart (with fewer characters of each label).
+  const W = widthFor(o.width ?? 640), row = 26, labelW = Math.min(200, Math.round(W * 0.4));
+  const chars = Math.floor((26 * labelW) / 200);
   const H = Math.max(row, o.bars.length * row) + 8;
   const total = Math.max(1e-12, ...o.bars.map((b, i) => b.value + (o.offsets?.[i] ?? 0)));
   const scale = (val: number): number => (val / total) * (W - labelW - 90);
@@ -101,7 +115,7 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
       const off = scale(o.offsets?.[i] ?? 0);
       const w = Math.max(1, scale(b.value));
       return v('g', { class: seriesClass(i, b.other) },
-        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label)),
+        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label, chars)),
         v('rect', { x: labelW + off, y: i * row + 5, width: w.toFixed(1), height: row - 10, rx: 3, class: 'bar' }, v('title', {}, `${b.label}: ${b.text ?? fmt(b.value)}`)),
         v('text', { x: labelW + off + w + 6, y: i * row + 17, class: 'barvalue' }, b.text ?? fmt(b.value)));
     }));
@@ -121,7 +135,7 @@ const overlaps = (a: Box, b: Box): boolean => a.x1 < b.x2 && b.x1 < a.x2 && a.y1
  * placed (forty models crowd near zero cost): every point keeps its title, and the table names them all.
  */
 export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
-  const W = o.width ?? 640, H = o.height ?? 320;
+  const W = widthFor(o.width ?? 640), H = o.height ?? 320;
   const top = M.top + 16;
   const xs = o.points.map((p) => p.x);
   const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);

@@ -2,6 +2,7 @@
 // the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
 import { api, ApiError, setCsrf, setSessionEndedHandler } from './api.ts';
 import type { SessionView } from './api-types.ts';
+import { setChartRoom } from './charts.ts';
 import { h, mount } from './dom.ts';
 import { setNavigationHandler } from './url-state.ts';
 import { keysPage } from './pages/keys.ts';
@@ -56,6 +57,8 @@ async function route(): Promise<void> {
   const page = parts[0] === undefined || parts[0] === 'login' ? 'usage' : parts[0];
   if (page !== parts[0]) history.replaceState(null, '', `/dashboard/${page}${location.search}`);
   const main = shell(s, page);
+  // Charts are drawn as wide as a panel in main is (its padding and the panel's: 2 x 28 + 2 x 19 px).
+  setChartRoom(main.clientWidth - 94);
   document.title = `${PAGES.find((p) => p.path === page)?.label ?? 'Not found'} · Gateway dashboard`;
   try {
     if (page === 'usage') await usagePage(main);
