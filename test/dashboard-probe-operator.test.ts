@@ -168,3 +168,23 @@ test('on a phone (390 px) the charts\' text is readable: drawn near its size, wi
   }
   assert.deepEqual(errors, []);
 });
+
+test('a filter changed from the keyboard keeps the focus: the range picked with the arrow keys, step by step', { skip }, async () => {
+  for (const [path, first, second] of [['usage?range=7d', 'range=30d', 'range=90d'], ['requests?range=7d', 'range=30d', 'range=90d'], ['router?range=7d', 'range=30d', 'range=90d']] as const) {
+    await open(path);
+    await page.focus('main select[name=range]');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForURL(new RegExp(first));
+    await page.waitForSelector('main[data-ready="true"]');
+    assert.equal(await page.evaluate('document.activeElement?.getAttribute("name")'), 'range', `${path}: the range control keeps the focus`);
+    await page.keyboard.press('ArrowDown');
+    await page.waitForURL(new RegExp(second));
+    await page.waitForSelector('main[data-ready="true"]');
+    assert.equal(await page.inputValue('main select[name=range]'), second.split('=')[1]);
+  }
+  // Going to another page leaves the focus where navigation puts it.
+  await page.click('nav a[href="/dashboard/keys"]');
+  await page.waitForSelector('main[data-ready="true"]');
+  assert.notEqual(await page.evaluate('document.activeElement?.getAttribute("name")'), 'range');
+  assert.deepEqual(errors, []);
+});

@@ -38,9 +38,25 @@ function shell(s: SessionView, current: string): HTMLElement {
   return main;
 }
 
+/** The path last shown, to tell a filter's change (same page, new query) from going to another page. */
+let shownPath = '';
+
+/**
+ * The control in main that has the focus as its page is shown again for a new query (a filter changed
+ * from the keyboard), by name: the page is built anew, so the focus fell to the body and the next Tab
+ * started at the top of the page, and a range picked with the arrow keys moved one step only.
+ */
+function focusedControl(): string | null {
+  const active = document.activeElement;
+  const same = location.pathname === shownPath;
+  shownPath = location.pathname;
+  return same && active instanceof HTMLElement && active.closest('main') ? active.getAttribute('name') : null;
+}
+
 async function route(): Promise<void> {
   for (const c of cleanups) c();
   cleanups = [];
+  const refocus = focusedControl();
   const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
   if (!session) {
     try {
@@ -75,6 +91,7 @@ async function route(): Promise<void> {
     mount(main, errorBox(e));
   }
   main.setAttribute('data-ready', 'true');
+  if (refocus) main.querySelector<HTMLElement>(`[name="${CSS.escape(refocus)}"]`)?.focus();
 }
 
 // In-dashboard links navigate without a reload; everything else behaves as usual.
