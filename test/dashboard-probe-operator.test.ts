@@ -204,3 +204,20 @@ test('the Account page\'s password form names its account: no console message fr
   assert.equal(await page.$eval('form[aria-label="Change password"] input[autocomplete=username]', (i) => (i as unknown as { value: string }).value), 'admin@example.com');
   assert.deepEqual(errors, []);
 });
+
+test('on a phone (390 px) the router\'s forms keep their fields within their panels', { skip }, async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await open('router?range=30d');
+    await page.waitForSelector('section[aria-label="Try the router"] form .field');
+    const past = await page.$$eval('section.panel form.grid-form .field', (fields) => fields.flatMap((f) => {
+      const panel = f.closest('section.panel')!.getBoundingClientRect();
+      const r = f.getBoundingClientRect();
+      return r.right > panel.right || r.left < panel.left ? [`${f.querySelector('label')?.textContent}: ${Math.round(r.left)}–${Math.round(r.right)} in ${Math.round(panel.left)}–${Math.round(panel.right)}`] : [];
+    }));
+    assert.deepEqual(past, [], 'every field within its panel');
+  } finally {
+    await page.setViewportSize({ width: 1360, height: 900 });
+  }
+  assert.deepEqual(errors, []);
+});
