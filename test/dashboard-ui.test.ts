@@ -11,6 +11,7 @@ import { uuidv7 } from '../src/util/uuid.ts';
 import { changedFields, keyInput } from '../src/dashboard/ui/key-input.ts';
 import { feedbackText, kindModelsText, requestsLink } from '../src/dashboard/ui/router-text.ts';
 import { previewBody } from '../src/dashboard/ui/preview-body.ts';
+import { wordPieces } from '../src/dashboard/ui/word-pieces.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
 
@@ -125,4 +126,14 @@ test('previewBody: empty fields are left out, numbers parsed, anything else sent
     model: 'router', messages: [{ role: 'user', content: 'hi' }], willingness_to_pay: 0.001, max_cost: 0.001, max_cost_per_million_tokens: 'cheap',
     models: ['openai/gpt-5.4', 'claude-sonnet-5', 'x'],
   });
+});
+
+test('wordPieces: only words over 24 characters get break opportunities, every 12 whole graphemes', () => {
+  assert.deepEqual(wordPieces('member /v1/chat/completions otherai/model-16'), ['member /v1/chat/completions otherai/model-16']);
+  const long = `${'x'.repeat(30)} ok`;
+  assert.deepEqual(wordPieces(long), ['x'.repeat(12), 'x'.repeat(12), 'xxxxxx ok']);
+  const emoji = '😀'.repeat(30);
+  const pieces = wordPieces(emoji);
+  assert.equal(pieces.join(''), emoji, 'nothing is added or lost');
+  assert.deepEqual(pieces.map((p) => [...p].length), [12, 12, 6], 'an emoji (two UTF-16 units) is never cut in half');
 });

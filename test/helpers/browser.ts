@@ -10,10 +10,11 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const chromiumPresent = existsSync(CHROMIUM);
 if (!chromiumPresent && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing and CI=true (apt-get install -y chromium)`);
 
-export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/** `timezoneId` sets the browser's time zone (the pages' day boundaries); the viewport is 1360 x 900 unless given. */
+export async function launchBrowser(o: { timezoneId?: string; viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'gw-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1360, height: 900 },
+    executablePath: CHROMIUM, headless: true, viewport: o.viewport ?? { width: 1360, height: 900 }, ...(o.timezoneId ? { timezoneId: o.timezoneId } : {}),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
   return { context, close: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); } };

@@ -5,6 +5,12 @@ import { v, type VNode } from './vnode.ts';
 
 export const PALETTE_SIZE = 8;
 
+/**
+ * A series' colour class: the palette's eight in turn, and a grey of its own for the rest lumped together
+ * ('32 more'), which as the ninth series took the first one's colour and read as the top model.
+ */
+export const seriesClass = (i: number, other = false): string => (other ? 'series-other' : `series-${i % PALETTE_SIZE}`);
+
 /** About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart). */
 export function niceTicks(min: number, max: number, count = 5): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [0];
@@ -19,7 +25,18 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
   return out;
 }
 
-export type Series = { name: string; values: Array<number | null> };
+/** `other`: the groups past the top ones, together (drawn in grey). */
+/**
+ * The width a chart has on the page, in px (set by the shell for each page shown; none: unbounded). A
+ * chart's units are its width's: drawn in a 720-unit box on a 390px phone (about 300px for the chart),
+ * its 11-unit text was 4.6px, unreadable. A chart is now as wide as its room, between 320 units and its
+ * own width, so its text stays near its size; the x labels and bar labels it has room for are shown.
+ */
+let room = Infinity;
+export const setChartRoom = (px: number): void => { room = px > 0 ? px : Infinity; };
+const widthFor = (own: number): number => Math.round(Math.min(own, Math.max(320, room)));
+
+export type Series = { name: string; values: Array<number | null>; other?: boolean };
 export type LineChartOptions = {
   title: string; labels: string[]; series: Series[]; width?: number; height?: number;
   format?: (n: number) => string; stacked?: boolean;
@@ -29,7 +46,7 @@ const M = { top: 12, right: 16, bottom: 28, left: 84 };
 
 /** Lines (or stacked areas) over shared x labels; null values break a line. */
 export function lineChart(o: LineChartOptions): VNode {
-  const W = o.width ?? 720, H = o.height ?? 220;
+  const W = widthFor(o.width ?? 720), H = o.height ?? 220;
   const fmt = o.format ?? ((n: number) => String(n));
   const n = o.labels.length;
   const stack = o.series.map((s) => s.values.map((x) => x ?? 0));
@@ -39,7 +56,9 @@ export function lineChart(o: LineChartOptions): VNode {
   const yMax = ticks[ticks.length - 1]!;
   const x = (i: number): number => M.left + (n <= 1 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (n - 1));
   const y = (val: number): number => H - M.bottom - (yMax === 0 ? 0 : (val / yMax) * (H - M.top - M.bottom));
-  const every = Math.max(1, Math.ceil(n / 8));
+  // At most 8 x labels, fewer where the widest would not fit between two shown (with 12 units to spare).
+  const widest = Math.max(1, ...o.labels.map((l) => l.length * 6));
+  const every = Math.max(1, Math.ceil(n / 8), n <= 1 ? 1 : Math.ceil(((widest + 12) * (n - 1)) / (W - M.left - M.right)));
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
     v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
@@ -54,7 +73,7 @@ export function lineChart(o: LineChartOptions): VNode {
     return v('text', { x: x(i), y: H - 8, 'text-anchor': 'end', class: 'xlabel' }, l);
   });
   const shapes = o.series.map((s, si) => {
-    const cls = `series-${si % PALETTE_SIZE}`;
+    const cls = seriesClass(si, s.other);
     if (o.stacked) {
       const top = stack[si]!;
       const base = si === 0 ? new Array<number>(n).fill(0) : stack[si - 1]!;
@@ -72,7 +91,7 @@ export function lineChart(o: LineChartOptions): VNode {
     v('title', {}, o.title), v('g', { class: 'axis' }, ...grid, ...xLabels), ...shapes);
 }
 
-export type Bar = { label: string; value: number; text?: string };
+export type Bar = { label: string; value: number; text?: string; other?: boolean };
 
 /** Horizontal bars (top-N tables, latency waterfalls use `offsets`). */
 /**
@@ -80,10 +99,12 @@ export type Bar = { label: string; value: number; text?: string };
  * longer one keeps its end, where a `provider/model` id has the model's name (30 characters ran past
  * the chart's left edge).
  */
-export const barLabel = (s: string): string => (s.length <= 26 ? s : `…${s.slice(-25)}`);
+export const barLabel = (s: string, max = 26): string => (s.length <= max ? s : `…${s.slice(-(max - 1))}`);
 
 export function barChart(o: { title: string; bars: Bar[]; width?: number; format?: (n: number) => string; offsets?: number[] }): VNode {
-  const W = o.width ?? 640, row = 26, labelW = 200;
+  // The label column is 200 units, or 40% of a narrower chart (with fewer characters of each label).
+  const W = widthFor(o.width ?? 640), row = 26, labelW = Math.min(200, Math.round(W * 0.4));
+  const chars = Math.floor((26 * labelW) / 200);
   const H = Math.max(row, o.bars.length * row) + 8;
   const total = Math.max(1e-12, ...o.bars.map((b, i) => b.value + (o.offsets?.[i] ?? 0)));
   const scale = (val: number): number => (val / total) * (W - labelW - 90);
@@ -93,8 +114,8 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
     ...o.bars.map((b, i) => {
       const off = scale(o.offsets?.[i] ?? 0);
       const w = Math.max(1, scale(b.value));
-      return v('g', { class: `series-${i % PALETTE_SIZE}` },
-        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label)),
+      return v('g', { class: seriesClass(i, b.other) },
+        v('text', { x: labelW - 8, y: i * row + 17, 'text-anchor': 'end', class: 'barlabel' }, barLabel(b.label, chars)),
         v('rect', { x: labelW + off, y: i * row + 5, width: w.toFixed(1), height: row - 10, rx: 3, class: 'bar' }, v('title', {}, `${b.label}: ${b.text ?? fmt(b.value)}`)),
         v('text', { x: labelW + off + w + 6, y: i * row + 17, class: 'barvalue' }, b.text ?? fmt(b.value)));
     }));
@@ -102,26 +123,47 @@ export function barChart(o: { title: string; bars: Bar[]; width?: number; format
 
 export type Point = { label: string; x: number; y: number; yLow?: number | null; yHigh?: number | null };
 
-/** Cost (x) against quality (y) per model, with the quality's 95% interval as a vertical bar. */
+/** A label's box in chart units, estimated as the line chart's are (11-unit text, ~6.2 units a character). */
+type Box = { x1: number; x2: number; y1: number; y2: number };
+const overlaps = (a: Box, b: Box): boolean => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+
+/**
+ * Cost (x) against quality (y) per model, with the quality's 95% interval as a vertical bar. The y axis's
+ * title has a row of its own above the plot (beside the top tick's label it overlapped it); the last x
+ * tick's label ends at its tick instead of past the chart's right edge; a point's label goes left of the
+ * point where it would run past the right edge, and is left out where it would cover a label already
+ * placed (forty models crowd near zero cost): every point keeps its title, and the table names them all.
+ */
 export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
-  const W = o.width ?? 640, H = o.height ?? 320;
+  const W = widthFor(o.width ?? 640), H = o.height ?? 320;
+  const top = M.top + 16;
   const xs = o.points.map((p) => p.x);
   const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);
   const xt = niceTicks(0, Math.max(0, ...xs), 4);
   const yt = niceTicks(Math.min(0, ...ys), Math.max(0, ...ys), 4);
   const sx = (val: number): number => M.left + ((val - xt[0]!) / (xt[xt.length - 1]! - xt[0]! || 1)) * (W - M.left - M.right);
-  const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - M.top - M.bottom - 14);
+  const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - top - M.bottom - 14);
   const xf = o.xFormat ?? String, yf = o.yFormat ?? String;
+  const width = (s: string): number => s.length * 6.2;
+  const placed: Box[] = [];
+  const pointLabel = (p: Point): VNode | null => {
+    const px = sx(p.x), py = sy(p.y) - 6;
+    const right = px + 8 + width(p.label) <= W;
+    const box: Box = right ? { x1: px + 8, x2: px + 8 + width(p.label), y1: py - 10, y2: py + 2 } : { x1: px - 8 - width(p.label), x2: px - 8, y1: py - 10, y2: py + 2 };
+    if (placed.some((b) => overlaps(b, box))) return null;
+    placed.push(box);
+    return v('text', { x: right ? px + 8 : px - 8, y: py, 'text-anchor': right ? 'start' : 'end', class: 'pointlabel' }, p.label);
+  };
   return v('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart scatter', role: 'img', 'aria-label': o.title },
     v('title', {}, o.title),
     v('g', { class: 'axis' },
       ...yt.map((t) => v('g', {}, v('line', { x1: M.left, x2: W - M.right, y1: sy(t), y2: sy(t), class: 'grid' }), v('text', { x: M.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, yf(t)))),
-      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': 'middle' }, xf(t))),
+      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': sx(t) + width(xf(t)) / 2 > W ? 'end' : 'middle' }, xf(t))),
       v('text', { x: (W + M.left) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-title' }, o.xTitle),
-      v('text', { x: 12, y: M.top + 4, class: 'axis-title' }, o.yTitle)),
+      v('text', { x: 4, y: M.top, class: 'axis-title' }, o.yTitle)),
     ...o.points.map((p, i) => v('g', { class: `series-${i % PALETTE_SIZE}` },
       p.yLow !== undefined && p.yLow !== null && p.yHigh !== undefined && p.yHigh !== null
         ? v('line', { x1: sx(p.x), x2: sx(p.x), y1: sy(p.yLow), y2: sy(p.yHigh), class: 'errbar' }) : null,
       v('circle', { cx: sx(p.x).toFixed(1), cy: sy(p.y).toFixed(1), r: 5, class: 'dot' }, v('title', {}, `${p.label}: ${xf(p.x)}, ${yf(p.y)}`)),
-      v('text', { x: sx(p.x) + 8, y: sy(p.y) - 6, class: 'pointlabel' }, p.label))));
+      pointLabel(p))));
 }

@@ -15,7 +15,7 @@ export function compact(n: number | null | undefined): string {
   return Number.isInteger(n) || a >= 10 ? intFmt.format(Math.round(n)) : n.toFixed(1);
 }
 
-/** USD from an exact decimal string: cents above $1, more digits below (small per-request costs stay readable). */
+/** USD from an exact decimal string: cents above $1, more digits below (small per-request costs stay readable, never as an exponent). */
 export function usd(s: string | null | undefined): string {
   if (s === null || s === undefined) return '–';
   const n = Number(s);
@@ -24,7 +24,10 @@ export function usd(s: string | null | undefined): string {
   const a = Math.abs(n);
   if (a >= 1) return `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
   if (a >= 0.01) return `$${n.toFixed(4)}`;
-  return `$${n.toPrecision(3)}`;
+  // Three significant digits in plain decimals: toPrecision writes exponents below 1e-6 ($4.00e-7 for a
+  // cached-token request) and keeps trailing zeros ($0.00000100).
+  const digits = Math.min(100, 2 - Math.floor(Math.log10(a)));
+  return `$${n.toFixed(digits).replace(/\.?0+$/, '')}`;
 }
 
 export function ms(n: number | null | undefined): string {

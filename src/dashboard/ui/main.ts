@@ -2,6 +2,7 @@
 // the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
 import { api, ApiError, setCsrf, setSessionEndedHandler } from './api.ts';
 import type { SessionView } from './api-types.ts';
+import { setChartRoom } from './charts.ts';
 import { h, mount } from './dom.ts';
 import { setNavigationHandler } from './url-state.ts';
 import { keysPage } from './pages/keys.ts';
@@ -37,9 +38,25 @@ function shell(s: SessionView, current: string): HTMLElement {
   return main;
 }
 
+/** The path last shown, to tell a filter's change (same page, new query) from going to another page. */
+let shownPath = '';
+
+/**
+ * The control in main that has the focus as its page is shown again for a new query (a filter changed
+ * from the keyboard), by name: the page is built anew, so the focus fell to the body and the next Tab
+ * started at the top of the page, and a range picked with the arrow keys moved one step only.
+ */
+function focusedControl(): string | null {
+  const active = document.activeElement;
+  const same = location.pathname === shownPath;
+  shownPath = location.pathname;
+  return same && active instanceof HTMLElement && active.closest('main') ? active.getAttribute('name') : null;
+}
+
 async function route(): Promise<void> {
   for (const c of cleanups) c();
   cleanups = [];
+  const refocus = focusedControl();
   const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
   if (!session) {
     try {
@@ -56,6 +73,8 @@ async function route(): Promise<void> {
   const page = parts[0] === undefined || parts[0] === 'login' ? 'usage' : parts[0];
   if (page !== parts[0]) history.replaceState(null, '', `/dashboard/${page}${location.search}`);
   const main = shell(s, page);
+  // Charts are drawn as wide as a panel in main is (its padding and the panel's: 2 x 28 + 2 x 19 px).
+  setChartRoom(main.clientWidth - 94);
   document.title = `${PAGES.find((p) => p.path === page)?.label ?? 'Not found'} · Gateway dashboard`;
   try {
     if (page === 'usage') await usagePage(main);
@@ -72,6 +91,7 @@ async function route(): Promise<void> {
     mount(main, errorBox(e));
   }
   main.setAttribute('data-ready', 'true');
+  if (refocus) main.querySelector<HTMLElement>(`[name="${CSS.escape(refocus)}"]`)?.focus();
 }
 
 // In-dashboard links navigate without a reload; everything else behaves as usual.

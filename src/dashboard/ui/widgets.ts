@@ -1,6 +1,7 @@
 // Small building blocks shared by the pages: stat cards, tables, labelled fields, badges, notices.
 import { h, toSvg, type Child, type VNode } from './dom.ts';
 import { ApiError } from './api.ts';
+import { wordPieces } from './word-pieces.ts';
 
 export const card = (label: string, value: string, sub?: string): HTMLElement =>
   h('div', { class: 'card' }, h('div', { class: 'card-label' }, label), h('div', { class: 'card-value' }, value), sub ? h('div', { class: 'card-sub' }, sub) : null);
@@ -16,7 +17,25 @@ export function table(head: string[], rows: Child[][], opts: { caption?: string;
       h('thead', null, h('tr', null, ...head.map((c, i) => h('th', { scope: 'col', class: num.has(i) ? 'num' : null }, c)))),
       h('tbody', null, rows.length === 0
         ? h('tr', null, h('td', { colspan: head.length, class: 'empty' }, opts.empty ?? 'Nothing here yet.'))
-        : rows.map((r) => h('tr', null, ...r.map((c, i) => h('td', { class: num.has(i) ? 'num' : null }, c)))))));
+        : rows.map((r) => h('tr', null, ...r.map((c, i) => (num.has(i) ? h('td', { class: 'num' }, c) : textCell(c))))))));
+}
+
+/** Puts a <wbr> between the pieces of every text under `root` (its text, as read or copied, is unchanged). */
+export function breakLongWords(root: Node): void {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  while (walker.nextNode()) texts.push(walker.currentNode as Text);
+  for (const t of texts) {
+    const pieces = wordPieces(t.data);
+    if (pieces.length > 1) t.replaceWith(...pieces.flatMap((p, i) => (i ? [document.createElement('wbr'), p] : [p])));
+  }
+}
+
+/** A cell of text: its long words may wrap (word-pieces.ts), its ordinary ones stay whole. */
+export function textCell(...children: Child[]): HTMLTableCellElement {
+  const td = h('td', null, ...children);
+  breakLongWords(td);
+  return td;
 }
 
 let fieldSeq = 0;

@@ -47,11 +47,15 @@ function keyForm(s: SessionView, users: UserView[], k: KeyView | null, onDone: (
 function spend(k: KeyView): HTMLElement {
   const st = k.stats;
   if (k.budget_usd === null) return h('div', null, usd(st.period_spend_usd), h('div', { class: 'muted small' }, 'this month · no budget'));
-  const ratio = Math.min(1, st.budget_used_ratio ?? 0);
+  const used = st.budget_used_ratio ?? 0;
+  const ratio = Math.min(1, used);
+  // A budget already spent has no 'runs out' time ahead (the API gives now): say it is used up, and by how much it was passed.
+  const over = Number(st.period_spend_usd) - Number(k.budget_usd);
   return h('div', null,
     h('div', null, `${usd(st.period_spend_usd)} of ${usd(k.budget_usd)} ${k.budget_period === 'total' ? 'in total' : `this ${k.budget_period}`}`),
-    h('progress', { max: 1, value: ratio, 'aria-label': `${pct(ratio, 0)} of the budget used` }),
-    h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${relative(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
+    h('progress', { max: 1, value: ratio, 'aria-label': `${pct(used, 0)} of the budget used` }),
+    used >= 1 ? h('div', { class: 'small' }, badge('budget used up', 'bad'), over > 0 ? `${usd(String(over))} over` : null)
+      : h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${relative(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
 }
 
 /** The list loads again this often while the tab is visible, and when the tab or window comes back (src/dashboard/ui/live.ts). */

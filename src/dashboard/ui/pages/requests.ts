@@ -6,7 +6,7 @@ import type { RequestPage, RequestSummary, TailEvent } from '../api-types.ts';
 import { h, mount } from '../dom.ts';
 import { compact, dateTime, ms, usd } from '../format.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
-import { badge, errorBox, field, select, statusBadge } from '../widgets.ts';
+import { badge, errorBox, field, select, statusBadge, textCell } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
 
 const FILTERS: Array<[string, string, string]> = [
@@ -24,9 +24,9 @@ export function requestRow(r: RequestSummary, fresh = false): HTMLTableRowElemen
   const href = `/dashboard/requests/${encodeURIComponent(r.id)}`;
   return h('tr', { class: fresh ? 'fresh' : null, 'data-id': r.id },
     h('td', null, h('a', { href }, dateTime(r.created_at))),
-    h('td', null, r.key_name ?? r.key_id ?? '–'),
-    h('td', null, r.requested_model, r.served_model && r.served_model !== r.requested_model ? h('div', { class: 'muted small' }, `→ ${r.served_model}`) : null),
-    h('td', null, r.route),
+    textCell(r.key_name ?? r.key_id ?? '–'),
+    textCell(r.requested_model, r.served_model && r.served_model !== r.requested_model ? h('div', { class: 'muted small' }, `→ ${r.served_model}`) : null),
+    textCell(r.route),
     h('td', null, statusBadge(r.status), r.stream ? badge('stream', 'muted') : null, r.attempts > 1 ? badge(`${r.attempts} attempts`, 'warn') : null,
       r.partial ? badge('partial', 'warn') : null, r.routed ? badge('routed', 'muted') : null),
     h('td', { class: 'num' }, ms(r.latency_ms)),

@@ -75,7 +75,7 @@ function render(r: RouterOverview, q: Record<string, string>): HTMLElement[] {
     r.routed === 0 ? h('p', { class: 'muted' }, 'No routed requests in this range (send requests with "model": "router").') : null,
   ];
   const bars = [...r.models.map((m) => ({ label: m.model, value: m.requests, text: `${compact(m.requests)} · ${pct(m.share)}` })),
-    ...(r.other ? [{ label: `${r.other.models} more`, value: r.other.requests, text: `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}` }] : [])];
+    ...(r.other ? [{ label: `${r.other.models} more`, other: true, value: r.other.requests, text: `${compact(r.other.requests)} · ${pct(r.routed ? r.other.requests / r.routed : null)}` }] : [])];
   const models = section('Chosen models',
     bars.length ? chart(barChart({ title: 'Routed requests by chosen model', bars })) : null,
     table(['Model', 'Requests', 'Cost', 'Per request', 'Predicted', 'Quality', 'Feedback', 'Fallbacks / explored'],

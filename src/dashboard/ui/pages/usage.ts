@@ -2,7 +2,7 @@
 // from one GET /usage call; every filter lives in the URL; CSV/JSONL export of the same view.
 import { api, API, qs } from '../api.ts';
 import type { UsageMetrics, UsageReport } from '../api-types.ts';
-import { lineChart, barChart } from '../charts.ts';
+import { lineChart, barChart, seriesClass } from '../charts.ts';
 import { h, mount } from '../dom.ts';
 import { bucketLabel, compact, ms, pct, timeZone, usd } from '../format.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
@@ -62,8 +62,9 @@ function render(r: UsageReport): HTMLElement[] {
   const t = r.totals;
   const labels = r.buckets.map((b) => bucketLabel(b, r.bucket, r.tz));
   const groups = [...r.groups, ...(r.other ? [r.other] : [])];
+  const isOther = (g: { label: string }): boolean => r.other !== null && g === r.other;
   const perGroup = (pick: (m: UsageMetrics) => number | null) => (groups.length ? groups : [{ label: 'All', points: r.total_series }])
-    .map((g) => ({ name: g.label, values: g.points.map(pick) }));
+    .map((g) => ({ name: g.label, values: g.points.map(pick), other: isOther(g) }));
   const cards = h('div', { class: 'cards' },
     card('Requests', compact(t.requests), `${compact(t.errors)} errors · ${pct(t.error_rate)}`),
     card('Cost', usd(t.cost_usd), t.requests ? `${usd(String(Number(t.cost_usd) / t.requests))} per request` : undefined),
@@ -71,7 +72,7 @@ function render(r: UsageReport): HTMLElement[] {
     card('Output tokens', compact(t.output_tokens), `${compact(t.reasoning_tokens)} reasoning`),
     card('Latency p50 / p95', `${ms(t.latency_ms.p50)} / ${ms(t.latency_ms.p95)}`, `p99 ${ms(t.latency_ms.p99)}`),
     card('Time to first token', `${ms(t.ttft_ms.p50)} / ${ms(t.ttft_ms.p95)}`, 'p50 / p95 (streams)'));
-  const legend = h('ul', { class: 'legend', 'aria-label': 'Series' }, ...groups.map((g, i) => h('li', { class: `series-${i % 8}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), g.label)));
+  const legend = h('ul', { class: 'legend', 'aria-label': 'Series' }, ...groups.map((g, i) => h('li', { class: seriesClass(i, isOther(g)) }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), g.label)));
   const charts = [
     metric('Cost (USD)', (m) => Number(m.cost_usd)), metric('Requests', (m) => m.requests),
   ].map((c) => section(c.name, chart(lineChart({ title: `${c.name} per ${r.bucket}`, labels, series: perGroup(c.pick), stacked: true, format: c.name.startsWith('Cost') ? (n) => usd(String(n)) : compact }))));
@@ -86,7 +87,7 @@ function render(r: UsageReport): HTMLElement[] {
       { name: 'cached', values: r.total_series.map((m) => m.cache_read_tokens) }] })),
     h('ul', { class: 'legend' }, ...['input tokens', 'output tokens', 'cached input'].map((n, i) => h('li', { class: `series-${i}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), n))));
   const top = r.group === 'none' ? null : section(`Top ${r.group === 'key' ? 'keys' : `${r.group}s`}`,
-    chart(barChart({ title: `Cost by ${r.group}`, bars: groups.map((g) => ({ label: g.label, value: Number(g.totals.cost_usd), text: usd(g.totals.cost_usd) })) })),
+    chart(barChart({ title: `Cost by ${r.group}`, bars: groups.map((g) => ({ label: g.label, value: Number(g.totals.cost_usd), text: usd(g.totals.cost_usd), other: isOther(g) })) })),
     table([r.group, 'Requests', 'Errors', 'Input', 'Output', 'Cached', 'Cost', 'p50', 'p95'], groups.map((g) => [
       g.label, compact(g.totals.requests), pct(g.totals.error_rate), compact(g.totals.input_tokens), compact(g.totals.output_tokens),
       compact(g.totals.cache_read_tokens), usd(g.totals.cost_usd), ms(g.totals.latency_ms.p50), ms(g.totals.latency_ms.p95)]), { numeric: [1, 2, 3, 4, 5, 6, 7, 8] }));

@@ -45,12 +45,15 @@ export async function usersPage(root: HTMLElement, s: SessionView): Promise<void
 export function accountPage(root: HTMLElement, s: SessionView): void {
   const cur = h('input', { type: 'password', name: 'current', autocomplete: 'current-password', required: true });
   const next = h('input', { type: 'password', name: 'new', autocomplete: 'new-password', required: true, minlength: 12 });
+  // The account's email as the form's username (hidden): password managers save the new password to the right
+  // account, and Chrome stops warning that a password form has no username field.
+  const username = h('input', { type: 'email', name: 'username', autocomplete: 'username', value: s.user.email, readonly: true, hidden: true });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'grid-form', 'aria-label': 'Change password', onsubmit: (e: Event) => {
     e.preventDefault();
-    api.changePassword(cur.value, next.value).then(() => { form.reset(); status.replaceChildren(h('div', { class: 'notice success', role: 'status' }, 'Password changed; your other sessions ended.')); },
+    api.changePassword(cur.value, next.value).then(() => { form.reset(); username.value = s.user.email; status.replaceChildren(h('div', { class: 'notice success', role: 'status' }, 'Password changed; your other sessions ended.')); },
       (err: unknown) => status.replaceChildren(errorBox(err)));
-  } }, field('Current password', cur), field('New password', next, 'at least 12 characters'), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Change password')), status);
+  } }, username, field('Current password', cur), field('New password', next, 'at least 12 characters'), h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Change password')), status);
   mount(root, h('h1', null, 'Account'), section('You', h('p', null, `${s.user.name} · ${s.user.email} · ${s.user.role}`)),
     s.via === 'session' ? section('Change password', form) : null);
 }
