@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMockAnthropic, startMockBedrock, startMockGemini, startMockOpenAI, type MockUpstream } from './mocks/index.ts';
+import type { MockUpstream } from './mocks/index.ts';
+import { oneModelOnEach, startFourMocks } from './helpers/four-formats.ts';
 import { startTestGateway, TEST_PRICING, type TestGateway } from './helpers/gateway.ts';
 
 type Rec = Record<string, any>;
@@ -17,16 +18,9 @@ let oai: MockUpstream; let ant: MockUpstream; let gem: MockUpstream; let bed: Mo
 let openai: OpenAI; let anthropic: Anthropic;
 
 before(async () => {
-  [oai, ant, gem, bed] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockGemini(), startMockBedrock()]);
+  ({ oai, ant, gem, bed } = await startFourMocks());
   const model = { name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true } };
-  gw = await startTestGateway({
-    providers: [
-      { id: 'oai', format: 'openai-chat', base_url: oai.url, models: [model] },
-      { id: 'ant', format: 'anthropic-messages', base_url: ant.url, models: [model] },
-      { id: 'gem', format: 'gemini', base_url: gem.url, models: [model] },
-      { id: 'bed', format: 'bedrock-converse', base_url: bed.url, models: [{ ...model, upstream: 'anthropic.claude-test-model' }] },
-    ],
-  });
+  gw = await startTestGateway({ providers: oneModelOnEach({ oai, ant, gem, bed }, model) });
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
 });

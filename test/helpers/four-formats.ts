@@ -24,3 +24,22 @@ export async function startFourFormats(): Promise<FourFormats> {
     async close() { await gw.stop(); await Promise.all([openai, anthropic, bedrock, gemini].map((m) => m.close())); },
   };
 }
+
+/** One mock of each wire format, named by provider id. */
+export type FourMocks = { oai: MockUpstream; ant: MockUpstream; gem: MockUpstream; bed: MockUpstream };
+
+export async function startFourMocks(): Promise<FourMocks> {
+  const [oai, ant, gem, bed] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockGemini(), startMockBedrock()]);
+  return { oai, ant, gem, bed };
+}
+
+/**
+ * A provider of each format (ids oai, ant, gem, bed) serving the same `model` entry, Bedrock's under an
+ * Anthropic model id: `<id>/test-model` names the same ask on each wire format.
+ */
+export const oneModelOnEach = (m: FourMocks, model: Record<string, unknown> & { name: string }): TestProvider[] => [
+  { id: 'oai', format: 'openai-chat', base_url: m.oai.url, models: [model] },
+  { id: 'ant', format: 'anthropic-messages', base_url: m.ant.url, models: [model] },
+  { id: 'gem', format: 'gemini', base_url: m.gem.url, models: [model] },
+  { id: 'bed', format: 'bedrock-converse', base_url: m.bed.url, models: [{ ...model, upstream: `anthropic.claude-${model.name}` }] },
+];
