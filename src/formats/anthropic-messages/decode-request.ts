@@ -69,8 +69,17 @@ function decodeSystemTurn(m: Rec, i: number, cleared: boolean, mcp: { at?: strin
  * answer comes without citations, said so where each was asked for.
  */
 function citationsAsked(raw: Rec[]): string[] {
-  return raw.flatMap((m, i) => (Array.isArray(m.content) ? m.content : []).flatMap((b: unknown, j) =>
-    (isRecord(b) && b.type === 'document' && isRecord(b.citations) && b.citations.enabled === true ? [`messages[${i}].content[${j}].citations=dropped`] : [])));
+  // Plain loops: this runs on every Messages request, over every block of the conversation.
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const content = raw[i]!.content;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) {
+      const b: unknown = content[j];
+      if (isRecord(b) && b.type === 'document' && isRecord(b.citations) && b.citations.enabled === true) out.push(`messages[${i}].content[${j}].citations=dropped`);
+    }
+  }
+  return out;
 }
 
 /** Turns in canonical form (system turns as decodeSystemTurn reads them). */
