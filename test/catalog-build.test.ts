@@ -99,6 +99,21 @@ test('the union: models only genai-prices prices are included, with borrowed fac
   assert.ok(all.get('openai')!.excluded.some((e) => e.name === 'o3-pro' && /chat completions/.test(e.reason)));
 });
 
+test('a model only genai-prices prices takes the facts a fact package states over borrowed ones', () => {
+  // OpenAI's specs (gpt-tokenizer) describe these, but its SDK's union leaves out `-1106`-style snapshots
+  // and gpt-audio: borrowed from the family's newest model, gpt-3.5-turbo-1106 read images and
+  // gpt-audio read images and reasoned, and the router could send an image to either.
+  const turbo = find('openai', 'gpt-3.5-turbo-1106')!;
+  assert.deepEqual(turbo.modalities?.input, ['text']);
+  assert.equal(turbo.capabilities.vision, false);
+  assert.equal(turbo.status, 'deprecated');
+  const audio = find('openai', 'gpt-audio')!;
+  assert.deepEqual([audio.capabilities.vision, audio.capabilities.reasoning, audio.added_at], [false, false, '2025-08-28T00:00:00+00:00']);
+  assert.equal(find('openai', 'gpt-4o-2024-05-13')!.max_completion_tokens, 4096);
+  // Which API serves it is not taken from there: legacy completions models stay listed as retired, naming a successor.
+  assert.equal(find('openai', 'davinci')?.status, 'retired');
+});
+
 test('lifecycle: curated retirements with successors, models the provider withdrew, deprecations', () => {
   assert.deepEqual(find('anthropic', 'claude-3-opus-20240229'), {
     name: 'claude-3-opus-20240229', status: 'retired', deprecated_at: '2025-06-30T00:00:00+00:00', retires_at: '2026-01-05T00:00:00+00:00',

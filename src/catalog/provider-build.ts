@@ -70,9 +70,7 @@ function factsOf(src: ProviderSource, live?: DevModel[]): { facts: Map<string, F
   for (const l of layers) for (const [id, f] of l) { const m = facts.get(id); if (m) facts.set(id, layer(m, f, 'newer')); }
   const sdk = sdkModels(src.id);
   const aliases = MAKER_ALIASES[src.id] ?? {};
-  const aliasOf = new Map(Object.entries(aliases).map(([a, t]) => [t, a]));
-  // A package may describe a dated id under its undated alias ("claude-opus-4-5" for "-20251101").
-  const described = (name: string): PackageFact[] => layers.flatMap((l) => [l.get(name) ?? l.get(aliasOf.get(name) ?? '')].filter((f): f is PackageFact => f !== undefined));
+  const described = (name: string): PackageFact[] => describedBy(src.id, name);
   const join = (name: string): void => {
     if (facts.has(name) || aliases[name] !== undefined) return;
     const known = described(name);
@@ -111,6 +109,15 @@ function factsOf(src: ProviderSource, live?: DevModel[]): { facts: Map<string, F
 }
 
 const GEO = /^(us|eu|apac|global|jp|au|ca)\./;
+
+/**
+ * What the fact packages (llm-zoo, OpenAI's specs) say of a name, in layering order; a package may
+ * describe a dated id under its undated alias ("claude-opus-4-5" for "-20251101").
+ */
+function describedBy(provider: string, name: string): PackageFact[] {
+  const alias = Object.entries(MAKER_ALIASES[provider] ?? {}).find(([, t]) => t === name)?.[0] ?? '';
+  return packageFactLayers(provider).flatMap((l) => [l.get(name) ?? l.get(alias)].filter((f): f is PackageFact => f !== undefined));
+}
 
 /** Family of a name for borrowing facts: digits and dots removed ("gpt-5.6-luna" -> "gpt-luna"). */
 const familyOf = (name: string): string => name.toLowerCase().replace(/\d+(\.\d+)*/g, '').replace(/-+/g, '-').replace(/^-|-$/g, '');
@@ -169,7 +176,13 @@ export function buildProviderModels(src: ProviderSource, makerActive: MakerActiv
     if (!name) { excluded.push({ name: g.id, reason: 'genai-prices names a family, not a callable model id' }); continue; }
     const ownModel = src.makes.includes(makerOf(name) ?? '');
     if (src.pricesOnly === 'maker-active' && !ownModel && !makerActive.has(canonicalKey(name))) { excluded.push({ name, reason: 'only in genai-prices, and its maker no longer serves it' }); continue; }
-    candidates.push({ name, dev: borrowedFacts(name, g.name, g.context_window, known), gpDeprecated: g.deprecated === true, pricesOnly: true });
+    // A package that describes the name (OpenAI's specs know `-1106`-style snapshots the SDK's union
+    // leaves out) states its facts over the borrowed ones: borrowed from the family's newest model,
+    // gpt-3.5-turbo-1106 read images and gpt-audio reasoned.
+    // Not which API serves it: a legacy completions model (davinci) stays listed as retired, naming its successor.
+    const borrowed: Fact = { ...borrowedFacts(name, g.name, g.context_window, known), from: 'newer' };
+    const { otherApiOnly: _api, ...dev } = describedBy(src.id, name).reduce((m, f) => layer(m, f, 'newer'), borrowed);
+    candidates.push({ name, dev, gpDeprecated: g.deprecated === true, pricesOnly: true });
   }
   const limited = LIMITED_ACCESS[src.id];
   for (const c of candidates) {
