@@ -114,6 +114,19 @@ test('a model only genai-prices prices takes the facts a fact package states ove
   assert.equal(find('openai', 'davinci')?.status, 'retired');
 });
 
+test('a host\'s offer of a model its maker serves takes the maker\'s facts, not its own family\'s', () => {
+  // Only genai-prices priced Bedrock's global Claude profiles; borrowed from a family they share with no
+  // listed model, they read no images, called no tools, did not reason (thinking was dropped) and
+  // stopped at 8,192 output tokens.
+  const opus = find('bedrock', 'global.anthropic.claude-opus-4-5-v1:0')!;
+  const maker = find('anthropic', 'claude-opus-4-5-20251101')!;
+  assert.deepEqual(opus.capabilities, { ...maker.capabilities, prompt_caching: opus.capabilities.prompt_caching });
+  assert.deepEqual([opus.max_completion_tokens, opus.added_at], [maker.max_completion_tokens, maker.added_at]);
+  assert.equal(find('bedrock', 'global.anthropic.claude-sonnet-4-6-v1:0')!.capabilities.reasoning, true);
+  // OpenRouter's gpt-4o had borrowed reasoning from OpenAI's newest model; OpenAI's record says it does not reason.
+  assert.equal(find('openrouter', 'openai/gpt-4o')!.capabilities.reasoning, false);
+});
+
 test('lifecycle: curated retirements with successors, models the provider withdrew, deprecations', () => {
   assert.deepEqual(find('anthropic', 'claude-3-opus-20240229'), {
     name: 'claude-3-opus-20240229', status: 'retired', deprecated_at: '2025-06-30T00:00:00+00:00', retires_at: '2026-01-05T00:00:00+00:00',

@@ -13,14 +13,19 @@ import { callableName, devModels, matchesName, priceModelFor, pricedModels, PRIC
 import type { CatalogModel } from './types.ts';
 
 export type Excluded = { name: string; reason: string };
-export type ProviderModelsBuild = { models: CatalogModel[]; excluded: Excluded[]; usedPrices: boolean; usedPackage: boolean; usedLive: boolean };
+/** `borrowed`: the models whose facts no source states (borrowed from their family: borrowedFacts). */
+export type ProviderModelsBuild = { models: CatalogModel[]; excluded: Excluded[]; usedPrices: boolean; usedPackage: boolean; usedLive: boolean; borrowed: ReadonlySet<string> };
 
-/** Canonical keys of the models makers serve now, for hosts' entries ('maker-active'). */
-export type MakerActive = ReadonlySet<string>;
+/**
+ * The makers' own active models by canonical key (src/catalog/aliases.ts canonicalKey), for hosts'
+ * entries: which ones a maker serves now ('maker-active'), and the maker's record where a source
+ * states its facts (null where they are borrowed too).
+ */
+export type MakerActive = ReadonlyMap<string, CatalogModel | null>;
 
 /** Where a model's facts came from: the live models.dev API (refresh), the pinned 2025-09 package, newer packages or the curated tables. */
 type FactFrom = 'live' | 'package' | 'newer' | 'curated';
-type Fact = DevModel & { from: FactFrom; deprecatedBy?: string; otherApiOnly?: boolean };
+type Fact = DevModel & { from: FactFrom; deprecatedBy?: string; otherApiOnly?: boolean; borrowed?: boolean };
 
 /** One package's or the curated table's facts over a model's (only the fields it states). */
 function layer(m: Fact, f: PackageFact | ReleaseFact, from: FactFrom): Fact {
@@ -74,7 +79,7 @@ function factsOf(src: ProviderSource, live?: DevModel[]): { facts: Map<string, F
   const join = (name: string): void => {
     if (facts.has(name) || aliases[name] !== undefined) return;
     const known = described(name);
-    const base: Fact = known.length > 0 || releaseFact(src.id, name) ? { ...blank(name), ...nameDate(name) } : { ...borrowedFacts(name, undefined, undefined, [...facts.values()]), from: 'newer' };
+    const base: Fact = known.length > 0 || releaseFact(src.id, name) ? { ...blank(name), ...nameDate(name) } : { ...borrowedFacts(name, undefined, undefined, [...facts.values()]), from: 'newer', borrowed: true };
     facts.set(name, known.reduce((m, f) => layer(m, f, 'newer'), base));
   };
   // OpenAI's union also names dated snapshots and old MMDD-suffixed ids: only undated names join.
@@ -93,7 +98,7 @@ function factsOf(src: ProviderSource, live?: DevModel[]): { facts: Map<string, F
     for (const m of live) {
       const o = facts.get(m.id);
       facts.set(m.id, {
-        ...o, ...m, from: 'live',
+        ...o, ...m, from: 'live', borrowed: false,
         releaseDate: m.releaseDate || o?.releaseDate || '', lastUpdated: m.lastUpdated || o?.lastUpdated || '',
         context: m.context || o?.context || 0, outputLimit: m.outputLimit || o?.outputLimit || 0,
       });
@@ -142,6 +147,17 @@ function borrowedFacts(name: string, display: string | undefined, context: numbe
   };
 }
 
+/** The facts of a host's offer taken from its maker's own catalog record (genai-prices' context window first: the host's). */
+function makerFacts(name: string, display: string | undefined, context: number | undefined, m: CatalogModel): DevModel {
+  const day = m.added_at.slice(0, 10);
+  const ctx = context ?? m.context_window;
+  return {
+    id: name, name: display ?? m.display_name ?? name, reasoning: m.capabilities.reasoning, toolCall: m.capabilities.tools,
+    releaseDate: day, lastUpdated: day, input: [...m.modalities.input], output: [...m.modalities.output],
+    context: ctx, outputLimit: m.max_completion_tokens < ctx ? m.max_completion_tokens : 0, cost: null,
+  };
+}
+
 /**
  * Lifecycle: the curated table, else withdrawn (a refresh's live list dropped it), else the maker SDK's
  * end-of-life table, else the sources' deprecation flags, else (hosts, offline) unconfirmed since 2025-09.
@@ -166,6 +182,7 @@ export function buildProviderModels(src: ProviderSource, makerActive: MakerActiv
   const offline = !live || live.length === 0;
   const excluded: Excluded[] = [];
   const out = new Map<string, CatalogModel>();
+  const borrowed = new Set<string>();
   let usedPrices = false;
   const known = [...facts.values()];
   const candidates: Array<{ name: string; dev: Fact | DevModel; gpDeprecated: boolean; pricesOnly: boolean }> =
@@ -180,8 +197,12 @@ export function buildProviderModels(src: ProviderSource, makerActive: MakerActiv
     // leaves out) states its facts over the borrowed ones: borrowed from the family's newest model,
     // gpt-3.5-turbo-1106 read images and gpt-audio reasoned.
     // Not which API serves it: a legacy completions model (davinci) stays listed as retired, naming its successor.
-    const borrowed: Fact = { ...borrowedFacts(name, g.name, g.context_window, known), from: 'newer' };
-    const { otherApiOnly: _api, ...dev } = describedBy(src.id, name).reduce((m, f) => layer(m, f, 'newer'), borrowed);
+    // A host's offer of a model its maker serves reads as the maker's model: borrowed from the host's
+    // own family, Claude on Bedrock read no images and called no tools, with an 8,192-token output limit.
+    const maker = ownModel ? null : makerActive.get(canonicalKey(name)) ?? null;
+    const stated = describedBy(src.id, name);
+    const base: Fact = maker ? { ...makerFacts(name, g.name, g.context_window, maker), from: 'newer' } : { ...borrowedFacts(name, g.name, g.context_window, known), from: 'newer', borrowed: stated.length === 0 };
+    const { otherApiOnly: _api, ...dev } = stated.reduce((m, f) => layer(m, f, 'newer'), base);
     candidates.push({ name, dev, gpDeprecated: g.deprecated === true, pricesOnly: true });
   }
   const limited = LIMITED_ACCESS[src.id];
@@ -210,10 +231,11 @@ export function buildProviderModels(src: ProviderSource, makerActive: MakerActiv
     if (!c.dev.releaseDate) knownBy(model);
     correct(model);
     out.set(model.name, model);
+    if ('borrowed' in c.dev && c.dev.borrowed) borrowed.add(model.name);
   }
   applyMakerAliases(src.id, out);
   const models = [...out.values()].map(compactRetired).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { models, excluded, usedPrices, usedPackage: src.dev !== null, usedLive: !offline };
+  return { models, excluded, usedPrices, usedPackage: src.dev !== null, usedLive: !offline, borrowed };
 }
 
 /**

@@ -6,18 +6,19 @@ import { join } from 'node:path';
 import { Document, isScalar, visit } from 'yaml';
 import { canonicalKey, datedName } from './aliases.ts';
 import { curatedSource } from './curated.ts';
-import { buildProviderModels, type Excluded } from './provider-build.ts';
+import { buildProviderModels, type Excluded, type MakerActive } from './provider-build.ts';
 import { PROVIDER_SOURCES } from './providers-map.ts';
 import type { ProviderSource } from './providers-map.ts';
 import { ANTHROPIC_SDK, factPackagesOf, OPENAI_SDK, OPENAI_SPECS_PACKAGE, ZOO_PACKAGE } from './package-facts.ts';
 import { RELEASE_FACTS } from './release-facts.ts';
 import { MODELS_PACKAGE, packageInfo, PRICES_AS_OF, PRICES_PACKAGE } from './sources.ts';
 import type { DevModel, PackageInfo } from './sources.ts';
-import type { CatalogFile } from './types.ts';
+import type { CatalogFile, CatalogModel } from './types.ts';
 
 export const GENERATED_BY = 'model-gateway catalog sync (src/catalog/sync.ts)';
 
-export type ProviderBuild = { file: CatalogFile; excluded: Excluded[] };
+/** `borrowed`: the models whose facts no source states (src/catalog/provider-build.ts). */
+export type ProviderBuild = { file: CatalogFile; excluded: Excluded[]; borrowed: ReadonlySet<string> };
 export type SourcePackages = { models: PackageInfo; prices: PackageInfo; curated: PackageInfo; facts: Readonly<Record<string, PackageInfo>> };
 
 /** An SDK is read for facts only (model names, deprecation dates): its header entry says so instead of repeating its licence. */
@@ -43,7 +44,7 @@ const allSources = (p: SourcePackages): PackageInfo[] => [p.models, ...Object.va
  */
 export function buildAllCatalogs(packages: SourcePackages = sourcePackages(), live?: ReadonlyMap<string, DevModel[]>): Map<string, ProviderBuild> {
   const out = new Map<string, ProviderBuild>();
-  const active = new Set<string>();
+  const active = new Map<string, CatalogModel | null>();
   const order = [...PROVIDER_SOURCES.filter((s) => s.pricesOnly === 'include'), ...PROVIDER_SOURCES.filter((s) => s.pricesOnly !== 'include')];
   for (const src of order) {
     const build = buildProviderCatalog(src, packages, active, src.dev ? live?.get(src.dev) : undefined);
@@ -51,7 +52,8 @@ export function buildAllCatalogs(packages: SourcePackages = sourcePackages(), li
       // A host spells a maker's model by its undated name or an alias as often as by the dated id.
       for (const m of build.file.models) {
         if ((m.status ?? 'active') === 'retired') continue;
-        for (const n of [m.name, ...(m.aliases ?? []), datedName(m.name)?.[0] ?? m.name]) active.add(canonicalKey(n));
+        const facts = build.borrowed.has(m.name) ? null : m;
+        for (const n of [m.name, ...(m.aliases ?? []), datedName(m.name)?.[0] ?? m.name]) if (!active.get(canonicalKey(n))) active.set(canonicalKey(n), facts);
       }
     }
     out.set(src.id, build);
@@ -60,7 +62,7 @@ export function buildAllCatalogs(packages: SourcePackages = sourcePackages(), li
 }
 
 /** Builds one provider's catalog in memory: chat models only, sorted by name. */
-export function buildProviderCatalog(src: ProviderSource, packages: SourcePackages, makerActive: ReadonlySet<string> = new Set(), live?: DevModel[]): ProviderBuild {
+export function buildProviderCatalog(src: ProviderSource, packages: SourcePackages, makerActive: MakerActive = new Map(), live?: DevModel[]): ProviderBuild {
   const b = buildProviderModels(src, makerActive, live);
   const used = [
     ...(b.usedPackage ? [packages.models] : []),
@@ -76,6 +78,7 @@ export function buildProviderCatalog(src: ProviderSource, packages: SourcePackag
       models: b.models,
     },
     excluded: b.excluded,
+    borrowed: b.borrowed,
   };
 }
 
