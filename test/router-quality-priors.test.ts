@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { builtinPriors, familyOf, normalId, priorFor, priorKey, type PriorTable } from '../src/router/quality/index.ts';
-import { BRIDGE_MIN_MODELS, compilePriors, PRIOR_CATEGORIES, priorWithBasis } from '../src/router/quality/prior.ts';
+import { BRIDGE_MIN_MODELS, compilePriors, lineOf, PRIOR_CATEGORIES, priorWithBasis } from '../src/router/quality/prior.ts';
 
 const table = JSON.parse(readFileSync(new URL('../src/router/quality/priors.json', import.meta.url), 'utf8')) as PriorTable;
 
@@ -87,6 +87,26 @@ test('the family rule lends published figures only, not bridged ones', () => {
   const lent = priorWithBasis(small, 'chat', compilePriors(t));
   assert.deepEqual([lent.source, lent.basis.basis], ['default_prior', 'family']);
   assert.ok(Math.abs(lent.q - 0.62) < 1e-9, String(lent.q));
+});
+
+test('a later version of a line starts just below its predecessor, not at the family\'s weakest', () => {
+  assert.deepEqual(lineOf('claude-3-5-sonnet-20241022'), { line: 'claude-sonnet', version: [3, 5] });
+  assert.deepEqual(lineOf('openai/gpt-5.6-sol'), { line: 'gpt-sol', version: [5, 6] });
+  assert.deepEqual(lineOf('gemini-3-flash-preview'), { line: 'gemini-flash', version: [3] });
+  assert.deepEqual(lineOf('qwen2.5-7b-instruct'), { line: 'qwen2-7b', version: [5] });
+  const p = builtinPriors();
+  // Claude Opus 5.5 had no figure: the family rule gave it 0.60 (claude-3-opus's era), below gpt-3.5's 0.757.
+  const opus = priorWithBasis({ id: 'anthropic/claude-opus-5-5', pricePerMillion: 10 }, 'code', p);
+  const before = priorFor({ id: 'claude-opus-4-8' }, 'code', p).q;
+  assert.deepEqual([opus.source, opus.basis.basis, opus.basis.basis === 'predecessor' && opus.basis.sibling], ['default_prior', 'predecessor', 'claude-opus-4-8']);
+  assert.ok(Math.abs(opus.q - (before - 0.03)) < 1e-9 && opus.q < before, `${opus.q} against ${before}`);
+  // The latest earlier version with a figure lends, never a later one, nor another line (size) of the family.
+  const sol = priorWithBasis({ id: 'gpt-6-sol' }, 'chat', p);
+  assert.equal(sol.basis.basis === 'predecessor' && sol.basis.sibling, 'gpt-5.6-sol');
+  const older = priorWithBasis({ id: 'claude-opus-3-9', pricePerMillion: 10 }, 'chat', p);
+  assert.equal(older.basis.basis === 'predecessor' && older.basis.sibling, 'claude-3-opus-20240229');
+  assert.notEqual(priorWithBasis({ id: 'gpt-5-sol-mini', pricePerMillion: 0.1 }, 'chat', p).basis.basis, 'predecessor');
+  assert.notEqual(priorWithBasis({ id: 'claude-tiny-6', pricePerMillion: 0.1 }, 'chat', p).basis.basis, 'predecessor');
 });
 
 test('too few models reporting both benchmarks: no bridge, the default prior', () => {

@@ -117,7 +117,7 @@ test('evidence decays with the half-life', () => {
   assert.ok(Math.abs(later.models.a!.n - s.models.a!.n / 2) < 1e-9);
 });
 
-test('cold start: benchmark priors by category, family siblings, price tiers', () => {
+test('cold start: benchmark priors by category, line predecessors, family siblings, price tiers', () => {
   const table: PriorTable = { schema: 1, updated: '2026-11-01', models: {
     'acme/big-1': { family: 'big', figures: { code: { q: 0.8, benchmark: 'X', source: 'test', date: '2026-01-01' }, general: { q: 0.7, benchmark: 'Y', source: 'test', date: '2026-01-01' } } },
   } };
@@ -125,10 +125,12 @@ test('cold start: benchmark priors by category, family siblings, price tiers', (
   const code = extractPromptFeatures({ turns: ['Write a Python function that parses a CSV file.\n```python\ndef parse(p):\n```'] });
   const chat = extractPromptFeatures({ turns: ['hello there'] });
   const s = emptyState();
-  const [a, b, c, d] = predict(s, code, ['other-host/big-1-20250101', { id: 'big-2', family: 'big' }, { id: 'cheap', pricePerMillion: 0.1 }, { id: 'dear', pricePerMillion: 30 }], { priors });
+  const [a, b, c, d, e] = predict(s, code, ['other-host/big-1-20250101', { id: 'big-tiny', family: 'big' }, { id: 'cheap', pricePerMillion: 0.1 }, { id: 'dear', pricePerMillion: 30 }, { id: 'big-2', family: 'big' }], { priors });
   assert.deepEqual([a!.source, a!.q], ['benchmark_prior', 0.8], 'matched across provider prefix and date suffix');
   assert.equal(predict(s, chat, ['big-1'], { priors })[0]!.q, 0.7, 'general figure when the category has none');
   assert.deepEqual([b!.source, b!.q], ['default_prior', 0.8 - DEFAULT_PRIOR.familyMargin]);
+  // A later version of the line (big-2 after big-1) starts just below it.
+  assert.deepEqual([e!.source, e!.q], ['default_prior', 0.8 - DEFAULT_PRIOR.predecessorMargin]);
   assert.equal(c!.q, DEFAULT_PRIOR.byPrice[0]![1]);
   assert.equal(d!.q, DEFAULT_PRIOR.byPrice.at(-1)![1]);
   // Evidence outweighs the prior as it accumulates.

@@ -41,6 +41,8 @@ export const DEFAULT_PRIOR = {
   unknown: 0.4,
   /** A sibling in the same family with figures: its figure minus this margin. */
   familyMargin: 0.08,
+  /** An earlier version of the same line with figures (predecessorOf): its figure minus this margin. */
+  predecessorMargin: 0.03,
   /** Pseudo-outcomes a prior is worth against learned evidence. */
   strength: { benchmark_prior: 4, default_prior: 2 },
 } as const;
@@ -69,6 +71,30 @@ export function familyOf(id: string): string {
   return k.replace(/[-_.]?v?\d.*$/, '') || k;
 }
 
+/**
+ * A model's line and version: the prior key's dash-separated parts, the parts that are numbers (a
+ * `v` before them allowed) the version, the rest the line ("claude-opus-5-5" -> claude-opus, [5, 5];
+ * "claude-3-5-sonnet" -> claude-sonnet, [3, 5]; "gpt-5.6-sol" -> gpt-sol, [5, 6]). The size stays in
+ * the line where the name writes it as a word ("qwen2-5-7b" -> qwen2-7b); a release stage (preview,
+ * exp) does not ("gemini-3-flash-preview" -> gemini-flash, [3]).
+ */
+const RELEASE_WORDS = new Set(['preview', 'exp', 'experimental']);
+
+export function lineOf(id: string): { line: string; version: number[] } {
+  const words: string[] = [], version: number[] = [];
+  for (const part of priorKey(id).split('-')) {
+    const m = /^v?(\d+)$/.exec(part);
+    if (m) version.push(Number(m[1])); else if (!RELEASE_WORDS.has(part)) words.push(part);
+  }
+  return { line: words.join('-'), version };
+}
+
+/** Whether version a comes before version b (part by part; a prefix comes first: 5 before 5.1). */
+function earlier(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return a.length < b.length;
+}
+
 export type Prior = { q: number; strength: number; source: 'benchmark_prior' | 'default_prior' };
 
 /**
@@ -82,7 +108,7 @@ export type PriorBasis =
     reference: string; date: string; setting?: string;
     /** Bridges only: the fit the figure came through; `extrapolated` when the result lies outside the results it was fitted on. */
     fit?: { models: number; r2: number; extrapolated: boolean } }
-  | { basis: 'family'; sibling: string; sibling_q: number; margin: number }
+  | { basis: 'family' | 'predecessor'; sibling: string; sibling_q: number; margin: number }
   | { basis: 'price_tier'; blended_per_million: number }
   | { basis: 'no_price' };
 
@@ -155,6 +181,8 @@ export type BridgedFigure = { q: number; via: string; from: PriorResult; bridge:
 /** Compiled prior lookups: entries by exact id, by dateless key (first listed wins), by family; bridged figures per entry. */
 export type CompiledPriors = {
   byId: Map<string, PriorEntry>; byKey: Map<string, PriorEntry>; byFamily: Map<string, PriorEntry[]>;
+  /** Entries by line (lineOf), with their versions. */
+  byLine: Map<string, Array<{ entry: PriorEntry; version: number[] }>>;
   bridges: PriorBridge[];
   bridged: Map<PriorEntry, Partial<Record<PriorCategory, BridgedFigure>>>;
   /** Each entry's id in the table, and the table's sources (for explanations). */
@@ -166,6 +194,7 @@ export function compilePriors(table: PriorTable): CompiledPriors {
   const byId = new Map<string, PriorEntry>();
   const byKey = new Map<string, PriorEntry>();
   const byFamily = new Map<string, PriorEntry[]>();
+  const byLine = new Map<string, Array<{ entry: PriorEntry; version: number[] }>>();
   const idOf = new Map<PriorEntry, string>();
   const addFamily = (f: string, e: PriorEntry) => { const l = byFamily.get(f); if (!l) byFamily.set(f, [e]); else if (!l.includes(e)) l.push(e); };
   for (const [id, e] of Object.entries(table.models)) {
@@ -174,6 +203,8 @@ export function compilePriors(table: PriorTable): CompiledPriors {
     if (!byKey.has(priorKey(id))) byKey.set(priorKey(id), e);
     addFamily(familyOf(id), e);
     if (e.family) addFamily(e.family, e);
+    const { line, version } = lineOf(id);
+    if (version.length > 0) { const l = byLine.get(line); if (!l) byLine.set(line, [{ entry: e, version }]); else l.push({ entry: e, version }); }
   }
   // A category figure a model lacks comes from its result with the tightest bridge (least residual).
   const bridges = fitBridges(table);
@@ -194,7 +225,7 @@ export function compilePriors(table: PriorTable): CompiledPriors {
     }
     if (Object.keys(out).length) bridged.set(e, out);
   }
-  return { byId, byKey, byFamily, bridges, bridged, idOf, sources: table.sources ?? {} };
+  return { byId, byKey, byFamily, byLine, bridges, bridged, idOf, sources: table.sources ?? {} };
 }
 
 /**
@@ -243,7 +274,30 @@ export function priorWithBasis(model: ModelRef, kind: TaskKind, priors: Compiled
       basis = { basis: 'family', sibling: priors!.idOf.get(weakest)!, sibling_q: Number(best.toFixed(4)), margin: DEFAULT_PRIOR.familyMargin };
     }
   }
+  const pred = priors ? predecessorOf(priors, model.id, cat) : undefined;
+  if (pred && pred.q - DEFAULT_PRIOR.predecessorMargin > q) {
+    q = pred.q - DEFAULT_PRIOR.predecessorMargin;
+    basis = { basis: 'predecessor', sibling: priors!.idOf.get(pred.entry)!, sibling_q: Number(pred.q.toFixed(4)), margin: DEFAULT_PRIOR.predecessorMargin };
+  }
   return { q, source: 'default_prior', basis };
+}
+
+/**
+ * The latest earlier version of the same line that has a figure for the category (bridged figures
+ * count: the line keeps the size), e.g. claude-opus-4-8 for claude-opus-5-5, gpt-5.6-sol for
+ * gpt-6-sol. A maker's next version of a line is rarely weaker than the last; taken less a margin, the
+ * new model still ranks below it until its own outcomes say otherwise.
+ */
+function predecessorOf(priors: CompiledPriors, id: string, cat: PriorCategory): { entry: PriorEntry; q: number } | undefined {
+  const { line, version } = lineOf(id);
+  if (version.length === 0) return undefined;
+  let best: { entry: PriorEntry; q: number; version: number[] } | undefined;
+  for (const c of priors.byLine.get(line) ?? []) {
+    if (!earlier(c.version, version) || (best && !earlier(best.version, c.version))) continue;
+    const f = figureAt(priors, c.entry, cat)?.q;
+    if (f !== undefined) best = { entry: c.entry, q: f, version: c.version };
+  }
+  return best;
 }
 
 /** The published figure (or bridged result) behind a benchmark prior, with its source's address. */
