@@ -48,7 +48,7 @@ before(async () => {
     { id: 'ant', format: 'anthropic-messages', base_url: ant.url, models: [{ name: 'test-model', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true }, context_window: 200000 }] },
     // OpenAI serves the Responses API itself: relayed natively (providers/openai.yaml declares the same path).
     { id: 'oai', format: 'openai-chat', base_url: oai.url, paths: { responses: '/responses' }, models: [{ name: 'gpt-5', pricing: TEST_PRICING, capabilities: { tools: true, reasoning: true, prompt_caching: true }, context_window: 400000 }] },
-  ], gateway: { auth: { enabled: true }, router: { exploration: { share: 0.5 } } } });
+  ], gateway: { auth: { enabled: true }, router: { exploration: { share: 0.5 }, quality_signals: [{ metric: 'thumbs_up' }] } } });
   key = (await gw.services.admin!.createKey({ name: 'codex' })).key;
   trap = createServer((s) => { s.on('data', (d) => trapped.push(d.toString().split('\r\n')[0]!)); s.on('error', () => {}); s.end(); });
   await new Promise<void>((r) => trap.listen(0, '127.0.0.1', r));

@@ -33,7 +33,8 @@ const gw = await startTestGateway({
     { id: 'google', format: 'gemini', base_url: gemini.url, models: [model('gemini-2.5-pro', 65536, 1048576)] },
     { id: 'anthropic', format: 'anthropic-messages', base_url: anthropic.url, forward_headers: ['anthropic-beta'], models: [model('claude-opus-4-8', 128000, 1000000)] },
   ],
-  gateway: { router: { exploration: { share: 0.5 } } },
+  // A quality signal: exploration happens only where feedback can teach (src/router/settings.ts learnsFrom).
+  gateway: { router: { exploration: { share: 0.5 }, quality_signals: [{ metric: 'thumbs_up' }] } },
 });
 
 // Anything the CLI sends through a proxy lands here: it must stay empty.

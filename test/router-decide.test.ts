@@ -13,6 +13,7 @@ import { decide, type DecideInput } from '../src/router/decide.ts';
 import { parseRouterParams } from '../src/router/params.ts';
 import { viewRequest } from '../src/router/request-view.ts';
 import { emptyState } from '../src/router/quality/index.ts';
+import { compileRouterSettings } from '../src/router/settings.ts';
 import { codecFor } from '../src/formats/registry.ts';
 import { warmTokenizers } from '../src/tokens/index.ts';
 import { png } from './helpers/image-headers.ts';
@@ -31,6 +32,7 @@ function config(vision = false) {
   return cfg;
 }
 const cfg = config();
+const EVERY_KEY = { all: true, keys: [] };
 const cfgVision = config(true);
 const health = (ejected: string[] = []) => ({ isEjected: (p: string) => ejected.includes(p), latencyMs: () => null, errorRate: () => 0 });
 function input(body: Record<string, unknown>, over: Partial<DecideInput> = {}): DecideInput {
@@ -52,16 +54,31 @@ test('utility is 10*W*q - expected cost; without W the best q wins and ties go t
 
 test('exploration: within its share a low-evidence candidate takes the first place, never outside it', () => {
   const base = decide(input({}));
-  const explored = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2 }, random: (() => { const xs = [0.1, 0.99]; let i = 0; return () => xs[i++ % 2]!; })() }));
+  const explored = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2, learnsFrom: EVERY_KEY }, random: (() => { const xs = [0.1, 0.99]; let i = 0; return () => xs[i++ % 2]!; })() }));
   assert.equal(explored.explored, true);
   assert.notEqual(explored.chosen!.id, base.chosen!.id);
-  const not = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2 }, random: () => 0.5 }));
+  const not = decide(input({}, { settings: { ...cfg.router, explorationShare: 0.2, learnsFrom: EVERY_KEY }, random: () => 0.5 }));
   assert.equal(not.explored, false);
   assert.equal(not.chosen!.id, base.chosen!.id);
 });
 
+test('exploration only where the request\'s feedback can teach: no quality signal, or a key no signal takes, explores nothing', () => {
+  const draw = { random: () => 0 };
+  // The shipped gateway.yaml names no quality signal: 5% of routed requests went to a uniformly drawn
+  // model for good (the first newcomer request went to gpt-3.5-turbo-1106), and no evidence could come of it.
+  const none = compileRouterSettings({ exploration: { share: 0.5 } });
+  assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...none } })).explored, false);
+  const evals = compileRouterSettings({ exploration: { share: 0.5 }, quality_signals: [{ metric: 'ok', keys: ['eval-*'] }] });
+  const key = (name: string) => ({ id: name, name, allowedModels: [] }) as never;
+  assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...evals }, key: key('eval-7') })).explored, true);
+  assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...evals }, key: key('web-app') })).explored, false);
+  assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...evals }, key: null })).explored, false);
+  const all = compileRouterSettings({ exploration: { share: 0.5 }, quality_signals: [{ metric: 'ok', keys: ['eval-*'] }, { metric: 'thumbs' }] });
+  assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...all }, key: null })).explored, true);
+});
+
 test('exploration leaves a conversation that affinity holds where its prompt cache is', () => {
-  const always = { settings: { ...cfg.router, explorationShare: 0.5 }, random: () => 0 };
+  const always = { settings: { ...cfg.router, explorationShare: 0.5, learnsFrom: EVERY_KEY }, random: () => 0 };
   const explored = decide(input({}, always));
   assert.equal(explored.explored, true, 'without affinity the draw explores');
   const held = decide(input({}, { ...always, affinity: { id: 'pb/gpt-4o', cachedTokens: 5 } }));

@@ -85,7 +85,7 @@ async function cases(): Promise<Case[]> {
   ];
   const overs: Array<Partial<DecideInput>> = [
     {}, { policy }, { quality: state }, { fullRanking: true },
-    { settings: { ...cfg.router, explorationShare: 1, explorationEvidence: 1e9 } },
+    { settings: { ...cfg.router, explorationShare: 1, explorationEvidence: 1e9, learnsFrom: { all: true, keys: [] } } },
     { affinity: { id: 'pz/m-4', cachedTokens: 500 } }, { affinity: { id: 'pa/gpt-4o-mini', cachedTokens: 5 }, policy },
   ];
   const out: Case[] = [];

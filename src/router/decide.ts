@@ -18,6 +18,7 @@ import { anyLearned, estimatesFor, expectedOutputs, refine } from './predictions
 import { materialize } from './ranked.ts';
 import { allowedBy, fixedRuleHits, fixedVerdicts } from './rule-cache.ts';
 import { ruleWords } from './rule-words.ts';
+import { learnsFrom } from './settings.ts';
 
 export { fmt, RANK_EXACT_CHARS, SHOWN, type DecideInput, type Decision, type Exclusion, type HealthView, type PlanTarget, type Ranked } from './decision.ts';
 export { noRouteError } from './no-route.ts';
@@ -145,7 +146,9 @@ export function decide(inp: DecideInput): Decision {
   // where a conversation starts (its follow-ups then prefer the model explored, through affinity).
   let held = false;
   if (run.affIdx >= 0) for (let t = 0; t < hc; t++) if (idx[running[t]!] === run.affIdx) { held = true; break; }
-  if (!held && hc > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare) {
+  // Only where the request's feedback can teach (a quality signal takes its key's): without one,
+  // exploring gathers no evidence, and the shipped config names no signal.
+  if (!held && hc > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare && learnsFrom(settings, inp.key ?? null)) {
     // Exploration: a low-evidence model that meets every constraint takes the first place.
     const fresh: number[] = [];
     for (let x = 1; x < hc; x++) if (est.evidence[T.ref[idx[running[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);

@@ -18,6 +18,11 @@ export type RouterSettings = {
   explorationShare: number;
   /** A candidate with less learned evidence than this (weighted outcomes) counts as unexplored. */
   explorationEvidence: number;
+  /**
+   * Whose routed requests can teach, so exploring them can earn a model evidence: every key's (a
+   * quality signal without `keys`), else the keys named by the signals' `keys` globs. No signal: none.
+   */
+  learnsFrom: { all: boolean; keys: RegExp[] };
   /** Feedback metrics that train the quality model, with their direction and range. */
   qualitySignals: QualitySignal[];
   /** Expected output tokens for a model and prompt kind with no observed answer yet. */
@@ -61,6 +66,17 @@ function compileDefaults(raw: unknown, glob: string | null): RouterDefaults {
   };
 }
 
+/**
+ * Whether feedback on a request made with this key trains the quality model (a signal takes its
+ * key's feedback): only then can exploring it earn a model evidence.
+ */
+export function learnsFrom(s: RouterSettings, key: { name: string } | null): boolean {
+  if (s.learnsFrom.all) return true;
+  if (key === null) return false;
+  for (const k of s.learnsFrom.keys) if (k.test(key.name)) return true;
+  return false;
+}
+
 /** The defaults a key's routed requests get: the first matching key_defaults entry over `defaults`; null when none apply. */
 export function defaultsFor(s: RouterSettings, key: { name: string } | null): RouterDefaults | null {
   const own = key ? s.keyDefaults.find((k) => k.pattern.test(key.name))?.defaults ?? null : null;
@@ -79,15 +95,17 @@ export function compileRouterSettings(raw: unknown, priors: PriorTable | null = 
   const learn = obj(r.learning);
   const aff = obj(r.affinity);
   const ret = obj(r.retention);
+  const qualitySignals: QualitySignal[] = ((r.quality_signals ?? []) as Obj[]).map((s) => ({
+    metric: s.metric as string, optimize: pick(s, 'optimize', 'max'),
+    ...(s.min !== undefined ? { min: s.min as number } : {}), ...(s.max !== undefined ? { max: s.max as number } : {}),
+    ...(s.keys !== undefined ? { keys: s.keys as string[] } : {}),
+  }));
   return {
     priors: withOperatorPriors(priors),
     explorationShare: pick(ex, 'share', 0.05),
     explorationEvidence: pick(ex, 'min_evidence', 10),
-    qualitySignals: ((r.quality_signals ?? []) as Obj[]).map((s) => ({
-      metric: s.metric as string, optimize: pick(s, 'optimize', 'max'),
-      ...(s.min !== undefined ? { min: s.min as number } : {}), ...(s.max !== undefined ? { max: s.max as number } : {}),
-      ...(s.keys !== undefined ? { keys: s.keys as string[] } : {}),
-    })),
+    learnsFrom: { all: qualitySignals.some((q) => !q.keys), keys: qualitySignals.flatMap((q) => (q.keys ?? []).map(globToRegExp)) },
+    qualitySignals,
     defaultOutputTokens: pick(r, 'default_output_tokens', 400),
     trainIntervalMs: pick(learn, 'train_interval_ms', 30_000),
     statePollMs: pick(learn, 'state_poll_ms', 5_000),
