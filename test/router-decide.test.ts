@@ -77,6 +77,19 @@ test('exploration only where the request\'s feedback can teach: no quality signa
   assert.equal(decide(input({}, { ...draw, settings: { ...cfg.router, ...all }, key: null })).explored, true);
 });
 
+test('with W, exploration never picks a model that could not be chosen were its quality perfect', () => {
+  const draw = { random: () => 0, settings: { ...cfg.router, explorationShare: 0.5, learnsFrom: EVERY_KEY } };
+  // W = 1e-6 a quality point: gpt-4o's expected cost is past what a perfect answer is worth to this caller.
+  const tight = decide(input({ willingness_to_pay: 1e-6 }, draw));
+  assert.equal(tight.ranked[0]!.id, 'pa/gpt-4o-mini');
+  const dear = tight.ranked.filter((r) => r.id.endsWith('/gpt-4o'));
+  assert.ok(dear.length === 2 && dear.every((r) => 10 * 1e-6 - r.expectedCostUsd < tight.ranked[0]!.utility), 'the premise: neither offer could win at q = 1');
+  assert.equal(tight.explored, false);
+  assert.equal(tight.chosen!.id, 'pa/gpt-4o-mini');
+  // W = 1: any of them could win: explored as before.
+  assert.equal(decide(input({ willingness_to_pay: 1 }, draw)).explored, true);
+});
+
 test('exploration leaves a conversation that affinity holds where its prompt cache is', () => {
   const always = { settings: { ...cfg.router, explorationShare: 0.5, learnsFrom: EVERY_KEY }, random: () => 0 };
   const explored = decide(input({}, always));

@@ -149,9 +149,16 @@ export function decide(inp: DecideInput): Decision {
   // Only where the request's feedback can teach (a quality signal takes its key's): without one,
   // exploring gathers no evidence, and the shipped config names no signal.
   if (!held && hc > 1 && settings.explorationShare > 0 && rnd() < settings.explorationShare && learnsFrom(settings, inp.key ?? null)) {
-    // Exploration: a low-evidence model that meets every constraint takes the first place.
+    // Exploration: a low-evidence model that meets every constraint takes the first place; with W,
+    // only one that the utility could choose were its quality perfect (a model dearer than W can
+    // ever pay for would learn nothing this caller could use: exploring it only costs them).
     const fresh: number[] = [];
-    for (let x = 1; x < hc; x++) if (est.evidence[T.ref[idx[running[x]!]!]!]! < settings.explorationEvidence) fresh.push(x);
+    const top = f.util[running[0]!]!;
+    for (let x = 1; x < hc; x++) {
+      const j = running[x]!;
+      if (est.evidence[T.ref[idx[j]!]!]! >= settings.explorationEvidence) continue;
+      if (wRank === null || 10 * wRank * (1 + f.bonus[j]!) - f.cost[j]! >= top) fresh.push(x);
+    }
     if (fresh.length > 0) {
       const at = fresh[Math.floor(rnd() * fresh.length)]!;
       const pick = running[at]!;
