@@ -91,5 +91,7 @@ export function createMessagesStreamEncoder(): StreamEncoder {
       }
     },
     end: () => '',
+    // The format's own keep-alive, as Anthropic sends it while a model thinks.
+    keepAlive: () => frame('ping', {}),
   };
 }
