@@ -311,6 +311,14 @@ export class AttemptSink implements ResponseSink {
       let out = '';
       try { out = this.#relayPending(); } catch { /* the stream is failing anyway */ }
       if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed, ttftMs: this.#ttft }); return; }
+      // The upstream's terminal event was relayed and only the connection failed after it: the answer is
+      // whole. No error event after the client's own end (a Messages client's SDK throws on one), not partial.
+      const relay = this.#relay!;
+      if (relay.whole?.() && !relay.progress.ended) {
+        r.res.end(out + relay.end());
+        this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+        return;
+      }
       const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
       const total = r.signal.aborted;
       const message = total ? totalTimeout().message : timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${this.#redact(e.message)}`;

@@ -26,6 +26,11 @@ export type Relay = {
   keepAlive(): string;
   /** Collecting relays only: the whole answer in the client's format, once end() returned. */
   answer?(): unknown;
+  /**
+   * Translating relays: the upstream's terminal event (canonical message_stop) went out, so the client
+   * has the whole answer whatever happens to the connection afterwards (a reset before the body's end).
+   */
+  whole?(): boolean;
 };
 
 /** Same wire format on both sides: frames pass through with the id and model rewritten. */
@@ -88,9 +93,11 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
   const progress = newProgress();
   let usage: Usage | null = null;
   let finish: string | null = null;
+  let whole = false;
   const run = (events: StreamEvent[]): string => {
     let out = '';
     for (const ev of events) {
+      if (ev.type === 'message_stop') whole = progress.error === null;
       mark?.(ev);
       restoreEventNames(ev, names);
       if (ev.type === 'message_start') { ev.id = r.id; ev.model = entry.id; usage = mergeUsage(usage, ev.usage); }
@@ -106,6 +113,7 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
     end: () => run(decoder.end()) + encoder.end(),
     fail: (ev) => encoder.encode(ev),
     keepAlive: () => encoder.keepAlive?.() ?? SSE_KEEPALIVE,
+    whole: () => whole,
     observed: () => {
       // A stream cut before its closing event: what the upstream reported is billed, not an estimate.
       const held = decoder.heldUsage?.() ?? null;
