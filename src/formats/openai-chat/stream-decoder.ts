@@ -5,6 +5,7 @@ import { createSseParser } from '../sse.ts';
 import { readEvent, UnreadableFrame } from '../stream-frames.ts';
 import { isRecord } from '../errors.ts';
 import { openAIErrorOf } from './errors.ts';
+import { receivedArguments } from '../tool-arguments.ts';
 import { canonicalUsage, stopReasonOf } from './response.ts';
 
 type Rec = Record<string, unknown>;
@@ -71,7 +72,8 @@ export function createChatStreamDecoder(): StreamDecoder {
   const toolDelta = (out: StreamEvent[], tc: Rec): void => {
     const key = typeof tc.index === 'number' ? tc.index : seen.size;
     const fn = isRecord(tc.function) ? tc.function : {};
-    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    // Some compatible servers send the arguments as an object: its JSON, not a call without arguments.
+    const args = receivedArguments(fn.arguments);
     if (!seen.has(key)) {
       seen.add(key);
       const call = { id: String(tc.id ?? `call_${key}`), name: String(fn.name ?? ''), args: '' };
