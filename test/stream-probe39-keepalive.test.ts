@@ -137,3 +137,14 @@ test('stream_keepalive_ms 0 sends none', async () => {
     assert.ok(!text.includes(': keep-alive'));
   } finally { await quiet.stop(); }
 });
+
+test('no keep-alive after the client\'s own end while the upstream lingers after [DONE]', async () => {
+  up.push({ chunks: [chatChunk(null) + chatChunk('Hello') + sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + 'data: [DONE]\n\n'], then: 'stall' });
+  // The test gateway's upstream idle timeout (2 s) ends the lingering upstream; the answer was whole.
+  const res = await fetch(`${gw.url}/v1/messages`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body: JSON.stringify({ model: 'oa/test-model', stream: true, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const text = await res.text();
+  assert.ok(text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n'), text.slice(-200));
+});

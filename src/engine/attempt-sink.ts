@@ -201,7 +201,8 @@ export class AttemptSink implements ResponseSink {
       const idle = performance.now() - this.#lastWrite;
       if (idle < every) { this.#keepAliveTimer = setTimeout(keepAliveSink, every - idle, this); return; }
       const res = this.#r.res;
-      if (!res.writableNeedDrain && !res.writableEnded) res.write(this.#relay!.keepAlive());
+      // Nothing after the client's own end (a ping after message_stop), should the upstream linger.
+      if (!res.writableNeedDrain && !res.writableEnded && !this.#relay!.whole?.()) res.write(this.#relay!.keepAlive());
       this.#lastWrite = performance.now();
       this.#keepAliveTimer = setTimeout(keepAliveSink, every, this);
     } catch (e) { this.#lastResort(e); }
