@@ -71,6 +71,7 @@ export function compileConfig(raw: RawConfig, env: Env = process.env, overlay: C
       keepAliveTimeoutMs: pick(server, 'keep_alive_timeout_ms', 65_000),
       maxHeaderBytes: pick(server, 'max_header_bytes', 16_384),
       shutdownGraceMs: pick(server, 'shutdown_grace_ms', 15_000),
+      streamKeepaliveMs: pick(server, 'stream_keepalive_ms', 15_000),
     },
     auth: {
       enabled: pick(auth, 'enabled', true),

@@ -21,6 +21,8 @@ export type ServerSettings = {
   host: string; port: number; legacyPrefix: string; bodyLimitBytes: number; jsonMaxDepth: number;
   headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxHeaderBytes: number;
   shutdownGraceMs: number;
+  /** A committed stream silent towards its client this long gets a keep-alive (0: never). */
+  streamKeepaliveMs: number;
 };
 
 export type UpstreamSettings = {

@@ -26,6 +26,7 @@ import { UPSTREAM_LIMITS } from './limits.ts';
 import { restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
 
 const flushSink = (sink: AttemptSink): void => sink.flush();
+const keepAliveSink = (sink: AttemptSink): void => sink.keepAlive();
 
 /** A stream's first bytes kept for #bareError: an error body is a few hundred bytes; a longer start is no bare error. */
 const HEAD_BYTES = 8192;
@@ -88,6 +89,10 @@ export class AttemptSink implements ResponseSink {
   #ttft = 0;
   #timer: NodeJS.Timeout | null = null;
   #flushQueued = false;
+  /** Keeps a committed stream alive towards its client while the upstream sends nothing relayable (see keepAlive()). */
+  #keepAliveTimer: NodeJS.Timeout | null = null;
+  /** When bytes last went to the client of a committed stream (performance.now()). */
+  #lastWrite = 0;
 
   constructor(r: InferenceRequest, entry: ModelEntry, codec: Codec, enc: { adjustments: string[]; toolNames?: ToolNameMap }, resolve: (a: AttemptResult) => void) {
     this.#r = r; this.#entry = entry; this.#codec = codec; this.#adjustments = enc.adjustments; this.#toolNames = enc.toolNames ?? null; this.#resolve = resolve;
@@ -108,6 +113,7 @@ export class AttemptSink implements ResponseSink {
     if (this.#settled) return;
     this.#settled = true;
     if (this.#timer) clearTimeout(this.#timer);
+    if (this.#keepAliveTimer) { clearTimeout(this.#keepAliveTimer); this.#keepAliveTimer = null; }
     this.#chunks.length = 0;
     this.#resolve(a);
   }
@@ -181,6 +187,28 @@ export class AttemptSink implements ResponseSink {
   }
 
   /**
+   * A committed stream that has sent its client nothing for server.stream_keepalive_ms (a model thinking,
+   * an upstream between events: Gemini and Bedrock send no pings, and translated pings are not relayed)
+   * gets the relay's keep-alive (an SSE comment, a Messages ping), so proxies and clients with idle
+   * timeouts keep it open. Not while the client is not draining: bytes are pending then. Runs from a
+   * timer: it must never throw.
+   */
+  keepAlive(): void {
+    this.#keepAliveTimer = null;
+    if (this.#settled) return;
+    try {
+      const every = this.#r.cfg.server.streamKeepaliveMs;
+      const idle = performance.now() - this.#lastWrite;
+      if (idle < every) { this.#keepAliveTimer = setTimeout(keepAliveSink, every - idle, this); return; }
+      const res = this.#r.res;
+      // Nothing after the client's own end (a ping after message_stop), should the upstream linger.
+      if (!res.writableNeedDrain && !res.writableEnded && !this.#relay!.whole?.()) res.write(this.#relay!.keepAlive());
+      this.#lastWrite = performance.now();
+      this.#keepAliveTimer = setTimeout(keepAliveSink, every, this);
+    } catch (e) { this.#lastResort(e); }
+  }
+
+  /**
    * The relay ended the client's stream itself after content (an error event is in what it sent, e.g.
    * for a frame it could not read): the answer ends now, partial, and the upstream is released.
    */
@@ -201,7 +229,9 @@ export class AttemptSink implements ResponseSink {
   #forward(out: string): void {
     const res = this.#r.res;
     if (this.#committed) {
-      if (out && !res.write(out)) {
+      if (!out) return;
+      this.#lastWrite = performance.now();
+      if (!res.write(out)) {
         const flow = this.#flow!;
         flow.pause();
         res.once('drain', () => flow.resume());
@@ -233,6 +263,9 @@ export class AttemptSink implements ResponseSink {
   #commit(): void {
     this.#head = null;
     this.#open();
+    this.#lastWrite = performance.now();
+    const every = this.#r.cfg.server.streamKeepaliveMs;
+    if (every > 0) this.#keepAliveTimer = setTimeout(keepAliveSink, every, this);
     const out = this.#held;
     this.#held = '';
     if (out && !this.#r.res.write(out)) {
@@ -279,6 +312,14 @@ export class AttemptSink implements ResponseSink {
       let out = '';
       try { out = this.#relayPending(); } catch { /* the stream is failing anyway */ }
       if (r.clientGone()) { this.#settle({ kind: 'aborted', status: 200, observed: this.#consumed().observed, ttftMs: this.#ttft }); return; }
+      // The upstream's terminal event was relayed and only the connection failed after it: the answer is
+      // whole. No error event after the client's own end (a Messages client's SDK throws on one), not partial.
+      const relay = this.#relay!;
+      if (relay.whole?.() && !relay.progress.ended) {
+        r.res.end(out + relay.end());
+        this.#settle({ kind: 'done', ...this.#consumed(), ttftMs: this.#ttft, adjustments: this.#adjustments, status: 200 });
+        return;
+      }
       const timedOut = (e as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT';
       const total = r.signal.aborted;
       const message = total ? totalTimeout().message : timedOut ? 'upstream stream went idle past the idle timeout' : `upstream stream failed: ${this.#redact(e.message)}`;

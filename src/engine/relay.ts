@@ -7,7 +7,7 @@ import { mergeUsage, type StreamEvent, type Usage } from '../formats/canonical.t
 import { newProgress, type Codec, type Observed, type PassthroughCodec, type StreamProgress } from '../formats/codec.ts';
 import { clientCodecFor, relayCodecFor } from '../formats/registry.ts';
 import { markResponse, signerOf, streamMarker, type Signer } from '../formats/signatures.ts';
-import { createSseParser } from '../formats/sse.ts';
+import { createSseParser, SSE_KEEPALIVE } from '../formats/sse.ts';
 import { restoreEventNames, restoreResponseNames, type ToolNameMap } from '../formats/tool-names.ts';
 import type { InferenceRequest } from './context.ts';
 import { createCollector } from './collect.ts';
@@ -22,8 +22,15 @@ export type Relay = {
   readonly progress: StreamProgress;
   /** Ends the client's stream after a mid-stream failure: the error event in the client's format. */
   fail(ev: StreamEvent): string;
+  /** What keeps the client's stream alive while the upstream sends nothing it can relay. */
+  keepAlive(): string;
   /** Collecting relays only: the whole answer in the client's format, once end() returned. */
   answer?(): unknown;
+  /**
+   * Translating relays: the upstream's terminal event (canonical message_stop) went out, so the client
+   * has the whole answer whatever happens to the connection afterwards (a reset before the body's end).
+   */
+  whole?(): boolean;
 };
 
 /** Same wire format on both sides: frames pass through with the id and model rewritten. */
@@ -44,6 +51,7 @@ export function passthroughRelay(codec: PassthroughCodec, r: InferenceRequest, e
     progress: s.progress, push: (c) => run(parser.push(c)), end, observed: () => s.observed(),
     // In the relay's own format, numbered on from the stream where the format numbers its events.
     fail: (ev) => (ev.type === 'error' ? s.fail(ev.error) : ''),
+    keepAlive: () => SSE_KEEPALIVE,
   };
 }
 
@@ -85,9 +93,11 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
   const progress = newProgress();
   let usage: Usage | null = null;
   let finish: string | null = null;
+  let whole = false;
   const run = (events: StreamEvent[]): string => {
     let out = '';
     for (const ev of events) {
+      if (ev.type === 'message_stop') whole = progress.error === null;
       mark?.(ev);
       restoreEventNames(ev, names);
       if (ev.type === 'message_start') { ev.id = r.id; ev.model = entry.id; usage = mergeUsage(usage, ev.usage); }
@@ -102,6 +112,8 @@ export function translateRelay(codec: Codec, r: InferenceRequest, entry: ModelEn
     push: (c) => run(decoder.push(c)),
     end: () => run(decoder.end()) + encoder.end(),
     fail: (ev) => encoder.encode(ev),
+    keepAlive: () => encoder.keepAlive?.() ?? SSE_KEEPALIVE,
+    whole: () => whole,
     observed: () => {
       // A stream cut before its closing event: what the upstream reported is billed, not an estimate.
       const held = decoder.heldUsage?.() ?? null;
@@ -125,6 +137,7 @@ export function collectRelay(codec: Codec, r: InferenceRequest, entry: ModelEntr
     push: (c) => run(decoder.push(c)),
     end: () => run(decoder.end()),
     fail: () => '',
+    keepAlive: () => '', // nothing is sent before the whole answer
     observed: () => { const res = collector.response(); return { usage: res.usage, finishReason: res.stop_reason }; },
     answer: () => {
       const res = collector.response();

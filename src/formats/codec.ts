@@ -52,6 +52,8 @@ export type StreamEncoder = {
   encode(ev: StreamEvent): string;
   /** Anything still owed at the end (e.g. `data: [DONE]`). */
   end(): string;
+  /** What keeps an idle stream alive in this format, when it has an event for it (a Messages `ping`); else an SSE comment. */
+  keepAlive?(): string;
   /** The whole answer in the client's format, for formats whose route keeps it (stored responses). */
   result?(): unknown;
 };

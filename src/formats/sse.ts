@@ -137,6 +137,13 @@ export function createSseParser(opts: { maxEventChars?: number } = {}): SseParse
   };
 }
 
+/**
+ * The keep-alive written to a streaming client that has been sent nothing for a while: an SSE comment,
+ * which every SSE parser drops (WHATWG §9.2.6; the `openai` and `@anthropic-ai/sdk` decoders skip `:`
+ * lines, and a comment followed by a blank line dispatches no event). vLLM and OpenRouter send the same.
+ */
+export const SSE_KEEPALIVE = ': keep-alive\n\n';
+
 /** One SSE frame; multi-line data is split over several `data:` lines so it round-trips. */
 export function sseFrame(data: string, event?: string): string {
   const head = event === undefined ? '' : `event: ${event}\n`;

@@ -18,6 +18,12 @@ export function toolInput(args: string): { input: unknown; raw_arguments?: strin
   return { input: {}, raw_arguments: args };
 }
 
+/**
+ * An OpenAI-format `function.arguments` as received, as text: the string itself, or the JSON of an object,
+ * which some compatible servers send in its place (llama.cpp's server since 2026-03, TGI); '' for anything else.
+ */
+export const receivedArguments = (v: unknown): string => (typeof v === 'string' ? v : isObject(v) ? JSON.stringify(v) : '');
+
 /** A call's arguments as OpenAI's formats carry them: the text as the model wrote it, else its input's JSON. */
 export const argumentsText = (b: ToolUseBlock): string =>
   b.raw_arguments ?? (typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}));

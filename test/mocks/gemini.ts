@@ -47,7 +47,15 @@ function finishReason(plan: Plan): string {
   return plan.gen.finish === 'length' ? 'MAX_TOKENS' : 'STOP';
 }
 
-function geminiSpec(opts: MockOptions): ProviderSpec {
+export type GeminiMockOptions = MockOptions & {
+  /**
+   * Send the final usageMetadata in a chunk of its own after the finishReason chunk (which then carries
+   * the running usage, prompt only), as Gemini streams sometimes end: `{usageMetadata, modelVersion, responseId}`.
+   */
+  usageAfterFinish?: boolean;
+};
+
+function geminiSpec(opts: GeminiMockOptions): ProviderSpec {
   const ids = new IdSource();
   const cache = new PrefixCache(1024, 128);
 
@@ -105,10 +113,11 @@ function geminiSpec(opts: MockOptions): ProviderSpec {
     if (calls.length > 0) groups.push(calls);
     else for (const text of splitText(plan.gen.text)) groups.push([{ text }]);
     if (groups.length === 0) groups.push([{ text: '' }]);
-    const chunks = groups.map((parts, i) => {
+    const chunks: Json[] = groups.map((parts, i) => {
       const last = i === groups.length - 1;
-      return { candidates: [candidate(parts, last ? finishReason(plan) : undefined)], usageMetadata: last ? usage : partial, ...head };
+      return { candidates: [candidate(parts, last ? finishReason(plan) : undefined)], usageMetadata: last && !opts.usageAfterFinish ? usage : partial, ...head };
     });
+    if (opts.usageAfterFinish) chunks.push({ usageMetadata: usage, ...head });
     if (url.searchParams.get('alt') !== 'sse') return reply.json(200, chunks);
     const sink = reply.stream('text/event-stream');
     for (const c of chunks) await sink.write(sse(c).replace(/\n\n$/, '\r\n\r\n'));
@@ -155,6 +164,6 @@ function geminiSpec(opts: MockOptions): ProviderSpec {
 }
 
 /** Starts the Gemini mock; `url` ends in `/v1beta`. */
-export function startMockGemini(opts: MockOptions = {}): Promise<MockUpstream> {
+export function startMockGemini(opts: GeminiMockOptions = {}): Promise<MockUpstream> {
   return startMock(geminiSpec(opts), opts);
 }

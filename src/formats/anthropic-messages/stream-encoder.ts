@@ -34,6 +34,12 @@ function blockShell(b: Block): Rec {
  * stays in the canonical events for everything else that reads them.
  */
 export function createMessagesStreamEncoder(): StreamEncoder {
+  /**
+   * What earlier message_deltas said: the SDKs assign each delta's stop_reason, stop_sequence and
+   * output_tokens to the message as they come, so a later delta (usage only) repeats them, never nulls them.
+   */
+  let stop: { stop_reason: string | null; stop_sequence: string | null } = { stop_reason: null, stop_sequence: null };
+  let outputTokens = 0;
   /** Argument text of the open tool_use blocks, by block index. */
   const toolArgs = new Map<number, string>();
   const toolInputDelta = (index: number): string => {
@@ -70,9 +76,11 @@ export function createMessagesStreamEncoder(): StreamEncoder {
         case 'block_stop':
           return toolInputDelta(ev.index) + frame('content_block_stop', { index: ev.index });
         case 'message_delta':
+          if (ev.stop_reason !== null) stop = { stop_reason: ev.stop_reason, stop_sequence: ev.stop_sequence };
+          if (ev.usage.output_tokens !== undefined) outputTokens = ev.usage.output_tokens;
           return frame('message_delta', {
-            delta: { stop_reason: ev.stop_reason, stop_sequence: ev.stop_sequence },
-            usage: { output_tokens: 0, ...anthropicUsage(ev.usage, true) },
+            delta: { ...stop },
+            usage: { output_tokens: outputTokens, ...anthropicUsage(ev.usage, true) },
           });
         case 'message_stop':
           return frame('message_stop', {});
@@ -83,5 +91,7 @@ export function createMessagesStreamEncoder(): StreamEncoder {
       }
     },
     end: () => '',
+    // The format's own keep-alive, as Anthropic sends it while a model thinks.
+    keepAlive: () => frame('ping', {}),
   };
 }

@@ -1,7 +1,9 @@
 // Gemini streamGenerateContent?alt=sse -> canonical stream events. Every SSE chunk is a whole
 // GenerateContentResponse holding only the new parts; text and thoughts arrive in pieces,
-// function calls arrive whole, and the last chunk carries finishReason and the final usage.
-import type { ErrorKind, StreamEvent } from '../canonical.ts';
+// function calls arrive whole, and a chunk carries finishReason. The final usage usually rides on
+// that chunk, but may come in a later one (a usage-only chunk), so the closing message_delta waits
+// for the end of the stream, as the OpenAI decoder waits for [DONE].
+import type { ErrorKind, StopReason, StreamEvent } from '../canonical.ts';
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
 import { readEvent, UnreadableFrame } from '../stream-frames.ts';
@@ -12,6 +14,14 @@ import { parseGeminiResponse } from './types.ts';
 
 type OpenKind = 'text' | 'thinking';
 
+/** Usage counts are running totals: the largest of each seen so far (a later chunk may carry fewer fields). */
+function latestUsage(held: GeminiUsage | undefined, next: GeminiUsage): GeminiUsage {
+  if (!held) return next;
+  const out: GeminiUsage = { ...held };
+  for (const k of Object.keys(next) as Array<keyof GeminiUsage>) out[k] = Math.max(out[k] ?? 0, next[k]!);
+  return out;
+}
+
 export function newGeminiStreamDecoder(): StreamDecoder {
   const sse = createSseParser();
   let started = false;
@@ -21,6 +31,8 @@ export function newGeminiStreamDecoder(): StreamDecoder {
   let open: { index: number; kind: OpenKind } | null = null;
   let calls = 0;
   let usage: GeminiUsage | undefined;
+  /** The stop reason of the finish chunk once it came (the message ends when the stream does). */
+  let stop: StopReason | null | undefined;
   /** Whether the finish's message_delta carried `usage`: until then the relay bills it from heldUsage. */
   let reported = false;
 
@@ -95,16 +107,21 @@ export function newGeminiStreamDecoder(): StreamDecoder {
       });
     }
     for (const p of r.parts) part(p, out);
-    if (r.usage) usage = r.usage;
+    if (r.usage) usage = latestUsage(usage, r.usage);
     const blocked = r.blockReason !== undefined && r.parts.length === 0 && r.finishReason === undefined;
-    if (r.finishReason !== undefined || blocked) {
+    if (stop === undefined && (r.finishReason !== undefined || blocked)) {
       close(out);
-      const stop = blocked ? 'refusal' : geminiStopReason(r.finishReason, calls > 0);
-      out.push({ type: 'message_delta', stop_reason: stop, stop_sequence: null, usage: geminiUsage(usage) });
-      out.push({ type: 'message_stop' });
-      finished = true;
-      reported = true;
+      stop = blocked ? 'refusal' : geminiStopReason(r.finishReason, calls > 0);
     }
+  };
+
+  /** The stream ended after its finish: the message closes with the usage last reported. */
+  const finish = (out: StreamEvent[]): void => {
+    close(out);
+    out.push({ type: 'message_delta', stop_reason: stop ?? null, stop_sequence: null, usage: geminiUsage(usage) });
+    out.push({ type: 'message_stop' });
+    finished = true;
+    reported = true;
   };
 
   const frames = (list: Array<{ data: string }>): StreamEvent[] => {
@@ -121,13 +138,15 @@ export function newGeminiStreamDecoder(): StreamDecoder {
 
   return {
     push: (bytes) => (finished ? [] : frames(sse.push(bytes))),
-    // Every chunk may carry the usage so far; only the finish's reaches an event. A stream that failed
-    // (an error chunk, or closed without a finish reason) is finished too, and still holds it.
+    // Every chunk may carry the usage so far; only the closing message_delta's reaches an event. A stream
+    // that failed (an error chunk, a close without a finish reason, a cut after it) still holds it.
     heldUsage: () => (reported || usage === undefined ? null : geminiUsage(usage)),
     end() {
       if (finished) return [];
       const out = frames(sse.end());
-      if (!finished) fail(out, { type: 'api_error', message: 'Gemini stream ended before a finish reason' });
+      if (finished) return out;
+      if (stop !== undefined) finish(out);
+      else fail(out, { type: 'api_error', message: 'Gemini stream ended before a finish reason' });
       return out;
     },
   };

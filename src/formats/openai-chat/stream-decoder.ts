@@ -3,7 +3,9 @@ import type { ErrorKind, StopReason, StreamEvent, Usage } from '../canonical.ts'
 import type { StreamDecoder } from '../codec.ts';
 import { createSseParser } from '../sse.ts';
 import { readEvent, UnreadableFrame } from '../stream-frames.ts';
-import { isRecord, kindFromStatus } from '../errors.ts';
+import { isRecord } from '../errors.ts';
+import { openAIErrorOf } from './errors.ts';
+import { receivedArguments } from '../tool-arguments.ts';
 import { canonicalUsage, stopReasonOf } from './response.ts';
 
 type Rec = Record<string, unknown>;
@@ -70,7 +72,8 @@ export function createChatStreamDecoder(): StreamDecoder {
   const toolDelta = (out: StreamEvent[], tc: Rec): void => {
     const key = typeof tc.index === 'number' ? tc.index : seen.size;
     const fn = isRecord(tc.function) ? tc.function : {};
-    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    // Some compatible servers send the arguments as an object: its JSON, not a call without arguments.
+    const args = receivedArguments(fn.arguments);
     if (!seen.has(key)) {
       seen.add(key);
       const call = { id: String(tc.id ?? `call_${key}`), name: String(fn.name ?? ''), args: '' };
@@ -98,13 +101,18 @@ export function createChatStreamDecoder(): StreamDecoder {
     out.push({ type: 'error', error });
   };
 
+  /**
+   * An error object sent in the stream (as a chunk's `error`, or as the data of an `event: error`), read
+   * by the format's one error decoder: a numeric `code` is a status, else its string code or type names
+   * the kind (the stream itself was answered 200, which says nothing).
+   */
+  const streamError = (out: StreamEvent[], e: Rec): void => {
+    const up = openAIErrorOf(typeof e.code === 'number' ? e.code : 200, e, () => 'upstream stream error');
+    fail(out, { type: up.kind, message: up.message });
+  };
+
   const onChunk = (c: Rec, out: StreamEvent[]): void => {
-    if (isRecord(c.error)) {
-      const e = c.error;
-      const status = typeof e.code === 'number' ? e.code : 500;
-      fail(out, { type: kindFromStatus(status), message: String(e.message ?? 'upstream stream error') });
-      return;
-    }
+    if (isRecord(c.error)) return streamError(out, c.error);
     const choices = Array.isArray(c.choices) ? c.choices : [];
     // Azure sends a prompt-filter chunk first, with no choices and an empty id and model.
     if (!started && choices.length === 0 && !isRecord(c.usage)) return;
@@ -127,7 +135,7 @@ export function createChatStreamDecoder(): StreamDecoder {
     if (isRecord(c.usage)) usage = canonicalUsage(c.usage, c.service_tier);
   };
 
-  const onFrames = (frames: { data: string }[], out: StreamEvent[]): StreamEvent[] => {
+  const onFrames = (frames: { data: string; event?: string }[], out: StreamEvent[]): StreamEvent[] => {
     for (const f of frames) {
       if (done) break;
       // [DONE] after content is a whole answer, a finish reason or not (some compatible servers send none);
@@ -140,6 +148,8 @@ export function createChatStreamDecoder(): StreamDecoder {
       const chunk = readEvent(f.data);
       if (chunk === null) continue;
       if (chunk instanceof UnreadableFrame) { fail(out, chunk.error); break; }
+      // The openai SDK reads an `event: error` frame as an error whatever its data's shape; so does the gateway.
+      if (f.event === 'error' && !isRecord(chunk.error)) { streamError(out, chunk); break; }
       onChunk(chunk, out);
     }
     return out;

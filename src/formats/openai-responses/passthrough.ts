@@ -10,6 +10,7 @@ import { sseFrame, type SseFrame } from '../sse.ts';
 import { readEvent, relayUnreadable, UnreadableFrame, type StreamError } from '../stream-frames.ts';
 import { GATEWAY_ONLY_FIELDS } from '../passthrough/openai-chat.ts';
 import { responsesUsage as canonicalResponsesUsage } from '../passthrough/usage.ts';
+import { kindOfOpenAICode } from '../openai-chat/errors.ts';
 import { RESPONSE_ERROR_CODES } from './errors.ts';
 import { compactionText, isGatewayReasoning, unpackCompaction } from './items.ts';
 
@@ -95,12 +96,10 @@ export function nativeInput(input: unknown): unknown {
   return out ?? input;
 }
 
-/** The kind of a Responses error code (`error` event, failed response): the API's codes for kinds, an HTTP status, else a server error. */
+/** The kind of a Responses error code (`error` event, failed response): an HTTP status, else the OpenAI code table (src/formats/openai-chat/errors.ts), else a server error. */
 function kindOfCode(code: unknown): ErrorKind {
   if (typeof code === 'number') return kindFromStatus(code);
-  if (code === RESPONSE_ERROR_CODES.rate_limit) return 'rate_limit';
-  if (code === RESPONSE_ERROR_CODES.invalid_request) return 'invalid_request';
-  return 'api_error';
+  return kindOfOpenAICode(code) ?? 'api_error';
 }
 
 const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);

@@ -142,7 +142,8 @@ export function createResponsesStreamEncoder(opts: { request: Rec; created?: num
         case 'block_stop':
           return done(ev.index);
         case 'message_delta':
-          stop = ev.stop_reason;
+          // A later delta without a stop reason (usage only) never erases the one already known.
+          if (ev.stop_reason !== null) stop = ev.stop_reason;
           usage = { ...usage, ...ev.usage };
           return '';
         case 'message_stop':

@@ -3,7 +3,8 @@
 import type { Observed, PassthroughCodec, StreamProgress } from '../codec.ts';
 import type { SseFrame } from '../sse.ts';
 import { sseFrame } from '../sse.ts';
-import { isRecord, kindFromStatus } from '../errors.ts';
+import { isRecord } from '../errors.ts';
+import { openAIErrorOf } from '../openai-chat/errors.ts';
 import { canonicalUsage } from '../openai-chat/response.ts';
 import { createChatStreamEncoder } from '../openai-chat/stream-encoder.ts';
 import { relayCallSignatures } from '../openai-chat/thought-signatures.ts';
@@ -124,6 +125,13 @@ export const openaiChatPassthrough: PassthroughCodec = {
         // reason or not (some compatible servers send none), as the translating decoder reads it.
         if (f.data === '[DONE]') { done = true; if (seen.finishReason !== null || progress.content) progress.complete = progress.error === null; return ''; }
         const d = f.data;
+        // An `event: error` frame is an error whatever its data's shape (the openai SDK reads it so): a bare
+        // error object is relayed as the error chunk clients know, `{error: {...}}`.
+        if (f.event === 'error') {
+          const e = readEvent(d);
+          if (e instanceof UnreadableFrame) return relayUnreadable(e, progress, fail);
+          return errorFrame(e === null ? { error: {} } : e.error !== undefined ? e : { error: e }, progress, redact);
+        }
         if (!idNeedle) {
           // The first chunk names the upstream id and model: read both in place when they are plain.
           const id = topLevelString(d, 'id');
@@ -201,8 +209,9 @@ function errorFrame(chunk: Rec, progress: StreamProgress, redact: (s: string) =>
   const message = redact(typeof e.message === 'string' && e.message !== '' ? e.message : 'upstream stream error');
   e.message = message;
   chunk.error = e;
-  const status = typeof e.code === 'number' ? e.code : Number(e.code) || 500;
-  progress.error ??= { kind: kindFromStatus(status), message };
+  // The format's one error decoder: a numeric code is a status, else the code or type names the kind.
+  const up = openAIErrorOf(typeof e.code === 'number' ? e.code : Number(e.code) || 200, e, () => message);
+  progress.error ??= { kind: up.kind, message };
   progress.complete = false;
   return sseFrame(JSON.stringify(chunk));
 }
