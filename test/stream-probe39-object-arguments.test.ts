@@ -48,3 +48,15 @@ test('object arguments -> Responses client: the function_call arguments are its 
   const call = final.output.find((o) => o.type === 'function_call');
   assert.deepEqual(call && call.type === 'function_call' ? JSON.parse(call.arguments) : null, { city: 'Paris', days: 2 });
 });
+
+test('object arguments in a whole (not streamed) answer -> Messages client: the tool_use input is the object', async () => {
+  // The non-streaming decoder read them with String(): "[object Object]", which is no JSON.
+  const body = { id: 'chatcmpl-2', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris', days: 2 } } }] } }], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } };
+  up.push({ headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify(body)] });
+  const msg = await anthropic.messages.create({
+    model: 'oa/test-model', max_tokens: 50, messages: [{ role: 'user', content: 'weather?' }],
+    tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } }],
+  });
+  const call = msg.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(call && call.type === 'tool_use' ? call.input : null, { city: 'Paris', days: 2 });
+});

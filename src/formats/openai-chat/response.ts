@@ -4,7 +4,7 @@ import type { Block, CanonicalResponse, StopReason, Usage } from '../canonical.t
 import { emptyUsage } from '../canonical.ts';
 import { isRecord } from '../errors.ts';
 import { callExtra } from './thought-signatures.ts';
-import { argumentsText, toolInput } from '../tool-arguments.ts';
+import { argumentsText, receivedArguments, toolInput } from '../tool-arguments.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -105,7 +105,8 @@ export function decodeChatResponse(body: unknown): CanonicalResponse {
   if (Array.isArray(msg.tool_calls)) {
     for (const c of msg.tool_calls) {
       if (!isRecord(c) || !isRecord(c.function)) continue;
-      content.push({ type: 'tool_use', id: String(c.id), name: String(c.function.name), ...toolInput(String(c.function.arguments ?? '')) });
+      // Some compatible servers (llama.cpp, TGI) send the arguments as a JSON object, not its text.
+      content.push({ type: 'tool_use', id: String(c.id), name: String(c.function.name), ...toolInput(receivedArguments(c.function.arguments)) });
     }
   }
   const refused = typeof msg.refusal === 'string' && msg.refusal !== '';
