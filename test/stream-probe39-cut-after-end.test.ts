@@ -78,3 +78,17 @@ test('control: a reset before the terminal event still ends with an error and a 
   const rec = await record(r.response.headers.get('x-inference-id')!);
   assert.equal(rec.partial, true);
 });
+
+test('OpenAI stream whole, then reset -> same-format chat client: ends with [DONE], no error chunk; not partial', async () => {
+  // The same-format relay, like the translating ones, had told the client its whole answer failed.
+  up.push({ chunks: [wholeOpenAI], then: 'cut' });
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body: JSON.stringify({ model: 'oa/test-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const text = await res.text();
+  assert.ok(!text.includes('"error"'), text.slice(-300));
+  assert.ok(text.endsWith('data: [DONE]\n\n'));
+  const rec = await record(res.headers.get('x-inference-id')!);
+  assert.deepEqual([Boolean(rec.partial), rec.outputTokens], [false, 7]);
+});

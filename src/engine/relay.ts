@@ -52,6 +52,9 @@ export function passthroughRelay(codec: PassthroughCodec, r: InferenceRequest, e
     // In the relay's own format, numbered on from the stream where the format numbers its events.
     fail: (ev) => (ev.type === 'error' ? s.fail(ev.error) : ''),
     keepAlive: () => SSE_KEEPALIVE,
+    // The format's last event was relayed ([DONE], message_stop, response.completed): a connection
+    // failing after it leaves the client a whole answer, ended as the format ends one.
+    whole: () => (s.whole ? s.whole() : s.progress.complete) && s.progress.error === null,
   };
 }
 

@@ -130,6 +130,11 @@ export type PassthroughCodec = {
     fail(error: { type: ErrorKind; message: string }): string;
     observed(): Observed;
     readonly progress: StreamProgress;
+    /**
+     * Whether the format's last event went out (chat's [DONE]; absent: progress.complete, which the
+     * formats whose last event is their finish set there): a connection failing after it leaves a whole answer.
+     */
+    whole?(): boolean;
   };
 };
 

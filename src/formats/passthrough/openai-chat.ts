@@ -116,6 +116,8 @@ export const openaiChatPassthrough: PassthroughCodec = {
     return {
       progress,
       fail,
+      // [DONE] is the stream's last event: cut before it, the client is told with an error event (a finish reason and usage are not the end).
+      whole: () => done && progress.complete,
       frame(f: SseFrame): string {
         // An error before any content ends the stream (nothing after it is relayed or counted), as does
         // a frame the relay could not read after content.
