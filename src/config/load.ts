@@ -77,7 +77,9 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     const text = bytes.toString('utf8');
     files.push(f);
     hash.update(f).update('\0').update(text).update('\0');
-    const doc = parseDocument(text, { prettyErrors: true });
+    // YAML 1.1 merge keys (`<<: *defaults`) are read as merges, as most YAML tools do; without the
+    // option the yaml package (YAML 1.2) kept `<<` as a key, refused as an unknown property "<<".
+    const doc = parseDocument(text, { prettyErrors: true, merge: true });
     if (doc.errors.length > 0) {
       for (const e of doc.errors) problems.push({ file: shown, path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0]! });
       return null;
