@@ -8,6 +8,7 @@ import { parseDocument } from 'yaml';
 import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './env.ts';
 import { validatorFor } from './schemas.ts';
 import { numberRangeProblems } from './number-range.ts';
+import { policyNameProblems, providerNameProblems } from './name-checks.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
@@ -132,7 +133,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     if (id === 'router') problems.push({ file: shown, path: '/id', message: 'provider id "router" is reserved for router mode (model "router"); name the provider otherwise' });
     seen.add(id);
     applyProviderEnv(doc, env);
-    problems.push(...checkProvider(doc, shown));
+    problems.push(...checkProvider(doc, shown), ...providerNameProblems(doc, shown));
     let catalog: RawCatalog | null = null;
     let catalogFile: string | null = null;
     if (doc.catalog !== undefined) {
@@ -153,6 +154,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   problems.push(...checkPortEnv(env));
   if (gateway) problems.push(...checkRedisUrl(gateway, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
+  if (gateway) problems.push(...policyNameProblems(gateway, relative(process.cwd(), path)));
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
   if (typeof priorsFile === 'string') {
