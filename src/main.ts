@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
+import { unsetVariableLines } from './config/env-warnings.ts';
 import type { Config } from './config/types.ts';
 import { RESTART_ONLY } from './config/live-settings.ts';
 import { OperatorError } from './util/operator-error.ts';
@@ -92,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       noArguments(cmd, rest);
       try {
         const raw = loadConfig(file);
-        for (const w of raw.warnings) console.error(`warning: ${w.file} at ${w.path}: ${w.message}`);
+        for (const line of unsetVariableLines(raw.warnings)) console.error(line);
         const cfg = compileConfig(raw);
         // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
         const { checkCatalog, formatProblems } = await import('./catalog/check.ts');

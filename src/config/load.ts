@@ -9,6 +9,7 @@ import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './en
 import { validatorFor } from './schemas.ts';
 import { numberRangeProblems } from './number-range.ts';
 import { policyNameProblems, providerNameProblems } from './name-checks.ts';
+import type { UnsetVariable } from './env-warnings.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
@@ -46,15 +47,15 @@ export type RawConfig = {
   files: string[]; hash: string;
   /** router.priors_file's table, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
   priors: PriorTable | null;
-  /** Likely mistakes that do not stop the config: each ${VAR} without default that was not set. */
-  warnings: ConfigProblem[];
+  /** Likely mistakes that do not stop the config: each use of a ${VAR} without default that was not set. */
+  warnings: UnsetVariable[];
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
 export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
   /** Not errors, but likely mistakes `check` reports: a ${VAR} without default that is not set. */
-  const warnings: ConfigProblem[] = [];
+  const warnings: UnsetVariable[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
   /** Every file named, read or not (ConfigError.files). */
@@ -87,7 +88,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     }
     let value: unknown;
     // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
-    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
+    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, variable: name, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
     try { value = substituteDeep(doc.toJS(), env, unset); } catch (e) {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
