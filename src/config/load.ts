@@ -93,7 +93,8 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
-    if (schema === 'gateway' && value !== null && typeof value === 'object') gatewayDraft = value as Record<string, unknown>;
+    // A list is no gateway.yaml (refused by the schema): it names no providers_dir either.
+    if (schema === 'gateway' && value !== null && typeof value === 'object' && !Array.isArray(value)) gatewayDraft = value as Record<string, unknown>;
     const outOfRange = numberRangeProblems(value, shown);
     if (outOfRange.length > 0) { problems.push(...outOfRange); return null; }
     const validate = validatorFor(schema);
@@ -153,7 +154,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
   problems.push(...checkPortEnv(env));
-  if (gateway) problems.push(...checkRedisUrl(gateway, relative(process.cwd(), path)));
+  problems.push(...checkRedisUrl(gateway ?? {}, env, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   if (gateway) problems.push(...policyNameProblems(gateway, relative(process.cwd(), path)));
   let priors: RawConfig['priors'] = null;
@@ -242,12 +243,17 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
  * storage.redis_url as ioredis reads it (a socket path, redis:// or rediss://, or host:port): a value
  * it cannot parse passed check and then ended serve with 'TypeError: Invalid URL' and a stack trace.
  */
-function checkRedisUrl(gateway: Record<string, unknown>, file: string): ConfigProblem[] {
-  const url = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+function checkRedisUrl(gateway: Record<string, unknown>, env: Env, file: string): ConfigProblem[] {
+  // REDIS_URL applies when the file sets none (src/config/compile.ts): it passed check and ended serve the same way.
+  const inFile = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+  const url = inFile || env.REDIS_URL;
   if (!url || (url.startsWith('/') && !url.startsWith('//'))) return [];
   const full = /^rediss?:\/\//i.test(url) ? url : url.startsWith('//') ? `redis:${url}` : `redis://${url}`;
   try { new URL(full); return []; } catch {
-    return [{ file, path: '/storage/redis_url', message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)` }];
+    return [{
+      file: inFile ? file : 'environment', path: inFile ? '/storage/redis_url' : 'REDIS_URL',
+      message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)`,
+    }];
   }
 }
 

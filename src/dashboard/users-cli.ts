@@ -88,6 +88,8 @@ async function usersWork(args: string[], { out }: CommandIo, stdin: NodeJS.Reada
     if (!given) throw new UsageError('users create needs --email');
     const email = normalEmail(visible('--email', given));
     const name = p.values.get('name');
+    // An empty --name (an unset shell variable) was taken as no name at all, without a word.
+    if (name !== undefined && name.trim() === '') throw new UsageError('--name is empty (leave it out to name the user after the email, before the @)');
     if (name !== undefined) visible('--name', name);
     const pw = await password(p.bare.has('password-stdin'));
     return async (store) => {
