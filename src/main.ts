@@ -4,9 +4,12 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { compileConfig } from './config/compile.ts';
+import { unsetVariableLines } from './config/env-warnings.ts';
 import type { Config } from './config/types.ts';
 import { RESTART_ONLY } from './config/live-settings.ts';
 import { OperatorError } from './util/operator-error.ts';
+import type { CommandIo, Prepared } from './util/cli-args.ts';
+import type { Store } from './store/types.ts';
 
 const USAGE = `usage: gateway <command> [--config FILE]
   serve                 start the gateway (default)
@@ -61,6 +64,21 @@ function noteNewDatabase(cfg: Config): Config {
   return cfg;
 }
 
+/** Data to stdout, errors and notes to stderr. */
+const IO: CommandIo = { out: (s) => console.log(s), err: (s) => console.error(s) };
+
+/**
+ * A store command whose arguments were checked (`prepared`: the exit code of a mistake, already
+ * reported, or the work): the store is opened only for work to do, so a mistake never creates the
+ * database file. `part` is what of the store the work takes.
+ */
+async function withStoreAfter<S>(cfg: Config, prepared: Prepared<S>, part: (store: Store) => S): Promise<number> {
+  if (typeof prepared === 'number') return prepared;
+  const { openStoreFor } = await import('./serve.ts');
+  const store = await openStoreFor(noteNewDatabase(cfg));
+  try { return await prepared(part(store)); } finally { await store.close(); }
+}
+
 async function main(argv: string[]): Promise<number> {
   const file = configPath(argv);
   const [cmd = 'serve', ...rest] = argv;
@@ -75,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       noArguments(cmd, rest);
       try {
         const raw = loadConfig(file);
-        for (const w of raw.warnings) console.error(`warning: ${w.file} at ${w.path}: ${w.message}`);
+        for (const line of unsetVariableLines(raw.warnings)) console.error(line);
         const cfg = compileConfig(raw);
         // The catalog's invariants over the files, hand-written models and overrides (src/catalog/check.ts).
         const { checkCatalog, formatProblems } = await import('./catalog/check.ts');
@@ -103,27 +121,23 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'keys': {
-      const { openStoreFor } = await import('./serve.ts');
-      const { runKeysCommand } = await import('./auth/cli.ts');
+      const { prepareKeysCommand } = await import('./auth/cli.ts');
       const cfg = compileConfig(loadConfig(file));
-      const store = await openStoreFor(noteNewDatabase(cfg));
-      try { return await runKeysCommand(rest, store, (s) => console.log(s), { rotationGraceMs: cfg.dashboard.rotationGraceMs }); } finally { await store.close(); }
+      return withStoreAfter(cfg, prepareKeysCommand(rest, IO, { rotationGraceMs: cfg.dashboard.rotationGraceMs }), (s) => s);
     }
     case 'users': {
-      const { openStoreFor } = await import('./serve.ts');
-      const { runUsersCommand } = await import('./dashboard/users-cli.ts');
-      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
-      try { return await runUsersCommand(rest, store, (s) => console.log(s)); } finally { await store.close(); }
+      const { prepareUsersCommand } = await import('./dashboard/users-cli.ts');
+      const cfg = compileConfig(loadConfig(file));
+      return withStoreAfter(cfg, await prepareUsersCommand(rest, IO), (s) => s);
     }
     case 'catalog': {
       const { runCatalogCommand } = await import('./catalog/cli.ts');
       return runCatalogCommand(rest, file);
     }
     case 'router': {
-      const { openStoreFor } = await import('./serve.ts');
-      const { runRouterCommand } = await import('./router/state-cli.ts');
-      const store = await openStoreFor(noteNewDatabase(compileConfig(loadConfig(file))));
-      try { return await runRouterCommand(rest, store.sql, (s) => console.log(s), (s) => console.error(s)); } finally { await store.close(); }
+      const { prepareRouterCommand } = await import('./router/state-cli.ts');
+      const cfg = compileConfig(loadConfig(file));
+      return withStoreAfter(cfg, prepareRouterCommand(rest, IO), (s) => s.sql);
     }
     case 'store': {
       const { storeOptionsFor } = await import('./serve.ts');

@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { ConfigHolder } from './config/reload.ts';
 import { applyServerSettings } from './config/live-settings.ts';
+import { unsetVariableLines } from './config/env-warnings.ts';
 import type { Config } from './config/types.ts';
 import { UpstreamHealth } from './engine/health.ts';
 import { closeTransports, retainTransports } from './engine/transport.ts';
@@ -83,6 +84,8 @@ async function closing(what: string, step: Promise<unknown> | undefined, deadlin
 /** Builds every service and listens; resolves once the port is bound. */
 export async function startGateway(file: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
   const holder = new ConfigHolder(file, env);
+  // Each ${VAR} without default that is not set, once per variable, at start and on every reload (as `check` says them).
+  for (const line of unsetVariableLines(holder.unsetVariables)) console.error(line);
   // Background failures (writers, pollers, Redis) log once and then once per 10 s per subject.
   const logError = throttledLog();
   const cfg = holder.current;
@@ -181,6 +184,7 @@ export async function startGateway(file: string, env: NodeJS.ProcessEnv = proces
   services.readiness = readiness;
   holder.listeners.add((r) => {
     metrics.configReloadsTotal.inc({ result: r.ok ? (r.changed ? 'ok' : 'unchanged') : 'invalid' });
+    if (r.ok) for (const line of unsetVariableLines(r.unsetVariables)) console.error(line);
     if (!r.ok) console.error(`config reload rejected, still serving version ${holder.current.version}:\n${r.error}`);
     else if (r.changed) {
       const live = r.settings.filter((k) => !r.restartRequired.includes(k));

@@ -61,10 +61,12 @@ test('KeyAdmin stores only the hash and lists public views', async (t) => {
   assert.equal((await admin.listKeys())[0]?.status, 'revoked');
 });
 
-async function run(store: SqliteStore, ...argv: string[]): Promise<{ code: number; text: string }> {
+/** The exit code, what went to stdout (`text`) and what to stderr (`err`). */
+async function run(store: SqliteStore, ...argv: string[]): Promise<{ code: number; text: string; err: string }> {
   const lines: string[] = [];
-  const code = await runKeysCommand(argv, store, (s) => lines.push(s));
-  return { code, text: lines.join('\n') };
+  const errs: string[] = [];
+  const code = await runKeysCommand(argv, store, { out: (s) => lines.push(s), err: (s) => errs.push(s) });
+  return { code, text: lines.join('\n'), err: errs.join('\n') };
 }
 
 test('keys command: create, list, revoke, with exit codes', async (t) => {
@@ -92,17 +94,18 @@ test('keys command: create, list, revoke, with exit codes', async (t) => {
   // Listed by creation time, then id: two keys made in the same millisecond may come in either order.
   assert.deepEqual(listJson.text.split('\n').map((l) => JSON.parse(l).name).sort(), ['cli key', 'j']);
 
-  assert.deepEqual(await run(store, 'revoke', id), { code: 0, text: `revoked key ${id}` });
+  assert.deepEqual(await run(store, 'revoke', id), { code: 0, text: `revoked key ${id}`, err: '' });
   assert.equal((await run(store, 'revoke', id)).code, 1);
-  assert.deepEqual(await run(store, 'revoke', 'nope'), { code: 1, text: 'error: no key with id nope' });
+  assert.deepEqual(await run(store, 'revoke', 'nope'), { code: 1, text: '', err: 'error: no key with id nope' });
 
   for (const argv of [[], ['frob'], ['create'], ['create', '--name'], ['create', '--name', 'x', '--bogus', '1'], ['create', '--name', 'x', '--rpm', 'ten'], ['revoke']]) {
     const r = await run(store, ...argv);
-    assert.equal(r.code, 2, `${argv.join(' ')}: ${r.text}`);
-    assert.match(r.text, /^error: .*\nusage:/);
+    assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err}`);
+    assert.match(r.err, /^error: .*\nusage:/);
+    assert.equal(r.text, '', 'errors go to stderr');
   }
   const invalid = await run(store, 'create', '--name', 'x', '--expires', 'soon');
   assert.equal(invalid.code, 1);
-  assert.match(invalid.text, /expires_at must be an ISO 8601 time/);
+  assert.match(invalid.err, /expires_at must be an ISO 8601 time/);
   assert.equal((await store.listKeys()).length, 2);
 });

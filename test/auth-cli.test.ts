@@ -17,10 +17,12 @@ async function memStore(t: { after(fn: () => unknown): void }): Promise<SqliteSt
   return s;
 }
 
-async function run(store: SqliteStore, argv: string[], opts?: KeysCommandOptions): Promise<{ code: number; text: string }> {
+/** The exit code, what went to stdout (`text`) and what to stderr (`err`). */
+async function run(store: SqliteStore, argv: string[], opts?: KeysCommandOptions): Promise<{ code: number; text: string; err: string }> {
   const lines: string[] = [];
-  const code = await runKeysCommand(argv, store, (s) => lines.push(s), opts);
-  return { code, text: lines.join('\n') };
+  const errs: string[] = [];
+  const code = await runKeysCommand(argv, store, { out: (s) => lines.push(s), err: (s) => errs.push(s) }, opts);
+  return { code, text: lines.join('\n'), err: errs.join('\n') };
 }
 
 async function create(store: SqliteStore, ...extra: string[]): Promise<{ id: string; key: string }> {
@@ -68,19 +70,19 @@ test('keys edit refuses bad values (exit 1, store unchanged), unknown and revoke
     [['--name', ' '], /name is required/],
   ] as Array<[string[], RegExp]>) {
     const r = await run(store, ['edit', id, ...args]);
-    assert.equal(r.code, 1, `${args.join(' ')}: ${r.text}`);
-    assert.match(r.text, message);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.err, message);
   }
   assert.deepEqual(await store.getKey(id), before);
-  assert.deepEqual(await run(store, ['edit', 'nokey', '--name', 'x']), { code: 1, text: 'error: no key with id nokey' });
+  assert.deepEqual(await run(store, ['edit', 'nokey', '--name', 'x']), { code: 1, text: '', err: 'error: no key with id nokey' });
   for (const argv of [['edit', id], ['edit', '--name', 'x'], ['edit', id, id, '--name', 'x'], ['edit', id, '--rpm', 'ten'], ['edit', id, '--period', 'year'], ['edit', id, '--colour', 'red']]) {
     const r = await run(store, argv);
-    assert.equal(r.code, 2, `${argv.join(' ')}: ${r.text}`);
-    assert.match(r.text, /^error: .*\nusage:/);
+    assert.equal(r.code, 2, `${argv.join(' ')}: ${r.err}`);
+    assert.match(r.err, /^error: .*\nusage:/);
   }
   assert.equal((await run(store, ['revoke', id])).code, 0);
   const revoked = await run(store, ['edit', id, '--name', 'x']);
-  assert.deepEqual(revoked, { code: 1, text: 'error: a revoked key cannot be edited' });
+  assert.deepEqual(revoked, { code: 1, text: '', err: 'error: a revoked key cannot be edited' });
 });
 
 test('keys rotate: a new secret shown once, the old one valid for the grace period; revoke ends the grace', async (t) => {
@@ -114,16 +116,16 @@ test('keys rotate: a new secret shown once, the old one valid for the grace peri
 
   for (const bad of ['-1', '721', 'soon', '']) {
     const x = await run(store, ['rotate', id, `--grace-hours=${bad}`]);
-    assert.deepEqual(x, { code: 1, text: 'error: grace_hours must be a number from 0 to 720' }, bad);
+    assert.deepEqual(x, { code: 1, text: '', err: 'error: grace_hours must be a number from 0 to 720' }, bad);
   }
   assert.equal((await run(store, ['rotate'])).code, 2);
-  assert.deepEqual(await run(store, ['rotate', 'nokey']), { code: 1, text: 'error: no key with id nokey' });
+  assert.deepEqual(await run(store, ['rotate', 'nokey']), { code: 1, text: '', err: 'error: no key with id nokey' });
 
-  assert.deepEqual(await run(store, ['revoke', id]), { code: 0, text: `revoked key ${id}` });
+  assert.deepEqual(await run(store, ['revoke', id]), { code: 0, text: `revoked key ${id}`, err: '' });
   assert.equal(await accepts(store, fresh), false, 'revocation ends the grace period too');
   assert.deepEqual(await loadGraceHashes(store.sql), []);
-  assert.deepEqual(await run(store, ['rotate', id]), { code: 1, text: 'error: a revoked key cannot be rotated' });
-  assert.match((await run(store, ['revoke', id])).text, new RegExp(`^error: key ${id} was already revoked at \\d{4}-`));
+  assert.deepEqual(await run(store, ['rotate', id]), { code: 1, text: '', err: 'error: a revoked key cannot be rotated' });
+  assert.match((await run(store, ['revoke', id])).err, new RegExp(`^error: key ${id} was already revoked at \\d{4}-`));
 });
 
 const spent = (keyId: string, cost: string, at: number): InferenceRecord => ({

@@ -1,6 +1,6 @@
 // `users` through the real command (node src/main.ts users ...): an option a subcommand does not take
-// (a typo such as --admn, or --role admin) is refused with exit 2 and nothing is created or changed,
-// where it used to be ignored and the account made as a member.
+// (a typo such as --admn, or --role admin) is refused with exit 2 on stderr and nothing is created or
+// changed, where it used to be ignored and the account made as a member.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -20,16 +20,17 @@ test('users: options a subcommand does not take are refused and nothing is writt
   const users = (...args: string[]) => spawnSync(process.execPath, [MAIN, 'users', ...args, '--config', config], { encoding: 'utf8', timeout: 60_000, env, input: '' });
   const made = users('create', '--email', 'ops@example.com');
   assert.equal(made.status, 0, made.stdout + made.stderr);
-  for (const [args, word] of [
-    [['create', '--email', 'boss@example.com', '--admn'], '--admn'],
-    [['create', '--email', 'boss@example.com', '--role', 'admin'], '--role'],
-    [['list', '--all'], '--all'],
-    [['disable', 'ops@example.com', 'now'], 'now'],
-    [['password', 'ops@example.com', '--password'], '--password'],
+  for (const [args, message] of [
+    [['create', '--email', 'boss@example.com', '--admn'], 'unknown option --admn'],
+    [['create', '--email', 'boss@example.com', '--role', 'admin'], 'unknown option --role'],
+    [['list', '--all'], 'unknown option --all'],
+    [['disable', 'ops@example.com', 'now'], 'unexpected argument "now"'],
+    [['password', 'ops@example.com', '--password'], 'unknown option --password'],
   ] as Array<[string[], string]>) {
     const r = users(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
-    assert.match(r.stdout, new RegExp(`^error: unexpected argument "${word}"\\nusage:`), args.join(' '));
+    assert.equal(r.stdout, '', args.join(' '));
+    assert.ok(r.stderr.startsWith(`error: ${message}\nusage:`), `${args.join(' ')}: ${r.stderr}`);
   }
   const listed = users('list', '--json');
   assert.equal(listed.status, 0, listed.stdout + listed.stderr);

@@ -188,7 +188,7 @@ for (const backend of ['sqlite', 'postgres'] as Backend[]) {
       assert.match(revoked.stdout, new RegExp(`revoked key ${id}`));
       const twice = await runCli(['keys', 'revoke', id], cliEnv);
       assert.equal(twice.code, 1);
-      assert.match(twice.stdout, /already revoked/);
+      assert.match(twice.stderr, /already revoked/);
       const usage = await runCli(['keys', 'create'], cliEnv);
       assert.equal(usage.code, 2);
 

@@ -2,6 +2,7 @@
 // validated into a KeyRecord here, and the public view never carries the hash.
 import { decimalFromNumber, formatDecimal, isDecimalString } from '../catalog/decimal.ts';
 import { invalidParam } from '../gateway-error.ts';
+import { invisibleNameProblem } from '../util/visible-name.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
 import { generateKey } from './keys.ts';
 
@@ -46,8 +47,10 @@ function budget(v: string | number, param: string): string {
 export function validateCreateKey(input: CreateKeyInput, now: number = Date.now()): Omit<KeyRecord, 'id' | 'hash'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw invalidParam('name', 'name is required (1 to 200 characters)');
-  // Control characters make a name unprintable in lists and logs, and PostgreSQL text cannot hold NUL at all.
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalidParam('name', 'name must not contain control characters');
+  // Control characters make a name unprintable in lists and logs (PostgreSQL text cannot hold NUL at all);
+  // invisible and text-direction ones make a listing show another name than the one stored.
+  const hidden = invisibleNameProblem('name', name);
+  if (hidden !== null) throw invalidParam('name', hidden);
   let expiresAt: string | null = null;
   if (input.expires_at !== undefined) {
     const t = typeof input.expires_at === 'string' ? Date.parse(input.expires_at) : Number.NaN;

@@ -1,5 +1,6 @@
 // `gateway catalog sync | refresh | diff | check`: regenerate the files, refresh the live overlay,
 // show what a refresh would change, and report the catalog's invariants (docs/catalog.md).
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type RawConfig } from '../config/load.ts';
 import { compileConfig } from '../config/compile.ts';
@@ -41,7 +42,13 @@ export function catalogDiff(before: Config, after: Config): string[] {
   return lines.sort((a, b) => (a.slice(2) < b.slice(2) ? -1 : 1));
 }
 
-async function withStore<T>(cfg: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * `fn` with the configured store, or with null when `read` only and the SQLite file does not exist yet:
+ * it holds no overlay, and `catalog check` or `diff` (which store nothing) created an empty database
+ * file where none was, without a word.
+ */
+async function withStore<T>(cfg: Config, read: boolean, fn: (store: Store | null) => Promise<T>): Promise<T> {
+  if (read && !cfg.storage.databaseUrl && !existsSync(resolve(cfg.storage.sqlitePath))) return fn(null);
   const { openStoreFor } = await import('../serve.ts');
   const store = await openStoreFor(cfg);
   try { return await fn(store); } finally { await store.close(); }
@@ -73,8 +80,8 @@ export async function runCatalogCommand(args: string[], file: string, out: Out =
   }
   const raw = loadConfig(file);
   const files = compileConfig(raw);
-  return withStore(files, async (store) => {
-    const stored = await latestOverlay(store.sql);
+  return withStore(files, sub !== 'refresh', async (store) => {
+    const stored = store === null ? null : await latestOverlay(store.sql);
     const served = compileConfig(raw, process.env, stored);
     if (sub === 'check') {
       const problems = checkCatalog(served);
@@ -94,7 +101,7 @@ export async function runCatalogCommand(args: string[], file: string, out: Out =
       for (const line of changes) out(line);
       return 0;
     }
-    const run = await publishRefresh(store.sql, p, stored, started);
+    const run = await publishRefresh(store!.sql, p, stored, started);
     out(`catalog refresh ${run.outcome}: overlay v${run.overlayVersion ?? 0}; ${p.counts.added} new (${p.counts.unpriced} unpriced), ${p.counts.changed} changed, ${p.counts.withdrawn} withdrawn; ${changes.length} change(s) to the served catalog`);
     out('running gateways apply it within catalog.refresh.poll_seconds');
     return run.outcome === 'failed' ? 1 : 0;

@@ -42,15 +42,19 @@ function expand(expr: string, env: Env, unset?: (name: string) => void): string 
  * Walks parsed YAML and substitutes every string value (keys are left alone). `unset` hears each
  * ${VAR} without a default that was unset or empty, with the JSON pointer of the value naming it.
  */
-export function substituteDeep(v: unknown, env: Env, unset?: (name: string, path: string) => void, path = ''): unknown {
+export function substituteDeep(v: unknown, env: Env, unset?: (name: string, path: string) => void, path = '', within = new Set<object>()): unknown {
   if (typeof v === 'string') return substitute(v, env, unset && ((name) => unset(name, path || '/')));
-  if (Array.isArray(v)) return v.map((x, i) => substituteDeep(x, env, unset, `${path}/${i}`));
-  if (v !== null && typeof v === 'object') {
+  if (v === null || typeof v !== 'object') return v;
+  // An alias inside the node it names (`a: &a [*a]`) parses to a value that contains itself: walking it
+  // ended in "Maximum call stack size exceeded", which named nothing.
+  if (within.has(v)) throw new Error(`the YAML alias at ${path || '/'} refers to a node that contains it (the value would be infinite)`);
+  within.add(v);
+  try {
+    if (Array.isArray(v)) return v.map((x, i) => substituteDeep(x, env, unset, `${path}/${i}`, within));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = substituteDeep(x, env, unset, `${path}/${k}`);
+    for (const [k, x] of Object.entries(v)) out[k] = substituteDeep(x, env, unset, `${path}/${k}`, within);
     return out;
-  }
-  return v;
+  } finally { within.delete(v); }
 }
 
 /** `<PROVIDER>_BASE_URL` / `<PROVIDER>_API_KEY` names for a provider id (upper case, '-' as '_'). */

@@ -8,6 +8,8 @@ import { parseDocument } from 'yaml';
 import { substituteDeep, providerBaseUrl, providerEnvName, type Env } from './env.ts';
 import { validatorFor } from './schemas.ts';
 import { numberRangeProblems } from './number-range.ts';
+import { policyNameProblems, providerNameProblems } from './name-checks.ts';
+import type { UnsetVariable } from './env-warnings.ts';
 import { checkRule } from '../mapping/logic.ts';
 import { MAPPING_VARS, type MappingRow } from '../mapping/compile.ts';
 import { TRANSFORM_NAMES } from '../transforms/index.ts';
@@ -45,15 +47,15 @@ export type RawConfig = {
   files: string[]; hash: string;
   /** router.priors_file's table, read and checked (src/router/quality/prior.ts checkPriorSources), or null. */
   priors: PriorTable | null;
-  /** Likely mistakes that do not stop the config: each ${VAR} without default that was not set. */
-  warnings: ConfigProblem[];
+  /** Likely mistakes that do not stop the config: each use of a ${VAR} without default that was not set. */
+  warnings: UnsetVariable[];
 };
 
 /** Loads and validates everything; throws ConfigError listing every problem found. */
 export function loadConfig(file: string, env: Env = process.env): RawConfig {
   const problems: ConfigProblem[] = [];
   /** Not errors, but likely mistakes `check` reports: a ${VAR} without default that is not set. */
-  const warnings: ConfigProblem[] = [];
+  const warnings: UnsetVariable[] = [];
   const hash = createHash('sha256');
   const files: string[] = [];
   /** Every file named, read or not (ConfigError.files). */
@@ -77,19 +79,22 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     const text = bytes.toString('utf8');
     files.push(f);
     hash.update(f).update('\0').update(text).update('\0');
-    const doc = parseDocument(text, { prettyErrors: true });
+    // YAML 1.1 merge keys (`<<: *defaults`) are read as merges, as most YAML tools do; without the
+    // option the yaml package (YAML 1.2) kept `<<` as a key, refused as an unknown property "<<".
+    const doc = parseDocument(text, { prettyErrors: true, merge: true });
     if (doc.errors.length > 0) {
       for (const e of doc.errors) problems.push({ file: shown, path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0]! });
       return null;
     }
     let value: unknown;
     // toJS refuses a document whose aliases expand too far (a "billion laughs"): named like any other problem.
-    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
+    const unset = (name: string, at: string) => warnings.push({ file: shown, path: at, variable: name, message: `\${${name}} is not set: the value is empty (write \${${name}:-} if that is meant)` });
     try { value = substituteDeep(doc.toJS(), env, unset); } catch (e) {
       problems.push({ file: shown, path: '', message: (e as Error).message });
       return null;
     }
-    if (schema === 'gateway' && value !== null && typeof value === 'object') gatewayDraft = value as Record<string, unknown>;
+    // A list is no gateway.yaml (refused by the schema): it names no providers_dir either.
+    if (schema === 'gateway' && value !== null && typeof value === 'object' && !Array.isArray(value)) gatewayDraft = value as Record<string, unknown>;
     const outOfRange = numberRangeProblems(value, shown);
     if (outOfRange.length > 0) { problems.push(...outOfRange); return null; }
     const validate = validatorFor(schema);
@@ -130,7 +135,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
     if (id === 'router') problems.push({ file: shown, path: '/id', message: 'provider id "router" is reserved for router mode (model "router"); name the provider otherwise' });
     seen.add(id);
     applyProviderEnv(doc, env);
-    problems.push(...checkProvider(doc, shown));
+    problems.push(...checkProvider(doc, shown), ...providerNameProblems(doc, shown));
     let catalog: RawCatalog | null = null;
     let catalogFile: string | null = null;
     if (doc.catalog !== undefined) {
@@ -149,8 +154,9 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkAdminKey(gateway, env, relative(process.cwd(), path)));
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
   problems.push(...checkPortEnv(env));
-  if (gateway) problems.push(...checkRedisUrl(gateway, relative(process.cwd(), path)));
+  problems.push(...checkRedisUrl(gateway ?? {}, env, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
+  if (gateway) problems.push(...policyNameProblems(gateway, relative(process.cwd(), path)));
   let priors: RawConfig['priors'] = null;
   const priorsFile = (gateway?.router as Record<string, unknown> | undefined)?.priors_file;
   if (typeof priorsFile === 'string') {
@@ -237,12 +243,17 @@ function checkAdminKey(gateway: Record<string, unknown>, env: Env, file: string)
  * storage.redis_url as ioredis reads it (a socket path, redis:// or rediss://, or host:port): a value
  * it cannot parse passed check and then ended serve with 'TypeError: Invalid URL' and a stack trace.
  */
-function checkRedisUrl(gateway: Record<string, unknown>, file: string): ConfigProblem[] {
-  const url = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+function checkRedisUrl(gateway: Record<string, unknown>, env: Env, file: string): ConfigProblem[] {
+  // REDIS_URL applies when the file sets none (src/config/compile.ts): it passed check and ended serve the same way.
+  const inFile = ((gateway.storage ?? {}) as { redis_url?: string }).redis_url;
+  const url = inFile || env.REDIS_URL;
   if (!url || (url.startsWith('/') && !url.startsWith('//'))) return [];
   const full = /^rediss?:\/\//i.test(url) ? url : url.startsWith('//') ? `redis:${url}` : `redis://${url}`;
   try { new URL(full); return []; } catch {
-    return [{ file, path: '/storage/redis_url', message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)` }];
+    return [{
+      file: inFile ? file : 'environment', path: inFile ? '/storage/redis_url' : 'REDIS_URL',
+      message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)`,
+    }];
   }
 }
 

@@ -10,6 +10,7 @@ import { ConfigError, loadConfig, type ConfigProblem, type RawConfig } from './l
 import { changedSettings, restartRequired } from './live-settings.ts';
 import type { Config } from './types.ts';
 import type { Env } from './env.ts';
+import type { UnsetVariable } from './env-warnings.ts';
 
 export type ReloadResult =
   | {
@@ -18,6 +19,8 @@ export type ReloadResult =
     settings: string[];
     /** Restart-only settings whose configured value differs from the running one (see live-settings.ts). */
     restartRequired: string[];
+    /** This load's unset `${VAR}` references (env-warnings.ts), changed or not: the listener in serve.ts prints them. */
+    unsetVariables: UnsetVariable[];
   }
   | { ok: false; error: string };
 
@@ -105,12 +108,16 @@ export class ConfigHolder {
   /** Restart-only settings changed in the files since start (names only); empty when none. */
   restartRequired: string[] = [];
   readonly listeners = new Set<(r: ReloadResult, cfg: Config) => void>();
+  /** The first load's unset `${VAR}` references (the start's warnings; a reload's come in its result). */
+  readonly unsetVariables: UnsetVariable[];
 
   /** Loads once, synchronously (nothing is served yet); throws ConfigError when the initial config is invalid. */
   constructor(file: string, env: Env = process.env) {
     this.#file = file;
     this.#env = env;
-    this.#current = compileConfig(loadConfig(file, env), env);
+    const raw = loadConfig(file, env);
+    this.unsetVariables = raw.warnings;
+    this.#current = compileConfig(raw, env);
     this.#started = this.#current;
   }
 
@@ -190,13 +197,13 @@ export class ConfigHolder {
     try {
       const version = configVersion(raw.hash, this.#overlay);
       if (version === this.#current.version) {
-        result = { ok: true, changed: false, version, settings: [], restartRequired: this.restartRequired };
+        result = { ok: true, changed: false, version, settings: [], restartRequired: this.restartRequired, unsetVariables: raw.warnings };
       } else {
         const next = compileConfig(raw, this.#env, this.#overlay);
         const settings = changedSettings(this.#current, next);
         this.restartRequired = restartRequired(this.#started, next);
         this.#current = this.#withRunningValues(next);
-        result = { ok: true, changed: true, version, settings, restartRequired: this.restartRequired };
+        result = { ok: true, changed: true, version, settings, restartRequired: this.restartRequired, unsetVariables: raw.warnings };
       }
       this.lastError = null;
     } catch (e) {

@@ -4,6 +4,7 @@ import { GatewayError, invalidParam } from '../gateway-error.ts';
 import { iso, isoOrNull, str, strOrNull, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import { uuidv7 } from '../util/uuid.ts';
+import { invisibleNameProblem } from '../util/visible-name.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import type { Role, UserView } from './ui/api-types.ts';
 
@@ -20,6 +21,8 @@ function toView(r: Row): UserView {
 
 export function normalEmail(v: unknown): string {
   const e = typeof v === 'string' ? v.trim().toLowerCase() : '';
+  const hidden = invisibleNameProblem('email', e);
+  if (hidden !== null) throw invalidParam('email', hidden);
   if (!EMAIL_RE.test(e)) throw invalidParam('email', 'email must look like name@example.com');
   return e;
 }
@@ -28,6 +31,8 @@ function cleanName(v: unknown, fallback: string): string {
   if (v === undefined || v === null || v === '') return fallback;
   const n = typeof v === 'string' ? v.trim() : '';
   if (n === '' || n.length > 200) throw invalidParam('name', 'name must have 1 to 200 characters');
+  const hidden = invisibleNameProblem('name', n);
+  if (hidden !== null) throw invalidParam('name', hidden);
   return n;
 }
 

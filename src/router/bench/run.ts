@@ -44,7 +44,15 @@ function sameFile(a: string, b: string): boolean {
 export function runRouterBench(argv: string[], log: (s: string) => void = console.log, err: (s: string) => void = console.error): number {
   let a;
   try {
-    a = parseArgs({ args: argv, options: { train: { type: 'string' }, test: { type: 'string' }, plot: { type: 'string' }, choices: { type: 'string' } }, strict: true }).values;
+    const parsed = parseArgs({ args: argv, options: { train: { type: 'string' }, test: { type: 'string' }, plot: { type: 'string' }, choices: { type: 'string' } }, strict: true, tokens: true });
+    // parseArgs keeps the last of a repeated option: `--test a --test b` evaluated on b without a word.
+    const seen = new Set<string>();
+    for (const tk of parsed.tokens) {
+      if (tk.kind !== 'option') continue;
+      if (seen.has(tk.name)) throw new Error(`--${tk.name} given more than once (it takes one value)`);
+      seen.add(tk.name);
+    }
+    a = parsed.values;
   } catch (e) { err(`${(e as Error).message}\nusage: gateway ${ROUTER_BENCH_USAGE}`); return 2; }
   if (!a.train || !a.test) { err(`--train and --test are required\nusage: gateway ${ROUTER_BENCH_USAGE}`); return 2; }
   // The evaluation is on held-out prompts: scoring the train file on itself measured recall (AIQ 0.88
