@@ -8,11 +8,14 @@ export type UserView = {
 };
 
 export type SessionView = {
-  user: UserView; csrf_token: string;
+  signed_in: true; user: UserView; csrf_token: string;
   /** Who authenticated this call: a dashboard session or the admin key (scripts). */
   via: 'session' | 'admin_key';
   settings: { log_bodies: 'none' | 'metadata' | 'full'; retention_days: number | null; body_retention_days: number | null; storage: string };
 };
+
+/** GET /session without a session (none sent, expired or revoked): a normal state, answered 200. */
+export type SignedOut = { signed_in: false; user: null };
 
 export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
 

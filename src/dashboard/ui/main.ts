@@ -1,7 +1,7 @@
 // The dashboard's entry: checks the session, then routes /dashboard/<page> to a page module and keeps
 // the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
 import { api, ApiError, setCsrf, setSessionEndedHandler } from './api.ts';
-import type { SessionView } from './api-types.ts';
+import type { SessionView, SignedOut } from './api-types.ts';
 import { setChartRoom } from './charts.ts';
 import { h, mount } from './dom.ts';
 import { setNavigationHandler } from './url-state.ts';
@@ -59,11 +59,12 @@ async function route(): Promise<void> {
   const refocus = focusedControl();
   const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
   if (!session) {
-    try {
-      session = await api.session();
-      setCsrf(session.csrf_token);
-    } catch (e) {
-      if (!(e instanceof ApiError && e.status === 401)) { mount(app, errorBox(e)); return; }
+    let found: SessionView | SignedOut;
+    try { found = await api.session(); } catch (e) { mount(app, errorBox(e)); return; }
+    if (found.signed_in) {
+      session = found;
+      setCsrf(found.csrf_token);
+    } else {
       document.title = 'Sign in · Gateway dashboard';
       mount(app, loginPage(ended ? 'Your session ended (signed out in another tab, or expired): sign in again.' : null, (s) => { session = s; ended = false; setCsrf(s.csrf_token); history.replaceState(null, '', parts[0] && parts[0] !== 'login' ? location.href : '/dashboard/usage'); void route(); }));
       return;
