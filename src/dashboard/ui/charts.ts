@@ -1,6 +1,7 @@
 // The dashboard's charts: a small SVG renderer (line/area series, horizontal bars, scatter with error
 // bars) built as plain data (VNode) so it is unit tested without a browser. Colours come from CSS
 // classes (series-0..7), so the strict CSP needs no inline style; every chart has a text title.
+import { logAxis } from './log-axis.ts';
 import { v, type VNode } from './vnode.ts';
 
 export const PALETTE_SIZE = 8;
@@ -134,14 +135,21 @@ const overlaps = (a: Box, b: Box): boolean => a.x1 < b.x2 && b.x1 < a.x2 && a.y1
  * point where it would run past the right edge, and is left out where it would cover a label already
  * placed (forty models crowd near zero cost): every point keeps its title, and the table names them all.
  */
-export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
+export function scatterChart(o: {
+  title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string;
+  /** A logarithmic x axis (values spanning decades; zero keeps a place of its own: log-axis.ts), its tick labels by `xTickFormat`. */
+  xLog?: boolean; xTickFormat?: (n: number) => string;
+}): VNode {
   const W = widthFor(o.width ?? 640), H = o.height ?? 320;
   const top = M.top + 16;
   const xs = o.points.map((p) => p.x);
   const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);
-  const xt = niceTicks(0, Math.max(0, ...xs), 4);
+  const xtf = o.xTickFormat ?? o.xFormat ?? String;
+  const log = o.xLog ? logAxis(xs, M.left, W - M.right, (t) => xtf(t).length * 6.2) : null;
+  const linear = niceTicks(0, Math.max(0, ...xs), 4);
+  const xt = log ? log.ticks : linear.map((value) => ({ value, at: M.left + ((value - linear[0]!) / (linear[linear.length - 1]! - linear[0]! || 1)) * (W - M.left - M.right), label: true }));
   const yt = niceTicks(Math.min(0, ...ys), Math.max(0, ...ys), 4);
-  const sx = (val: number): number => M.left + ((val - xt[0]!) / (xt[xt.length - 1]! - xt[0]! || 1)) * (W - M.left - M.right);
+  const sx = (val: number): number => (log ? log.pos(val) : M.left + ((val - linear[0]!) / (linear[linear.length - 1]! - linear[0]! || 1)) * (W - M.left - M.right));
   const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - top - M.bottom - 14);
   const xf = o.xFormat ?? String, yf = o.yFormat ?? String;
   const width = (s: string): number => s.length * 6.2;
@@ -158,7 +166,8 @@ export function scatterChart(o: { title: string; points: Point[]; xTitle: string
     v('title', {}, o.title),
     v('g', { class: 'axis' },
       ...yt.map((t) => v('g', {}, v('line', { x1: M.left, x2: W - M.right, y1: sy(t), y2: sy(t), class: 'grid' }), v('text', { x: M.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, yf(t)))),
-      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': sx(t) + width(xf(t)) / 2 > W ? 'end' : 'middle' }, xf(t))),
+      ...(log ? xt.map((t) => v('line', { x1: t.at, x2: t.at, y1: top, y2: H - M.bottom - 14, class: 'grid' })) : []),
+      ...xt.filter((t) => t.label).map((t) => v('text', { x: t.at, y: H - 22, 'text-anchor': t.at + width(xtf(t.value)) / 2 > W ? 'end' : 'middle', class: 'xtick' }, xtf(t.value))),
       v('text', { x: (W + M.left) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-title' }, o.xTitle),
       v('text', { x: 4, y: M.top, class: 'axis-title' }, o.yTitle)),
     ...o.points.map((p, i) => v('g', { class: `series-${i % PALETTE_SIZE}` },

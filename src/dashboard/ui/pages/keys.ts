@@ -6,7 +6,7 @@ import type { KeyView, SessionView, UserView } from '../api-types.ts';
 import { changedFields, keyInput } from '../key-input.ts';
 import { h, mount } from '../dom.ts';
 import { whileVisible } from '../live.ts';
-import { compact, dateTime, pct, relative, usd } from '../format.ts';
+import { compact, dateTime, pct, relative, timeUntil, usd } from '../format.ts';
 import { badge, errorBox, errorText, field, secretBox, section, select, table } from '../widgets.ts';
 
 const PAGE = 100;
@@ -55,7 +55,7 @@ function spend(k: KeyView): HTMLElement {
     h('div', null, `${usd(st.period_spend_usd)} of ${usd(k.budget_usd)} ${k.budget_period === 'total' ? 'in total' : `this ${k.budget_period}`}`),
     h('progress', { max: 1, value: ratio, 'aria-label': `${pct(used, 0)} of the budget used` }),
     used >= 1 ? h('div', { class: 'small' }, badge('budget used up', 'bad'), over > 0 ? `${usd(String(over))} over` : null)
-      : h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${relative(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
+      : h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${timeUntil(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
 }
 
 /** The list loads again this often while the tab is visible, and when the tab or window comes back (src/dashboard/ui/live.ts). */
