@@ -86,3 +86,27 @@ test('Keys: a budget that lasts years reads "in about 10.0 years", months "in ab
   assert.equal(await forecast(spenders[2]!.id), 'runs out in 12 days at the last 7 days\' rate');
   assert.deepEqual(errors, []);
 });
+
+test('Keys: a monthly budget whose forecast passes the month\'s end lasts the month (it read "runs out in about 3.6 years")', { skip }, async () => {
+  type Listed = { id: string; budget_usd: string | null; stats: { spend_7d_usd: string } };
+  const listed = (await adminKeyCall(gw.url, ADMIN_KEY, 'GET', '/keys')).data as Listed[];
+  // The two dearest (a budget is a decimal with cents: a key spending fractions of a cent a day cannot run out in half a month).
+  const [lasting, short] = listed.filter((k) => k.budget_usd === null).sort((a, b) => Number(b.stats.spend_7d_usd) - Number(a.stats.spend_7d_usd));
+  assert.ok(lasting && short);
+  const perDay = (k: Listed): number => Number(k.stats.spend_7d_usd) / 7;
+  const month = async (k: Listed, days: (toEnd: number) => number): Promise<void> => {
+    const set = (await adminKeyCall(gw.url, ADMIN_KEY, 'PATCH', `/keys/${k.id}`, { budget_period: 'month', budget_usd: '1000000000' })) as { stats: { period_spend_usd: string; period_end: string } };
+    const toEnd = (Date.parse(set.stats.period_end) - Date.now()) / 86_400_000;
+    assert.ok(toEnd > 0 && toEnd <= 31, `the month ends in ${toEnd} days`);
+    await adminKeyCall(gw.url, ADMIN_KEY, 'PATCH', `/keys/${k.id}`, { budget_usd: (Number(set.stats.period_spend_usd) + perDay(k) * days(toEnd)).toFixed(2) });
+  };
+  // Enough for three years at the rate, but a month's budget: it starts again at the month's end.
+  await month(lasting, () => 3 * 365);
+  // Half of what the rest of the month would spend: it runs out before the month ends.
+  await month(short, (toEnd) => toEnd / 2);
+  await open('keys');
+  const forecast = (id: string) => page.$eval(`tr:has([data-key-id="${id}"]) td:nth-child(4) .muted`, (e) => e.textContent);
+  assert.equal(await forecast(lasting.id), 'lasts this month at the last 7 days\' rate');
+  assert.match(await forecast(short.id) ?? '', /^runs out in \d+ (minute|hour|day)s? at the last 7 days' rate$/);
+  assert.deepEqual(errors, []);
+});

@@ -55,7 +55,19 @@ function spend(k: KeyView): HTMLElement {
     h('div', null, `${usd(st.period_spend_usd)} of ${usd(k.budget_usd)} ${k.budget_period === 'total' ? 'in total' : `this ${k.budget_period}`}`),
     h('progress', { max: 1, value: ratio, 'aria-label': `${pct(used, 0)} of the budget used` }),
     used >= 1 ? h('div', { class: 'small' }, badge('budget used up', 'bad'), over > 0 ? `${usd(String(over))} over` : null)
-      : h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${timeUntil(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
+      : h('div', { class: 'muted small' }, forecast(k)));
+}
+
+/**
+ * When the budget runs out at the last 7 days' rate. A day, week or month budget starts again at its
+ * period's end: a forecast past that end means it lasts the period (a $500 monthly budget read "runs
+ * out in about 3.6 years", as if the spend never started again).
+ */
+function forecast(k: KeyView): string {
+  const st = k.stats;
+  if (!st.runs_out_at) return 'no spend in the last 7 days';
+  if (st.period_end && Date.parse(st.runs_out_at) >= Date.parse(st.period_end)) return `lasts this ${k.budget_period} at the last 7 days' rate`;
+  return `runs out ${timeUntil(st.runs_out_at)} at the last 7 days' rate`;
 }
 
 /** The list loads again this often while the tab is visible, and when the tab or window comes back (src/dashboard/ui/live.ts). */
