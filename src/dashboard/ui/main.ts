@@ -53,6 +53,18 @@ function focusedControl(): string | null {
   return same && active instanceof HTMLElement && active.closest('main') ? active.getAttribute('name') : null;
 }
 
+/**
+ * The session check failed (the database stalled or down: 503; the gateway unreachable). A bare error box
+ * was all the page showed, with no way on but the browser's reload: the reason, and a button that tries again.
+ */
+function showUnavailable(e: unknown): void {
+  document.title = 'Unavailable · Gateway dashboard';
+  const again = h('button', { type: 'button', onclick: () => { again.disabled = true; again.textContent = 'Trying…'; void route(); } }, 'Try again');
+  mount(app, h('main', { class: 'login', id: 'main' }, h('div', { class: 'login-box' },
+    h('h1', null, 'Model gateway'), errorBox(e), h('p', { class: 'muted' }, 'The dashboard could not check your session.'), again)));
+  again.focus();
+}
+
 async function route(): Promise<void> {
   for (const c of cleanups) c();
   cleanups = [];
@@ -60,7 +72,7 @@ async function route(): Promise<void> {
   const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
   if (!session) {
     let found: SessionView | SignedOut;
-    try { found = await api.session(); } catch (e) { mount(app, errorBox(e)); return; }
+    try { found = await api.session(); } catch (e) { showUnavailable(e); return; }
     if (found.signed_in) {
       session = found;
       setCsrf(found.csrf_token);
