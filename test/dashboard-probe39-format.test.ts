@@ -2,9 +2,9 @@
 // with zero in a place of its own, its round tick labels, and a budget forecast read in the unit that fits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scatterChart } from '../src/dashboard/ui/charts.ts';
+import { lineChart, scatterChart } from '../src/dashboard/ui/charts.ts';
 import { logAxis, ZERO_GAP } from '../src/dashboard/ui/log-axis.ts';
-import { timeUntil, usdTick } from '../src/dashboard/ui/format.ts';
+import { compact, pctTick, timeUntil, usdTick } from '../src/dashboard/ui/format.ts';
 import type { VNode } from '../src/dashboard/ui/vnode.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
@@ -70,4 +70,15 @@ test('timeUntil: a budget forecast in minutes, hours, days, months or years, nev
   assert.equal(at(5000 * 365 * D), 'in more than 100 years');
   assert.equal(at(-D), 'now');
   assert.equal(timeUntil('not a date', now), 'now');
+});
+
+const yLabels = (c: VNode): string[] => all(c, 'g').filter((g) => g.attrs.class === 'tick').map((g) => text(all(g, 'text')[0]!));
+
+test('line charts of counts tick at whole numbers; cost and rate ticks are written with the digits they have', () => {
+  // No requests at all, and at most one a bucket: the axis read 0, 0.3, 0.5, 0.8, 1 (ticks at quarters, rounded).
+  assert.deepEqual(yLabels(lineChart({ title: 'r', labels: ['a', 'b', 'c'], series: [{ name: 's', values: [0, 0, 0] }], format: compact, integer: true })), ['0', '1']);
+  assert.deepEqual(yLabels(lineChart({ title: 'r', labels: ['a', 'b', 'c'], series: [{ name: 's', values: [0, 1, 0] }], format: compact, integer: true })), ['0', '1']);
+  assert.deepEqual(yLabels(lineChart({ title: 'r', labels: ['a', 'b'], series: [{ name: 's', values: [3, 7] }], format: compact, integer: true })), ['0', '2', '4', '6', '8']);
+  assert.deepEqual(yLabels(lineChart({ title: 'c', labels: ['a', 'b'], series: [{ name: 's', values: [0, 0] }], format: String, tickFormat: usdTick })), ['$0', '$0.25', '$0.5', '$0.75', '$1']);
+  assert.deepEqual(yLabels(lineChart({ title: 'e', labels: ['a', 'b'], series: [{ name: 's', values: [0.01, 0.1] }], format: String, tickFormat: pctTick })), ['0%', '2.5%', '5%', '7.5%', '10%']);
 });

@@ -12,13 +12,16 @@ export const PALETTE_SIZE = 8;
  */
 export const seriesClass = (i: number, other = false): string => (other ? 'series-other' : `series-${i % PALETTE_SIZE}`);
 
-/** About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart). */
-export function niceTicks(min: number, max: number, count = 5): number[] {
+/**
+ * About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart), at
+ * least `minStep` apart (1 for counts: a requests axis had ticks at 0.25 labelled "0.3").
+ */
+export function niceTicks(min: number, max: number, count = 5, minStep = 0): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [0];
   if (max === min) { max = min === 0 ? 1 : min * 2; if (max < min) [min, max] = [max, min]; }
   const raw = (max - min) / Math.max(1, count);
   const pow = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? 10 * pow;
+  const step = Math.max(minStep, [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? 10 * pow);
   const first = Math.floor(min / step) * step;
   const out: number[] = [];
   for (let t = first; t <= max + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
@@ -41,6 +44,10 @@ export type Series = { name: string; values: Array<number | null>; other?: boole
 export type LineChartOptions = {
   title: string; labels: string[]; series: Series[]; width?: number; height?: number;
   format?: (n: number) => string; stacked?: boolean;
+  /** The y axis's labels (default `format`): round values written as they are ("$0.25", not "$0.2500"; "2.5%", not "3%"). */
+  tickFormat?: (n: number) => string;
+  /** Whole-number values (counts): ticks a whole number apart. */
+  integer?: boolean;
 };
 
 const M = { top: 12, right: 16, bottom: 28, left: 84 };
@@ -53,7 +60,8 @@ export function lineChart(o: LineChartOptions): VNode {
   const stack = o.series.map((s) => s.values.map((x) => x ?? 0));
   if (o.stacked) for (let i = 1; i < stack.length; i++) for (let j = 0; j < n; j++) stack[i]![j]! += stack[i - 1]![j]!;
   const all = o.stacked ? stack.flat() : o.series.flatMap((s) => s.values.filter((x): x is number => x !== null));
-  const ticks = niceTicks(0, Math.max(0, ...all), 4);
+  const ticks = niceTicks(0, Math.max(0, ...all), 4, o.integer ? 1 : 0);
+  const tickFmt = o.tickFormat ?? fmt;
   const yMax = ticks[ticks.length - 1]!;
   const x = (i: number): number => M.left + (n <= 1 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (n - 1));
   const y = (val: number): number => H - M.bottom - (yMax === 0 ? 0 : (val / yMax) * (H - M.top - M.bottom));
@@ -62,7 +70,7 @@ export function lineChart(o: LineChartOptions): VNode {
   const every = Math.max(1, Math.ceil(n / 8), n <= 1 ? 1 : Math.ceil(((widest + 12) * (n - 1)) / (W - M.left - M.right)));
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
-    v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
+    v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, tickFmt(t))));
   // A label centred near the right edge would run past it: it ends at its point instead, or, when that
   // would run into the label before it, is left out. Widths are estimated (11-unit text, ~6 units a character).
   const width = (l: string): number => l.length * 6;

@@ -38,6 +38,9 @@ export function usdTick(n: number): string {
   return `$${n.toFixed(digits).replace(/\.?0+$/, '')}`;
 }
 
+/** A ratio as an axis label, with the digits it has: 0.025 is "2.5%" (pct(n, 0) wrote "3%"). */
+export const pctTick = (r: number): string => `${Number((r * 100).toPrecision(12))}%`;
+
 export function ms(n: number | null | undefined): string {
   if (n === null || n === undefined) return '–';
   if (n >= 60_000) return `${(n / 60_000).toFixed(1)} min`;
