@@ -105,7 +105,14 @@ async function route(): Promise<void> {
   }
   main.setAttribute('data-ready', 'true');
   if (refocus) main.querySelector<HTMLElement>(`[name="${CSS.escape(refocus)}"]`)?.focus();
+  // Another page: the focus goes to its content (it fell to the body, so the next Tab started again at
+  // the skip link and the navigation, and a screen reader was not told the page changed).
+  else if (pageChanged) main.focus({ preventScroll: true });
+  pageChanged = false;
 }
+
+/** The next page shown was asked for by a link or the browser's history: the focus moves to its main. */
+let pageChanged = false;
 
 // In-dashboard links navigate without a reload; everything else behaves as usual.
 document.addEventListener('click', (e) => {
@@ -113,11 +120,15 @@ document.addEventListener('click', (e) => {
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.hasAttribute('download')) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith('/dashboard')) return;
+  // A jump within this page (the skip link, #main) is the browser's: routed, it rebuilt the page, the
+  // focus fell to the body and the next Tab came back to the skip link.
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   e.preventDefault();
+  pageChanged = url.pathname !== location.pathname;
   history.pushState(null, '', url.pathname + url.search);
   void route();
 });
-window.addEventListener('popstate', () => void route());
+window.addEventListener('popstate', () => { pageChanged = true; void route(); });
 setNavigationHandler(() => void route());
 // Any call finding the session gone (a page's load, a save, the live tail's check) leads to sign-in.
 setSessionEndedHandler(() => { if (!session) return; session = null; ended = true; void route(); });

@@ -179,6 +179,8 @@ export async function keysPage(root: HTMLElement, s: SessionView, onCleanup: (f:
       k.status === 'revoked' ? '' : h('div', { class: 'row-actions' },
         h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${k.name}`, 'data-action': 'edit', 'data-for': k.id, onclick: () => {
           notice.replaceChildren(section(`Edit ${k.name}`, keyForm(s, users, k, (m) => void refresh(m), () => void reload())));
+          // The form opens above the list, out of sight from a row further down: the focus goes to its first field.
+          notice.querySelector<HTMLInputElement>('input[name=name]')?.focus();
         } }, 'Edit'),
         h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rotate ${k.name}`, 'data-action': 'rotate', 'data-for': k.id, onclick: () => {
           if (!confirm(`Rotate "${k.name}"? A new secret is issued; the current one keeps working for 24 hours.`)) return;
