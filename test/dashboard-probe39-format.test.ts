@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lineChart, scatterChart } from '../src/dashboard/ui/charts.ts';
 import { logAxis, ZERO_GAP } from '../src/dashboard/ui/log-axis.ts';
-import { compact, pctTick, timeUntil, usdTick } from '../src/dashboard/ui/format.ts';
+import { bucketLabel, compact, pctTick, timeUntil, usdTick } from '../src/dashboard/ui/format.ts';
 import type { VNode } from '../src/dashboard/ui/vnode.ts';
 
 const all = (n: VNode, tag: string): VNode[] => [...(n.tag === tag ? [n] : []), ...n.children.flatMap((c) => (typeof c === 'string' ? [] : all(c, tag)))];
@@ -81,4 +81,13 @@ test('line charts of counts tick at whole numbers; cost and rate ticks are writt
   assert.deepEqual(yLabels(lineChart({ title: 'r', labels: ['a', 'b'], series: [{ name: 's', values: [3, 7] }], format: compact, integer: true })), ['0', '2', '4', '6', '8']);
   assert.deepEqual(yLabels(lineChart({ title: 'c', labels: ['a', 'b'], series: [{ name: 's', values: [0, 0] }], format: String, tickFormat: usdTick })), ['$0', '$0.25', '$0.5', '$0.75', '$1']);
   assert.deepEqual(yLabels(lineChart({ title: 'e', labels: ['a', 'b'], series: [{ name: 's', values: [0.01, 0.1] }], format: String, tickFormat: pctTick })), ['0%', '2.5%', '5%', '7.5%', '10%']);
+});
+
+test('hour labels across the autumn DST change: the hour the clocks go back over is told apart by its offset', () => {
+  const ny = ['2026-11-01T04:00:00Z', '2026-11-01T05:00:00Z', '2026-11-01T06:00:00Z', '2026-11-01T07:00:00Z'].map((t) => bucketLabel(t, 'hour', 'America/New_York'));
+  assert.deepEqual(ny, ['01 Nov, 00:00', '01 Nov, 01:00 GMT-4', '01 Nov, 01:00 GMT-5', '01 Nov, 02:00']);
+  assert.equal(new Set(ny).size, 4, 'four hours, four labels (two read "01 Nov, 01:00" before)');
+  // Spring forward skips an hour and repeats none: labels as ever.
+  assert.deepEqual(['2026-03-29T00:00:00Z', '2026-03-29T01:00:00Z'].map((t) => bucketLabel(t, 'hour', 'Europe/Berlin')), ['29 Mar, 01:00', '29 Mar, 03:00']);
+  assert.equal(bucketLabel('2026-11-01T05:00:00Z', 'day', 'America/New_York'), '01 Nov');
 });

@@ -55,10 +55,20 @@ export function dateTime(iso: string | null | undefined, tz = timeZone()): strin
   return new Date(iso).toLocaleString('en-GB', { timeZone: tz, year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-/** A bucket start as its axis label for the bucket size. */
+/**
+ * A bucket start as its axis label for the bucket size. An hour the clocks go back over is shown twice
+ * (01:00 and 01:00 again in New York on 1 November): each of the two is labelled with its UTC offset
+ * ("01:00 GMT-4", "01:00 GMT-5"), so the chart's labels and dot titles tell them apart.
+ */
 export function bucketLabel(iso: string, bucket: string, tz = timeZone()): string {
   const d = new Date(iso);
-  if (bucket === 'hour') return d.toLocaleString('en-GB', { timeZone: tz, day: '2-digit', month: 'short', hour: '2-digit', minute: '2-digit' });
+  if (bucket === 'hour') {
+    const opts: Intl.DateTimeFormatOptions = { timeZone: tz, day: '2-digit', month: 'short', hour: '2-digit', minute: '2-digit' };
+    const at = (t: number): string => new Date(t).toLocaleString('en-GB', opts);
+    const label = at(d.getTime());
+    const repeated = at(d.getTime() - 3_600_000) === label || at(d.getTime() + 3_600_000) === label;
+    return repeated ? d.toLocaleString('en-GB', { ...opts, timeZoneName: 'short' }) : label;
+  }
   if (bucket === 'month') return d.toLocaleString('en-GB', { timeZone: tz, month: 'short', year: 'numeric' });
   return d.toLocaleString('en-GB', { timeZone: tz, day: '2-digit', month: 'short' });
 }
