@@ -1,6 +1,7 @@
 // The dashboard from the keyboard alone, in chromium: the sign-in form takes the focus, the skip link
 // moves it to the content (it rebuilt the page and the next Tab came back to the skip link), a page
-// chosen in the navigation puts it on that page's content, and a key's Edit puts it in the edit form.
+// chosen in the navigation puts it on that page's content, and a key's Edit puts it in the edit form and
+// its Cancel back on the Edit.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -66,5 +67,11 @@ test('keyboard only: sign in, skip to the content, change page, edit a key far d
   assert.equal(await page.evaluate('document.activeElement?.closest("form")?.getAttribute("aria-label")'), 'Edit key service-00');
   assert.match(await focused(), /^input(#\w+)?\[name\]$/);
   assert.equal(await page.inputValue('form[aria-label="Edit key service-00"] input[name=name]'), 'service-00');
+  // Cancel from the keyboard: the form closes and the focus is back on that row's Edit.
+  await page.focus('form[aria-label="Edit key service-00"] button:has-text("Cancel")');
+  await page.keyboard.press('Enter');
+  for (let i = 0; i < 50 && (await page.$('form[aria-label="Edit key service-00"]')); i++) await page.waitForTimeout(50);
+  for (let i = 0; i < 50 && (await page.evaluate('document.activeElement?.getAttribute("aria-label")')) !== 'Edit service-00'; i++) await page.waitForTimeout(50);
+  assert.equal(await page.evaluate('document.activeElement?.getAttribute("aria-label")'), 'Edit service-00');
   assert.deepEqual(errors, []);
 });

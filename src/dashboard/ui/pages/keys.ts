@@ -178,7 +178,9 @@ export async function keysPage(root: HTMLElement, s: SessionView, onCleanup: (f:
       relative(k.last_used_at),
       k.status === 'revoked' ? '' : h('div', { class: 'row-actions' },
         h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${k.name}`, 'data-action': 'edit', 'data-for': k.id, onclick: () => {
-          notice.replaceChildren(section(`Edit ${k.name}`, keyForm(s, users, k, (m) => void refresh(m), () => void reload())));
+          // Saved or cancelled, the focus goes back to this row's Edit (the form is gone: it fell to the body).
+          const back = (): void => { holder.querySelector<HTMLElement>(`[data-action="edit"][data-for="${CSS.escape(k.id)}"]`)?.focus(); };
+          notice.replaceChildren(section(`Edit ${k.name}`, keyForm(s, users, k, (m) => void refresh(m).then(back), () => void reload())));
           // The form opens above the list, out of sight from a row further down: the focus goes to its first field.
           notice.querySelector<HTMLInputElement>('input[name=name]')?.focus();
         } }, 'Edit'),
