@@ -283,7 +283,7 @@ test('the dashboard flow in chromium: keys, SDK traffic, live tail, history, det
   const cookies = await browser.context.cookies();
   await page.click('button:has-text("Sign out")');
   await page.waitForSelector('form.login-form');
-  const stale = await fetch(`${gw.url}/admin/api/v1/session`, { headers: { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; ') } });
+  const stale = await fetch(`${gw.url}/admin/api/v1/keys`, { headers: { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; ') } });
   assert.equal(stale.status, 401);
 
   // A member sees their own key and nothing of Bob's.

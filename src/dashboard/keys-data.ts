@@ -6,7 +6,7 @@ import { applyKeyPatch, publicKeyView, type KeyPatch } from '../auth/admin.ts';
 import type { GraceHash } from '../auth/keyring.ts';
 import { hashKey, KEY_PREFIX, randomBase62, SECRET_LENGTH } from '../auth/keys.ts';
 import { GatewayError } from '../gateway-error.ts';
-import { periodStart } from '../limits/limiter.ts';
+import { periodEnd, periodStart } from '../limits/limiter.ts';
 import { iso, str, type Row } from '../store/rows.ts';
 import type { SqlRunner } from '../store/sql-runner.ts';
 import type { KeyRecord, Store } from '../store/types.ts';
@@ -81,6 +81,7 @@ export function keyStats(k: KeyRecord, s: RawStats | undefined, now: number): Ke
   }
   return {
     period_spend_usd: spend, period_start: k.budgetPeriod === 'total' ? null : new Date(periodStart(period, now)).toISOString(),
+    period_end: k.budgetPeriod === 'total' ? null : new Date(periodEnd(period, now)!).toISOString(),
     requests_24h: s?.req24 ?? 0, errors_24h: s?.err24 ?? 0, spend_24h_usd: s?.cost24 ?? '0', spend_7d_usd: cost7d,
     runs_out_at: runsOut, budget_used_ratio: used,
   };

@@ -19,6 +19,11 @@ export type DashboardServices = {
   /** Key names by id, refreshed with every key change and at most every 10 s otherwise (labels, tail). */
   keyName(id: string): string | null;
   refreshKeyNames(): Promise<void>;
+  /**
+   * Reads the names again first when one of `ids` has none (a key made since by the CLI, another replica
+   * or straight in the store: its first report showed its id), at most once a second.
+   */
+  nameKeys(ids: Iterable<string | null>): Promise<void>;
   /** One retention pass now (the timer runs them hourly); true when it stopped at its bound with rows left. */
   retentionPass(): Promise<boolean>;
   close(): void;
@@ -45,6 +50,15 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   const keyName = (id: string): string | null => {
     if (Date.now() - namesAt > 10_000) { namesAt = Date.now(); void refreshKeyNames().catch(() => {}); }
     return names.get(id) ?? null;
+  };
+  // A miss reads the names again at most once a second (an id no key has any more would otherwise read them on every call).
+  let missAt = 0;
+  const nameKeys = async (ids: Iterable<string | null>): Promise<void> => {
+    for (const id of ids) {
+      if (!id || names.has(id)) continue;
+      if (Date.now() - missAt > 1000) { missAt = Date.now(); await refreshKeyNames(); }
+      return;
+    }
   };
   const sessions = new Sessions(store.sql, { idleMs: cfg().sessionIdleMs, absoluteMs: cfg().sessionAbsoluteMs });
   // Session limits follow reloads; the retention timer reads its settings at each pass.
@@ -74,7 +88,7 @@ export function createDashboardServices(store: Store, holder: ConfigHolder, onKe
   const timer = catchUpTimer(retentionPass, { firstMs: 30_000, everyMs: RETENTION_EVERY_MS, againMs: RETENTION_AGAIN_MS });
   void refreshKeyNames().catch(() => {});
   return {
-    users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames, retentionPass,
+    users: new Users(store.sql), sessions, logins, keys, tail, store, keyName, refreshKeyNames, nameKeys, retentionPass,
     close: () => { timer.stop(); tail.close(); },
   };
 }

@@ -8,17 +8,20 @@ export type UserView = {
 };
 
 export type SessionView = {
-  user: UserView; csrf_token: string;
+  signed_in: true; user: UserView; csrf_token: string;
   /** Who authenticated this call: a dashboard session or the admin key (scripts). */
   via: 'session' | 'admin_key';
   settings: { log_bodies: 'none' | 'metadata' | 'full'; retention_days: number | null; body_retention_days: number | null; storage: string };
 };
 
+/** GET /session without a session (none sent, expired or revoked): a normal state, answered 200. */
+export type SignedOut = { signed_in: false; user: null };
+
 export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
 
 export type KeyStats = {
-  /** Spend in the key's current budget period (all time without a budget). */
-  period_spend_usd: string; period_start: string | null;
+  /** Spend in the key's current budget period (this month without a budget); the period's start and end (UTC; null for a total budget). */
+  period_spend_usd: string; period_start: string | null; period_end: string | null;
   requests_24h: number; errors_24h: number; spend_24h_usd: string; spend_7d_usd: string;
   /** When the budget runs out at the last 7 days' mean daily rate; null without budget or spend. */
   runs_out_at: string | null; budget_used_ratio: number | null;

@@ -2,7 +2,7 @@
 // carry the session's CSRF token; errors become ApiError with the API's stable code.
 import type {
   ApiErrorBody, CreatedKey, KeyInput, KeyView, ModelComparison, ModelInfo, RequestDetail, RequestPage, RouterOverview, RouterPreview, RouterProviders, RouterStates, RouterStoredState, SessionView,
-  UsageReport, UserView,
+  SignedOut, UsageReport, UserView,
 } from './api-types.ts';
 
 export const API = '/admin/api/v1';
@@ -57,7 +57,12 @@ export function qs(params: Record<string, string | number | boolean | null | und
 }
 
 export const api = {
-  session: () => call<SessionView>('GET', '/session'),
+  /** The session, or signed out (200, not 401: a first visit is no error); finding it gone while in use leads to sign-in as any call's 401 does. */
+  session: async (): Promise<SessionView | SignedOut> => {
+    const s = await call<SessionView | SignedOut>('GET', '/session');
+    if (!s.signed_in) sessionEnded();
+    return s;
+  },
   signIn: (email: string, password: string) => call<SessionView>('POST', '/session', { email, password }),
   signOut: () => call<{ signed_out: boolean }>('DELETE', '/session'),
   changePassword: (current_password: string, new_password: string) => call<{ changed: boolean }>('POST', '/session/password', { current_password, new_password }),

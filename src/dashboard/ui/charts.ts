@@ -1,6 +1,7 @@
 // The dashboard's charts: a small SVG renderer (line/area series, horizontal bars, scatter with error
 // bars) built as plain data (VNode) so it is unit tested without a browser. Colours come from CSS
 // classes (series-0..7), so the strict CSP needs no inline style; every chart has a text title.
+import { logAxis } from './log-axis.ts';
 import { v, type VNode } from './vnode.ts';
 
 export const PALETTE_SIZE = 8;
@@ -11,13 +12,16 @@ export const PALETTE_SIZE = 8;
  */
 export const seriesClass = (i: number, other = false): string => (other ? 'series-other' : `series-${i % PALETTE_SIZE}`);
 
-/** About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart). */
-export function niceTicks(min: number, max: number, count = 5): number[] {
+/**
+ * About `count` round tick values covering [min, max] (1, 2, 2.5 or 5 times a power of ten apart), at
+ * least `minStep` apart (1 for counts: a requests axis had ticks at 0.25 labelled "0.3").
+ */
+export function niceTicks(min: number, max: number, count = 5, minStep = 0): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [0];
   if (max === min) { max = min === 0 ? 1 : min * 2; if (max < min) [min, max] = [max, min]; }
   const raw = (max - min) / Math.max(1, count);
   const pow = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? 10 * pow;
+  const step = Math.max(minStep, [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s >= raw) ?? 10 * pow);
   const first = Math.floor(min / step) * step;
   const out: number[] = [];
   for (let t = first; t <= max + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
@@ -40,6 +44,10 @@ export type Series = { name: string; values: Array<number | null>; other?: boole
 export type LineChartOptions = {
   title: string; labels: string[]; series: Series[]; width?: number; height?: number;
   format?: (n: number) => string; stacked?: boolean;
+  /** The y axis's labels (default `format`): round values written as they are ("$0.25", not "$0.2500"; "2.5%", not "3%"). */
+  tickFormat?: (n: number) => string;
+  /** Whole-number values (counts): ticks a whole number apart. */
+  integer?: boolean;
 };
 
 const M = { top: 12, right: 16, bottom: 28, left: 84 };
@@ -52,7 +60,8 @@ export function lineChart(o: LineChartOptions): VNode {
   const stack = o.series.map((s) => s.values.map((x) => x ?? 0));
   if (o.stacked) for (let i = 1; i < stack.length; i++) for (let j = 0; j < n; j++) stack[i]![j]! += stack[i - 1]![j]!;
   const all = o.stacked ? stack.flat() : o.series.flatMap((s) => s.values.filter((x): x is number => x !== null));
-  const ticks = niceTicks(0, Math.max(0, ...all), 4);
+  const ticks = niceTicks(0, Math.max(0, ...all), 4, o.integer ? 1 : 0);
+  const tickFmt = o.tickFormat ?? fmt;
   const yMax = ticks[ticks.length - 1]!;
   const x = (i: number): number => M.left + (n <= 1 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (n - 1));
   const y = (val: number): number => H - M.bottom - (yMax === 0 ? 0 : (val / yMax) * (H - M.top - M.bottom));
@@ -61,7 +70,7 @@ export function lineChart(o: LineChartOptions): VNode {
   const every = Math.max(1, Math.ceil(n / 8), n <= 1 ? 1 : Math.ceil(((widest + 12) * (n - 1)) / (W - M.left - M.right)));
   const grid = ticks.map((t) => v('g', { class: 'tick' },
     v('line', { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: 'grid' }),
-    v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(t))));
+    v('text', { x: M.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, tickFmt(t))));
   // A label centred near the right edge would run past it: it ends at its point instead, or, when that
   // would run into the label before it, is left out. Widths are estimated (11-unit text, ~6 units a character).
   const width = (l: string): number => l.length * 6;
@@ -134,14 +143,21 @@ const overlaps = (a: Box, b: Box): boolean => a.x1 < b.x2 && b.x1 < a.x2 && a.y1
  * point where it would run past the right edge, and is left out where it would cover a label already
  * placed (forty models crowd near zero cost): every point keeps its title, and the table names them all.
  */
-export function scatterChart(o: { title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string }): VNode {
+export function scatterChart(o: {
+  title: string; points: Point[]; xTitle: string; yTitle: string; width?: number; height?: number; xFormat?: (n: number) => string; yFormat?: (n: number) => string;
+  /** A logarithmic x axis (values spanning decades; zero keeps a place of its own: log-axis.ts), its tick labels by `xTickFormat`. */
+  xLog?: boolean; xTickFormat?: (n: number) => string;
+}): VNode {
   const W = widthFor(o.width ?? 640), H = o.height ?? 320;
   const top = M.top + 16;
   const xs = o.points.map((p) => p.x);
   const ys = o.points.flatMap((p) => [p.y, p.yLow ?? p.y, p.yHigh ?? p.y]);
-  const xt = niceTicks(0, Math.max(0, ...xs), 4);
+  const xtf = o.xTickFormat ?? o.xFormat ?? String;
+  const log = o.xLog ? logAxis(xs, M.left, W - M.right, (t) => xtf(t).length * 6.2) : null;
+  const linear = niceTicks(0, Math.max(0, ...xs), 4);
+  const xt = log ? log.ticks : linear.map((value) => ({ value, at: M.left + ((value - linear[0]!) / (linear[linear.length - 1]! - linear[0]! || 1)) * (W - M.left - M.right), label: true }));
   const yt = niceTicks(Math.min(0, ...ys), Math.max(0, ...ys), 4);
-  const sx = (val: number): number => M.left + ((val - xt[0]!) / (xt[xt.length - 1]! - xt[0]! || 1)) * (W - M.left - M.right);
+  const sx = (val: number): number => (log ? log.pos(val) : M.left + ((val - linear[0]!) / (linear[linear.length - 1]! - linear[0]! || 1)) * (W - M.left - M.right));
   const sy = (val: number): number => H - M.bottom - 14 - ((val - yt[0]!) / (yt[yt.length - 1]! - yt[0]! || 1)) * (H - top - M.bottom - 14);
   const xf = o.xFormat ?? String, yf = o.yFormat ?? String;
   const width = (s: string): number => s.length * 6.2;
@@ -158,7 +174,8 @@ export function scatterChart(o: { title: string; points: Point[]; xTitle: string
     v('title', {}, o.title),
     v('g', { class: 'axis' },
       ...yt.map((t) => v('g', {}, v('line', { x1: M.left, x2: W - M.right, y1: sy(t), y2: sy(t), class: 'grid' }), v('text', { x: M.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, yf(t)))),
-      ...xt.map((t) => v('text', { x: sx(t), y: H - 22, 'text-anchor': sx(t) + width(xf(t)) / 2 > W ? 'end' : 'middle' }, xf(t))),
+      ...(log ? xt.map((t) => v('line', { x1: t.at, x2: t.at, y1: top, y2: H - M.bottom - 14, class: 'grid' })) : []),
+      ...xt.filter((t) => t.label).map((t) => v('text', { x: t.at, y: H - 22, 'text-anchor': t.at + width(xtf(t.value)) / 2 > W ? 'end' : 'middle', class: 'xtick' }, xtf(t.value))),
       v('text', { x: (W + M.left) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis-title' }, o.xTitle),
       v('text', { x: 4, y: M.top, class: 'axis-title' }, o.yTitle)),
     ...o.points.map((p, i) => v('g', { class: `series-${i % PALETTE_SIZE}` },

@@ -1,7 +1,7 @@
 // The dashboard's entry: checks the session, then routes /dashboard/<page> to a page module and keeps
 // the navigation. Links inside the dashboard change the URL with pushState; pages read it back.
 import { api, ApiError, setCsrf, setSessionEndedHandler } from './api.ts';
-import type { SessionView } from './api-types.ts';
+import type { SessionView, SignedOut } from './api-types.ts';
 import { setChartRoom } from './charts.ts';
 import { h, mount } from './dom.ts';
 import { setNavigationHandler } from './url-state.ts';
@@ -53,17 +53,30 @@ function focusedControl(): string | null {
   return same && active instanceof HTMLElement && active.closest('main') ? active.getAttribute('name') : null;
 }
 
+/**
+ * The session check failed (the database stalled or down: 503; the gateway unreachable). A bare error box
+ * was all the page showed, with no way on but the browser's reload: the reason, and a button that tries again.
+ */
+function showUnavailable(e: unknown): void {
+  document.title = 'Unavailable · Gateway dashboard';
+  const again = h('button', { type: 'button', onclick: () => { again.disabled = true; again.textContent = 'Trying…'; void route(); } }, 'Try again');
+  mount(app, h('main', { class: 'login', id: 'main' }, h('div', { class: 'login-box' },
+    h('h1', null, 'Model gateway'), errorBox(e), h('p', { class: 'muted' }, 'The dashboard could not check your session.'), again)));
+  again.focus();
+}
+
 async function route(): Promise<void> {
   for (const c of cleanups) c();
   cleanups = [];
   const refocus = focusedControl();
   const parts = location.pathname.replace(/^\/dashboard\/?/, '').split('/').filter(Boolean);
   if (!session) {
-    try {
-      session = await api.session();
-      setCsrf(session.csrf_token);
-    } catch (e) {
-      if (!(e instanceof ApiError && e.status === 401)) { mount(app, errorBox(e)); return; }
+    let found: SessionView | SignedOut;
+    try { found = await api.session(); } catch (e) { showUnavailable(e); return; }
+    if (found.signed_in) {
+      session = found;
+      setCsrf(found.csrf_token);
+    } else {
       document.title = 'Sign in · Gateway dashboard';
       mount(app, loginPage(ended ? 'Your session ended (signed out in another tab, or expired): sign in again.' : null, (s) => { session = s; ended = false; setCsrf(s.csrf_token); history.replaceState(null, '', parts[0] && parts[0] !== 'login' ? location.href : '/dashboard/usage'); void route(); }));
       return;
@@ -92,7 +105,14 @@ async function route(): Promise<void> {
   }
   main.setAttribute('data-ready', 'true');
   if (refocus) main.querySelector<HTMLElement>(`[name="${CSS.escape(refocus)}"]`)?.focus();
+  // Another page: the focus goes to its content (it fell to the body, so the next Tab started again at
+  // the skip link and the navigation, and a screen reader was not told the page changed).
+  else if (pageChanged) main.focus({ preventScroll: true });
+  pageChanged = false;
 }
+
+/** The next page shown was asked for by a link or the browser's history: the focus moves to its main. */
+let pageChanged = false;
 
 // In-dashboard links navigate without a reload; everything else behaves as usual.
 document.addEventListener('click', (e) => {
@@ -100,11 +120,15 @@ document.addEventListener('click', (e) => {
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.hasAttribute('download')) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith('/dashboard')) return;
+  // A jump within this page (the skip link, #main) is the browser's: routed, it rebuilt the page, the
+  // focus fell to the body and the next Tab came back to the skip link.
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   e.preventDefault();
+  pageChanged = url.pathname !== location.pathname;
   history.pushState(null, '', url.pathname + url.search);
   void route();
 });
-window.addEventListener('popstate', () => void route());
+window.addEventListener('popstate', () => { pageChanged = true; void route(); });
 setNavigationHandler(() => void route());
 // Any call finding the session gone (a page's load, a save, the live tail's check) leads to sign-in.
 setSessionEndedHandler(() => { if (!session) return; session = null; ended = true; void route(); });

@@ -61,6 +61,7 @@ const EXPORT_COLUMNS = ['id', 'created_at', 'key_id', 'key_name', 'route', 'requ
 /** A page of rows as summaries, each marked with whether the router's decision is recorded for it. */
 async function summaries(c: ApiCall, rows: readonly Row[]): Promise<RequestSummary[]> {
   const routed = await routedIds(c.d.store.sql, rows.map((r) => String(r.id)));
+  await c.d.nameKeys(rows.map((r) => strOrNull(r.key_id)));
   return rows.map((r) => toSummary(r, c.d.keyName, routed.has(String(r.id))));
 }
 
@@ -101,6 +102,7 @@ export function requestsApi(): ApiRoute[] {
         const cost = costBreakdown(c, r);
         const routing = await routerDecisionOf(c.d.store.sql, id);
         const keyId = strOrNull(r.key_id);
+        await c.d.nameKeys([keyId]);
         const owner = keyId ? await c.d.users.keyOwner(keyId) : null;
         const ownerEmail = owner ? (await c.d.users.get(owner))?.email ?? null : null;
         const detail: RequestDetail = {

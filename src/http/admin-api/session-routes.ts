@@ -1,12 +1,12 @@
 // Sign-in, the current session and sign-out, and a user's own password change.
 import { GatewayError, invalidParam } from '../../gateway-error.ts';
 import { passwordProblem } from '../../dashboard/passwords.ts';
-import type { SessionView, UserView } from '../../dashboard/ui/api-types.ts';
+import type { SessionView, SignedOut, UserView } from '../../dashboard/ui/api-types.ts';
 import { normalEmail } from '../../dashboard/users.ts';
 import { parseJsonObject, readBody } from '../body.ts';
 import type { Services } from '../services.ts';
 import { refuseNul } from './params.ts';
-import { assertSameOrigin, clearCookies, clientIp, sendApiJson, sessionCookie, type Caller } from './context.ts';
+import { assertSameOrigin, authenticateCaller, clearCookies, clientIp, COOKIE, readCookie, SECURE_COOKIE, sendApiJson, sessionCookie, type Caller } from './context.ts';
 import type { ApiCall, ApiRoute } from './router.ts';
 
 /** An admin API call's body (labelled JSON: router.ts checks it), bounded by server.body_limit_bytes and 1 MiB. */
@@ -33,7 +33,7 @@ export async function optionalJsonBody(c: ApiCall): Promise<Record<string, unkno
 function sessionView(svc: Services, caller: Caller): SessionView {
   const cfg = svc.holder.current;
   return {
-    user: caller.user, csrf_token: caller.via === 'session' ? caller.session.csrf : '', via: caller.via,
+    signed_in: true, user: caller.user, csrf_token: caller.via === 'session' ? caller.session.csrf : '', via: caller.via,
     settings: {
       log_bodies: cfg.storage.logBodies, retention_days: cfg.dashboard.retention.recordsDays, body_retention_days: cfg.dashboard.retention.bodiesDays,
       storage: svc.store?.kind ?? 'none',
@@ -60,7 +60,23 @@ export function sessionApi(): ApiRoute[] {
         sendApiJson(c.res, 200, sessionView(c.svc, { via: 'session', user, session, token }), { 'set-cookie': sessionCookie(c.svc, c.req, token, maxAge) });
       },
     },
-    { method: 'GET', path: '/session', who: 'any', handler: async (c) => sendApiJson(c.res, 200, sessionView(c.svc, c.caller)) },
+    {
+      // Public: a visitor with no session (or one that ended) is a normal state, answered 200 signed out
+      // rather than 401, which browsers log as an error on every first visit. A session cookie that finds
+      // no session is cleared; a wrong admin key is still 401 (a script's mistake to report).
+      method: 'GET', path: '/session', who: 'public',
+      handler: async (c) => {
+        let caller: Caller;
+        try { caller = await authenticateCaller(c.svc, c.req); } catch (e) {
+          if (!(e instanceof GatewayError && e.code === 'session_required')) throw e;
+          const stale = readCookie(c.req, SECURE_COOKIE) !== undefined || readCookie(c.req, COOKIE) !== undefined;
+          const out: SignedOut = { signed_in: false, user: null };
+          sendApiJson(c.res, 200, out, stale ? { 'set-cookie': clearCookies() } : {});
+          return;
+        }
+        sendApiJson(c.res, 200, sessionView(c.svc, caller));
+      },
+    },
     {
       method: 'DELETE', path: '/session', who: 'any',
       handler: async (c) => {

@@ -48,7 +48,13 @@ export function usageApi(): ApiRoute[] {
       handler: async (c) => {
         const q = usageQuery(c.query);
         try {
-          sendApiJson(c.res, 200, await usageReport(c.d.store.sql, q, c.access, await usageContext(c)));
+          const report = await usageReport(c.d.store.sql, q, c.access, await usageContext(c));
+          if (q.group === 'key') {
+            // A key the names did not know yet (made since by the CLI or another replica) was labelled by its id.
+            await c.d.nameKeys(report.groups.map((g) => g.group));
+            for (const g of report.groups) if (g.group !== '') g.label = c.d.keyName(g.group) ?? g.group;
+          }
+          sendApiJson(c.res, 200, report);
         } catch (e) {
           if (e instanceof RangeError) throw invalidParam('bucket', 'too many buckets for this range (at most 2000): choose a larger bucket');
           throw e;

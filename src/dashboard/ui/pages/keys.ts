@@ -6,7 +6,7 @@ import type { KeyView, SessionView, UserView } from '../api-types.ts';
 import { changedFields, keyInput } from '../key-input.ts';
 import { h, mount } from '../dom.ts';
 import { whileVisible } from '../live.ts';
-import { compact, dateTime, pct, relative, usd } from '../format.ts';
+import { compact, dateTime, pct, relative, timeUntil, usd } from '../format.ts';
 import { badge, errorBox, errorText, field, secretBox, section, select, table } from '../widgets.ts';
 
 const PAGE = 100;
@@ -55,7 +55,19 @@ function spend(k: KeyView): HTMLElement {
     h('div', null, `${usd(st.period_spend_usd)} of ${usd(k.budget_usd)} ${k.budget_period === 'total' ? 'in total' : `this ${k.budget_period}`}`),
     h('progress', { max: 1, value: ratio, 'aria-label': `${pct(used, 0)} of the budget used` }),
     used >= 1 ? h('div', { class: 'small' }, badge('budget used up', 'bad'), over > 0 ? `${usd(String(over))} over` : null)
-      : h('div', { class: 'muted small' }, st.runs_out_at ? `runs out ${relative(st.runs_out_at)} at the last 7 days' rate` : 'no spend in the last 7 days'));
+      : h('div', { class: 'muted small' }, forecast(k)));
+}
+
+/**
+ * When the budget runs out at the last 7 days' rate. A day, week or month budget starts again at its
+ * period's end: a forecast past that end means it lasts the period (a $500 monthly budget read "runs
+ * out in about 3.6 years", as if the spend never started again).
+ */
+function forecast(k: KeyView): string {
+  const st = k.stats;
+  if (!st.runs_out_at) return 'no spend in the last 7 days';
+  if (st.period_end && Date.parse(st.runs_out_at) >= Date.parse(st.period_end)) return `lasts this ${k.budget_period} at the last 7 days' rate`;
+  return `runs out ${timeUntil(st.runs_out_at)} at the last 7 days' rate`;
 }
 
 /** The list loads again this often while the tab is visible, and when the tab or window comes back (src/dashboard/ui/live.ts). */
@@ -166,7 +178,11 @@ export async function keysPage(root: HTMLElement, s: SessionView, onCleanup: (f:
       relative(k.last_used_at),
       k.status === 'revoked' ? '' : h('div', { class: 'row-actions' },
         h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${k.name}`, 'data-action': 'edit', 'data-for': k.id, onclick: () => {
-          notice.replaceChildren(section(`Edit ${k.name}`, keyForm(s, users, k, (m) => void refresh(m), () => void reload())));
+          // Saved or cancelled, the focus goes back to this row's Edit (the form is gone: it fell to the body).
+          const back = (): void => { holder.querySelector<HTMLElement>(`[data-action="edit"][data-for="${CSS.escape(k.id)}"]`)?.focus(); };
+          notice.replaceChildren(section(`Edit ${k.name}`, keyForm(s, users, k, (m) => void refresh(m).then(back), () => void reload())));
+          // The form opens above the list, out of sight from a row further down: the focus goes to its first field.
+          notice.querySelector<HTMLInputElement>('input[name=name]')?.focus();
         } }, 'Edit'),
         h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rotate ${k.name}`, 'data-action': 'rotate', 'data-for': k.id, onclick: () => {
           if (!confirm(`Rotate "${k.name}"? A new secret is issued; the current one keeps working for 24 hours.`)) return;

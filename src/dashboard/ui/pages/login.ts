@@ -6,7 +6,7 @@ import type { SessionView } from '../api-types.ts';
 
 /** The sign-in page; `notice` says why it is shown again (the session ended while in use). */
 export function loginPage(notice: string | null, onSignedIn: (s: SessionView) => void): HTMLElement {
-  const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true });
+  const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true, autofocus: true });
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h('form', {

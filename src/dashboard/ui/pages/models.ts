@@ -5,7 +5,7 @@ import { api, qs } from '../api.ts';
 import type { ModelComparison, ModelInfo, ModelPerformance } from '../api-types.ts';
 import { scatterChart } from '../charts.ts';
 import { h, mount } from '../dom.ts';
-import { compact, ms, pct, usd } from '../format.ts';
+import { compact, ms, pct, usd, usdTick } from '../format.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { chart, errorBox, field, section, select, table } from '../widgets.ts';
 import { RANGES, rangeOf } from './usage.ts';
@@ -36,7 +36,11 @@ function comparison(c: ModelComparison, metric: string, chosen: string[]): HTMLE
     table(['Model', 'Requests', 'Error rate', 'Cost / request', 'Latency p50 / p95', 'TTFT p50', metric ? `${metric} (95% CI)` : 'Metric'], rows.map((m) => [
       m.model, compact(m.requests), pct(m.error_rate), usd(m.cost_per_request_usd), `${ms(m.latency_ms.p50)} / ${ms(m.latency_ms.p95)}`, ms(m.ttft_ms.p50), metric ? metricCell(m, metric) : '–']),
     { numeric: [1, 2, 3, 4, 5], empty: 'No traffic in this range.' }),
-    metric && points.length ? chart(scatterChart({ title: `Cost per request against ${metric}`, points, xTitle: 'cost per request (USD)', yTitle: metric, xFormat: (n) => usd(String(n)), yFormat: (n) => n.toFixed(2) }))
+    metric && points.length ? chart(scatterChart({
+      // Costs per request span decades ($0.0000004 to $1,234 in a month's traffic): on a linear axis the cheap models all sat on $0.
+      title: `Cost per request against ${metric}`, points, xTitle: 'cost per request (USD, log scale)', yTitle: metric,
+      xFormat: (n) => usd(String(n)), yFormat: (n) => n.toFixed(2), xLog: true, xTickFormat: usdTick,
+    }))
       : h('p', { class: 'muted' }, metric ? 'No model has both traffic and this metric in the range.' : 'Pick a feedback metric to plot cost against quality.'),
     side.length >= 2 ? section('Side by side', table(['', ...side.map((m) => m.model)], [
       ['Requests', ...side.map((m) => compact(m.requests))], ['Error rate', ...side.map((m) => pct(m.error_rate))],

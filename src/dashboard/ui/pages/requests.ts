@@ -100,10 +100,10 @@ export async function requestsPage(root: HTMLElement, onCleanup: (f: () => void)
     es.onerror = () => {
       if (es.readyState !== EventSource.CLOSED) { liveState.textContent = 'Reconnecting…'; return; }
       // The server refused the stream and the browser gives up: a 401 once the session ended (the check
-      // below then leads to sign-in), else say so rather than 'Reconnecting…' for ever.
+      // below then finds it signed out and leads to sign-in), else say so rather than 'Reconnecting…' for ever.
       stop();
       live.checked = false;
-      api.session().then(() => { liveState.textContent = 'Live tail stopped: the server refused the stream. Turn it on again to retry.'; }, (e: unknown) => {
+      api.session().then((s) => { if (s.signed_in) liveState.textContent = 'Live tail stopped: the server refused the stream. Turn it on again to retry.'; }, (e: unknown) => {
         liveState.textContent = `Live tail stopped: ${e instanceof Error ? e.message : String(e)}`;
       });
     };

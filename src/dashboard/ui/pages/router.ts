@@ -9,7 +9,7 @@ import { api, qs } from '../api.ts';
 import type { RouterKind, RouterModelShare, RouterOverview } from '../api-types.ts';
 import { barChart, lineChart } from '../charts.ts';
 import { h, mount } from '../dom.ts';
-import { bucketLabel, compact, dateTime, pct, timeZone, usd } from '../format.ts';
+import { bucketLabel, compact, dateTime, pct, timeZone, usd, usdTick } from '../format.ts';
 import { feedbackText, kindModelsText, requestsLink } from '../router-text.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
@@ -43,10 +43,10 @@ const legend = (names: string[]): HTMLElement =>
 function overTime(r: RouterOverview): HTMLElement {
   const labels = r.buckets.map((b) => bucketLabel(b, r.bucket, r.tz));
   return section('Routed traffic over time',
-    chart(lineChart({ title: `Routed requests and errors per ${r.bucket}`, labels, format: compact, series: [
+    chart(lineChart({ title: `Routed requests and errors per ${r.bucket}`, labels, format: compact, integer: true, series: [
       { name: 'routed requests', values: r.series.map((p) => p.requests) }, { name: 'errors', values: r.series.map((p) => p.errors) }] })),
     legend(['routed requests', 'errors']),
-    chart(lineChart({ title: `Cost of routed requests per ${r.bucket} (USD)`, labels, height: 160, format: (n) => usd(String(n)), series: [
+    chart(lineChart({ title: `Cost of routed requests per ${r.bucket} (USD)`, labels, height: 160, format: (n) => usd(String(n)), tickFormat: usdTick, series: [
       { name: 'cost', values: r.series.map((p) => Number(p.cost_usd)) }] })));
 }
 

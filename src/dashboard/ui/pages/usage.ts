@@ -4,7 +4,7 @@ import { api, API, qs } from '../api.ts';
 import type { UsageMetrics, UsageReport } from '../api-types.ts';
 import { lineChart, barChart, seriesClass } from '../charts.ts';
 import { h, mount } from '../dom.ts';
-import { bucketLabel, compact, ms, pct, timeZone, usd } from '../format.ts';
+import { bucketLabel, compact, ms, pct, pctTick, timeZone, usd, usdTick } from '../format.ts';
 import { navigate, readQuery, withQuery } from '../url-state.ts';
 import { card, chart, errorBox, field, section, select, table } from '../widgets.ts';
 
@@ -75,14 +75,15 @@ function render(r: UsageReport): HTMLElement[] {
   const legend = h('ul', { class: 'legend', 'aria-label': 'Series' }, ...groups.map((g, i) => h('li', { class: seriesClass(i, isOther(g)) }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), g.label)));
   const charts = [
     metric('Cost (USD)', (m) => Number(m.cost_usd)), metric('Requests', (m) => m.requests),
-  ].map((c) => section(c.name, chart(lineChart({ title: `${c.name} per ${r.bucket}`, labels, series: perGroup(c.pick), stacked: true, format: c.name.startsWith('Cost') ? (n) => usd(String(n)) : compact }))));
+  ].map((c) => section(c.name, chart(lineChart({ title: `${c.name} per ${r.bucket}`, labels, series: perGroup(c.pick), stacked: true,
+    ...(c.name.startsWith('Cost') ? { format: (n: number) => usd(String(n)), tickFormat: usdTick } : { format: compact, integer: true }) }))));
   const latency = section('Latency and errors',
     chart(lineChart({ title: `Latency percentiles per ${r.bucket}`, labels, format: ms, series: [
       { name: 'p50', values: r.total_series.map((m) => m.latency_ms.p50) }, { name: 'p95', values: r.total_series.map((m) => m.latency_ms.p95) },
       { name: 'p99', values: r.total_series.map((m) => m.latency_ms.p99) }, { name: 'TTFT p50', values: r.total_series.map((m) => m.ttft_ms.p50) }] })),
     h('ul', { class: 'legend' }, ...['p50', 'p95', 'p99', 'TTFT p50'].map((n, i) => h('li', { class: `series-${i}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), n))),
-    chart(lineChart({ title: `Error rate per ${r.bucket}`, labels, height: 140, format: (n) => pct(n, 0), series: [{ name: 'error rate', values: r.total_series.map((m) => m.error_rate) }] })),
-    chart(lineChart({ title: `Tokens per ${r.bucket}`, labels, height: 160, format: compact, series: [
+    chart(lineChart({ title: `Error rate per ${r.bucket}`, labels, height: 140, format: (n) => pct(n), tickFormat: pctTick, series: [{ name: 'error rate', values: r.total_series.map((m) => m.error_rate) }] })),
+    chart(lineChart({ title: `Tokens per ${r.bucket}`, labels, height: 160, format: compact, integer: true, series: [
       { name: 'input', values: r.total_series.map((m) => m.input_tokens) }, { name: 'output', values: r.total_series.map((m) => m.output_tokens) },
       { name: 'cached', values: r.total_series.map((m) => m.cache_read_tokens) }] })),
     h('ul', { class: 'legend' }, ...['input tokens', 'output tokens', 'cached input'].map((n, i) => h('li', { class: `series-${i}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), n))));
