@@ -28,6 +28,24 @@ function cacheMinTokens(name: string): number {
 }
 
 /**
+ * The sampling controls an OpenAI reasoning model takes (CatalogModel.sampling), from OpenAI's
+ * reasoning and GPT-5.x guides and its API's 400s ("Unsupported value: 'temperature' does not support
+ * 0.2 with this model. Only the default (1) value is supported."; "Unsupported parameter: 'top_p' is
+ * not supported with this model."): the o-series, GPT-5, 5-mini and 5-nano and the pro models take
+ * none; GPT-5.1 and later take temperature, top_p and logprobs only with reasoning effort `none`.
+ * Models that do not reason (the `-chat` ones) take all, and so do other makers' reasoning models
+ * (DeepSeek's and Google's accept temperature). Hosts that rename models (OpenRouter's `openai/...`)
+ * document dropping what a model does not take themselves, so only OpenAI's own names match.
+ */
+export function samplingOf(name: string, reasoning: boolean): CatalogModel['sampling'] {
+  // `gpt-5-chat` (Azure) is listed as reasoning by a source, but the chat models are GPT-5's non-reasoning ones.
+  if (!reasoning || makerOf(name) !== 'openai' || name.includes('/') || /-chat(-|$)/.test(name)) return undefined;
+  if (/^gpt-5\.\d+(-(mini|nano))?($|-(luna|sol|terra|\d{4}-\d{2}-\d{2})$)/.test(name)) return 'without_reasoning';
+  if (/^(o\d|gpt-5)/.test(name)) return 'none';
+  return undefined;
+}
+
+/**
  * The output limit when the sources do not give a believable one (unknown, or not below the context
  * window, which is a source writing the window into the output field): 8192 tokens, or half the
  * window when that is smaller. Never the window itself.
@@ -90,6 +108,8 @@ export function buildModel(src: ProviderSource, dev: DevModel, pricing: Pricing 
     pricing: p,
   };
   if (promptCaching) model.cache_min_tokens = cacheMinTokens(name);
+  const sampling = samplingOf(name, dev.reasoning);
+  if (sampling) model.sampling = sampling;
   if (unpriced) model.unpriced = true;
   return model;
 }

@@ -90,7 +90,7 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     path = t.chatPath ?? enc.path;
     headers = enc.headers;
   }
-  const mapped = mapping(out, t.upstream);
+  const mapped = mapping(out, t.upstream, t.model?.sampling ? { sampling: t.model.sampling } : undefined);
   const adjustments = codecAdjustments && codecAdjustments.length > 0 ? [...codecAdjustments, ...mapped] : mapped;
   return { path, body: out, ...(headers ? { headers } : {}), adjustments, ...(toolNames ? { toolNames } : {}) };
 }
