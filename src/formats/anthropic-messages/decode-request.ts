@@ -135,7 +135,9 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
   // Anthropic's own serving choices (fast output, where inference runs), which no other format takes.
-  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : [])];
+  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : []),
+    // Anthropic's prompt-cache diagnostics (`diagnostics.previous_message_id`), answered only by Anthropic.
+    ...(isRecord(body.diagnostics) ? ['diagnostics=dropped'] : [])];
   const dropped = [...citationsAsked(body.messages as Rec[]), ...serving];
   if (dropped.length > 0) req.decode_adjustments = dropped;
   const cc = cacheControlOf(body.cache_control);
