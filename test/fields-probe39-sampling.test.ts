@@ -8,6 +8,9 @@
 // though OpenAI takes it. Now the model's catalog record says which controls it takes
 // (`sampling`), and the provider's mapping rows leave out the others, reported in x-gateway-adjustments.
 // Other makers' reasoning models (Gemini here) keep their temperature.
+// Claude from Opus 4.7 on removed temperature, top_p and top_k ("`temperature` is deprecated for this
+// model", on Anthropic and on Bedrock): relayed or translated, they reached it and were refused; now the
+// catalog marks those models `sampling: none` and providers/anthropic.yaml and bedrock.yaml leave them out.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -35,6 +38,11 @@ before(async () => {
       // OpenAI's own mapping rows, as the repository ships them.
       { id: 'openai', format: 'openai-chat', base_url: oai.url, mappings: yamlOf('../providers/openai.yaml').mappings,
         models: [model('gpt-5', 'none'), model('gpt-5.2', 'without_reasoning'), { ...model('gpt-4o'), capabilities: { tools: true } }] },
+      // Anthropic's and Bedrock's, likewise, with a Claude that takes sampling controls and one that does not.
+      { id: 'anthropic', format: 'anthropic-messages', base_url: ant.url, mappings: yamlOf('../providers/anthropic.yaml').mappings,
+        models: [model('claude-opus-4-8', 'none'), model('claude-sonnet-4-6')] },
+      { id: 'bedrock', format: 'bedrock-converse', base_url: bed.url, mappings: yamlOf('../providers/bedrock.yaml').mappings,
+        models: [model('global.anthropic.claude-opus-4-8-v1:0', 'none')] },
     ],
   });
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -134,6 +142,41 @@ describe('a temperature for an OpenAI reasoning model', () => {
   });
 });
 
+describe('a temperature for Claude from Opus 4.7 on', () => {
+  test('the Anthropic mock refuses it as Anthropic does', async () => {
+    const r = await fetch(`${ant.url}/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-opus-4-8', max_tokens: 50, temperature: 0, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    assert.equal(r.status, 400);
+    assert.match(((await r.json()) as Rec).error.message, /`temperature` is deprecated for this model/);
+  });
+
+  test('relayed from a Messages client: left out and reported; Sonnet 4.6 keeps it', async () => {
+    const { response } = await anthropic.messages.create({
+      model: 'anthropic/claude-opus-4-8', max_tokens: 200, ...sampling({ temperature: 0, top_k: 5 }), messages: [{ role: 'user', content: 'Hi' }],
+    }).withResponse();
+    const adj = adjustments(response.headers);
+    for (const a of ['temperature=dropped', 'top_k=dropped']) assert.ok(adj.includes(a), `${a} in ${adj.join(', ')}`);
+    assert.equal(lastSent(ant).temperature, undefined);
+    await anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-6', max_tokens: 200, ...sampling({ temperature: 0 }), messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(lastSent(ant).temperature, 0);
+  });
+
+  test('translated from a chat client, for Anthropic and for Bedrock: left out and reported', async () => {
+    for (const [id, mock] of [['anthropic/claude-opus-4-8', ant], ['bedrock/global.anthropic.claude-opus-4-8-v1:0', bed]] as const) {
+      const { response } = await openai.chat.completions.create({
+        model: id, messages: [{ role: 'user', content: 'Hi' }], max_completion_tokens: 200, temperature: 0.2, top_p: 0.5,
+      }).withResponse();
+      const adj = adjustments(response.headers);
+      assert.ok(adj.some((a) => /temperature=dropped$/.test(a)), `${id}: ${adj.join(', ')}`);
+      const sent = lastSent(mock);
+      assert.equal(sent.temperature ?? sent.inferenceConfig?.temperature, undefined, id);
+      assert.equal(sent.top_p ?? sent.inferenceConfig?.topP, undefined, id);
+    }
+  });
+});
+
 describe('the catalog marks the models', () => {
   const byName = (file: string): Map<string, Rec> => new Map((yamlOf(`../providers/catalog/${file}.yaml`).models as Rec[]).map((m) => [m.name, m]));
   test('o-series and GPT-5 take none; GPT-5.1 and later without reasoning; chat models all', () => {
@@ -146,5 +189,11 @@ describe('the catalog marks the models', () => {
     assert.equal(azure.get('gpt-5-mini')!.sampling, 'none');
     assert.equal(azure.get('gpt-5-chat')!.sampling, undefined);
     assert.equal(azure.get('gpt-5-chat')!.capabilities.reasoning, true, 'the source calls it reasoning; the sampling rule knows better');
+  });
+  test('Claude from Opus 4.7 on takes none, on Anthropic and Bedrock; Opus 4.6 and Sonnet 4.6 all', () => {
+    const ant = byName('anthropic');
+    for (const n of ['claude-opus-4-7', 'claude-opus-4-8', 'claude-sonnet-5', 'claude-haiku-5-5']) assert.equal(ant.get(n)!.sampling, 'none', n);
+    for (const n of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-haiku-4-5-20251001']) assert.equal(ant.get(n)!.sampling, undefined, n);
+    assert.equal(byName('bedrock').get('global.anthropic.claude-opus-4-7-v1:0')!.sampling, 'none');
   });
 });
