@@ -4,6 +4,10 @@
 //   Anthropic's cache_control on that block (Bedrock's cachePoint), 12h as 1h, reported;
 // - chat `moderation`, `prediction`, `prompt_cache_options`, `store: true`: reported as dropped;
 // - Messages `diagnostics` (prompt-cache diagnostics): reported as dropped;
+// - Messages beta `thread` (server-held state), `compaction`, `mcp_servers`: a continued thread's
+//   history, a compaction request's answer and MCP tools exist only on Anthropic, so translated they
+//   are a 400 naming the field (they went as a plain turn missing them); `thread: create`, `fallbacks`,
+//   `fallback_credit_token`, `billing_policy`: reported as dropped;
 // - Responses `moderation`, `context_management`, `prompt_cache_options`: reported as dropped.
 // Relayed to their own format they go as sent.
 import { after, before, describe, test } from 'node:test';
@@ -91,6 +95,30 @@ describe('Messages and Responses fields', () => {
     const on = await post('/v1/messages', { ...body, model: 'ant/test-model' });
     assert.equal(on.status, 200, on.text);
     assert.deepEqual(lastSent(ant).diagnostics, { previous_message_id: null });
+  });
+
+  for (const [field, value, target] of [
+    ['thread', { type: 'continue', previous_message_id: 'msg_01' }, 'gem'],
+    ['compaction', { instructions: 'Summarise.' }, 'oai'],
+    ['mcp_servers', [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }], 'bed'],
+  ] as const) {
+    test(`Messages ${field} translated (${target}): a 400 naming it, nothing sent`, async () => {
+      const mock = { oai, gem, bed }[target];
+      mock.reset();
+      const r = await post('/v1/messages', { model: `${target}/test-model`, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], [field]: value });
+      assert.equal(r.status, 400, r.text);
+      assert.match(JSON.parse(r.text).error.message, new RegExp(`'${field}'`));
+      assert.equal(mock.requests.length, 0);
+    });
+  }
+
+  test('Messages thread create, fallbacks, fallback_credit_token, billing_policy translated: reported', async () => {
+    const r = await post('/v1/messages', {
+      model: 'gem/test-model', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }],
+      thread: { type: 'create' }, fallbacks: ['claude-sonnet-4-6'], fallback_credit_token: 'tok', billing_policy: { bill_to: 'self' },
+    });
+    assert.equal(r.status, 200, r.text);
+    for (const a of ['thread=dropped(create)', 'fallbacks=dropped', 'fallback_credit_token=dropped', 'billing_policy=dropped']) assert.ok(r.adj.includes(a), `${a} in ${r.adj.join(', ')}`);
   });
 
   test('Responses moderation, context_management and prompt_cache_options: reported', async () => {
