@@ -28,6 +28,37 @@ function cacheMinTokens(name: string): number {
 }
 
 /**
+ * The sampling controls a model takes (CatalogModel.sampling), for the makers that removed them:
+ * - OpenAI's reasoning models, from its reasoning and GPT-5.x guides and its API's 400s ("Unsupported
+ *   value: 'temperature' does not support 0.2 with this model. Only the default (1) value is
+ *   supported."; "Unsupported parameter: 'top_p' is not supported with this model."): the o-series,
+ *   GPT-5, 5-mini and 5-nano and the pro models take none; GPT-5.1 and later take temperature, top_p
+ *   and logprobs only with reasoning effort `none`. The `-chat` models do not reason and take all.
+ * - Anthropic's Claude from Opus 4.7 on (Opus 4.7, 4.8, 5 and later, every family's 5 and later):
+ *   "Setting temperature, top_p, or top_k to any non-default value on Claude Opus 4.7 returns a 400
+ *   error" (Anthropic's migration guide; the API answers "`temperature` is deprecated for this model",
+ *   Bedrock the same as a ValidationException). Opus 4.6, Sonnet 4.6, Haiku 4.5 and older take them.
+ * Other makers' reasoning models (DeepSeek's, Google's) take all. Hosts that rename models
+ * (OpenRouter's `vendor/...`) document dropping what a model does not take themselves, so only the
+ * makers' names (and Bedrock's ids of Claude) match.
+ */
+export function samplingOf(name: string, reasoning: boolean): CatalogModel['sampling'] {
+  if (name.includes('/')) return undefined;
+  const maker = makerOf(name);
+  if (maker === 'anthropic') {
+    const m = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:[-.](\d{1,2})(?!\d))?/.exec(name);
+    if (m === null) return undefined;
+    const major = Number(m[2]); const minor = Number(m[3] ?? 0);
+    return major >= 5 || (m[1] === 'opus' && major === 4 && minor >= 7) ? 'none' : undefined;
+  }
+  // `gpt-5-chat` (Azure) is listed as reasoning by a source, but the chat models are GPT-5's non-reasoning ones.
+  if (!reasoning || maker !== 'openai' || /-chat(-|$)/.test(name)) return undefined;
+  if (/^gpt-5\.\d+(-(mini|nano))?($|-(luna|sol|terra|\d{4}-\d{2}-\d{2})$)/.test(name)) return 'without_reasoning';
+  if (/^(o\d|gpt-5)/.test(name)) return 'none';
+  return undefined;
+}
+
+/**
  * The output limit when the sources do not give a believable one (unknown, or not below the context
  * window, which is a source writing the window into the output field): 8192 tokens, or half the
  * window when that is smaller. Never the window itself.
@@ -90,6 +121,8 @@ export function buildModel(src: ProviderSource, dev: DevModel, pricing: Pricing 
     pricing: p,
   };
   if (promptCaching) model.cache_min_tokens = cacheMinTokens(name);
+  const sampling = samplingOf(name, dev.reasoning);
+  if (sampling) model.sampling = sampling;
   if (unpriced) model.unpriced = true;
   return model;
 }

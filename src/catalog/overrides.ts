@@ -1,6 +1,6 @@
 // Operator-written models: a provider's own `models:` list (local servers) and `model_overrides`,
 // which add, hide, rename, re-price or correct any model and win over every source (files, refresh).
-import type { Capabilities, CatalogModel, ModelStatus, Pricing } from './types.ts';
+import type { Capabilities, CatalogModel, ModelStatus, Pricing, Sampling } from './types.ts';
 import { PRICE_FIELDS } from './types.ts';
 
 /** One `model_overrides.<name>` entry (schema/provider.schema.json); every field optional. */
@@ -24,6 +24,7 @@ export type ModelOverride = {
   modalities?: { input?: string[]; output?: string[] };
   capabilities?: Partial<Capabilities>;
   cache_min_tokens?: number;
+  sampling?: Sampling;
   status?: ModelStatus;
   retires_at?: string;
   successor?: string;
@@ -67,6 +68,7 @@ export function modelFromPartial(m: Obj): CatalogModel {
     pricing,
   };
   if (m.cache_min_tokens !== undefined) model.cache_min_tokens = m.cache_min_tokens as number;
+  if (m.sampling !== undefined) model.sampling = m.sampling as Sampling;
   for (const k of ['status', 'retires_at', 'successor', 'aliases'] as const) if (m[k] !== undefined) (model as Obj)[k] = m[k];
   if (m.unpriced === true) model.unpriced = true;
   return model;
@@ -84,7 +86,7 @@ function overrideModel(m: CatalogModel, o: ModelOverride): CatalogModel {
   if (o.capabilities) Object.assign(out.capabilities, o.capabilities);
   if (o.modalities?.input) out.modalities.input = o.modalities.input;
   if (o.modalities?.output) out.modalities.output = o.modalities.output;
-  for (const k of ['upstream', 'display_name', 'context_window', 'max_completion_tokens', 'reliability_tier', 'updated_at', 'cache_min_tokens', 'status', 'retires_at', 'successor', 'aliases'] as const) {
+  for (const k of ['upstream', 'display_name', 'context_window', 'max_completion_tokens', 'reliability_tier', 'updated_at', 'cache_min_tokens', 'sampling', 'status', 'retires_at', 'successor', 'aliases'] as const) {
     if (o[k] !== undefined) (out as Obj)[k] = o[k];
   }
   if (o.added_at !== undefined) { out.added_at = o.added_at; out.created = Math.floor(Date.parse(o.added_at) / 1000); }

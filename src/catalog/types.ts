@@ -55,6 +55,10 @@ export const OPTIONAL_PRICE_FIELDS = ['input_audio', 'output_audio'] as const sa
 /** active: served and listed; deprecated: served, listed with ?include=deprecated; retired: refused naming its successor. */
 export type ModelStatus = 'active' | 'deprecated' | 'retired';
 
+/** See CatalogModel.sampling. */
+export type Sampling = 'none' | 'without_reasoning';
+export const SAMPLING_VALUES = ['none', 'without_reasoning'] as const satisfies ReadonlyArray<Sampling>;
+
 export type Capabilities = { tools: boolean; vision: boolean; reasoning: boolean; structured_output: boolean; prompt_caching: boolean };
 
 export type CatalogModel = {
@@ -77,6 +81,13 @@ export type CatalogModel = {
   pricing: Pricing;
   /** Minimum cacheable prompt (1024; 2048 for the small fast tier, e.g. Claude Haiku). */
   cache_min_tokens?: number;
+  /**
+   * Which sampling controls (temperature other than 1, top_p, penalties, logprobs, logit_bias) the
+   * maker's API takes for this model. Absent: all of them. `none`: none at all (OpenAI's o-series and
+   * GPT-5, 5-mini, 5-nano refuse each with a 400). `without_reasoning`: only with reasoning effort
+   * `none` (GPT-5.1 and later). Provider mapping rows read it as `catalog.sampling`.
+   */
+  sampling?: Sampling;
   /** Absent = active. */
   status?: ModelStatus;
   /** When the maker announced the deprecation (ISO, UTC offset). */

@@ -64,7 +64,10 @@ export function targetOf(e: ModelEntry): TargetSpec {
     s = {
       id: e.id, provider: e.provider.id, format: e.provider.format, native: e.provider.native, upstream: e.upstream, modelInBody: e.provider.modelInBody,
       chatPath: e.provider.paths.chat, mappingRows: e.provider.mappingRows, toolIds: e.provider.toolCallIds,
-      model: { max_completion_tokens: e.model.max_completion_tokens, context_window: e.model.context_window, capabilities: e.model.capabilities },
+      model: {
+        max_completion_tokens: e.model.max_completion_tokens, context_window: e.model.context_window, capabilities: e.model.capabilities,
+        ...(e.model.sampling ? { sampling: e.model.sampling } : {}),
+      },
     };
     specs.set(e, s);
   }

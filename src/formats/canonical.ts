@@ -24,8 +24,16 @@ export type ImageDetail = typeof IMAGE_DETAILS[number];
 export const isImageDetail = (v: unknown): v is ImageDetail => typeof v === 'string' && (IMAGE_DETAILS as readonly string[]).includes(v);
 
 export type ImageBlock = { type: 'image'; source: ImageSource; detail?: ImageDetail; cache_control?: CacheControl };
+/**
+ * `title` and `context`: Anthropic shows both to the model with the document; targets without such
+ * fields get them as text before it: `label`, set for those targets only (src/formats/document-labels.ts),
+ * which their encoders write as a text part just before the document. A document may also sit in a tool
+ * result (a tool that fetched a file). `tool_name` never exists: code that reads a tool result's
+ * non-text, non-image parts as tool references (src/router/affinity.ts's key) still type-checks.
+ */
 export type DocumentBlock = {
   type: 'document'; source: DocumentSource; title?: string; context?: string; cache_control?: CacheControl;
+  label?: string; tool_name?: never;
 };
 /**
  * `raw_arguments`: arguments a model wrote as text that is no object's JSON (OpenAI's formats carry them
@@ -39,7 +47,7 @@ export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: 
  */
 export type ToolReferenceBlock = { type: 'tool_reference'; tool_name: string; cache_control?: CacheControl };
 export type ToolResultBlock = {
-  type: 'tool_result'; tool_use_id: string; content: Array<TextBlock | ImageBlock | ToolReferenceBlock>; is_error?: boolean;
+  type: 'tool_result'; tool_use_id: string; content: Array<TextBlock | ImageBlock | DocumentBlock | ToolReferenceBlock>; is_error?: boolean;
   cache_control?: CacheControl;
 };
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string };

@@ -10,8 +10,8 @@ export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'gemini' | 'bedr
  */
 export type ClientFormat = WireFormat | 'openai-responses';
 
-/** The part of a model's catalog entry that encoding reads: its limits and capabilities. */
-export type TargetModel = Pick<CatalogModel, 'max_completion_tokens' | 'context_window' | 'capabilities'>;
+/** The part of a model's catalog entry that encoding reads: its limits, capabilities and the sampling controls it takes. */
+export type TargetModel = Pick<CatalogModel, 'max_completion_tokens' | 'context_window' | 'capabilities' | 'sampling'>;
 
 /** What a codec needs to know about the chosen target when encoding an upstream request. */
 export type TargetInfo = {

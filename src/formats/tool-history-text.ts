@@ -5,8 +5,8 @@
 // model with its history, instead of a declared tool nobody offered (which the model could call).
 // A call becomes the assistant's text `Called tool <name> (call <id>) with input <JSON>.`; its result
 // the user's text `Result of <name> (call <id>):` and the result's text (`Error from ...` when the
-// tool failed), its images kept as image blocks after it. Turns keep their roles and their order.
-import type { Block, ImageBlock, Message, TextBlock } from './canonical.ts';
+// tool failed), its images and documents kept as blocks after it. Turns keep their roles and their order.
+import type { Block, DocumentBlock, ImageBlock, Message, TextBlock } from './canonical.ts';
 import { referenceText } from './tool-search.ts';
 import { argumentsText } from './tool-arguments.ts';
 
@@ -29,17 +29,19 @@ function asText(b: Block, names: ReadonlyMap<string, string>): Block[] {
   if (b.type !== 'tool_result') return [b];
   const tool = names.get(b.tool_use_id) ?? 'a tool';
   const texts: string[] = [];
-  const images: ImageBlock[] = [];
+  const images: Array<ImageBlock | DocumentBlock> = [];
   for (const c of b.content) {
     if (c.type === 'text') texts.push(c.text);
     else if (c.type === 'image') images.push({ type: 'image', source: c.source });
+    else if (c.type === 'document') { const { cache_control: _cc, ...doc } = c; images.push(doc); }
     else texts.push(referenceText(c.tool_name));
   }
   const head = `${b.is_error === true ? 'Error from' : 'Result of'} ${tool} (call ${b.tool_use_id}):`;
   const body = texts.join('\n');
-  const out: Block[] = [{ type: 'text', text: body === '' ? `${head} ${images.length === 0 ? '(no output)' : images.length === 1 ? '(image below)' : '(images below)'}` : `${head}\n${body}` }, ...images];
-  if (b.cache_control !== undefined) out[out.length - 1] = withCache(out[out.length - 1] as TextBlock | ImageBlock, b.cache_control);
+  const kind = images.every((c) => c.type === 'image') ? 'image' : 'file';
+  const out: Block[] = [{ type: 'text', text: body === '' ? `${head} ${images.length === 0 ? '(no output)' : images.length === 1 ? `(${kind} below)` : `(${kind}s below)`}` : `${head}\n${body}` }, ...images];
+  if (b.cache_control !== undefined) out[out.length - 1] = withCache(out[out.length - 1] as TextBlock | ImageBlock | DocumentBlock, b.cache_control);
   return out;
 }
 
-const withCache = <B extends TextBlock | ImageBlock>(b: B, cc: TextBlock['cache_control']): B => (cc === undefined ? b : { ...b, cache_control: cc });
+const withCache = <B extends TextBlock | ImageBlock | DocumentBlock>(b: B, cc: TextBlock['cache_control']): B => (cc === undefined ? b : { ...b, cache_control: cc });

@@ -11,12 +11,20 @@ export type MappingRow = {
 
 export type Adjustment = string;
 
+/**
+ * The target model's catalog facts a row may test (`catalog.<field>`): what the maker's API accepts
+ * for this model, so one row serves every model of the provider (`catalog.sampling`, CatalogModel).
+ */
+export type MappingCatalog = { sampling?: string };
+
 /** Applies the rows to `body` in place; returns what changed. Throws GatewayError on a reject. */
-export type CompiledMapping = (body: Record<string, unknown>, model: string) => Adjustment[];
+export type CompiledMapping = (body: Record<string, unknown>, model: string, catalog?: MappingCatalog) => Adjustment[];
 
 type Step = (body: Record<string, unknown>, out: Adjustment[]) => void;
 
-export const MAPPING_VARS = ['model', 'body'] as const;
+export const MAPPING_VARS = ['model', 'body', 'catalog'] as const;
+
+const NO_CATALOG: MappingCatalog = {};
 
 export function compileMapping(rows: readonly MappingRow[]): CompiledMapping {
   if (rows.length === 0) return () => [];
@@ -26,12 +34,12 @@ export function compileMapping(rows: readonly MappingRow[]): CompiledMapping {
     // A row without a default does nothing when its parameter is absent: skip it before its condition.
     root: r.default === undefined ? r.param.split('.')[0]! : null,
   }));
-  return (body, model) => {
+  return (body, model, catalog = NO_CATALOG) => {
     const out: Adjustment[] = [];
-    let data: { model: string; body: Record<string, unknown> } | null = null;
+    let data: { model: string; body: Record<string, unknown>; catalog: MappingCatalog } | null = null;
     for (const s of steps) {
       if (s.root !== null && body[s.root] === undefined) continue;
-      if (s.when !== null && !(s.when as Predicate)((data ??= { model, body }))) continue;
+      if (s.when !== null && !(s.when as Predicate)((data ??= { model, body, catalog }))) continue;
       s.step(body, out);
     }
     return out;

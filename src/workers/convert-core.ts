@@ -14,6 +14,7 @@ import { fitCanonicalToolIds, fitRelayedToolIds, type ToolIdRule } from '../form
 import { FORMAT_TOOL_NAMES, fitCanonicalToolNames, type ToolNameMap } from '../formats/tool-names.ts';
 import { lowerToolSearch } from '../formats/tool-search.ts';
 import { lowerToolChanges } from '../formats/tool-changes.ts';
+import { labelDocuments } from '../formats/document-labels.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -79,10 +80,12 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     const named = fitCanonicalToolNames(changed.req, FORMAT_TOOL_NAMES[t.format]);
     toolNames = named.names;
     const searched = lowerToolSearch(named.req, t.format);
-    const enc = codec.upstream.encodeRequest({ ...searched.req, model: t.upstream }, {
+    // A document's title and context, which only Anthropic's format holds, as text before it.
+    const labelled = labelDocuments(searched.req, t.format);
+    const enc = codec.upstream.encodeRequest({ ...labelled.req, model: t.upstream }, {
       upstreamModel: t.upstream, provider: t.provider, ...(t.model ? { model: t.model } : {}),
     });
-    const fitted = [ids.adjustment, ...changed.adjustments, named.adjustment, searched.adjustment].filter((a) => a !== null);
+    const fitted = [ids.adjustment, ...changed.adjustments, named.adjustment, searched.adjustment, ...labelled.adjustments].filter((a) => a !== null);
     const before = fitted.length > 0 ? [...(canonical.value.decode_adjustments ?? []), ...fitted] : canonical.value.decode_adjustments;
     codecAdjustments = before ? [...before, ...(enc.adjustments ?? [])] : enc.adjustments;
     out = enc.body as Rec;
@@ -90,7 +93,7 @@ export function encodeForTarget(clientFormat: ClientFormat, body: Rec, canonical
     path = t.chatPath ?? enc.path;
     headers = enc.headers;
   }
-  const mapped = mapping(out, t.upstream);
+  const mapped = mapping(out, t.upstream, t.model?.sampling ? { sampling: t.model.sampling } : undefined);
   const adjustments = codecAdjustments && codecAdjustments.length > 0 ? [...codecAdjustments, ...mapped] : mapped;
   return { path, body: out, ...(headers ? { headers } : {}), adjustments, ...(toolNames ? { toolNames } : {}) };
 }

@@ -17,6 +17,26 @@ const BETA_FIELDS: Record<string, string> = { context_management: 'context-manag
 
 /** What a model generation accepts. Unknown names (test models) are treated as the newest generation. */
 export type AnthropicModelSpec = { maxOutput: number; thinking: boolean; adaptive: boolean; systemMessages: boolean; structured: boolean };
+/**
+ * Claude from Opus 4.7 on (Opus 4.7, 4.8, every family's 5 and later; Bedrock ids too) takes no sampling
+ * controls: "Setting temperature, top_p, or top_k to any non-default value on Claude Opus 4.7 returns a
+ * 400 error"; the API's words are "`temperature` is deprecated for this model.".
+ */
+export function samplingRemoved(model: string): boolean {
+  const m = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:[-.](\d{1,2})(?!\d))?/.exec(model);
+  if (m === null) return false;
+  const major = Number(m[2]); const minor = Number(m[3] ?? 0);
+  return major >= 5 || (m[1] === 'opus' && major === 4 && minor >= 7);
+}
+
+/** The sampling control such a model refuses in `s` (Anthropic's field names), or null. */
+export function removedSamplingProblem(model: string, s: { temperature?: unknown; top_p?: unknown; top_k?: unknown }): string | null {
+  if (!samplingRemoved(model)) return null;
+  if (s.temperature !== undefined && s.temperature !== 1) return '`temperature` is deprecated for this model.';
+  for (const k of ['top_p', 'top_k'] as const) if (s[k] !== undefined) return `\`${k}\` is deprecated for this model.`;
+  return null;
+}
+
 export function anthropicModel(name: string): AnthropicModelSpec {
   if (/claude-3-(opus|sonnet|haiku)-/.test(name)) return { maxOutput: 4096, thinking: false, adaptive: false, systemMessages: false, structured: false };
   if (/claude-3-5-/.test(name)) return { maxOutput: 8192, thinking: false, adaptive: false, systemMessages: false, structured: false };
@@ -187,6 +207,8 @@ export function anthropicRequestProblem(b: Json, headers: Record<string, string 
   if (typeof b.max_tokens !== 'number' || !Number.isInteger(b.max_tokens) || b.max_tokens < 0) return 'max_tokens: Input should be a valid integer';
   if (b.max_tokens > spec.maxOutput) return `max_tokens: ${b.max_tokens} > ${spec.maxOutput}, which is the maximum allowed number of output tokens for ${model}`;
   if (typeof b.temperature === 'number' && (b.temperature < 0 || b.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
+  const removed = removedSamplingProblem(model, b);
+  if (removed) return removed;
   // Custom tools' names: `^[a-zA-Z0-9_-]{1,128}$` (128 since 2026; 64 before).
   for (const [i, t] of (Array.isArray(b.tools) ? b.tools : []).map(obj).entries()) {
     if (t.type !== undefined && t.type !== 'custom') continue;

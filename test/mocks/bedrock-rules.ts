@@ -2,7 +2,7 @@
 // without toolConfig or without their calls, model-specific request fields on the wrong model
 // family, Claude's thinking rules and signatures as Bedrock relays them ("The model returned the following
 // errors: ..."). Answered as ValidationException.
-import { anthropicModel } from './anthropic-rules.ts';
+import { anthropicModel, removedSamplingProblem } from './anthropic-rules.ts';
 import { signatureIssuer } from './text.ts';
 
 type Json = Record<string, unknown>;
@@ -99,7 +99,10 @@ export function bedrockRequestProblem(b: Json, modelId: string): string | null {
         if (sig !== undefined && signatureIssuer(String(sig)) !== 'anthropic') return model(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
       }
     }
-    const max = obj(b.inferenceConfig).maxTokens;
+    const ic = obj(b.inferenceConfig);
+    const removed = removedSamplingProblem(modelId, { temperature: ic.temperature, top_p: ic.topP, top_k: extra.top_k });
+    if (removed) return model(removed.replaceAll('`', ''));
+    const max = ic.maxTokens;
     const limit = anthropicModel(modelId).maxOutput;
     if (typeof max === 'number' && max > limit) return model(`max_tokens: ${max} > ${limit}, which is the maximum allowed number of output tokens for ${modelId}`);
     return claudeThinking(b, modelId, messages);

@@ -15,7 +15,33 @@ const PARAMS = new Set(['messages', 'model', 'audio', 'frequency_penalty', 'func
 export const IMAGE_DETAILS = ['auto', 'low', 'high', 'original'];
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
-export const isReasoningModel = (model: string): boolean => /^(o\d|gpt-5)/.test(model);
+/** The `-chat` models of GPT-5 do not reason (and take temperature); every other o-series and GPT-5 model does. */
+export const isReasoningModel = (model: string): boolean => /^(o\d|gpt-5)/.test(model) && !/-chat(-|$)/.test(model);
+/**
+ * GPT-5.1 and later take temperature, top_p and logprobs only with reasoning effort none (OpenAI's
+ * GPT-5.x guide: "Requests to GPT-5.2 or GPT-5.1 with any other reasoning effort setting, or to older
+ * GPT-5 models (e.g., gpt-5, gpt-5-mini, gpt-5-nano) that include these fields will raise an error").
+ * The mock reads an absent effort as not none.
+ */
+const takesSamplingWithoutReasoning = (model: string): boolean => /^gpt-5\.\d/.test(model) && !/-pro($|-)/.test(model);
+
+/** The sampling control a reasoning model refuses in `b`, in the API's words, or null. */
+function samplingProblem(model: string, b: Json): string | null {
+  if (takesSamplingWithoutReasoning(model) && b.reasoning_effort === 'none') {
+    for (const k of ['frequency_penalty', 'presence_penalty', 'logit_bias'] as const) {
+      if (b[k] !== undefined && b[k] !== 0) return `Unsupported parameter: '${k}' is not supported with this model.`;
+    }
+    return null;
+  }
+  if (b.temperature !== undefined && b.temperature !== 1) return `Unsupported value: 'temperature' does not support ${String(b.temperature)} with this model. Only the default (1) value is supported.`;
+  for (const k of ['top_p', 'frequency_penalty', 'presence_penalty'] as const) {
+    if (b[k] !== undefined && b[k] !== (k === 'top_p' ? 1 : 0)) return `Unsupported parameter: '${k}' is not supported with this model.`;
+  }
+  for (const k of ['logprobs', 'top_logprobs', 'logit_bias'] as const) {
+    if (b[k] !== undefined) return `Unsupported parameter: '${k}' is not supported with this model.`;
+  }
+  return null;
+}
 /** Families known not to reason; other unknown names (test models) accept reasoning_effort. */
 const NON_REASONING = /^(gpt-4|gpt-3\.5|chatgpt-4o)/;
 
@@ -71,7 +97,8 @@ export function openaiRequestProblem(b: Json): string | null {
   }
   if (isReasoningModel(model)) {
     if (b.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
-    if (b.temperature !== undefined && b.temperature !== 1) return `Unsupported value: 'temperature' does not support ${String(b.temperature)} with this model. Only the default (1) value is supported.`;
+    const sampling = samplingProblem(model, b);
+    if (sampling !== null) return sampling;
   } else if (b.reasoning_effort !== undefined && NON_REASONING.test(model)) {
     return "Unsupported parameter: 'reasoning_effort' is not supported with this model.";
   }

@@ -154,6 +154,9 @@ function openaiSpec(opts: MockOptions, flavor: Flavor): ProviderSpec {
       // Mistral's 400s are flat: {object: "error", message, type, param, code} (as quoted in its users' reports).
       if (flavor === 'mistral' && status === 400) return { body: { object: 'error', message, type: 'invalid_request_error', param: null, code: null } };
       const { type, code } = errorType(status);
+      // A refused parameter is named in `param`, with OpenAI's code for it (its 400s for reasoning models).
+      const named = status === 400 ? /^Unsupported (parameter|value): '([^']+)'/.exec(message) : null;
+      if (named) return { body: { error: { message, type, param: named[2], code: `unsupported_${named[1]}` } } };
       return { body: { error: { message, type, param: null, code } } };
     },
     checkAuth: (req, _url, apiKey) => {

@@ -32,6 +32,20 @@ function imageBlock(raw: Rec, param: string): ImageBlock {
   throw new GatewayError('unsupported_parameter', `image source type '${String(s.type)}' is not supported`, { param: `${param}.source.type` });
 }
 
+function documentBlock(raw: Rec, param: string, lenient: boolean): DocumentBlock | null {
+  const s = isRecord(raw.source) ? raw.source : {};
+  let source: DocumentBlock['source'];
+  if (s.type === 'base64') source = { type: 'base64', media_type: String(s.media_type), data: String(s.data) };
+  else if (s.type === 'url') source = { type: 'url', url: String(s.url) };
+  else if (s.type === 'text') source = { type: 'text', media_type: 'text/plain', data: String(s.data) };
+  else if (lenient) return null;
+  else throw new GatewayError('unsupported_parameter', `document source type '${String(s.type)}' is not supported`, { param: `${param}.source.type` });
+  const doc = withCache<DocumentBlock>({ type: 'document', source }, raw);
+  if (typeof raw.title === 'string') doc.title = raw.title;
+  if (typeof raw.context === 'string') doc.context = raw.context;
+  return doc;
+}
+
 /**
  * One wire block -> canonical. `param` is the field path used in errors. With `lenient` (decoding
  * upstream responses) blocks the model cannot hold yield null instead of an error.
@@ -40,19 +54,7 @@ export function decodeBlock(raw: Rec, param: string, lenient = false): Block | n
   switch (raw.type) {
     case 'text': return textBlock(raw);
     case 'image': return imageBlock(raw, param);
-    case 'document': {
-      const s = isRecord(raw.source) ? raw.source : {};
-      let source;
-      if (s.type === 'base64') source = { type: 'base64' as const, media_type: String(s.media_type), data: String(s.data) };
-      else if (s.type === 'url') source = { type: 'url' as const, url: String(s.url) };
-      else if (s.type === 'text') source = { type: 'text' as const, media_type: 'text/plain' as const, data: String(s.data) };
-      else if (lenient) return null;
-      else throw new GatewayError('unsupported_parameter', `document source type '${String(s.type)}' is not supported`, { param: `${param}.source.type` });
-      const doc = withCache<DocumentBlock>({ type: 'document', source }, raw);
-      if (typeof raw.title === 'string') doc.title = raw.title;
-      if (typeof raw.context === 'string') doc.context = raw.context;
-      return doc;
-    }
+    case 'document': return documentBlock(raw, param, lenient);
     case 'tool_use': return withCache<ToolUseBlock>({ type: 'tool_use', id: String(raw.id), name: String(raw.name), input: raw.input ?? {} }, raw);
     case 'tool_result': {
       const content: ToolResultBlock['content'] = typeof raw.content === 'string'
@@ -60,6 +62,8 @@ export function decodeBlock(raw: Rec, param: string, lenient = false): Block | n
         : (Array.isArray(raw.content) ? raw.content : []).flatMap((c: Rec, j): ToolResultBlock['content'] => {
           if (c.type === 'text') return [textBlock(c)];
           if (c.type === 'image') return [imageBlock(c, `${param}.content[${j}]`)];
+          // Anthropic takes documents in tool results (a tool that fetched a PDF or a page).
+          if (c.type === 'document') { const d = documentBlock(c, `${param}.content[${j}]`, lenient); return d ? [d] : []; }
           if (c.type === 'tool_reference') return [withCache<ToolReferenceBlock>({ type: 'tool_reference', tool_name: String(c.tool_name) }, c)];
           if (lenient) return [];
           throw unsupportedBlock(`${param}.content[${j}].type`, c.type);

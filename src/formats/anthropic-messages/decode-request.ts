@@ -114,6 +114,27 @@ function markLastCacheable(req: CanonicalRequest, cc: CacheControl): void {
   }
 }
 
+const present = (v: unknown): boolean => v !== undefined && v !== null;
+
+/**
+ * Beta asks of the Messages API (@anthropic-ai/sdk 1.14 `beta.messages`) only Anthropic's server can act
+ * on, each of which changes what the answer is: a `thread` continued from a previous message (the
+ * client sends only the new turns; the history is held by Anthropic), a `compaction` request (the
+ * answer is a compaction block), `mcp_servers` (Anthropic's MCP connector runs those tools). Refused
+ * naming the field when translated (CanonicalRequest.native_only); relayed to Anthropic as sent.
+ */
+function anthropicOnly(body: Rec): CanonicalRequest['native_only'] {
+  const only = (param: string, what: string): NonNullable<CanonicalRequest['native_only']> =>
+    ({ param, message: `'${param}' (${what}) is acted on only by Anthropic's Messages API, and this model is reached by translation; send the request without '${param}'` });
+  if (isRecord(body.thread) && body.thread.type !== 'create') return only('thread', 'a conversation held by the server, continued');
+  if (present(body.compaction)) return only('compaction', 'a compaction request');
+  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) return only('mcp_servers', "tools of Anthropic's MCP connector");
+  return undefined;
+}
+
+/** Beta fields whose loss leaves the answer right: reported when translated. */
+const ANTHROPIC_SERVICES = ['fallbacks', 'fallback_credit_token', 'billing_policy'] as const;
+
 /** Body must have passed validateMessagesRequest; throws GatewayError for what cannot be represented. */
 export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   const req: CanonicalRequest = { model: String(body.model), system: decodeSystem(body.system), messages: [], stream: body.stream === true };
@@ -135,7 +156,15 @@ export function decodeMessagesRequest(body: Rec): CanonicalRequest {
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
   if (body.container !== undefined && body.container !== null) req.container = body.container;
   // Anthropic's own serving choices (fast output, where inference runs), which no other format takes.
-  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : [])];
+  const serving = [...(body.speed === 'fast' ? ['speed=dropped(fast)'] : []), ...(typeof body.inference_geo === 'string' ? [`inference_geo=dropped(${body.inference_geo})`] : []),
+    // Anthropic's prompt-cache diagnostics (`diagnostics.previous_message_id`), answered only by Anthropic.
+    ...(isRecord(body.diagnostics) ? ['diagnostics=dropped'] : []),
+    // A thread the server would create and hold: the answer is the same, the state is not kept.
+    ...(isRecord(body.thread) && body.thread.type === 'create' ? ['thread=dropped(create)'] : []),
+    ...ANTHROPIC_SERVICES.filter((k) => present(body[k])).map((k) => `${k}=dropped`)];
+  // A tool change naming an MCP tool is refused where it stands, naming that field (src/formats/tool-changes.ts).
+  const native = req.mcp_tool_change === undefined ? anthropicOnly(body) : undefined;
+  if (native) req.native_only = native;
   const dropped = [...citationsAsked(body.messages as Rec[]), ...serving];
   if (dropped.length > 0) req.decode_adjustments = dropped;
   const cc = cacheControlOf(body.cache_control);

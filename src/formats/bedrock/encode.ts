@@ -74,14 +74,20 @@ function content(blocks: Block[], counter: { docs: number }): Json[] {
     switch (b.type) {
       case 'text': if (b.text !== '') out.push({ text: b.text }); break;
       case 'image': out.push(image(b)); break;
-      case 'document': out.push(document(b, ++counter.docs)); break;
+      case 'document':
+        if (b.label !== undefined) out.push({ text: b.label });
+        out.push(document(b, ++counter.docs));
+        break;
       case 'tool_use': out.push({ toolUse: { toolUseId: b.id, name: b.name, input: b.input ?? {} } }); break;
       case 'tool_result':
         out.push({
           toolResult: {
             toolUseId: b.tool_use_id,
             // tool_reference blocks were made text before encoding (src/formats/tool-search.ts).
-            content: b.content.map((c) => (c.type === 'text' ? { text: c.text } : c.type === 'image' ? image(c) : { text: referenceText(c.tool_name) })),
+            // A tool's documents go in its result: Converse's ToolResultContentBlock takes them.
+            content: b.content.flatMap((c) => (c.type === 'text' ? [{ text: c.text }] : c.type === 'image' ? [image(c)]
+              : c.type === 'document' ? [...(c.label !== undefined ? [{ text: c.label }] : []), document(c, ++counter.docs)]
+              : [{ text: referenceText(c.tool_name) }])),
             status: b.is_error === true ? 'error' : 'success',
           },
         });

@@ -92,7 +92,10 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
     switch (b.type) {
       case 'text': push({ text: b.text }); break;
       case 'image': push(mediaPart(b.source)); break;
-      case 'document': push(mediaPart(b.source)); break;
+      case 'document':
+        if (b.label !== undefined) push({ text: b.label });
+        push(mediaPart(b.source));
+        break;
       case 'tool_use':
         push({ functionCall: { ...callId(b.id), name: b.name, args: isRecord(b.input) ? b.input : { input: b.input } } });
         break;
@@ -102,10 +105,18 @@ function encodeParts(blocks: Block[], toolNames: Map<string, string>): GeminiPar
           throw new GatewayError('invalid_parameter',
             `tool result ${b.tool_use_id} answers no tool call earlier in the conversation`, { param: 'messages' });
         }
-        const text = b.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+        // A text document a tool returned is part of its result; its images and files follow the response.
+        const text = b.content.flatMap((c) => (c.type === 'text' ? [c.text]
+          : c.type === 'document' && c.source.type === 'text' ? [...(c.label !== undefined ? [c.label] : []), c.source.data] : [])).join('\n');
         const response = b.is_error === true ? { error: text } : { result: text };
         push({ functionResponse: { ...callId(b.tool_use_id), name, response } });
-        for (const c of b.content) if (c.type === 'image') push(mediaPart(c.source));
+        for (const c of b.content) {
+          if (c.type === 'image') push(mediaPart(c.source));
+          else if (c.type === 'document' && c.source.type !== 'text') {
+            if (c.label !== undefined) push({ text: c.label });
+            push(mediaPart(c.source));
+          }
+        }
         break;
       }
       // Signatures are this model's own, unwrapped (ownThinking left out the ones another model signed).

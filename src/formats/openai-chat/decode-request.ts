@@ -1,7 +1,7 @@
 // Client side of the chat-completions codec: a validated request body -> CanonicalRequest.
 // Router fields (models, max_cost, ...) and `extra` are the engine's business and are not read here.
 import type {
-  Block, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
+  Block, CacheControl, CanonicalRequest, ImageBlock, Message, ResponseFormat, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from '../canonical.ts';
 import { isImageDetail } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
@@ -37,24 +37,50 @@ function textOf(content: unknown, param: string): string {
   }).join('');
 }
 
-function userBlocks(content: unknown, param: string): Block[] {
+/**
+ * An explicit prompt-cache breakpoint on a content part (`prompt_cache_breakpoint: {mode: explicit, ttl}`,
+ * OpenAI's caching from gpt-5.6): "cache the prompt up to here", which is what Anthropic's `cache_control`
+ * on a block says, so it becomes the canonical marker (Anthropic's `cache_control`, Bedrock's `cachePoint`);
+ * OpenAI's 12h lifetime as Anthropic's longest, 1h, its 30m as the default. Counted in `marks`.
+ */
+function breakpointOf(p: unknown, marks: { n: number }): CacheControl | undefined {
+  const b = isRecord(p) ? p.prompt_cache_breakpoint : undefined;
+  if (!isRecord(b) || b.mode !== 'explicit') return undefined;
+  marks.n++;
+  return b.ttl === '12h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+}
+
+/** The last breakpoint among a text-only message's parts (they become one block). */
+function lastBreakpoint(content: unknown, marks: { n: number }): CacheControl | undefined {
+  let cc: CacheControl | undefined;
+  if (Array.isArray(content)) for (const p of content) cc = breakpointOf(p, marks) ?? cc;
+  return cc;
+}
+
+function withMark<B extends Block>(b: B, cc: CacheControl | undefined): B {
+  if (cc !== undefined && 'cache_control' in b === false) (b as B & { cache_control?: CacheControl }).cache_control = cc;
+  return b;
+}
+
+function userBlocks(content: unknown, param: string, marks: { n: number }): Block[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
-  return content.map((p: Rec, i): Block => {
-    const at = `${param}[${i}]`;
-    if (p.type === 'text') return { type: 'text', text: String(p.text) };
-    if (p.type === 'image_url') return imageFromUrl(String((p.image_url as Rec).url), (p.image_url as Rec).detail);
-    if (p.type === 'file') {
-      // Inline file data is a document the canonical model can carry; uploaded file ids are not.
-      const f = isRecord(p.file) ? p.file : {};
-      const d = typeof f.file_data === 'string' ? parseDataUrl(f.file_data) : null;
-      if (!d) throw unsupported(`${at}.file`, 'only inline file_data (a base64 data: URL) is supported; file_id references are not');
-      const doc: Block = { type: 'document', source: { type: 'base64', ...d } };
-      if (typeof f.filename === 'string') doc.title = f.filename;
-      return doc;
-    }
-    throw unsupported(`${at}.type`, `content part type '${String(p.type)}' is not supported by this gateway`);
-  });
+  return content.map((p: Rec, i): Block => withMark(userBlock(p, `${param}[${i}]`), breakpointOf(p, marks)));
+}
+
+function userBlock(p: Rec, at: string): Block {
+  if (p.type === 'text') return { type: 'text', text: String(p.text) };
+  if (p.type === 'image_url') return imageFromUrl(String((p.image_url as Rec).url), (p.image_url as Rec).detail);
+  if (p.type === 'file') {
+    // Inline file data is a document the canonical model can carry; uploaded file ids are not.
+    const f = isRecord(p.file) ? p.file : {};
+    const d = typeof f.file_data === 'string' ? parseDataUrl(f.file_data) : null;
+    if (!d) throw unsupported(`${at}.file`, 'only inline file_data (a base64 data: URL) is supported; file_id references are not');
+    const doc: Block = { type: 'document', source: { type: 'base64', ...d } };
+    if (typeof f.filename === 'string') doc.title = f.filename;
+    return doc;
+  }
+  throw unsupported(`${at}.type`, `content part type '${String(p.type)}' is not supported by this gateway`);
 }
 
 function toolUses(calls: Rec[]): Block[] {
@@ -72,7 +98,7 @@ function pushTurn(messages: Message[], role: Message['role'], content: Block[]):
   else messages.push({ role, content });
 }
 
-function decodeMessages(raw: Rec[]): { system: TextBlock[]; messages: Message[] } {
+function decodeMessages(raw: Rec[], marks: { n: number }): { system: TextBlock[]; messages: Message[] } {
   const system: TextBlock[] = [];
   const messages: Message[] = [];
   raw.forEach((m, i) => {
@@ -81,22 +107,22 @@ function decodeMessages(raw: Rec[]): { system: TextBlock[]; messages: Message[] 
       case 'system':
       case 'developer':
         // Hoisted wherever they appear: the canonical model has one system prompt.
-        system.push({ type: 'text', text: textOf(m.content, `${at}.content`) });
+        system.push(withMark<TextBlock>({ type: 'text', text: textOf(m.content, `${at}.content`) }, lastBreakpoint(m.content, marks)));
         return;
       case 'user':
-        return pushTurn(messages, 'user', userBlocks(m.content, `${at}.content`));
+        return pushTurn(messages, 'user', userBlocks(m.content, `${at}.content`, marks));
       case 'assistant': {
         const blocks: Block[] = [];
         const text = m.content == null ? '' : textOf(m.content, `${at}.content`);
-        if (text !== '') blocks.push({ type: 'text', text });
+        if (text !== '') blocks.push(withMark<TextBlock>({ type: 'text', text }, lastBreakpoint(m.content, marks)));
         if (Array.isArray(m.tool_calls)) blocks.push(...toolUses(m.tool_calls));
         return pushTurn(messages, 'assistant', blocks);
       }
       case 'tool': {
-        const result: ToolResultBlock = {
+        const result: ToolResultBlock = withMark<ToolResultBlock>({
           type: 'tool_result', tool_use_id: String(m.tool_call_id),
           content: [{ type: 'text', text: textOf(m.content, `${at}.content`) }],
-        };
+        }, lastBreakpoint(m.content, marks));
         return pushTurn(messages, 'user', [result]);
       }
       default:
@@ -161,8 +187,16 @@ function openAIOnly(body: Rec): CanonicalRequest['native_only'] {
 
 /** Body must have passed validateChatRequest; throws GatewayError for what cannot be represented. */
 export function decodeChatRequest(body: Rec): CanonicalRequest {
-  const { system, messages } = decodeMessages(body.messages as Rec[]);
+  const marks = { n: 0 };
+  const { system, messages } = decodeMessages(body.messages as Rec[], marks);
   const req: CanonicalRequest = { model: String(body.model), system, messages, stream: body.stream === true };
+  const reported = [
+    ...(marks.n > 0 ? [`prompt_cache_breakpoint->cache_control(${marks.n})`] : []),
+    // OpenAI's own services around the answer, which no other format has: reported, not sent.
+    ...(['moderation', 'prediction', 'prompt_cache_options'] as const).filter((k) => body[k] !== undefined && body[k] !== null).map((k) => `${k}=dropped`),
+    ...(body.store === true ? ['store=dropped'] : []),
+  ];
+  if (reported.length > 0) req.decode_adjustments = reported;
   const native = openAIOnly(body);
   if (native) req.native_only = native;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;

@@ -1,7 +1,7 @@
 // Upstream side of the chat-completions codec: CanonicalRequest -> OpenAI request body.
 // Lossy on purpose in a few documented places, each reported; what cannot be carried is refused with a 400.
 import { createHash } from 'node:crypto';
-import type { Block, CanonicalRequest, Message, ReasoningEffort, ToolChoice } from '../canonical.ts';
+import type { Block, CanonicalRequest, Message, ReasoningEffort, ToolChoice, ToolResultBlock } from '../canonical.ts';
 import type { EncodedRequest, TargetInfo } from '../codec.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { applyContextEdits } from '../context-edits.ts';
@@ -34,25 +34,54 @@ function userPart(b: Block, param: string): Rec {
       if (b.source.type === 'base64') {
         return { type: 'file', file: { filename: b.title ?? 'document', file_data: dataUrl(b.source.media_type, b.source.data) } };
       }
-      throw unsupported(param, 'documents by URL cannot be sent to an OpenAI chat-completions target');
+      throw unsupported(param, `${param}: documents by URL cannot be sent to an OpenAI chat-completions target (send the file's bytes as base64)`);
     default:
       throw unsupported(param, `a '${b.type}' block cannot appear in a user turn for an OpenAI chat-completions target`);
   }
 }
 
+const labelled = (label: string | undefined, text: string): string => (label === undefined ? text : `${label}\n${text}`);
+
+/** A user-side block as chat content parts: a document's label (its title and context) before it. */
+function userParts(b: Block, param: string): Rec[] {
+  const part = userPart(b, param);
+  return b.type === 'document' && b.label !== undefined ? [{ type: 'text', text: b.label }, part] : [part];
+}
+
+/** A tool result's text: its text blocks as one (as Anthropic joins them), a text document on lines of its own. */
+function toolResultText(content: ToolResultBlock['content']): string {
+  let out = '';
+  let doc = false;
+  for (const c of content) {
+    const isDoc = c.type === 'document' && c.source.type === 'text';
+    const t = c.type === 'text' ? c.text : c.type === 'document' && c.source.type === 'text' ? labelled(c.label, c.source.data) : null;
+    if (t === null) continue;
+    out += out !== '' && (isDoc || doc) ? `\n${t}` : t;
+    doc = isDoc;
+  }
+  return out;
+}
+
 /**
  * A user turn becomes tool messages (one per tool_result, first) followed by at most one user
  * message. Tool messages have no error flag, so a failed tool's text says so: `Error: <text>`.
+ * Tool messages hold text only (ChatCompletionToolMessageParam): a text document a tool returned is
+ * part of that text, and its images and inline files follow in the user message (files reported).
  */
 function encodeUserTurn(m: Message, i: number, out: Rec[], adjustments: string[]): void {
   const parts: Rec[] = [];
   const trailingImages: Rec[] = [];
   m.content.forEach((b, j) => {
     const at = `messages[${i}].content[${j}]`;
-    if (b.type !== 'tool_result') return void parts.push(userPart(b, at));
-    const text = b.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
-    // Tool messages hold text only, so images a tool returned follow in a user message.
-    for (const c of b.content) if (c.type === 'image') trailingImages.push(userPart(c, at));
+    if (b.type !== 'tool_result') return void parts.push(...userParts(b, at));
+    const text = toolResultText(b.content);
+    b.content.forEach((c, k) => {
+      if (c.type === 'image') trailingImages.push(userPart(c, at));
+      else if (c.type === 'document' && c.source.type !== 'text') {
+        trailingImages.push(...userParts(c, `${at}.content[${k}]`));
+        adjustments.push(`${at}.content[${k}]=document->user message(tool messages take text only)`);
+      }
+    });
     if (b.is_error === true) adjustments.push(`${at}.is_error->content('Error: ...')`);
     out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error === true ? `Error: ${text}` : text });
   });

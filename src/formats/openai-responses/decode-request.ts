@@ -55,7 +55,12 @@ export function decodeResponsesRequest(body: Rec): CanonicalRequest {
   if (tools.length > 0) req.tools = tools;
   const choice = decodeToolChoice(tc, body.parallel_tool_calls, decoded.dropped);
   if (choice) req.tool_choice = choice;
-  if (decoded.dropped.length > 0) req.decode_adjustments = decoded.dropped.map((t) => `tools.${t}=dropped (hosted by OpenAI)`);
+  // OpenAI's own services around the answer (moderation, server-side compaction, cache options, image
+  // output options, access programs), which no translated target has: reported, not sent.
+  const served = (['moderation', 'context_management', 'prompt_cache_options', 'image', 'access_programs'] as const)
+    .filter((k) => body[k] !== undefined && body[k] !== null).map((k) => `${k}=dropped`);
+  const dropped = [...decoded.dropped.map((t) => `tools.${t}=dropped (hosted by OpenAI)`), ...served];
+  if (dropped.length > 0) req.decode_adjustments = dropped;
   if (typeof body.parallel_tool_calls === 'boolean') req.parallel_tool_calls = body.parallel_tool_calls;
   const text = isRecord(body.text) ? body.text : {};
   if (isRecord(text.format)) req.response_format = responseFormat(text.format);

@@ -1,7 +1,7 @@
 // Responses API items <-> canonical content. Input items (messages, function calls and their
 // outputs, reasoning) become canonical turns; canonical answer blocks become output items. The ids
 // of output items derive from the response id, so a stored response lists the same ids every time.
-import type { Block, ImageBlock, Message, TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolResultBlock } from '../canonical.ts';
+import type { Block, DocumentBlock, ImageBlock, Message, TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolResultBlock } from '../canonical.ts';
 import { GatewayError } from '../../gateway-error.ts';
 import { isRecord } from '../errors.ts';
 import { imageFromUrl, parseDataUrl } from '../openai-chat/decode-request.ts';
@@ -98,11 +98,12 @@ function pushTurn(messages: Message[], role: Message['role'], content: Block[]):
   else messages.push({ role, content });
 }
 
-function toolOutput(output: unknown, at: string): Array<TextBlock | ImageBlock> {
+/** A function_call_output's output: text, `input_image` and `input_file` parts (FunctionCallOutputItem's types). */
+function toolOutput(output: unknown, at: string): Array<TextBlock | ImageBlock | DocumentBlock> {
   if (typeof output === 'string') return [{ type: 'text', text: output }];
   return parts(output, at).map((b) => {
-    if (b.type === 'text' || b.type === 'image') return b;
-    throw unsupported(at, 'a tool output may hold text and images only');
+    if (b.type === 'text' || b.type === 'image' || b.type === 'document') return b;
+    throw unsupported(at, 'a tool output may hold text, images and files only');
   });
 }
 
