@@ -56,7 +56,7 @@ export type Candidate = {
  * serves the Responses API itself (relayed as is, src/formats/registry.ts relayCodecFor), the only kind
  * of target for a Responses request holding hosted-tool items (src/formats/openai-responses/native-only.ts).
  */
-export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64, responsesApi: 128, chatApi: 256 } as const;
+export const CAP = { tools: 1, vision: 2, jsonSchema: 4, reasoning: 8, caching: 16, manyTools: 32, mcpToolChanges: 64, responsesApi: 128, chatApi: 256, messagesApi: 512 } as const;
 
 /** Per-candidate numbers, indexed like CandidateSet.all. Prices per token as floats: ranking only. */
 export type CandidateTable = {
@@ -205,7 +205,8 @@ function tableOf(all: readonly Candidate[]): CandidateTable {
       | (c.caps.reasoning ? CAP.reasoning : 0) | (c.caps.prompt_caching ? CAP.caching : 0) | (takesManyTools(c.entry.provider.format) ? CAP.manyTools : 0)
       | (readsToolChanges(c.entry.provider.format) ? CAP.mcpToolChanges : 0)
       | (relayCodecFor(c.entry.provider, 'openai-responses') !== undefined ? CAP.responsesApi : 0)
-      | (relayCodecFor(c.entry.provider, 'openai-chat') !== undefined ? CAP.chatApi : 0);
+      | (relayCodecFor(c.entry.provider, 'openai-chat') !== undefined ? CAP.chatApi : 0)
+      | (relayCodecFor(c.entry.provider, 'anthropic-messages') !== undefined ? CAP.messagesApi : 0);
     t.tok[i] = c.tokIndex; t.ref[i] = c.refIndex; t.prov[i] = c.provIndex;
   });
   return t;

@@ -83,7 +83,7 @@ export function decide(inp: DecideInput): Decision {
   const allowed = allowedBy(set, inp.key ?? null);
   const nd = view.needs;
   const need = (nd.tools ? CAP.tools : 0) | (nd.manyTools ? CAP.manyTools : 0) | (nd.mcpToolChanges ? CAP.mcpToolChanges : 0) | (nd.vision ? CAP.vision : 0) | (nd.jsonSchema ? CAP.jsonSchema : 0) | (nd.reasoning ? CAP.reasoning : 0)
-    | (nd.responsesApi ? CAP.responsesApi : 0) | (nd.chatApi ? CAP.chatApi : 0);
+    | (nd.responsesApi ? CAP.responsesApi : 0) | (nd.chatApi ? CAP.chatApi : 0) | (nd.messagesApi ? CAP.messagesApi : 0);
 
   // Pass 1: the constraints that need neither quality nor cost (and fixed policy rules when no rule needs them).
   // Only fixed rules active: their verdicts per candidate were worked out once for this (version, policy, key).

@@ -98,8 +98,8 @@ export const SHOWN = 10;
 export const RANK_EXACT_CHARS = 2048;
 
 /** Exclusion codes: 0 included, then the fixed constraints in the order they apply, then policy rule k as POLICY + k. */
-export const FIXED = ['', 'key:allowed_models', 'capability:tools', 'capability:native_responses', 'capability:native_chat', 'capability:vision',
-  'capability:json_schema', 'capability:reasoning', 'capability:context_window', 'max_cost_per_million_tokens', 'max_cost'] as const;
-export const C_KEY = 1, C_TOOLS = 2, C_NATIVE = 3, C_NATIVE_CHAT = 4, C_VISION = 5, C_JSON = 6, C_REASONING = 7, C_CONTEXT = 8, C_PER_MILLION = 9, C_COST = 10, POLICY = 11;
+export const FIXED = ['', 'key:allowed_models', 'capability:tools', 'capability:native_responses', 'capability:native_chat', 'capability:native_messages',
+  'capability:vision', 'capability:json_schema', 'capability:reasoning', 'capability:context_window', 'max_cost_per_million_tokens', 'max_cost'] as const;
+export const C_KEY = 1, C_TOOLS = 2, C_NATIVE = 3, C_NATIVE_CHAT = 4, C_NATIVE_MESSAGES = 5, C_VISION = 6, C_JSON = 7, C_REASONING = 8, C_CONTEXT = 9, C_PER_MILLION = 10, C_COST = 11, POLICY = 12;
 
 export const fmt = (x: number): string => (x === 0 ? '0' : x >= 0.01 ? x.toFixed(4) : x.toPrecision(3));

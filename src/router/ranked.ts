@@ -4,7 +4,7 @@
 import type { Candidate } from './candidates.ts';
 import { FORMAT_MAX_TOOLS, MANY_TOOLS } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
-import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_NATIVE, C_NATIVE_CHAT, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
+import { C_COST, C_CONTEXT, C_JSON, C_KEY, C_NATIVE, C_NATIVE_CHAT, C_NATIVE_MESSAGES, C_PER_MILLION, C_REASONING, C_TOOLS, C_VISION, POLICY, fmt, type Ranked } from './decision.ts';
 import { constraintName, countOf, expectedTokens, figures, setView, type Run } from './figures.ts';
 
 /** Why an excluded candidate is out, in words, from its constraint and figures. */
@@ -22,6 +22,7 @@ function reason(run: Run, code: number, r: Ranked, c: Candidate): string {
       return `the request holds ${held.slice(0, 3).join(', ')}${held.length > 3 ? ` and ${held.length - 3} more` : ''}, which only a server of the Responses API runs; the model is reached by translation`;
     }
     case C_NATIVE_CHAT: return `the request asks for ${run.inp.view.nativeOnly.join(', ')}, which only an OpenAI chat-completions server answers; the model is reached by translation`;
+    case C_NATIVE_MESSAGES: return `the request asks for ${run.inp.view.nativeOnly.join(', ')}, which only Anthropic's Messages API acts on; the model is reached by translation`;
     case C_VISION: return 'the request has images or a binary document (PDF); the model does not accept images';
     case C_JSON: return 'the request asks for JSON schema output; the model does not support it';
     case C_REASONING: return 'the request asks for reasoning/thinking; the model does not reason';

@@ -16,9 +16,11 @@ import type { RouterParams } from './params.ts';
  * `responsesApi`: the request holds what only a server of the Responses API reads (hosted-tool items:
  * src/formats/openai-responses/native-only.ts), so only a candidate relaying that API natively takes it;
  * `chatApi`: a chat request asks for what only an OpenAI chat-completions server answers (log
- * probabilities, an audio answer, web search, legacy functions: CanonicalRequest.native_only).
+ * probabilities, an audio answer, web search, legacy functions: CanonicalRequest.native_only);
+ * `messagesApi`: a Messages request asks for what only Anthropic's Messages API acts on (a continued
+ * `thread`, `compaction`, `mcp_servers`: CanonicalRequest.native_only).
  */
-export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean; responsesApi: boolean; chatApi: boolean };
+export type Needs = { tools: boolean; manyTools: boolean; mcpToolChanges: boolean; vision: boolean; jsonSchema: boolean; reasoning: boolean; responsesApi: boolean; chatApi: boolean; messagesApi: boolean };
 
 export type RequestView = {
   parts: PromptParts;
@@ -77,6 +79,7 @@ export function viewRequest(req: CanonicalRequest, params: RouterParams, key: Ke
     reasoning: ask !== null && ask.kind !== 'off',
     responsesApi: nativeOnly.length > 0 && format === 'openai-responses',
     chatApi: nativeOnly.length > 0 && format === 'openai-chat',
+    messagesApi: nativeOnly.length > 0 && format === 'anthropic-messages',
   };
   const features = extractPromptFeatures({
     system: req.system.map((b) => b.text).join('\n'),

@@ -4,7 +4,7 @@
 // as the prompt fits every context window of the catalog, which its cheap upper bound shows without
 // counting: then it is computed once per (config version, list, key, needs, verdicts) and copied.
 import { CAP, type CandidateSet } from './candidates.ts';
-import { C_CONTEXT, C_JSON, C_KEY, C_NATIVE, C_NATIVE_CHAT, C_REASONING, C_TOOLS, C_VISION, POLICY } from './decision.ts';
+import { C_CONTEXT, C_JSON, C_KEY, C_NATIVE, C_NATIVE_CHAT, C_NATIVE_MESSAGES, C_REASONING, C_TOOLS, C_VISION, POLICY } from './decision.ts';
 import { countOf, type Run } from './figures.ts';
 import type { FixedVerdicts } from './rule-cache.ts';
 
@@ -72,6 +72,7 @@ function screenOnce(run: Run, need: number, allowed: Uint8Array | null, verdicts
     if (allowed !== null && allowed[i] === 0) code = C_KEY;
     else if (miss !== 0) {
       code = miss & (CAP.tools | CAP.manyTools | CAP.mcpToolChanges) ? C_TOOLS : miss & CAP.responsesApi ? C_NATIVE : miss & CAP.chatApi ? C_NATIVE_CHAT
+        : miss & CAP.messagesApi ? C_NATIVE_MESSAGES
         : miss & CAP.vision ? C_VISION : miss & CAP.jsonSchema ? C_JSON : C_REASONING;
     }
     // The prompt's cheap upper bound spares counting every tokenizer just to know it fits.
