@@ -44,6 +44,21 @@ test('a follow-up finds the conversation it continues; another conversation miss
   for (const [what, key, r] of misses) assert.equal(a.lookup(key, r), null, what);
 });
 
+test('a document a tool returned is part of the key: another document misses', () => {
+  // Documents in tool results (since 2026-11-30, helper 2) were keyed as a tool reference named
+  // "undefined": every document a tool returned keyed the same, so a conversation whose tool fetched
+  // another file found the first one's cache.
+  const withDoc = (data: string): Message[] => {
+    const c = conversation();
+    c[2] = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }] }] };
+    return c;
+  };
+  const a = new Affinity(60_000, 100);
+  a.remember('key-1', asked(withDoc(long('JVBERi0xLjQK', 50_000))), 'p/model-a', 50_000);
+  assert.equal(a.lookup('key-1', followUp(withDoc(long('JVBERi0xLjQK', 50_000))))?.id, 'p/model-a');
+  assert.equal(a.lookup('key-1', followUp(withDoc(long('JVBERi0xLjcK', 50_000)))), null);
+});
+
 test('a long text is keyed by its length and its ends: a change deep inside it keeps the key (prompt caches are prefix caches)', () => {
   const a = new Affinity(60_000, 100);
   a.remember('key-1', asked(conversation()), 'p/model-a', 50_000);

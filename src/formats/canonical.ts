@@ -28,12 +28,11 @@ export type ImageBlock = { type: 'image'; source: ImageSource; detail?: ImageDet
  * `title` and `context`: Anthropic shows both to the model with the document; targets without such
  * fields get them as text before it: `label`, set for those targets only (src/formats/document-labels.ts),
  * which their encoders write as a text part just before the document. A document may also sit in a tool
- * result (a tool that fetched a file). `tool_name` never exists: code that reads a tool result's
- * non-text, non-image parts as tool references (src/router/affinity.ts's key) still type-checks.
+ * result (a tool that fetched a file).
  */
 export type DocumentBlock = {
   type: 'document'; source: DocumentSource; title?: string; context?: string; cache_control?: CacheControl;
-  label?: string; tool_name?: never;
+  label?: string;
 };
 /**
  * `raw_arguments`: arguments a model wrote as text that is no object's JSON (OpenAI's formats carry them

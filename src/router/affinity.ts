@@ -42,7 +42,10 @@ function blockKey(b: Block): string {
     case 'tool_use': return `u${b.id}\u0004${b.name}\u0004${inputKey(b.input)}`;
     case 'tool_result': {
       let k = `r${b.tool_use_id}\u0004${b.is_error === true ? 1 : 0}`;
-      for (const c of b.content) k += c.type === 'text' ? `\u0005t${part(c.text)}` : c.type === 'image' ? `\u0005i${sourceKey(c.source)}` : `\u0005n${c.tool_name}`;
+      for (const c of b.content) {
+        k += c.type === 'text' ? `\u0005t${part(c.text)}` : c.type === 'image' ? `\u0005i${sourceKey(c.source)}`
+          : c.type === 'document' ? `\u0005${blockKey(c)}` : `\u0005n${c.tool_name}`;
+      }
       return k;
     }
     case 'thinking': return `k${part(b.thinking)}\u0004${part(b.signature)}`;
