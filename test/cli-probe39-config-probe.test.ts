@@ -46,6 +46,17 @@ test('a REDIS_URL the Redis client cannot parse is a config problem naming the v
   assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
 });
 
+test('a DATABASE_URL or storage.database_url that is no PostgreSQL URL is a config problem naming it (it was tried as PostgreSQL)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-p39-db-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, `version: 1\nproviders_dir: ${PROVIDERS}\nserver: { port: 0 }\nreload: { watch: false }\n`);
+  assert.deepEqual(problemsOf(file, { DATABASE_URL: 'mysql://u@h/db' }), ['environment at DATABASE_URL: a mysql: URL: the gateway stores in PostgreSQL (postgres://user:password@host:5432/db) or, with neither set, SQLite']);
+  for (const ok of ['postgres://u@127.0.0.1/test', 'postgresql://127.0.0.1:5432/test', '']) assert.deepEqual(problemsOf(file, { DATABASE_URL: ok }), [], ok);
+  writeFileSync(file, `version: 1\nproviders_dir: ${PROVIDERS}\nstorage: { database_url: 'localhost/db' }\n`);
+  assert.match(problemsOf(file)[0] ?? '', /gateway\.yaml at \/storage\/database_url: not a URL/);
+});
+
 test('an alias inside the node it names is one problem naming file and path', (t) => {
   const { file } = configFile(t, 'version: 1\nfallbacks: &loop { a: [*loop] }\n');
   assert.deepEqual(problemsOf(file), ['gateway.yaml: the YAML alias at /fallbacks/a/0 refers to a node that contains it (the value would be infinite)']);

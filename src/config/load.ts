@@ -155,6 +155,7 @@ export function loadConfig(file: string, env: Env = process.env): RawConfig {
   if (gateway) problems.push(...checkServerTimeouts(gateway, relative(process.cwd(), path)));
   problems.push(...checkPortEnv(env));
   problems.push(...checkRedisUrl(gateway ?? {}, env, relative(process.cwd(), path)));
+  problems.push(...checkDatabaseUrl(gateway ?? {}, env, relative(process.cwd(), path)));
   if (gateway) for (const q of checkRouterConfig(gateway.router)) problems.push({ file: relative(process.cwd(), path), ...q });
   if (gateway) problems.push(...policyNameProblems(gateway, relative(process.cwd(), path)));
   let priors: RawConfig['priors'] = null;
@@ -255,6 +256,21 @@ function checkRedisUrl(gateway: Record<string, unknown>, env: Env, file: string)
       message: `not a Redis URL: "${url}" (like redis://host:6379/0, rediss://host:6380, host:6379 or /path/to/redis.sock)`,
     }];
   }
+}
+
+/**
+ * storage.database_url (else DATABASE_URL) names PostgreSQL, the one server store: `mysql://x` passed
+ * check and was then tried as PostgreSQL.
+ */
+function checkDatabaseUrl(gateway: Record<string, unknown>, env: Env, file: string): ConfigProblem[] {
+  const inFile = ((gateway.storage ?? {}) as { database_url?: string }).database_url;
+  const url = inFile || env.DATABASE_URL;
+  if (!url || /^(postgres|postgresql|socket):/i.test(url)) return [];
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  return [{
+    file: inFile ? file : 'environment', path: inFile ? '/storage/database_url' : 'DATABASE_URL',
+    message: `${scheme ? `a ${scheme}: URL` : 'not a URL'}: the gateway stores in PostgreSQL (postgres://user:password@host:5432/db) or, with neither set, SQLite`,
+  }];
 }
 
 /**
