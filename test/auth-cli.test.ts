@@ -155,3 +155,13 @@ test('keys list shows spend in the budget period against the budget, exactly', a
   assert.equal(ja.stats.budget_used_ratio, 0.25);
   assert.equal(json.find((k) => k.id === b.id)!.stats.budget_used_ratio, null);
 });
+
+test('keys list: a month budget the last 7 days\' rate would not spend before the month ends lasts the month', async (t) => {
+  // It said "runs out <a date years away>", as if the budget never started again (the Keys page's fix, helper 4).
+  const store = await memStore(t);
+  const m = await create(store, '--budget', '500', '--period', 'month');
+  await store.insertInferences([spent(m.id, '0.01', Date.now() - 60_000)]);
+  const r = await run(store, ['list']);
+  const line = r.text.split('\n').find((l) => l.startsWith(m.id)) ?? '';
+  assert.match(line, /spent: \$0\.01 of \$500 this month \(0\.0%\), lasts this month at the last 7 days' rate/);
+});

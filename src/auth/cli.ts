@@ -105,7 +105,9 @@ function describeSpend(k: KeyView): string {
   const span = k.budget_period === 'total' ? 'in total' : `this ${k.budget_period ?? 'month'}`;
   if (k.budget_usd === null) return `spent: $${s.period_spend_usd} ${span}`;
   const pct = s.budget_used_ratio === null ? '' : ` (${(s.budget_used_ratio * 100).toFixed(1)}%)`;
-  const runsOut = s.runs_out_at === null ? '' : `, runs out ${s.runs_out_at}`;
+  // A budget that starts again at the period's end before the rate would spend it lasts the period (as the Keys page says).
+  const lasts = s.runs_out_at !== null && s.period_end !== null && Date.parse(s.runs_out_at) >= Date.parse(s.period_end);
+  const runsOut = s.runs_out_at === null ? '' : lasts ? `, lasts this ${k.budget_period} at the last 7 days' rate` : `, runs out ${s.runs_out_at}`;
   return `spent: $${s.period_spend_usd} of $${k.budget_usd} ${span}${pct}${runsOut}`;
 }
 
