@@ -152,7 +152,7 @@ async function repoRouter() {
   const router = new RouterService({ sql: null, settings: () => cfg.router, isEjected: () => false });
   const rank = async (prompt: string, id: string) =>
     (await router.rank(cfg, { model: 'router', messages: [{ role: 'user', content: prompt }] }, 'openai-chat', null, '/v1/router/rank', id)).body;
-  return { router, rank };
+  return { router, rank, cfg };
 }
 
 test('on the repository catalog, the cold-start choice without W is a model no candidate beats on GPQA Diamond', async () => {
@@ -228,6 +228,24 @@ test('the dry run shows each candidate\'s prior and where it came from', async (
     const gpt4o = all.find((c) => c.canonical === 'gpt-4o')!;
     assert.match(gpt4o.prior.model!, /^gpt-4o-2024/);
     assert.deepEqual([gpt4o.prior.basis, gpt4o.prior.benchmark, gpt4o.prior.result], ['figure', 'HumanEval', table.models[gpt4o.prior.model!]!.figures.code!.q]);
+  } finally {
+    await router.close();
+  }
+});
+
+// `models` takes a model as a named request does: `provider/alias` (a dated model's undated name) was
+// an unknown model, so `models: ["anthropic/claude-haiku-4-5"]` was a 400 while `model:
+// "anthropic/claude-haiku-4-5"` answered. And a later version of a line starts below its predecessor:
+// naming Opus 5.5 and Haiku 4.5, code goes to Opus 5.5 (it went to Haiku 4.5: 0.60 against 0.92).
+test('on the repository catalog, models entries resolve aliases under their provider; Opus 5.5 is preferred to Haiku 4.5', async () => {
+  const { router, cfg } = await repoRouter();
+  try {
+    const out = (await router.rank(cfg, {
+      model: 'router', models: ['anthropic/claude-opus-5-5', 'anthropic/claude-haiku-4-5'],
+      messages: [{ role: 'user', content: 'Write a function in Rust that sorts a vector of strings by length.' }],
+    }, 'openai-chat', null, '/v1/router/rank', 't-alias')).body as { model: string; candidates: Array<{ id: string; quality: number }> };
+    assert.deepEqual(out.candidates.map((c) => c.id).sort(), ['anthropic/claude-haiku-4-5-20251001', 'anthropic/claude-opus-5-5']);
+    assert.equal(out.model, 'anthropic/claude-opus-5-5');
   } finally {
     await router.close();
   }

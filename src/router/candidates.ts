@@ -5,6 +5,7 @@
 import type { Config, ModelEntry, Provider } from '../config/types.ts';
 import { providerEnvName } from '../config/env.ts';
 import type { Pricing } from '../catalog/types.ts';
+import { findOffer } from '../catalog/resolve.ts';
 import { takesManyTools } from '../formats/tool-count.ts';
 import { readsToolChanges } from '../formats/tool-changes.ts';
 import { relayCodecFor } from '../formats/registry.ts';
@@ -251,9 +252,11 @@ export function resolveModels(cfg: Config, set: CandidateSet, models: readonly s
   models.forEach((name, i) => {
     // A bare name: every offer of it, also through aliases and canonical ids (cfg.byName).
     const viaCatalog = (cfg.byName.get(name) ?? []).map((id) => set.byId.get(id)).filter((c): c is Candidate => c !== undefined);
-    const hit = set.byId.get(name) ?? set.byName.get(name) ?? (viaCatalog.length > 0 ? viaCatalog : undefined);
+    // `provider/alias` ("anthropic/claude-haiku-4-5", a dated model's undated name) as a named model resolves it.
+    const offer = name.includes('/') && !set.byId.has(name) ? findOffer(cfg, name) : undefined;
+    const hit = set.byId.get(name) ?? set.byName.get(name) ?? (viaCatalog.length > 0 ? viaCatalog : undefined) ?? (offer ? set.byId.get(offer.id) : undefined);
     if (!hit) {
-      const known = [cfg.models.get(name), ...(cfg.byName.get(name) ?? []).map((id) => cfg.models.get(id))].filter((e): e is ModelEntry => e !== undefined);
+      const known = [cfg.models.get(name), offer, ...(cfg.byName.get(name) ?? []).map((id) => cfg.models.get(id))].filter((e): e is ModelEntry => e !== undefined);
       const notSetUp = [...new Set(known.filter((e) => !setUp(e.provider)).map((e) => e.provider))];
       throw new GatewayError('invalid_parameter', notSetUp.length > 0 && notSetUp.length === new Set(known.map((e) => e.provider)).size
         ? `models[${i}]: "${name}" cannot be routed: ${notSetUp.map(setUpHint).join('; ')}`
