@@ -193,12 +193,11 @@ export function buildProviderModels(src: ProviderSource, makerActive: MakerActiv
     if (!name) { excluded.push({ name: g.id, reason: 'genai-prices names a family, not a callable model id' }); continue; }
     const ownModel = src.makes.includes(makerOf(name) ?? '');
     if (src.pricesOnly === 'maker-active' && !ownModel && !makerActive.has(canonicalKey(name))) { excluded.push({ name, reason: 'only in genai-prices, and its maker no longer serves it' }); continue; }
-    // A package that describes the name (OpenAI's specs know `-1106`-style snapshots the SDK's union
-    // leaves out) states its facts over the borrowed ones: borrowed from the family's newest model,
-    // gpt-3.5-turbo-1106 read images and gpt-audio reasoned.
-    // Not which API serves it: a legacy completions model (davinci) stays listed as retired, naming its successor.
-    // A host's offer of a model its maker serves reads as the maker's model: borrowed from the host's
-    // own family, Claude on Bedrock read no images and called no tools, with an 8,192-token output limit.
+    // Facts, best first: a package that describes the name (OpenAI's specs know the `-1106`-style
+    // snapshots the SDK's union leaves out; from the family's newest model gpt-3.5-turbo-1106 had read
+    // images), over the maker's own record for a host's offer (from the host's families Claude on
+    // Bedrock had called no tools, read no images and stopped at 8,192 tokens), over the borrowed ones.
+    // Not which API serves it: a legacy completions model (davinci) stays listed as retired.
     const maker = ownModel ? null : makerActive.get(canonicalKey(name)) ?? null;
     const stated = describedBy(src.id, name);
     const base: Fact = maker ? { ...makerFacts(name, g.name, g.context_window, maker), from: 'newer' } : { ...borrowedFacts(name, g.name, g.context_window, known), from: 'newer', borrowed: stated.length === 0 };
