@@ -135,6 +135,12 @@ test('lifecycle: curated retirements with successors, models the provider withdr
   // genai-prices flags grok-2-1212 deprecated; llm-zoo records gemini-3-pro-preview as retired (a secondary source: deprecated).
   assert.equal(find('xai', 'grok-2')?.status, 'deprecated');
   assert.equal(find('google', 'gemini-3-pro-preview')?.status, 'deprecated');
+  // OpenAI's deprecations of 2026-04-22 and 2026-05-08 shut these down before PRICES_AS_OF: they were
+  // listed active and routed to; the 2026-06-11 ones carry their shutdown date and replacement.
+  for (const [name, retires] of [['gpt-4o-mini-search-preview', '2026-07-23'], ['gpt-3.5-turbo', '2026-10-23'], ['gpt-4', '2026-10-23'], ['gpt-5.3-chat-latest', '2026-08-10']] as const) {
+    assert.deepEqual([find('openai', name)?.status, find('openai', name)?.retires_at], ['retired', `${retires}T00:00:00+00:00`], name);
+  }
+  assert.deepEqual([find('openai', 'gpt-5')?.status, find('openai', 'gpt-5')?.retires_at, find('openai', 'gpt-5')?.successor], ['deprecated', '2026-12-11T00:00:00+00:00', 'gpt-6.1-sol']);
   // Anthropic's SDK warns that claude-sonnet-4-5 reaches end of life on November 30th, 2026.
   assert.equal(find('anthropic', 'claude-sonnet-4-5-20250929')?.retires_at, '2026-11-30T00:00:00+00:00');
   // Invitation-only models the SDK names are left out, with the reason.

@@ -54,6 +54,19 @@ export const LIFECYCLE: Readonly<Record<string, Readonly<Record<string, Lifecycl
     'chatgpt-4o-latest': retired('2026-02-17', 'gpt-chat-latest', OPENAI, '2025-11-18'),
     // Deprecations of 2026-04-22: shut down on 2026-07-23 or 2026-10-23, both before PRICES_AS_OF.
     ...Object.fromEntries(['o1', 'o1-pro', 'o3-mini', 'o4-mini', 'gpt-5-chat-latest', 'gpt-5.1-chat-latest', 'gpt-4o-search-preview'].map((n) => [n, retired(undefined, n === 'o1-pro' ? 'gpt-5.5-pro' : n.includes('mini') ? 'gpt-5.4-mini' : 'gpt-5.5', OPENAI, '2026-04-22')])),
+    // The same announcement's rows these names had missed (the page's table, as mirrored by
+    // spybara.com's history of developers.openai.com, 2026-04-22): shut down before PRICES_AS_OF, they
+    // were listed active and routed to. gpt-4's substitute is not in the rows read.
+    'gpt-4o-mini-search-preview': retired('2026-07-23', 'gpt-4.1-mini', OPENAI, '2026-04-22'),
+    'gpt-3.5-turbo': retired('2026-10-23', 'gpt-4.1-mini', OPENAI, '2026-04-22'),
+    'gpt-4': retired('2026-10-23', undefined, OPENAI, '2026-04-22'),
+    // Announced 2026-05-08: shut down 2026-08-10, replaced by gpt-5.5.
+    'gpt-5.2-chat-latest': retired('2026-08-10', 'gpt-5.5', OPENAI, '2026-05-08'),
+    'gpt-5.3-chat-latest': retired('2026-08-10', 'gpt-5.5', OPENAI, '2026-05-08'),
+    // Announced 2026-06-11: shut down on 2026-12-11 (gpt-5 -> gpt-6.1-sol, gpt-5-mini -> gpt-6.1-terra;
+    // the other rows' replacements were not in the excerpt read).
+    ...Object.fromEntries(([['gpt-5', 'gpt-6.1-sol'], ['gpt-5-mini', 'gpt-6.1-terra'], ['gpt-5-nano', undefined], ['o3', undefined]] as const)
+      .map(([n, next]) => [n, { status: 'deprecated', deprecated_at: '2026-06-11', retires_at: '2026-12-11', ...(next ? { successor: next } : {}), ref: OPENAI } satisfies LifecycleFact])),
   },
   google: {
     'gemini-1.0-pro-vision-001': retired('2025-04-09', 'gemini-3.5-flash', GOOGLE),
