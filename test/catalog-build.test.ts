@@ -132,9 +132,11 @@ test('lifecycle: curated retirements with successors, models the provider withdr
     name: 'claude-3-opus-20240229', status: 'retired', deprecated_at: '2025-06-30T00:00:00+00:00', retires_at: '2026-01-05T00:00:00+00:00',
     successor: 'claude-opus-4-8', aliases: ['claude-3-opus-latest'],
   });
-  // genai-prices flags grok-2-1212 deprecated; llm-zoo records gemini-3-pro-preview as retired (a secondary source: deprecated).
+  // genai-prices flags grok-2-1212 deprecated; llm-zoo records gemini-3-flash-preview as retired (a secondary source: deprecated).
   assert.equal(find('xai', 'grok-2')?.status, 'deprecated');
-  assert.equal(find('google', 'gemini-3-pro-preview')?.status, 'deprecated');
+  assert.equal(find('google', 'gemini-3-flash-preview')?.status, 'deprecated');
+  // Google's deprecations page shut gemini-3-pro-preview down on 2026-03-09 (curated): retired, naming its replacement.
+  assert.deepEqual([find('google', 'gemini-3-pro-preview')?.status, find('google', 'gemini-3-pro-preview')?.successor], ['retired', 'gemini-3.1-pro-preview']);
   // OpenAI's deprecations of 2026-04-22 and 2026-05-08 shut these down before PRICES_AS_OF: they were
   // listed active and routed to; the 2026-06-11 ones carry their shutdown date and replacement.
   for (const [name, retires] of [['gpt-4o-mini-search-preview', '2026-07-23'], ['gpt-3.5-turbo', '2026-10-23'], ['gpt-4', '2026-10-23'], ['gpt-5.3-chat-latest', '2026-08-10']] as const) {

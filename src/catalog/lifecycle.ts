@@ -15,6 +15,7 @@ export type LifecycleFact = {
 const ANTHROPIC = 'https://docs.claude.com/en/docs/about-claude/model-deprecations (and the Claude platform release notes)';
 const OPENAI = 'https://platform.openai.com/docs/deprecations';
 const GOOGLE = 'https://ai.google.dev/gemini-api/docs/changelog';
+const GOOGLE_DEPRECATIONS = 'https://ai.google.dev/gemini-api/docs/deprecations';
 
 const retired = (retires_at: string | undefined, successor: string | undefined, ref: string, deprecated_at?: string): LifecycleFact => ({
   status: 'retired', ...(deprecated_at ? { deprecated_at } : {}), ...(retires_at ? { retires_at } : {}), ...(successor ? { successor } : {}), ref,
@@ -75,6 +76,15 @@ export const LIFECYCLE: Readonly<Record<string, Readonly<Record<string, Lifecycl
     'gemini-2.0-flash': retired('2026-06-01', 'gemini-3.5-flash', GOOGLE, '2026-02-18'),
     'gemini-2.0-flash-lite': retired('2026-06-01', 'gemini-3.1-flash-lite', GOOGLE, '2026-02-18'),
     'gemini-3.1-flash-lite-preview': retired('2026-05-25', 'gemini-3.1-flash-lite', GOOGLE),
+    // Google's deprecations page (ai.google.dev/gemini-api/docs/deprecations): the 2.5 Pro previews shut
+    // down 2025-12-02 and Gemini 3 Pro Preview 2026-03-09 (its replacement Gemini 3.1 Pro Preview; both
+    // were listed, the previews active). Gemini 2.5 Pro and Flash have 2026-06-17 as their earliest
+    // shutdown date ("the earliest possible dates"): deprecated, not routed, their date not claimed.
+    'gemini-2.5-pro-preview-05-06': retired('2025-12-02', 'gemini-3.1-pro-preview', GOOGLE_DEPRECATIONS),
+    'gemini-2.5-pro-preview-06-05': retired('2025-12-02', 'gemini-3.1-pro-preview', GOOGLE_DEPRECATIONS),
+    'gemini-3-pro-preview': retired('2026-03-09', 'gemini-3.1-pro-preview', GOOGLE_DEPRECATIONS),
+    'gemini-2.5-pro': { status: 'deprecated', successor: 'gemini-3.1-pro-preview', ref: GOOGLE_DEPRECATIONS },
+    'gemini-2.5-flash': { status: 'deprecated', ref: GOOGLE_DEPRECATIONS },
   },
 };
 
