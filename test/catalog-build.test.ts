@@ -184,8 +184,12 @@ test('Bedrock: models without on-demand throughput are listed by their US infere
   assert.ok(names.includes('amazon.nova-pro-v1:0'), 'on-demand models keep their base id');
 });
 
-test('corrections: o3-deep-research\'s date, DeepSeek\'s output limits', () => {
+test('corrections: o3-deep-research\'s date; DeepSeek\'s legacy names retired', () => {
   const o3dr = find('openrouter', 'openai/o3-deep-research');
   if (o3dr) assert.ok(o3dr.added_at >= '2025-06-26', o3dr.added_at);
-  assert.equal(find('deepseek', 'deepseek-reasoner')!.max_completion_tokens, 64000);
+  // DeepSeek's API took deepseek-chat and deepseek-reasoner until 2026-07-24 (its output-limit
+  // correction no longer shows: a retired record keeps only what a refusal needs).
+  for (const name of ['deepseek-chat', 'deepseek-reasoner']) {
+    assert.deepEqual([find('deepseek', name)?.status, find('deepseek', name)?.retires_at, find('deepseek', name)?.successor], ['retired', '2026-07-24T00:00:00+00:00', 'deepseek-flash'], name);
+  }
 });

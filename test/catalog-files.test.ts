@@ -66,8 +66,8 @@ test('the catalog is current: 450+ served models (290+ active) of 15+ providers,
   const active = served.filter((x) => (x.m.status ?? 'active') === 'active').map((x) => x.id);
   // Hosts' models only the 2025-09 data lists, unconfirmed since, are served as deprecated (docs/catalog.md).
   assert.ok(served.length >= 450, `only ${served.length} served models`);
-  // 296 since the makers' 2026 shutdowns were applied (OpenAI's gpt-3.5-turbo, gpt-4, chat-latest and
-  // search previews, Gemini 2.5): a shut-down model is not active, however many the count had.
+  // 294 since the makers' 2026 shutdowns were applied (OpenAI's gpt-3.5-turbo, gpt-4, chat-latest and
+  // search previews, Gemini 2.5, DeepSeek's legacy names): a shut-down model is not active.
   assert.ok(active.length >= 290, `only ${active.length} active models`);
   assert.ok(new Set(served.map((x) => x.id.split('/')[0])).size >= 15);
   for (const id of ['anthropic/claude-sonnet-5-5', 'anthropic/claude-opus-5-5', 'anthropic/claude-haiku-5-5', 'anthropic/claude-fable-5-2', 'anthropic/claude-sonnet-5',

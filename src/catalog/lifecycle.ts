@@ -69,6 +69,13 @@ export const LIFECYCLE: Readonly<Record<string, Readonly<Record<string, Lifecycl
     ...Object.fromEntries(([['gpt-5', 'gpt-6.1-sol'], ['gpt-5-mini', 'gpt-6.1-terra'], ['gpt-5-nano', undefined], ['o3', undefined]] as const)
       .map(([n, next]) => [n, { status: 'deprecated', deprecated_at: '2026-06-11', retires_at: '2026-12-11', ...(next ? { successor: next } : {}), ref: OPENAI } satisfies LifecycleFact])),
   },
+  // DeepSeek's API docs (api-docs.deepseek.com, "Your First API Call" and the 2026-04-24 V4 release
+  // note): deepseek-chat and deepseek-reasoner became inaccessible after 2026-07-24 15:59 UTC; the
+  // model to name is deepseek-flash (deepseek-v4-pro is routed to V4.1 Flash since 2026-09-14).
+  deepseek: {
+    'deepseek-chat': retired('2026-07-24', 'deepseek-flash', 'https://api-docs.deepseek.com/news/news260424'),
+    'deepseek-reasoner': retired('2026-07-24', 'deepseek-flash', 'https://api-docs.deepseek.com/news/news260424'),
+  },
   google: {
     'gemini-1.0-pro-vision-001': retired('2025-04-09', 'gemini-3.5-flash', GOOGLE),
     'gemini-pro': retired('2025-04-09', 'gemini-3.5-flash', GOOGLE),
