@@ -65,7 +65,11 @@ function showUnavailable(e: unknown): void {
   again.focus();
 }
 
+/** The path and query the page shown was routed for (a fragment change alone is no new page). */
+let routedFor = '';
+
 async function route(): Promise<void> {
+  routedFor = location.pathname + location.search;
   for (const c of cleanups) c();
   cleanups = [];
   const refocus = focusedControl();
@@ -128,7 +132,13 @@ document.addEventListener('click', (e) => {
   history.pushState(null, '', url.pathname + url.search);
   void route();
 });
-window.addEventListener('popstate', () => { pageChanged = true; void route(); });
+// The skip link's jump to #main is a history entry too, and its popstate re-routed the page: the page was
+// rebuilt and the focus put back on main after the keyboard user's next Tab had already moved on.
+window.addEventListener('popstate', () => {
+  if (location.pathname + location.search === routedFor) return;
+  pageChanged = true;
+  void route();
+});
 setNavigationHandler(() => void route());
 // Any call finding the session gone (a page's load, a save, the live tail's check) leads to sign-in.
 setSessionEndedHandler(() => { if (!session) return; session = null; ended = true; void route(); });
