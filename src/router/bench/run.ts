@@ -3,7 +3,7 @@
 // the baselines and the figures; the last line is `AIQ router=<x> knn=<y> best_single_hull=<z>`.
 import { closeSync, openSync, realpathSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { noWords, parseArgs } from '../../util/cli-args.ts';
 import { BenchDataError, modelsOf, readBench } from './data.ts';
 import { evaluate, trainMs, type Evaluation } from './evaluate.ts';
 import { plotSvg } from './svg.ts';
@@ -44,15 +44,12 @@ function sameFile(a: string, b: string): boolean {
 export function runRouterBench(argv: string[], log: (s: string) => void = console.log, err: (s: string) => void = console.error): number {
   let a;
   try {
-    const parsed = parseArgs({ args: argv, options: { train: { type: 'string' }, test: { type: 'string' }, plot: { type: 'string' }, choices: { type: 'string' } }, strict: true, tokens: true });
-    // parseArgs keeps the last of a repeated option: `--test a --test b` evaluated on b without a word.
-    const seen = new Set<string>();
-    for (const tk of parsed.tokens) {
-      if (tk.kind !== 'option') continue;
-      if (seen.has(tk.name)) throw new Error(`--${tk.name} given more than once (it takes one value)`);
-      seen.add(tk.name);
-    }
-    a = parsed.values;
+    // The commands' one parser (src/util/cli-args.ts): an unknown flag, a missing value, a stray word and a
+    // repeated flag are refused (`--test a --test b` had been evaluated on b without a word).
+    const parsed = parseArgs(argv, ['train', 'test', 'plot', 'choices']);
+    noWords(parsed);
+    const v = parsed.values;
+    a = { train: v.get('train'), test: v.get('test'), plot: v.get('plot'), choices: v.get('choices') };
   } catch (e) { err(`${(e as Error).message}\nusage: gateway ${ROUTER_BENCH_USAGE}`); return 2; }
   if (!a.train || !a.test) { err(`--train and --test are required\nusage: gateway ${ROUTER_BENCH_USAGE}`); return 2; }
   // The evaluation is on held-out prompts: scoring the train file on itself measured recall (AIQ 0.88
